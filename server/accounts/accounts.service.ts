@@ -1,0 +1,133 @@
+import crypto from "node:crypto";
+import bcrypt from "bcryptjs";
+import type { DataSource } from "typeorm";
+import { ConflictError, NotFoundError, UnauthorizedError } from "../errors";
+import { User } from "../data/entities/user.entity";
+import { Group } from "../data/entities/group.entity";
+import { GroupMember } from "../data/entities/group-member.entity";
+import { memberGroupIds } from "../access/access";
+import type { Actor } from "../access/actor";
+import type { IdentityProvider } from "./identity-provider";
+import type { SignInLimiter } from "./sign-in-limiter";
+import type { TokenService } from "./tokens";
+
+const BCRYPT_ROUNDS = 10;
+const WRONG_CREDENTIALS = "Incorrect email or password";
+// Compared against when the email is unknown, so both failures take the same time.
+const DUMMY_HASH = bcrypt.hashSync("not-a-real-password-1", BCRYPT_ROUNDS);
+
+export interface SignedIn {
+  user: User;
+  token: string;
+}
+
+export class AccountsService {
+  constructor(
+    private readonly db: DataSource,
+    private readonly tokens: TokenService,
+    private readonly limiter: SignInLimiter,
+    private readonly identityProvider: IdentityProvider,
+  ) {}
+
+  async signUp(email: string, password: string): Promise<SignedIn> {
+    const normalized = email.trim().toLowerCase();
+    if (await this.db.manager.exists(User, { where: { email: normalized } })) {
+      throw new ConflictError("An account with this email already exists");
+    }
+    const now = new Date();
+    const user = this.db.manager.create(User, {
+      id: crypto.randomUUID(),
+      email: normalized,
+      passwordHash: await bcrypt.hash(password, BCRYPT_ROUNDS),
+      displayName: null,
+      avatarUrl: null,
+      idpSubject: null,
+      createdAt: now,
+      updatedAt: now,
+      lastSignInAt: now,
+    });
+    try {
+      await this.db.manager.insert(User, user);
+    } catch (error) {
+      // Two sign-ups racing for one email: the unique index decides.
+      if (String((error as Error).message).includes("UNIQUE")) throw new ConflictError("An account with this email already exists");
+      throw error;
+    }
+    return { user, token: this.tokens.issue(user) };
+  }
+
+  async signIn(email: string, password: string, ip: string): Promise<SignedIn> {
+    const normalized = email.trim().toLowerCase();
+    this.limiter.assertAllowed(ip, normalized);
+    const user = await this.db.manager.findOne(User, { where: { email: normalized } });
+    const ok = await bcrypt.compare(password, user?.passwordHash ?? DUMMY_HASH);
+    if (!user || !user.passwordHash || !ok) {
+      this.limiter.recordFailure(ip, normalized);
+      throw new UnauthorizedError(WRONG_CREDENTIALS);
+    }
+    this.limiter.recordSuccess(normalized);
+    user.lastSignInAt = new Date();
+    await this.db.manager.update(User, { id: user.id }, { lastSignInAt: user.lastSignInAt });
+    return { user, token: this.tokens.issue(user) };
+  }
+
+  /** Exchanges an identity provider's session token: creates the social user on first use, updates the profile after. */
+  async exchangeIdentityToken(idpToken: string | null): Promise<SignedIn> {
+    const claims = await this.identityProvider.verify(idpToken);
+    const now = new Date();
+    return this.db.transaction(async (tx) => {
+      let user = await tx.findOne(User, { where: { idpSubject: claims.subject } });
+      if (!user) {
+        if (await tx.exists(User, { where: { email: claims.email } })) {
+          // Linking by email alone would let any provider account with that address take over a password account.
+          throw new ConflictError("An account with this email already exists; sign in with email and password");
+        }
+        user = tx.create(User, {
+          id: crypto.randomUUID(),
+          email: claims.email,
+          passwordHash: null,
+          idpSubject: claims.subject,
+          createdAt: now,
+        });
+      }
+      user.displayName = claims.name;
+      user.avatarUrl = claims.picture;
+      user.updatedAt = now;
+      user.lastSignInAt = now;
+      if (claims.email !== user.email && !(await tx.exists(User, { where: { email: claims.email } }))) user.email = claims.email;
+      await tx.save(User, user);
+      return { user, token: this.tokens.issue(user) };
+    });
+  }
+
+  /** The user behind a verified token; a token for a user that no longer exists is a 401. */
+  async requireUser(actor: Actor): Promise<User> {
+    const user = await this.db.manager.findOne(User, { where: { id: actor.userId } });
+    if (!user) throw new UnauthorizedError("Account no longer exists: sign in again");
+    return user;
+  }
+
+  async listUsers(): Promise<User[]> {
+    return this.db.manager.find(User, { order: { email: "ASC" } });
+  }
+
+  /**
+   * A user's groups. Your own: all of them. Someone else's: only the groups you share,
+   * since member lists are visible to members only (decisions: groups).
+   */
+  async groupsOfUser(actor: Actor, userId: string): Promise<Group[]> {
+    if (!(await this.db.manager.exists(User, { where: { id: userId } }))) throw new NotFoundError("User not found");
+    const theirs = await this.db.manager.find(GroupMember, { where: { userId }, select: { groupId: true } });
+    let ids = theirs.map((m) => m.groupId);
+    if (userId !== actor.userId) {
+      const mine = new Set(await memberGroupIds(this.db.manager, actor));
+      ids = ids.filter((id) => mine.has(id));
+    }
+    if (ids.length === 0) return [];
+    return this.db.manager
+      .createQueryBuilder(Group, "g")
+      .where("g.id IN (:...ids)", { ids })
+      .orderBy("g.group_name", "ASC")
+      .getMany();
+  }
+}

@@ -1,0 +1,45 @@
+import crypto from "node:crypto";
+import jwt from "jsonwebtoken";
+import { UnauthorizedError } from "../errors";
+import type { SecretStore } from "../secrets/secrets";
+import type { Actor } from "../access/actor";
+
+export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+const SECRET_KEY = "jwt-signing-secret";
+
+/** Service access tokens: HS256 JWTs with sub, email, iat, exp (decisions: accounts and sessions). */
+export class TokenService {
+  private constructor(private readonly secret: string) {}
+
+  /** Loads the signing secret from the secret store, generating it on first start. */
+  static async open(secrets: SecretStore): Promise<TokenService> {
+    let secret = await secrets.get(SECRET_KEY);
+    if (!secret) {
+      secret = crypto.randomBytes(48).toString("base64");
+      await secrets.set(SECRET_KEY, secret);
+    }
+    return new TokenService(secret);
+  }
+
+  issue(user: { id: string; email: string }): string {
+    return jwt.sign({ email: user.email }, this.secret, {
+      algorithm: "HS256",
+      subject: user.id,
+      expiresIn: TOKEN_LIFETIME_SECONDS,
+    });
+  }
+
+  /** Only our own HS256 tokens pass: an identity provider's RS256 token, a forged or an expired one is a 401. */
+  verify(token: string): Actor {
+    try {
+      const claims = jwt.verify(token, this.secret, { algorithms: ["HS256"] });
+      if (typeof claims !== "object" || typeof claims.sub !== "string" || typeof claims.email !== "string") {
+        throw new Error("missing claims");
+      }
+      return { userId: claims.sub, email: claims.email };
+    } catch (error) {
+      if (error instanceof jwt.TokenExpiredError) throw new UnauthorizedError("Session expired: sign in again");
+      throw new UnauthorizedError("Invalid access token: sign in again");
+    }
+  }
+}

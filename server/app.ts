@@ -1,0 +1,72 @@
+import fs from "node:fs";
+import path from "node:path";
+import cookieParser from "cookie-parser";
+import express, { type Express } from "express";
+import type { DataSource } from "typeorm";
+import type { Config } from "./config";
+import type { Logger } from "./logger";
+import type { SecretStore } from "./secrets/secrets";
+import { AccountsService } from "./accounts/accounts.service";
+import { IdentityProvider } from "./accounts/identity-provider";
+import { SignInLimiter } from "./accounts/sign-in-limiter";
+import { TokenService } from "./accounts/tokens";
+import { CollectionsService } from "./collections/collections.service";
+import { GroupsService } from "./groups/groups.service";
+import { accountsRoutes } from "./http/accounts.routes";
+import { requireAuth } from "./http/auth.middleware";
+import { collectionsRoutes } from "./http/collections.routes";
+import { errorHandler, notFound } from "./http/error.middleware";
+import { groupsRoutes } from "./http/groups.routes";
+import { requestLog } from "./http/request-log.middleware";
+import { usersRoutes } from "./http/users.routes";
+
+export interface AppDeps {
+  config: Config;
+  db: DataSource;
+  secrets: SecretStore;
+  logger: Logger;
+}
+
+const BODY_LIMIT = "1mb";
+/** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
+const RENDERER_DIST = path.resolve(__dirname, "..", "..", "renderer", "dist");
+
+export async function createApp({ config, db, secrets, logger }: AppDeps): Promise<Express> {
+  const tokens = await TokenService.open(secrets);
+  const accounts = new AccountsService(db, tokens, new SignInLimiter(), new IdentityProvider(config.idp));
+  const groups = new GroupsService(db);
+  const collections = new CollectionsService(db);
+  const secureCookies = config.publicUrl.startsWith("https:");
+
+  const api = express.Router();
+  api.use(express.json({ limit: BODY_LIMIT }));
+  api.get("/health", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  api.use(accountsRoutes(accounts, tokens, secureCookies));
+  api.use(requireAuth(tokens));
+  api.use(usersRoutes(accounts));
+  api.use(groupsRoutes(groups));
+  api.use(collectionsRoutes(collections));
+  api.use(notFound);
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("query parser", "simple");
+  app.use((_req, res, next) => {
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    res.setHeader("Referrer-Policy", "no-referrer");
+    next();
+  });
+  app.use(requestLog(logger));
+  app.use(cookieParser());
+  app.use("/api", api);
+  if (fs.existsSync(path.join(RENDERER_DIST, "index.html"))) {
+    app.use(express.static(RENDERER_DIST, { index: "index.html" }));
+    // Client-side routes: any other GET outside /api gets the app shell.
+    app.get(/^\/(?!api\/).*/, (_req, res) => res.sendFile(path.join(RENDERER_DIST, "index.html")));
+  }
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return app;
+}

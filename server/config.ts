@@ -1,0 +1,78 @@
+import os from "node:os";
+import path from "node:path";
+
+/** Everything the server reads from the environment, validated once at start-up (see RUNTIME-CONTRACT.md). */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  ollamaHost: string;
+  publicUrl: string;
+  idp: { jwksUrl: string; issuer?: string; audience?: string } | null;
+  google: { clientId: string; clientSecret: string; authUrl: string; tokenUrl: string; apiUrl: string } | null;
+  /** "auto" probes the OS keychain and falls back to the encrypted file; "file" skips the keychain. */
+  secretsBackend: "auto" | "file";
+}
+
+export class ConfigError extends Error {}
+
+/** The OS per-user app-data folder, as Electron's app.getPath("appData") would give it. */
+function defaultDataDir(env: NodeJS.ProcessEnv): string {
+  const home = os.homedir();
+  if (process.platform === "win32") return path.join(env.APPDATA ?? path.join(home, "AppData", "Roaming"), "Sluice");
+  if (process.platform === "darwin") return path.join(home, "Library", "Application Support", "Sluice");
+  return path.join(env.XDG_CONFIG_HOME ?? path.join(home, ".config"), "Sluice");
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return 8420;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${raw}"`);
+  return port;
+}
+
+function parseUrl(name: string, raw: string): string {
+  try {
+    return new URL(raw).toString().replace(/\/$/, "");
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+}
+
+function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = parsePort(env.PORT);
+  const host = optional(env, "HOST") ?? "127.0.0.1";
+  const dataDir = path.resolve(optional(env, "DATA_DIR") ?? defaultDataDir(env));
+  const jwksUrl = optional(env, "IDP_JWKS_URL");
+  const clientId = optional(env, "GOOGLE_CLIENT_ID");
+  const clientSecret = optional(env, "GOOGLE_CLIENT_SECRET");
+  const secretsBackend = optional(env, "SLUICE_SECRETS") ?? "auto";
+  if (secretsBackend !== "auto" && secretsBackend !== "file") throw new ConfigError(`SLUICE_SECRETS must be "auto" or "file", got "${secretsBackend}"`);
+  return {
+    port,
+    host,
+    dataDir,
+    ollamaHost: parseUrl("OLLAMA_HOST", optional(env, "OLLAMA_HOST") ?? "http://127.0.0.1:11434"),
+    // PORT=0 is resolved once listening; main.ts fills the real port in then.
+    publicUrl: optional(env, "PUBLIC_URL") ? parseUrl("PUBLIC_URL", env.PUBLIC_URL!) : `http://${host}:${port}`,
+    idp: jwksUrl
+      ? { jwksUrl: parseUrl("IDP_JWKS_URL", jwksUrl), issuer: optional(env, "IDP_ISSUER"), audience: optional(env, "IDP_AUDIENCE") }
+      : null,
+    google:
+      clientId && clientSecret
+        ? {
+            clientId,
+            clientSecret,
+            authUrl: parseUrl("GOOGLE_AUTH_URL", optional(env, "GOOGLE_AUTH_URL") ?? "https://accounts.google.com/o/oauth2/v2/auth"),
+            tokenUrl: parseUrl("GOOGLE_TOKEN_URL", optional(env, "GOOGLE_TOKEN_URL") ?? "https://oauth2.googleapis.com/token"),
+            apiUrl: parseUrl("GOOGLE_API_URL", optional(env, "GOOGLE_API_URL") ?? "https://www.googleapis.com"),
+          }
+        : null,
+    secretsBackend,
+  };
+}

@@ -1,0 +1,56 @@
+import type { Readable } from "node:stream";
+
+/** One file or folder on a remote source. Paths are "/"-separated and relative to the source root. */
+export interface RemoteEntry {
+  /** Full path from the source root, e.g. "share/folder/file.txt" for SMB, the file id for a drive. */
+  path: string;
+  name: string;
+  isDirectory: boolean;
+  size: number;
+  modifiedAt: Date;
+  /** A provider revision (drive) when size + mtime are not the change signal. */
+  version?: string;
+  mimeType?: string;
+}
+
+/**
+ * What ingestion and the API need from any kind of source. A new kind is a new
+ * folder under connectors/ registered in registry.ts, never edits elsewhere.
+ */
+export interface Connector {
+  /** Connects and authenticates; throws ConnectorAuthError or ConnectorUnreachableError. */
+  test(): Promise<void>;
+  /** The direct children of a folder ("" is the root). */
+  list(path: string): Promise<RemoteEntry[]>;
+  stat(path: string): Promise<RemoteEntry>;
+  /** A stream of the file's bytes; never buffers the whole file. */
+  read(path: string): Promise<Readable>;
+  close(): Promise<void>;
+}
+
+/** The credentials were refused (bad user name or password). */
+export class ConnectorAuthError extends Error {
+  constructor(message = "Authentication failed") {
+    super(message);
+    this.name = "ConnectorAuthError";
+  }
+}
+
+/** The server could not be reached, did not answer in time, or is not speaking the protocol. */
+export class ConnectorUnreachableError extends Error {
+  constructor(message = "Source unreachable") {
+    super(message);
+    this.name = "ConnectorUnreachableError";
+  }
+}
+
+/** A single path could not be opened or read (permissions, vanished file); not fatal for a job. */
+export class ConnectorEntryError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ConnectorEntryError";
+  }
+}

@@ -1,0 +1,35 @@
+import "reflect-metadata";
+import fs from "node:fs";
+import path from "node:path";
+import { DataSource } from "typeorm";
+import { Collection } from "./entities/collection.entity";
+import { GroupMember } from "./entities/group-member.entity";
+import { Group } from "./entities/group.entity";
+import { User } from "./entities/user.entity";
+import { AccountsGroupsCollections1763800000000 } from "./migrations/1763800000000-accounts-groups-collections";
+
+export const ENTITIES = [User, Group, GroupMember, Collection];
+export const MIGRATIONS = [AccountsGroupsCollections1763800000000];
+
+/** Opens (creating if needed) the SQLite database under dataDir and brings its schema up to date. */
+export async function openDatabase(dataDir: string): Promise<DataSource> {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new DataSource({
+    type: "better-sqlite3",
+    database: path.join(dataDir, "sluice.db"),
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsRun: false,
+    synchronize: false,
+    logging: false,
+    // WAL keeps readers (API requests) from waiting on the ingestion writer.
+    enableWAL: true,
+    prepareDatabase: (raw: { pragma(sql: string): unknown }) => {
+      raw.pragma("foreign_keys = ON");
+      raw.pragma("busy_timeout = 5000");
+    },
+  });
+  await db.initialize();
+  await db.runMigrations({ transaction: "each" });
+  return db;
+}

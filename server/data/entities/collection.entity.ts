@@ -1,0 +1,16 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
+
+@Entity({ name: "collections" })
+export class Collection {
+  @PrimaryColumn({ type: "varchar" })
+  id: string;
+
+  @Column({ type: "varchar", unique: true })
+  name: string;
+
+  @Column({ type: "varchar", name: "owner_group_id" })
+  ownerGroupId: string;
+
+  @Column({ type: "datetime", name: "created_at" })
+  createdAt: Date;
+}

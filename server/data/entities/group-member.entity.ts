@@ -1,0 +1,14 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
+
+/** Direct membership only: parent groups do not inherit (spec). */
+@Entity({ name: "group_members" })
+export class GroupMember {
+  @PrimaryColumn({ type: "varchar", name: "group_id" })
+  groupId: string;
+
+  @PrimaryColumn({ type: "varchar", name: "user_id" })
+  userId: string;
+
+  @Column({ type: "datetime", name: "created_at" })
+  createdAt: Date;
+}

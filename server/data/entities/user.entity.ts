@@ -1,0 +1,34 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
+
+@Entity({ name: "users" })
+export class User {
+  @PrimaryColumn({ type: "varchar" })
+  id: string;
+
+  /** Stored lower-cased: emails are case-insensitive and unique. */
+  @Column({ type: "varchar", unique: true })
+  email: string;
+
+  /** Null for accounts created by social sign-in. Never leaves the server (see http/presenters.ts). */
+  @Column({ type: "varchar", name: "password_hash", nullable: true })
+  passwordHash: string | null;
+
+  @Column({ type: "varchar", name: "display_name", nullable: true })
+  displayName: string | null;
+
+  @Column({ type: "varchar", name: "avatar_url", nullable: true })
+  avatarUrl: string | null;
+
+  /** The identity provider's `sub` for social accounts. */
+  @Column({ type: "varchar", name: "idp_subject", nullable: true, unique: true })
+  idpSubject: string | null;
+
+  @Column({ type: "datetime", name: "created_at" })
+  createdAt: Date;
+
+  @Column({ type: "datetime", name: "updated_at" })
+  updatedAt: Date;
+
+  @Column({ type: "datetime", name: "last_sign_in_at", nullable: true })
+  lastSignInAt: Date | null;
+}

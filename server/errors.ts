@@ -1,0 +1,68 @@
+/** Typed errors: services throw these, the one error middleware (http/error.middleware.ts) maps them to status + {detail}. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends HttpError {
+  constructor(detail: string) {
+    super(400, detail);
+  }
+}
+
+export class UnauthorizedError extends HttpError {
+  constructor(detail = "Not authenticated: sign in again") {
+    super(401, detail);
+  }
+}
+
+export class ForbiddenError extends HttpError {
+  constructor(detail: string) {
+    super(403, detail);
+  }
+}
+
+/** Used for a missing id AND a denied id alike, so the two cannot be told apart (spec access rule 3). */
+export class NotFoundError extends HttpError {
+  constructor(detail = "Not found") {
+    super(404, detail);
+  }
+}
+
+export class ConflictError extends HttpError {
+  constructor(detail: string) {
+    super(409, detail);
+  }
+}
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ValidationError extends HttpError {
+  constructor(readonly errors: FieldError[]) {
+    super(422, `Invalid request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`, { errors });
+  }
+}
+
+export class TooManyRequestsError extends HttpError {
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, detail);
+  }
+}
+
+export class ServiceUnavailableError extends HttpError {
+  constructor(detail: string) {
+    super(503, detail);
+  }
+}

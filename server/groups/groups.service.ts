@@ -1,0 +1,127 @@
+import crypto from "node:crypto";
+import type { DataSource } from "typeorm";
+import { BadRequestError, ConflictError, NotFoundError } from "../errors";
+import { Group, type GroupPermission } from "../data/entities/group.entity";
+import { GroupMember } from "../data/entities/group-member.entity";
+import { User } from "../data/entities/user.entity";
+import { memberGroupIds, requireGroupMembership } from "../access/access";
+import type { Actor } from "../access/actor";
+import { groupOwnedResources } from "./group-owned-resources";
+
+export interface GroupListing {
+  group: Group;
+  isMember: boolean;
+  /** Only for groups the caller belongs to. */
+  memberEmails: string[] | null;
+}
+
+export interface GroupTreeNode {
+  group: Group;
+  children: GroupTreeNode[];
+}
+
+export class GroupsService {
+  constructor(private readonly db: DataSource) {}
+
+  /** The creator becomes the first member. */
+  async create(actor: Actor, groupName: string, groupPermission: GroupPermission): Promise<Group> {
+    return this.db.transaction(async (tx) => {
+      if (await tx.exists(Group, { where: { groupName } })) throw new ConflictError(`A group named "${groupName}" already exists`);
+      const now = new Date();
+      const group = tx.create(Group, { id: crypto.randomUUID(), groupName, groupPermission, parentGroupId: null, createdAt: now });
+      await tx.insert(Group, group);
+      await tx.insert(GroupMember, { groupId: group.id, userId: actor.userId, createdAt: now });
+      return group;
+    });
+  }
+
+  async list(actor: Actor): Promise<GroupListing[]> {
+    const groups = await this.db.manager.find(Group, { order: { groupName: "ASC" } });
+    const mine = new Set(await memberGroupIds(this.db.manager, actor));
+    const members = mine.size
+      ? await this.db.manager
+          .createQueryBuilder(GroupMember, "m")
+          .innerJoin(User, "u", "u.id = m.user_id")
+          .select(["m.group_id AS group_id", "u.email AS email"])
+          .where("m.group_id IN (:...ids)", { ids: [...mine] })
+          .orderBy("u.email", "ASC")
+          .getRawMany<{ group_id: string; email: string }>()
+      : [];
+    return groups.map((group) => ({
+      group,
+      isMember: mine.has(group.id),
+      memberEmails: mine.has(group.id) ? members.filter((m) => m.group_id === group.id).map((m) => m.email) : null,
+    }));
+  }
+
+  async tree(): Promise<GroupTreeNode[]> {
+    const groups = await this.db.manager.find(Group, { order: { groupName: "ASC" } });
+    const nodes = new Map(groups.map((group) => [group.id, { group, children: [] as GroupTreeNode[] }]));
+    const roots: GroupTreeNode[] = [];
+    for (const node of nodes.values()) {
+      const parent = node.group.parentGroupId ? nodes.get(node.group.parentGroupId) : undefined;
+      (parent ? parent.children : roots).push(node);
+    }
+    return roots;
+  }
+
+  async addMember(actor: Actor, groupId: string, email: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await requireGroupMembership(tx, actor, groupId);
+      const user = await tx.findOne(User, { where: { email: email.trim().toLowerCase() } });
+      if (!user) throw new NotFoundError("User not found");
+      if (await tx.exists(GroupMember, { where: { groupId, userId: user.id } })) return;
+      await tx.insert(GroupMember, { groupId, userId: user.id, createdAt: new Date() });
+    });
+  }
+
+  async removeMember(actor: Actor, groupId: string, email: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await requireGroupMembership(tx, actor, groupId);
+      const user = await tx.findOne(User, { where: { email: email.trim().toLowerCase() } });
+      if (!user || !(await tx.exists(GroupMember, { where: { groupId, userId: user.id } }))) {
+        throw new NotFoundError("User is not a member of this group");
+      }
+      if ((await tx.count(GroupMember, { where: { groupId } })) === 1) {
+        throw new ConflictError("Cannot remove the last member of a group; delete the group instead");
+      }
+      await tx.delete(GroupMember, { groupId, userId: user.id });
+    });
+  }
+
+  /** null clears the parent. A parent that would close a cycle (itself or a descendant) is a 400. */
+  async setParent(actor: Actor, groupId: string, parentGroupId: string | null): Promise<Group> {
+    return this.db.transaction(async (tx) => {
+      const group = await requireGroupMembership(tx, actor, groupId);
+      if (parentGroupId !== null) {
+        const all = await tx.find(Group, { select: { id: true, parentGroupId: true } });
+        const parentOf = new Map(all.map((g) => [g.id, g.parentGroupId]));
+        if (!parentOf.has(parentGroupId)) throw new BadRequestError("Parent group does not exist");
+        // Walk up from the new parent: meeting this group means the new edge closes a cycle.
+        for (let at: string | null | undefined = parentGroupId; at; at = parentOf.get(at)) {
+          if (at === groupId) throw new BadRequestError("Setting this parent would create a cycle in the group hierarchy");
+        }
+      }
+      group.parentGroupId = parentGroupId;
+      await tx.update(Group, { id: groupId }, { parentGroupId });
+      return group;
+    });
+  }
+
+  /** 409 while the group owns data sources or collections, naming each. */
+  async delete(actor: Actor, groupId: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await requireGroupMembership(tx, actor, groupId);
+      const owned = await groupOwnedResources(tx, groupId);
+      if (owned.dataSources.length) {
+        throw new ConflictError(`Group still owns data sources: ${owned.dataSources.join(", ")}. Delete them first.`);
+      }
+      if (owned.collections.length) {
+        throw new ConflictError(`Group still owns collections: ${owned.collections.join(", ")}. Delete them first.`);
+      }
+      await tx.update(Group, { parentGroupId: groupId }, { parentGroupId: null });
+      await tx.delete(GroupMember, { groupId });
+      await tx.delete(Group, { id: groupId });
+    });
+  }
+}

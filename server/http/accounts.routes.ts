@@ -1,0 +1,39 @@
+import { Router } from "express";
+import type { AccountsService } from "../accounts/accounts.service";
+import { clearTokenCookie, requireAuth, setTokenCookie } from "./auth.middleware";
+import type { TokenService } from "../accounts/tokens";
+import { presentToken, presentUser } from "./presenters";
+import { signInBody, signUpBody } from "./schemas";
+import { parse } from "./validate";
+
+export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean): Router {
+  const router = Router();
+
+  router.post("/signup", async (req, res) => {
+    const body = parse(signUpBody, req.body, "body");
+    const { token } = await accounts.signUp(body.email, body.password);
+    setTokenCookie(res, token, secureCookies);
+    res.status(201).json(presentToken(token));
+  });
+
+  router.post("/signin", async (req, res) => {
+    const body = parse(signInBody, req.body, "body");
+    const { token } = await accounts.signIn(body.email, body.password, req.ip ?? "unknown");
+    setTokenCookie(res, token, secureCookies);
+    res.status(200).json(presentToken(token));
+  });
+
+  router.post("/auth/session", async (req, res) => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
+    const { user, token } = await accounts.exchangeIdentityToken(match?.[1] ?? null);
+    setTokenCookie(res, token, secureCookies);
+    res.status(200).json(presentUser(user));
+  });
+
+  router.post("/signout", requireAuth(tokens), (_req, res) => {
+    clearTokenCookie(res, secureCookies);
+    res.status(200).json({ signed_out: true });
+  });
+
+  return router;
+}

@@ -1,0 +1,48 @@
+import type { NextFunction, Request, Response } from "express";
+import type { Actor } from "../access/actor";
+import type { TokenService } from "../accounts/tokens";
+import { TOKEN_LIFETIME_SECONDS } from "../accounts/tokens";
+import { UnauthorizedError } from "../errors";
+
+export const TOKEN_COOKIE = "access_token";
+
+/** The bearer header wins over the cookie; either must carry one of our own tokens. */
+export function bearerOrCookie(req: Request): string | null {
+  const header = req.headers.authorization;
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    return match ? match[1] : null;
+  }
+  const cookie = (req.cookies as Record<string, string> | undefined)?.[TOKEN_COOKIE];
+  return cookie || null;
+}
+
+export function requireAuth(tokens: TokenService) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const token = bearerOrCookie(req);
+    if (!token) throw new UnauthorizedError("Not authenticated: sign in first");
+    res.locals.actor = tokens.verify(token);
+    next();
+  };
+}
+
+export function actorOf(res: Response): Actor {
+  const actor = res.locals.actor as Actor | undefined;
+  if (!actor) throw new UnauthorizedError();
+  return actor;
+}
+
+/** HttpOnly + SameSite=Lax: the OAuth redirect back still lands signed in, cross-site POSTs carry no cookie. */
+export function setTokenCookie(res: Response, token: string, secure: boolean): void {
+  res.cookie(TOKEN_COOKIE, token, {
+    httpOnly: true,
+    sameSite: "lax",
+    secure,
+    path: "/",
+    maxAge: TOKEN_LIFETIME_SECONDS * 1000,
+  });
+}
+
+export function clearTokenCookie(res: Response, secure: boolean): void {
+  res.clearCookie(TOKEN_COOKIE, { httpOnly: true, sameSite: "lax", secure, path: "/" });
+}

@@ -1,0 +1,28 @@
+import { Router } from "express";
+import type { CollectionsService } from "../collections/collections.service";
+import { actorOf } from "./auth.middleware";
+import { presentCollection } from "./presenters";
+import { createCollectionBody, idParams } from "./schemas";
+import { parse } from "./validate";
+
+export function collectionsRoutes(collections: CollectionsService): Router {
+  const router = Router();
+
+  router.post("/collections", async (req, res) => {
+    const body = parse(createCollectionBody, req.body, "body");
+    res.status(201).json(presentCollection(await collections.create(actorOf(res), body.name, body.owner_group_id)));
+  });
+
+  router.get("/collections", async (_req, res) => {
+    const listed = await collections.list(actorOf(res));
+    res.json(listed.map(({ collection, stats }) => presentCollection(collection, stats)));
+  });
+
+  router.delete("/collections/:id", async (req, res) => {
+    const { id } = parse(idParams, req.params, "params");
+    await collections.delete(actorOf(res), id);
+    res.status(204).end();
+  });
+
+  return router;
+}

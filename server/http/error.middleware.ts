@@ -1,0 +1,42 @@
+import crypto from "node:crypto";
+import type { NextFunction, Request, Response } from "express";
+import { HttpError, TooManyRequestsError } from "../errors";
+import type { Logger } from "../logger";
+
+/** Unknown routes under /api answer JSON, never Express's HTML page. */
+export function notFound(_req: Request, res: Response): void {
+  res.status(404).json({ detail: "Not found" });
+}
+
+/**
+ * The one mapping from thrown errors to responses. Known errors become their status
+ * and {detail}; anything else is logged (name and message only, with a request id)
+ * and answered as a generic 500, so no stack trace or internal text reaches a client.
+ */
+export function errorHandler(logger: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (error instanceof HttpError) {
+      if (error instanceof TooManyRequestsError) res.setHeader("Retry-After", String(error.retryAfterSeconds));
+      res.status(error.status).json({ detail: error.detail, ...error.extra });
+      return;
+    }
+    // body-parser's errors carry a `type` and a client status.
+    const bodyError = error as { type?: string; status?: number };
+    if (bodyError.type === "entity.parse.failed") {
+      res.status(400).json({ detail: "Malformed JSON in request body" });
+      return;
+    }
+    if (bodyError.type === "entity.too.large") {
+      res.status(413).json({ detail: "Request body is larger than the 1 MB limit" });
+      return;
+    }
+    if (bodyError.type && bodyError.status && bodyError.status >= 400 && bodyError.status < 500) {
+      res.status(bodyError.status).json({ detail: "The request body could not be read" });
+      return;
+    }
+    const requestId = crypto.randomUUID();
+    const err = error as Error;
+    logger.error(`request ${requestId} ${req.method} ${req.path} failed: ${err?.name ?? "Error"}: ${err?.message ?? String(error)}`);
+    res.status(500).json({ detail: `Internal error (request id ${requestId})` });
+  };
+}

@@ -1,0 +1,26 @@
+import { ConfigError, loadConfig } from "./config";
+import { consoleLogger as logger } from "./logger";
+import { startServer } from "./server";
+
+/** `npm start`: serve the API (and UI) headless until SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const server = await startServer(config, logger);
+  process.stdout.write(`listening on ${server.url}\n`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received, shutting down`);
+    await server.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof ConfigError ? `configuration error: ${error.message}` : `failed to start: ${(error as Error)?.message ?? error}`;
+  logger.error(message);
+  process.exit(1);
+});

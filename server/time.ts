@@ -1,0 +1,5 @@
+/** The wire format of every timestamp: ISO 8601 in UTC without a zone offset (decisions: wire conventions). */
+export function isoNoZone(date: Date | null | undefined): string | null {
+  if (!date) return null;
+  return date.toISOString().replace(/Z$/, "");
+}

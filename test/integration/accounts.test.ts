@@ -1,0 +1,200 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import jwt from "jsonwebtoken";
+import { FileSecretStore } from "../../server/secrets/secrets";
+import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
+import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
+
+let server: SluiceServer;
+let request: Request;
+
+before(async () => {
+  server = await startSluice();
+  request = client(server.api);
+});
+after(async () => {
+  await server.stop();
+});
+
+function cookieOf(res: { headers: Headers }): string {
+  const setCookie = res.headers.get("set-cookie") ?? "";
+  return setCookie;
+}
+
+describe("POST /signup", () => {
+  it("answers 201 with a bearer token and an HttpOnly SameSite=Lax access_token cookie", async () => {
+    const email = uniqueEmail();
+    const res = await request("POST", "/signup", { body: { email, password: GOOD_PASSWORD } });
+    assert.equal(res.status, 201);
+    assert.equal(res.body.token_type, "bearer");
+    assert.equal(typeof res.body.access_token, "string");
+    assert.deepEqual(Object.keys(res.body).sort(), ["access_token", "token_type"]);
+    const cookie = cookieOf(res);
+    assert.match(cookie, new RegExp(`^access_token=${res.body.access_token};`));
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Lax/);
+    assert.match(cookie, /Max-Age=86400/);
+  });
+
+  it("issues a 24-hour HS256 JWT with sub, email, iat and exp", async () => {
+    const email = uniqueEmail();
+    const res = await request("POST", "/signup", { body: { email, password: GOOD_PASSWORD } });
+    const decoded = jwt.decode(res.body.access_token, { complete: true })!;
+    assert.equal(decoded.header.alg, "HS256");
+    const claims = decoded.payload as jwt.JwtPayload;
+    assert.equal(claims.exp! - claims.iat!, 86400);
+    assert.equal(claims.email, email);
+    const me = await request("GET", "/users/me", { token: res.body.access_token });
+    assert.equal(claims.sub, me.body.id);
+  });
+
+  it("treats emails case-insensitively and answers 409 for a second sign-up", async () => {
+    const email = uniqueEmail();
+    assert.equal((await request("POST", "/signup", { body: { email, password: GOOD_PASSWORD } })).status, 201);
+    const again = await request("POST", "/signup", { body: { email: email.toUpperCase(), password: GOOD_PASSWORD } });
+    assert.equal(again.status, 409);
+    assert.match(again.body.detail, /already exists/);
+  });
+
+  const badPasswords: Array<[string, string, RegExp]> = [
+    ["too short", "abc1234", /at least 8/],
+    ["too long", "a1".repeat(50) + "x", /at most 100/],
+    ["no digit", "abcdefghij", /digit/],
+    ["no letter", "1234567890", /letter/],
+  ];
+  for (const [name, password, message] of badPasswords) {
+    it(`rejects a password that is ${name} with 422 and creates nothing`, async () => {
+      const email = uniqueEmail();
+      const res = await request("POST", "/signup", { body: { email, password } });
+      assert.equal(res.status, 422);
+      assert.equal(typeof res.body.detail, "string");
+      assert.equal(res.body.errors[0].field, "password");
+      assert.match(res.body.errors[0].message, message);
+      const signin = await request("POST", "/signin", { body: { email, password } });
+      assert.equal(signin.status, 401);
+    });
+  }
+
+  it("accepts passwords of exactly 8 and exactly 100 characters", async () => {
+    for (const password of ["abcdefg1", "a".repeat(99) + "1"]) {
+      const res = await request("POST", "/signup", { body: { email: uniqueEmail(), password } });
+      assert.equal(res.status, 201, `length ${password.length}`);
+    }
+  });
+
+  it("rejects an invalid email with 422", async () => {
+    const res = await request("POST", "/signup", { body: { email: "not-an-email", password: GOOD_PASSWORD } });
+    assert.equal(res.status, 422);
+    assert.equal(res.body.errors[0].field, "email");
+  });
+});
+
+describe("POST /signin", () => {
+  it("answers 200 with a token and the cookie for the right password", async () => {
+    const { email } = await signUp(request);
+    const res = await request("POST", "/signin", { body: { email: email.toUpperCase(), password: GOOD_PASSWORD } });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.token_type, "bearer");
+    assert.match(cookieOf(res), /access_token=.*HttpOnly/);
+  });
+
+  it("answers 401 with the same detail for a wrong password and an unknown email", async () => {
+    const { email } = await signUp(request);
+    const wrong = await request("POST", "/signin", { body: { email, password: "wrong-password-1" } });
+    const unknown = await request("POST", "/signin", { body: { email: uniqueEmail(), password: GOOD_PASSWORD } });
+    assert.equal(wrong.status, 401);
+    assert.equal(unknown.status, 401);
+    assert.equal(wrong.body.detail, unknown.body.detail);
+  });
+});
+
+describe("authentication", () => {
+  it("accepts the bearer header and the cookie", async () => {
+    const { email, token } = await signUp(request);
+    const byHeader = await request("GET", "/users/me", { token });
+    const byCookie = await request("GET", "/users/me", { headers: { cookie: `access_token=${token}` } });
+    assert.equal(byHeader.status, 200);
+    assert.equal(byCookie.status, 200);
+    assert.equal(byHeader.body.email, email);
+    assert.equal(byCookie.body.email, email);
+  });
+
+  it("answers 401 without a token", async () => {
+    const res = await request("GET", "/users/me");
+    assert.equal(res.status, 401);
+    assert.equal(typeof res.body.detail, "string");
+  });
+
+  it("answers 401 for a forged token (signed with another secret)", async () => {
+    const { token } = await signUp(request);
+    const claims = jwt.decode(token) as jwt.JwtPayload;
+    const forged = jwt.sign({ email: claims.email }, "not-the-secret", { subject: claims.sub, expiresIn: 3600 });
+    assert.equal((await request("GET", "/users/me", { token: forged })).status, 401);
+    assert.equal((await request("GET", "/users/me", { token: token.slice(0, -2) + "xx" })).status, 401);
+    assert.equal((await request("GET", "/users/me", { token: "garbage" })).status, 401);
+  });
+
+  it("answers 401 for an expired token signed with the real secret", async () => {
+    const { token } = await signUp(request);
+    const claims = jwt.decode(token) as jwt.JwtPayload;
+    const store = await FileSecretStore.open(server.dataDir);
+    const secret = (await store.get("jwt-signing-secret"))!;
+    const valid = jwt.sign({ email: claims.email }, secret, { subject: claims.sub, expiresIn: 60 });
+    assert.equal((await request("GET", "/users/me", { token: valid })).status, 200, "control: the secret is the server's");
+    const expired = jwt.sign({ email: claims.email, iat: Math.floor(Date.now() / 1000) - 86401 }, secret, {
+      subject: claims.sub,
+      expiresIn: 86400,
+    });
+    const res = await request("GET", "/users/me", { token: expired });
+    assert.equal(res.status, 401);
+    assert.match(res.body.detail, /expired/i);
+  });
+
+  it("POST /signout clears the cookie and needs authentication", async () => {
+    const { token } = await signUp(request);
+    const res = await request("POST", "/signout", { headers: { cookie: `access_token=${token}` } });
+    assert.equal(res.status, 200);
+    assert.match(cookieOf(res), /access_token=;.*Expires=Thu, 01 Jan 1970/);
+    assert.equal((await request("POST", "/signout")).status, 401);
+  });
+});
+
+describe("users", () => {
+  it("GET /users/me returns the user record without secrets", async () => {
+    const { email, token } = await signUp(request);
+    const res = await request("GET", "/users/me", { token });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.email, email);
+    assert.match(res.body.id, /^[0-9a-f-]{36}$/);
+    for (const key of Object.keys(res.body)) assert.doesNotMatch(key, /password|hash|secret|token/);
+    assert.doesNotMatch(res.text, /\$2[aby]\$/);
+    assert.match(res.body.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/);
+  });
+
+  it("GET /users lists users without password hashes", async () => {
+    const a = await signUp(request);
+    const res = await request("GET", "/users", { token: a.token });
+    assert.equal(res.status, 200);
+    assert.ok(res.body.some((u: { email: string }) => u.email === a.email));
+    assert.doesNotMatch(res.text, /\$2[aby]\$|password/);
+  });
+
+  it("GET /users/{id}/user_groups: all of your own groups, only the shared ones of another user, 404 for an unknown id", async () => {
+    const a = await signUp(request);
+    const b = await signUp(request);
+    const shared = await request("POST", "/user_groups", { token: a.token, body: { group_name: `shared-${Date.now()}`, group_permission: "read" } });
+    const bOnly = await request("POST", "/user_groups", { token: b.token, body: { group_name: `bonly-${Date.now()}`, group_permission: "read" } });
+    await request("PUT", `/user_groups/${shared.body.created_group_id}/members/${b.email}`, { token: a.token });
+    const bId = (await request("GET", "/users/me", { token: b.token })).body.id;
+
+    const own = await request("GET", `/users/${bId}/user_groups`, { token: b.token });
+    assert.equal(own.status, 200);
+    assert.deepEqual(own.body.map((g: { id: string }) => g.id).sort(), [shared.body.created_group_id, bOnly.body.created_group_id].sort());
+
+    const seenByA = await request("GET", `/users/${bId}/user_groups`, { token: a.token });
+    assert.deepEqual(seenByA.body.map((g: { id: string }) => g.id), [shared.body.created_group_id]);
+
+    const unknown = await request("GET", `/users/00000000-0000-4000-8000-000000000000/user_groups`, { token: a.token });
+    assert.equal(unknown.status, 404);
+  });
+});
