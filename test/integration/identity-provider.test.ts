@@ -1,0 +1,108 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { startFakeIdp, type FakeIdp } from "../fixtures/fake-idp";
+import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
+import { client, signUp, type Request } from "../fixtures/http-client";
+
+let idp: FakeIdp;
+let server: SluiceServer;
+let request: Request;
+let plain: SluiceServer;
+
+before(async () => {
+  idp = await startFakeIdp();
+  server = await startSluice({ env: { IDP_JWKS_URL: idp.jwksUrl, IDP_ISSUER: idp.issuer, IDP_AUDIENCE: idp.audience } });
+  request = client(server.api);
+  plain = await startSluice();
+});
+after(async () => {
+  await server.stop();
+  await plain.stop();
+  await idp.close();
+});
+
+let n = 0;
+const subject = () => `idp-user-${process.pid}-${++n}`;
+
+describe("POST /auth/session", () => {
+  it("creates the social user on first exchange: user record, 24-hour cookie, profile from claims", async () => {
+    const sub = subject();
+    const token = await idp.mint({ sub, email: `${sub}@Example.com`, name: "Ada Lovelace", picture: "https://img.example/ada.png" });
+    const res = await request("POST", "/auth/session", { token });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.email, `${sub}@example.com`);
+    assert.equal(res.body.display_name, "Ada Lovelace");
+    assert.equal(res.body.avatar_url, "https://img.example/ada.png");
+    for (const field of ["created_at", "updated_at", "last_sign_in_at"]) assert.match(res.body[field], /^\d{4}-\d\d-\d\dT[\d:.]+$/);
+    const cookie = res.headers.get("set-cookie")!;
+    assert.match(cookie, /access_token=[^;]+;.*Max-Age=86400.*HttpOnly.*SameSite=Lax/);
+
+    const serviceToken = /access_token=([^;]+)/.exec(cookie)![1];
+    const me = await request("GET", "/users/me", { headers: { cookie: `access_token=${serviceToken}` } });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.id, res.body.id);
+  });
+
+  it("updates the profile on later exchanges and keeps the same user", async () => {
+    const sub = subject();
+    const first = await request("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com`, name: "Old" }) });
+    const second = await request("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com`, name: "New" }) });
+    assert.equal(second.body.id, first.body.id);
+    assert.equal(second.body.display_name, "New");
+    const users = await request("GET", "/users", { headers: { cookie: /access_token=[^;]+/.exec(second.headers.get("set-cookie")!)![0] } });
+    assert.equal(users.body.filter((u: { email: string }) => u.email === `${sub}@example.com`).length, 1);
+  });
+
+  it("refuses a token signed by a key outside the JWKS, an expired one, a wrong issuer or audience, and none (401)", async () => {
+    const sub = subject();
+    const claims = { sub, email: `${sub}@example.com` };
+    const bad = [
+      await idp.mintWithForeignKey(claims),
+      await idp.mint(claims, { expiresIn: Math.floor(Date.now() / 1000) - 60 }),
+      await idp.mint(claims, { issuer: "https://evil.example/" }),
+      await idp.mint(claims, { audience: "someone-else" }),
+    ];
+    for (const token of bad) assert.equal((await request("POST", "/auth/session", { token })).status, 401);
+    assert.equal((await request("POST", "/auth/session")).status, 401);
+    const users = await request("GET", "/users", { token: (await signUp(request)).token });
+    assert.ok(!users.text.includes(sub), "no user was created");
+  });
+
+  it("refuses a token without an email claim (401)", async () => {
+    const res = await request("POST", "/auth/session", { token: await idp.mint({ sub: subject() }) });
+    assert.equal(res.status, 401);
+  });
+
+  it("answers 409 instead of taking over a password account with the same email", async () => {
+    const existing = await signUp(request);
+    const res = await request("POST", "/auth/session", { token: await idp.mint({ sub: subject(), email: existing.email }) });
+    assert.equal(res.status, 409);
+  });
+
+  it("an identity-provider token is refused (401) on every other endpoint", async () => {
+    const sub = subject();
+    const token = await idp.mint({ sub, email: `${sub}@example.com` });
+    assert.equal((await request("POST", "/auth/session", { token })).status, 200, "the token itself is valid");
+    for (const [method, path] of [
+      ["GET", "/users/me"],
+      ["GET", "/users"],
+      ["GET", "/user_groups"],
+      ["GET", "/collections"],
+      ["POST", "/signout"],
+    ]) {
+      assert.equal((await request(method, path, { token })).status, 401, `${method} ${path}`);
+      assert.equal((await request(method, path, { headers: { cookie: `access_token=${token}` } })).status, 401, `${method} ${path} cookie`);
+    }
+  });
+
+  it("answers 503 when no identity provider is configured, and password sign-in still works", async () => {
+    const plainRequest = client(plain.api);
+    const sub = subject();
+    const res = await plainRequest("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com` }) });
+    assert.equal(res.status, 503);
+    assert.match(res.body.detail, /not configured/);
+    assert.equal((await plainRequest("POST", "/auth/session")).status, 503);
+    const { email } = await signUp(plainRequest);
+    assert.equal((await plainRequest("POST", "/signin", { body: { email, password: "correct-horse-42" } })).status, 200);
+  });
+});

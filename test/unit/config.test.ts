@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { ConfigError, loadConfig } from "../../server/config";
+
+describe("loadConfig", () => {
+  it("applies the runtime contract's defaults", () => {
+    const config = loadConfig({ HOME: "/home/u" });
+    assert.equal(config.port, 8420);
+    assert.equal(config.host, "127.0.0.1");
+    assert.equal(config.ollamaHost, "http://127.0.0.1:11434");
+    assert.equal(config.publicUrl, "http://127.0.0.1:8420");
+    assert.equal(config.idp, null);
+    assert.equal(config.google, null);
+    assert.ok(config.dataDir.endsWith(`${path.sep}Sluice`));
+  });
+
+  it("reads PORT, HOST, DATA_DIR, the identity provider and the Google client", () => {
+    const config = loadConfig({
+      PORT: "0",
+      HOST: "0.0.0.0",
+      DATA_DIR: "/tmp/x",
+      IDP_JWKS_URL: "http://127.0.0.1:9/jwks",
+      IDP_ISSUER: "iss",
+      GOOGLE_CLIENT_ID: "id",
+      GOOGLE_CLIENT_SECRET: "secret",
+      GOOGLE_API_URL: "http://127.0.0.1:9/",
+    });
+    assert.equal(config.port, 0);
+    assert.equal(config.host, "0.0.0.0");
+    assert.equal(config.dataDir, path.resolve("/tmp/x"));
+    assert.deepEqual(config.idp, { jwksUrl: "http://127.0.0.1:9/jwks", issuer: "iss", audience: undefined });
+    assert.equal(config.google?.apiUrl, "http://127.0.0.1:9");
+    assert.equal(config.google?.tokenUrl, "https://oauth2.googleapis.com/token");
+  });
+
+  it("refuses an invalid PORT or URL with a clear message", () => {
+    assert.throws(() => loadConfig({ PORT: "eighty" }), (e: unknown) => e instanceof ConfigError && /PORT/.test(e.message));
+    assert.throws(() => loadConfig({ PORT: "70000" }), ConfigError);
+    assert.throws(() => loadConfig({ OLLAMA_HOST: "not a url" }), /OLLAMA_HOST/);
+  });
+});
