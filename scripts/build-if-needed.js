@@ -23,7 +23,9 @@ function buildIfNeeded() {
   const sources = Math.max(fs.statSync(path.join(root, "tsconfig.json")).mtimeMs, ...SOURCE_DIRS.map((d) => newestMtime(path.join(root, d))));
   if (built >= sources) return;
   process.stdout.write("building (tsc)...\n");
-  execFileSync(process.execPath, [require.resolve("typescript/bin/tsc", { paths: [root] }), "-p", path.join(root, "tsconfig.json")], {
+  // typescript's package exports hide bin/tsc from require.resolve; its package.json is exported.
+  const tsc = path.join(path.dirname(require.resolve("typescript/package.json", { paths: [root] })), "bin", "tsc");
+  execFileSync(process.execPath, [tsc, "-p", path.join(root, "tsconfig.json")], {
     cwd: root,
     stdio: "inherit",
   });

@@ -10,7 +10,12 @@ import { AccountsService } from "./accounts/accounts.service";
 import { IdentityProvider } from "./accounts/identity-provider";
 import { SignInLimiter } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
-import { CollectionsService } from "./collections/collections.service";
+import { CollectionsService, EMPTY_INDEX } from "./collections/collections.service";
+import { ConnectorRegistry } from "./connectors/registry";
+import { SourcesService } from "./sources/sources.service";
+import { PipelinesService } from "./pipelines/pipelines.service";
+import { dataSourcesRoutes } from "./http/data-sources.routes";
+import { pipelinesRoutes } from "./http/pipelines.routes";
 import { GroupsService } from "./groups/groups.service";
 import { accountsRoutes } from "./http/accounts.routes";
 import { requireAuth } from "./http/auth.middleware";
@@ -35,7 +40,11 @@ export async function createApp({ config, db, secrets, logger }: AppDeps): Promi
   const tokens = await TokenService.open(secrets);
   const accounts = new AccountsService(db, tokens, new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
-  const collections = new CollectionsService(db);
+  const index = EMPTY_INDEX;
+  const collections = new CollectionsService(db, index);
+  const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs);
+  const sources = new SourcesService(db, secrets, connectors, index, config.smbTimeoutMs);
+  const pipelines = new PipelinesService(db);
   const secureCookies = config.publicUrl.startsWith("https:");
 
   const api = express.Router();
@@ -48,6 +57,8 @@ export async function createApp({ config, db, secrets, logger }: AppDeps): Promi
   api.use(usersRoutes(accounts));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
+  api.use(dataSourcesRoutes(sources));
+  api.use(pipelinesRoutes(pipelines));
   api.use(notFound);
 
   const app = express();

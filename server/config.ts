@@ -12,6 +12,8 @@ export interface Config {
   google: { clientId: string; clientSecret: string; authUrl: string; tokenUrl: string; apiUrl: string } | null;
   /** "auto" probes the OS keychain and falls back to the encrypted file; "file" skips the keychain. */
   secretsBackend: "auto" | "file";
+  /** Limit for every SMB network call (connect, each request); a silent server fails after this. */
+  smbTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -29,6 +31,13 @@ function parsePort(raw: string | undefined): number {
   const port = Number(raw);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${raw}"`);
   return port;
+}
+
+function parsePositiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  return value;
 }
 
 function parseUrl(name: string, raw: string): string {
@@ -74,5 +83,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           }
         : null,
     secretsBackend,
+    smbTimeoutMs: parsePositiveInt("SMB_TIMEOUT_MS", env.SMB_TIMEOUT_MS, 15_000),
   };
 }

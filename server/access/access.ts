@@ -1,6 +1,8 @@
 import type { EntityManager } from "typeorm";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
+import { DataSourceRecord } from "../data/entities/data-source.entity";
+import { Pipeline } from "../data/entities/pipeline.entity";
 import { GroupMember } from "../data/entities/group-member.entity";
 import { Group } from "../data/entities/group.entity";
 import type { Actor } from "./actor";
@@ -44,4 +46,48 @@ export async function requireCollectionAccess(db: EntityManager, actor: Actor, c
   const collection = await db.findOne(Collection, { where: { id: collectionId } });
   if (!collection || !(await isMember(db, actor, collection.ownerGroupId))) throw new NotFoundError("Collection not found");
   return collection;
+}
+
+/** A data source: members of its owner group only (spec rule 2). */
+export async function requireDataSourceAccess(db: EntityManager, actor: Actor, dataSourceId: string): Promise<DataSourceRecord> {
+  const source = await db.findOne(DataSourceRecord, { where: { id: dataSourceId } });
+  if (!source || !(await isMember(db, actor, source.ownerGroupId))) throw new NotFoundError("Data source not found");
+  return source;
+}
+
+/** A pipeline touches a source and a collection: it is reachable only with access to both. */
+export async function requirePipelineAccess(db: EntityManager, actor: Actor, pipelineId: string): Promise<Pipeline> {
+  const pipeline = await db.findOne(Pipeline, { where: { id: pipelineId } });
+  if (!pipeline || !(await canReachBoth(db, actor, pipeline.dataSourceId, pipeline.collectionId))) {
+    throw new NotFoundError("Pipeline not found");
+  }
+  return pipeline;
+}
+
+/** Wiring a source to a collection needs access to both; either missing or denied is the same 404. */
+export async function assertCanConnect(db: EntityManager, actor: Actor, dataSourceId: string, collectionId: string): Promise<void> {
+  if (!(await canReachBoth(db, actor, dataSourceId, collectionId))) {
+    throw new NotFoundError("Data source or collection not found");
+  }
+}
+
+/** Pipelines whose source and collection the actor can both reach. */
+export async function accessiblePipelines(db: EntityManager, actor: Actor): Promise<Pipeline[]> {
+  const groups = await memberGroupIds(db, actor);
+  if (groups.length === 0) return [];
+  return db
+    .createQueryBuilder(Pipeline, "p")
+    .innerJoin(DataSourceRecord, "s", "s.id = p.data_source_id")
+    .innerJoin(Collection, "c", "c.id = p.collection_id")
+    .where("s.owner_group_id IN (:...groups) AND c.owner_group_id IN (:...groups)", { groups })
+    .orderBy("p.created_at", "ASC")
+    .getMany();
+}
+
+async function canReachBoth(db: EntityManager, actor: Actor, dataSourceId: string, collectionId: string): Promise<boolean> {
+  const source = await db.findOne(DataSourceRecord, { where: { id: dataSourceId } });
+  const collection = await db.findOne(Collection, { where: { id: collectionId } });
+  return (
+    !!source && !!collection && (await isMember(db, actor, source.ownerGroupId)) && (await isMember(db, actor, collection.ownerGroupId))
+  );
 }

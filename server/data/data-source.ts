@@ -6,10 +6,15 @@ import { Collection } from "./entities/collection.entity";
 import { GroupMember } from "./entities/group-member.entity";
 import { Group } from "./entities/group.entity";
 import { User } from "./entities/user.entity";
+import { DataSourceRecord } from "./entities/data-source.entity";
+import { IngestJob } from "./entities/ingest-job.entity";
+import { Pipeline } from "./entities/pipeline.entity";
+import { SmbSourceRecord } from "./entities/smb-source.entity";
 import { AccountsGroupsCollections1763800000000 } from "./migrations/1763800000000-accounts-groups-collections";
+import { SourcesPipelinesJobs1763800100000 } from "./migrations/1763800100000-sources-pipelines-jobs";
 
-export const ENTITIES = [User, Group, GroupMember, Collection];
-export const MIGRATIONS = [AccountsGroupsCollections1763800000000];
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob];
+export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000];
 
 /** Opens (creating if needed) the SQLite database under dataDir and brings its schema up to date. */
 export async function openDatabase(dataDir: string): Promise<DataSource> {

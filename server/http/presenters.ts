@@ -1,6 +1,10 @@
 import type { User } from "../data/entities/user.entity";
 import type { Group } from "../data/entities/group.entity";
 import type { Collection } from "../data/entities/collection.entity";
+import type { DataSourceRecord } from "../data/entities/data-source.entity";
+import type { SmbSourceRecord } from "../data/entities/smb-source.entity";
+import type { Pipeline } from "../data/entities/pipeline.entity";
+import type { IngestJob } from "../data/entities/ingest-job.entity";
 import type { GroupListing, GroupTreeNode } from "../groups/groups.service";
 import type { CollectionStats } from "../collections/collections.service";
 import { isoNoZone } from "../time";
@@ -62,4 +66,66 @@ export function presentCollection(collection: Collection, stats: CollectionStats
 
 export function presentToken(token: string) {
   return { access_token: token, token_type: "bearer" as const };
+}
+
+export function presentDataSource(source: DataSourceRecord) {
+  return {
+    id: source.id,
+    data_source_name: source.name,
+    kind: source.kind,
+    owner_group_id: source.ownerGroupId,
+    collection_id: source.autoCollectionId,
+    created_at: isoNoZone(source.createdAt),
+  };
+}
+
+/** The password is not a column here and never will be: it lives in the secret store. */
+export function presentSmbSource(smb: SmbSourceRecord) {
+  return {
+    data_source_id: smb.dataSourceId,
+    remote_system_username: smb.remoteSystemUsername,
+    remote_system_name: smb.remoteSystemName,
+    local_system_name: smb.localSystemName,
+    default_ip: smb.defaultIp,
+    port: smb.port,
+  };
+}
+
+export function presentPipeline(pipeline: Pipeline) {
+  return {
+    id: pipeline.id,
+    name: pipeline.name,
+    description: pipeline.description,
+    data_source_id: pipeline.dataSourceId,
+    collection_id: pipeline.collectionId,
+    status: pipeline.status,
+    created_at: isoNoZone(pipeline.createdAt),
+  };
+}
+
+/** null until discovery has counted something; 100.0 once complete (spec: ingestion job). */
+export function progressPercentage(job: IngestJob): number | null {
+  if (job.status === "completed") return 100.0;
+  if (job.entitiesDiscovered === 0) return null;
+  return Math.round((job.entitiesProcessed / job.entitiesDiscovered) * 1000) / 10;
+}
+
+export function presentJob(job: IngestJob) {
+  return {
+    job_id: job.id,
+    pipeline_id: job.pipelineId,
+    status: job.status,
+    entities_discovered: job.entitiesDiscovered,
+    entities_processed: job.entitiesProcessed,
+    entities_failed: job.entitiesFailed,
+    entities_skipped: job.entitiesSkipped,
+    bytes_processed: job.bytesProcessed,
+    current_entity: job.currentEntity,
+    error_message: job.errorMessage,
+    errors: job.errors,
+    progress_percentage: progressPercentage(job),
+    queued: job.runState === "queued",
+    started_at: isoNoZone(job.startedAt),
+    completed_at: isoNoZone(job.completedAt),
+  };
 }

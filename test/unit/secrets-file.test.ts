@@ -156,7 +156,7 @@ interface ChildResult {
 // openSecretStore in a child process, so the environment (the D-Bus address) can differ from ours.
 async function openInChild(dataDir: string, secret: string, env: NodeJS.ProcessEnv): Promise<ChildResult> {
   const script = `
-    const { openSecretStore } = require(${JSON.stringify(path.resolve(__dirname, "../../server/secrets/secrets.ts"))});
+    const { openSecretStore } = require(${JSON.stringify(require.resolve("../../server/secrets/secrets"))});
     (async () => {
       const warnings = [];
       const logger = { warn: (m) => warnings.push(m) };
@@ -166,7 +166,7 @@ async function openInChild(dataDir: string, secret: string, env: NodeJS.ProcessE
       process.stdout.write(JSON.stringify({ kind: store.kind, warnings, ok: readBack === process.argv[2] }));
     })().catch((err) => { console.error(err); process.exit(1); });
   `;
-  const { stdout } = await execFileAsync(process.execPath, ["--import", "tsx", "-e", script, dataDir, secret], {
+  const { stdout } = await execFileAsync(process.execPath, [...(__filename.endsWith(".ts") ? ["--import", "tsx"] : []), "-e", script, dataDir, secret], {
     env,
     timeout: 30_000,
   });

@@ -1,0 +1,172 @@
+/**
+ * The SMB source behind the Connector interface. Paths are "share/dir/file";
+ * "" is the server, whose children are its disk shares.
+ */
+import type { Readable } from "node:stream";
+import {
+  ConnectorAuthError,
+  ConnectorEntryError,
+  ConnectorUnreachableError,
+  type Connector,
+  type RemoteEntry,
+} from "../connector";
+import {
+  Smb2Client,
+  Smb2ConnectionLost,
+  Smb2StatusError,
+  Smb2Unreachable,
+  type ShareInfo,
+  type Smb2ClientStats,
+} from "./smb2-client";
+import { AUTH_FAILURES, FileAttribute, Status, statusName } from "./smb2-messages";
+
+export interface SmbConnectorOptions {
+  /** Address to connect to (default_ip, or remote_system_name when it resolves). */
+  host: string;
+  port: number;
+  /** remote_system_name: the server name in UNC paths. */
+  serverName: string;
+  username: string;
+  password: string;
+  domain?: string;
+  /** local_system_name sent in NTLM. */
+  workstation?: string;
+  timeoutMs?: number;
+}
+
+/** What the API shows for a server: each disk share's first-level names, or why it can't be read. */
+export type ShareListing = Record<string, string[] | { error: string }>;
+
+const STYPE_DISKTREE = 0;
+
+export class SmbConnector implements Connector {
+  private readonly client: Smb2Client;
+
+  constructor(private readonly opts: SmbConnectorOptions) {
+    this.client = new Smb2Client({ ...opts, serverName: opts.serverName || opts.host });
+  }
+
+  /** Sessions, interim responses, dialect and signing of the underlying client. */
+  get stats(): Readonly<Smb2ClientStats> {
+    return this.client.stats;
+  }
+
+  async test(): Promise<void> {
+    await this.call("", () => this.client.connect());
+  }
+
+  /** Every share the server announces (disk, IPC, printers), as NetrShareEnum returns them. */
+  listShares(): Promise<ShareInfo[]> {
+    return this.call("", () => this.client.listShares());
+  }
+
+  async list(path: string): Promise<RemoteEntry[]> {
+    const { share, rest, parts } = splitPath(path);
+    if (!share) {
+      const shares = await this.listShares();
+      return shares
+        .filter((s) => s.type === STYPE_DISKTREE)
+        .map((s) => ({ path: s.name, name: s.name, isDirectory: true, size: 0, modifiedAt: new Date(0) }));
+    }
+    const entries = await this.call(path, () => this.client.listDirectory(share, rest));
+    const prefix = parts.join("/");
+    return entries.map((e) => ({
+      path: `${prefix}/${e.name}`,
+      name: e.name,
+      isDirectory: (e.attributes & FileAttribute.DIRECTORY) !== 0,
+      size: e.size,
+      modifiedAt: e.modifiedAt,
+    }));
+  }
+
+  async stat(path: string): Promise<RemoteEntry> {
+    const { share, rest, parts } = splitPath(path);
+    if (!share) throw new ConnectorEntryError(path, "The server root has no attributes; stat a share or a path in one");
+    const info = await this.call(path, () => this.client.stat(share, rest));
+    return {
+      path: parts.join("/"),
+      name: parts[parts.length - 1],
+      isDirectory: info.isDirectory,
+      size: info.isDirectory ? 0 : info.size,
+      modifiedAt: info.modifiedAt,
+    };
+  }
+
+  async read(path: string): Promise<Readable> {
+    const { share, rest } = splitPath(path);
+    if (!share || !rest) throw new ConnectorEntryError(path, "Not a file path");
+    // Errors met mid-stream get the same typed errors as everything else.
+    return this.call(path, () => this.client.createReadStream(share, rest, (e) => mapError(path, e, this.opts)));
+  }
+
+  /** For the API: each disk share with its first-level entry names, or a clear error. */
+  async shareListing(): Promise<ShareListing> {
+    const out: ShareListing = {};
+    const shares = (await this.listShares()).filter((s) => s.type === STYPE_DISKTREE);
+    for (const s of shares) {
+      try {
+        out[s.name] = (await this.list(s.name)).map((e) => e.name);
+      } catch (e) {
+        if (!(e instanceof ConnectorEntryError)) throw e;
+        out[s.name] = { error: e.message };
+      }
+    }
+    return out;
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
+  private async call<T>(path: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw mapError(path, e, this.opts);
+    }
+  }
+}
+
+function splitPath(path: string): { share: string; rest: string; parts: string[] } {
+  const parts = path.split("/").filter((p) => p !== "");
+  if (parts.some((p) => p === "." || p === ".." || p.includes("\\"))) {
+    throw new ConnectorEntryError(path, "Path segments may not be '.', '..' or contain '\\'");
+  }
+  return { share: parts[0] ?? "", rest: parts.slice(1).join("\\"), parts };
+}
+
+function mapError(path: string, e: unknown, o: SmbConnectorOptions): Error {
+  const where = `${o.host}:${o.port}`;
+  if (e instanceof ConnectorAuthError || e instanceof ConnectorEntryError || e instanceof ConnectorUnreachableError) return e;
+  if (e instanceof Smb2StatusError) {
+    if (AUTH_FAILURES.has(e.status)) return new ConnectorAuthError(`SMB login to ${where} as "${o.username}" failed (${statusName(e.status)})`);
+    return new ConnectorEntryError(path, entryMessage(path, e.status));
+  }
+  if (e instanceof Smb2Unreachable) return new ConnectorUnreachableError(e.message);
+  if (e instanceof Smb2ConnectionLost) return new ConnectorUnreachableError(`${e.message} (${where})`);
+  const msg = e instanceof Error ? e.message : String(e);
+  return new ConnectorUnreachableError(`SMB protocol error talking to ${where}: ${msg}`);
+}
+
+function entryMessage(path: string, status: number): string {
+  const share = path.split("/").filter(Boolean)[0] ?? "";
+  switch (status) {
+    case Status.ACCESS_DENIED:
+      return path.split("/").filter(Boolean).length <= 1
+        ? `Access denied to share "${share}" for this user`
+        : `Access denied: ${path}`;
+    case Status.BAD_NETWORK_NAME:
+      return `No share named "${share}" on the server`;
+    case Status.OBJECT_NAME_NOT_FOUND:
+    case Status.OBJECT_PATH_NOT_FOUND:
+      return `Not found: ${path}`;
+    case Status.NOT_A_DIRECTORY:
+      return `Not a folder: ${path}`;
+    case Status.FILE_IS_A_DIRECTORY:
+      return `Is a folder, not a file: ${path}`;
+    case Status.SHARING_VIOLATION:
+      return `In use by another program: ${path}`;
+    default:
+      return `${statusName(status)}: ${path}`;
+  }
+}

@@ -1,0 +1,329 @@
+/**
+ * SMB2 wire formats (MS-SMB2 section 2.2): the 64-byte header and the few
+ * request/response bodies the client needs. Offsets in bodies count from the
+ * start of the SMB2 header, hence the `HEADER_SIZE +` everywhere.
+ */
+
+export const HEADER_SIZE = 64;
+
+export const Command = {
+  NEGOTIATE: 0x0,
+  SESSION_SETUP: 0x1,
+  LOGOFF: 0x2,
+  TREE_CONNECT: 0x3,
+  TREE_DISCONNECT: 0x4,
+  CREATE: 0x5,
+  CLOSE: 0x6,
+  READ: 0x8,
+  IOCTL: 0xb,
+  QUERY_DIRECTORY: 0xe,
+} as const;
+
+export const Status = {
+  SUCCESS: 0x00000000,
+  PENDING: 0x00000103,
+  BUFFER_OVERFLOW: 0x80000005,
+  NO_MORE_FILES: 0x80000006,
+  MORE_PROCESSING_REQUIRED: 0xc0000016,
+  END_OF_FILE: 0xc0000011,
+  ACCESS_DENIED: 0xc0000022,
+  OBJECT_NAME_INVALID: 0xc0000033,
+  OBJECT_NAME_NOT_FOUND: 0xc0000034,
+  OBJECT_PATH_NOT_FOUND: 0xc000003a,
+  SHARING_VIOLATION: 0xc0000043,
+  NO_SUCH_USER: 0xc0000064,
+  WRONG_PASSWORD: 0xc000006a,
+  LOGON_FAILURE: 0xc000006d,
+  ACCOUNT_RESTRICTION: 0xc000006e,
+  INVALID_LOGON_HOURS: 0xc000006f,
+  INVALID_WORKSTATION: 0xc0000070,
+  PASSWORD_EXPIRED: 0xc0000071,
+  ACCOUNT_DISABLED: 0xc0000072,
+  FILE_IS_A_DIRECTORY: 0xc00000ba,
+  BAD_NETWORK_NAME: 0xc00000cc,
+  NOT_A_DIRECTORY: 0xc0000103,
+  NETWORK_SESSION_EXPIRED: 0xc000035c,
+  USER_SESSION_DELETED: 0xc0000203,
+  ACCOUNT_LOCKED_OUT: 0xc0000234,
+  LOGON_TYPE_NOT_GRANTED: 0xc000015b,
+  PASSWORD_MUST_CHANGE: 0xc0000224,
+} as const;
+
+const STATUS_NAMES = new Map<number, string>(Object.entries(Status).map(([k, v]) => [v, `STATUS_${k}`]));
+
+export function statusName(status: number): string {
+  return STATUS_NAMES.get(status) ?? `NTSTATUS 0x${status.toString(16).padStart(8, "0")}`;
+}
+
+export const AUTH_FAILURES = new Set<number>([
+  Status.LOGON_FAILURE,
+  Status.NO_SUCH_USER,
+  Status.WRONG_PASSWORD,
+  Status.ACCOUNT_RESTRICTION,
+  Status.INVALID_LOGON_HOURS,
+  Status.INVALID_WORKSTATION,
+  Status.PASSWORD_EXPIRED,
+  Status.ACCOUNT_DISABLED,
+  Status.ACCOUNT_LOCKED_OUT,
+  Status.LOGON_TYPE_NOT_GRANTED,
+  Status.PASSWORD_MUST_CHANGE,
+]);
+
+export const Flags = { SERVER_TO_REDIR: 0x1, ASYNC: 0x2, SIGNED: 0x8 } as const;
+export const SecurityMode = { SIGNING_ENABLED: 0x1, SIGNING_REQUIRED: 0x2 } as const;
+export const Capabilities = { LARGE_MTU: 0x4 } as const;
+export const FileAttribute = { DIRECTORY: 0x10 } as const;
+
+export interface Smb2Header {
+  creditCharge: number;
+  status: number;
+  command: number;
+  credits: number;
+  flags: number;
+  messageId: bigint;
+  treeId: number;
+  sessionId: bigint;
+}
+
+export function encodeHeader(h: Smb2Header): Buffer {
+  const b = Buffer.alloc(HEADER_SIZE);
+  b.write("\xfeSMB", 0, "latin1");
+  b.writeUInt16LE(64, 4);
+  b.writeUInt16LE(h.creditCharge, 6);
+  b.writeUInt32LE(h.status, 8);
+  b.writeUInt16LE(h.command, 12);
+  b.writeUInt16LE(h.credits, 14);
+  b.writeUInt32LE(h.flags, 16);
+  b.writeUInt32LE(0, 20);
+  b.writeBigUInt64LE(h.messageId, 24);
+  b.writeUInt32LE(0xfeff, 32); // ProcessId: any value, servers echo it.
+  b.writeUInt32LE(h.treeId, 36);
+  b.writeBigUInt64LE(h.sessionId, 40);
+  return b;
+}
+
+export function decodeHeader(m: Buffer): Smb2Header {
+  if (m.length < HEADER_SIZE || m.readUInt32BE(0) !== 0xfe534d42) throw new Error("Not an SMB2 message");
+  const flags = m.readUInt32LE(16);
+  return {
+    creditCharge: m.readUInt16LE(6),
+    status: m.readUInt32LE(8),
+    command: m.readUInt16LE(12),
+    credits: m.readUInt16LE(14),
+    flags,
+    messageId: m.readBigUInt64LE(24),
+    // Async responses carry an AsyncId where the TreeId would be.
+    treeId: flags & Flags.ASYNC ? 0 : m.readUInt32LE(36),
+    sessionId: m.readBigUInt64LE(40),
+  };
+}
+
+export const utf16 = (s: string): Buffer => Buffer.from(s, "utf16le");
+
+/** FILETIME (100 ns ticks since 1601) to Date. */
+export function filetimeToDate(b: Buffer, off: number): Date {
+  const ticks = b.readBigUInt64LE(off);
+  if (ticks === 0n) return new Date(0);
+  return new Date(Number(ticks / 10000n) - 11644473600000);
+}
+
+// ---- NEGOTIATE ----
+
+export const DIALECTS = [0x0202, 0x0210];
+
+export function negotiateRequest(clientGuid: Buffer): Buffer {
+  const b = Buffer.alloc(36 + DIALECTS.length * 2);
+  b.writeUInt16LE(36, 0);
+  b.writeUInt16LE(DIALECTS.length, 2);
+  b.writeUInt16LE(SecurityMode.SIGNING_ENABLED, 4);
+  b.writeUInt32LE(Capabilities.LARGE_MTU, 8);
+  clientGuid.copy(b, 12);
+  DIALECTS.forEach((d, i) => b.writeUInt16LE(d, 36 + i * 2));
+  return b;
+}
+
+export interface NegotiateResponse {
+  securityMode: number;
+  dialect: number;
+  capabilities: number;
+  maxTransactSize: number;
+  maxReadSize: number;
+}
+
+export function parseNegotiate(m: Buffer): NegotiateResponse {
+  const o = HEADER_SIZE;
+  return {
+    securityMode: m.readUInt16LE(o + 2),
+    dialect: m.readUInt16LE(o + 4),
+    capabilities: m.readUInt32LE(o + 24),
+    maxTransactSize: m.readUInt32LE(o + 28),
+    maxReadSize: m.readUInt32LE(o + 32),
+  };
+}
+
+// ---- SESSION_SETUP ----
+
+export function sessionSetupRequest(token: Buffer): Buffer {
+  const b = Buffer.alloc(24);
+  b.writeUInt16LE(25, 0);
+  b.writeUInt8(0, 2);
+  b.writeUInt8(SecurityMode.SIGNING_ENABLED, 3);
+  b.writeUInt16LE(HEADER_SIZE + 24, 12);
+  b.writeUInt16LE(token.length, 14);
+  return Buffer.concat([b, token]);
+}
+
+export function parseSessionSetup(m: Buffer): { sessionFlags: number; token: Buffer } {
+  const o = HEADER_SIZE;
+  const off = m.readUInt16LE(o + 4);
+  const len = m.readUInt16LE(o + 6);
+  return { sessionFlags: m.readUInt16LE(o + 2), token: m.subarray(off, off + len) };
+}
+
+// ---- TREE_CONNECT ----
+
+export function treeConnectRequest(uncPath: string): Buffer {
+  const path = utf16(uncPath);
+  const b = Buffer.alloc(8);
+  b.writeUInt16LE(9, 0);
+  b.writeUInt16LE(HEADER_SIZE + 8, 4);
+  b.writeUInt16LE(path.length, 6);
+  return Buffer.concat([b, path]);
+}
+
+// ---- CREATE ----
+
+export const Access = {
+  /** FILE_READ_DATA|FILE_READ_EA|FILE_READ_ATTRIBUTES|READ_CONTROL|SYNCHRONIZE */
+  GENERIC_READ_FILE: 0x00120089,
+  /** FILE_READ_ATTRIBUTES|SYNCHRONIZE: enough to stat, even where reading is denied. */
+  READ_ATTRIBUTES: 0x00100080,
+  /** read+write data, EA and attributes: what a named pipe needs. */
+  PIPE_READ_WRITE: 0x0012019f,
+} as const;
+
+export const CreateOptions = { DIRECTORY_FILE: 0x1, NON_DIRECTORY_FILE: 0x40 } as const;
+
+export function createRequest(name: string, desiredAccess: number, createOptions: number): Buffer {
+  const nameBuf = utf16(name);
+  const b = Buffer.alloc(56);
+  b.writeUInt16LE(57, 0);
+  b.writeUInt32LE(2, 4); // ImpersonationLevel: Impersonation
+  b.writeUInt32LE(desiredAccess, 24);
+  b.writeUInt32LE(0x7, 32); // ShareAccess: read|write|delete, so we never block other users
+  b.writeUInt32LE(1, 36); // CreateDisposition: FILE_OPEN (never create)
+  b.writeUInt32LE(createOptions, 40);
+  b.writeUInt16LE(HEADER_SIZE + 56, 44);
+  b.writeUInt16LE(nameBuf.length, 46);
+  // The variable part may not be empty (StructureSize 57 counts one byte of it).
+  return Buffer.concat([b, nameBuf.length ? nameBuf : Buffer.alloc(1)]);
+}
+
+export interface CreateResponse {
+  fileId: Buffer;
+  modifiedAt: Date;
+  size: number;
+  attributes: number;
+}
+
+export function parseCreate(m: Buffer): CreateResponse {
+  const o = HEADER_SIZE;
+  return {
+    modifiedAt: filetimeToDate(m, o + 24),
+    size: Number(m.readBigUInt64LE(o + 48)),
+    attributes: m.readUInt32LE(o + 56),
+    fileId: Buffer.from(m.subarray(o + 64, o + 80)),
+  };
+}
+
+export function closeRequest(fileId: Buffer): Buffer {
+  const b = Buffer.alloc(24);
+  b.writeUInt16LE(24, 0);
+  fileId.copy(b, 8);
+  return b;
+}
+
+// ---- QUERY_DIRECTORY ----
+
+const FILE_DIRECTORY_INFORMATION = 0x01;
+const RESTART_SCANS = 0x01;
+
+export function queryDirectoryRequest(fileId: Buffer, first: boolean, outputLength: number): Buffer {
+  const pattern = utf16("*");
+  const b = Buffer.alloc(32);
+  b.writeUInt16LE(33, 0);
+  b.writeUInt8(FILE_DIRECTORY_INFORMATION, 2);
+  b.writeUInt8(first ? RESTART_SCANS : 0, 3);
+  fileId.copy(b, 8);
+  b.writeUInt16LE(HEADER_SIZE + 32, 24);
+  b.writeUInt16LE(pattern.length, 26);
+  b.writeUInt32LE(outputLength, 28);
+  return Buffer.concat([b, pattern]);
+}
+
+export interface DirectoryEntry {
+  name: string;
+  size: number;
+  modifiedAt: Date;
+  attributes: number;
+}
+
+export function parseQueryDirectory(m: Buffer): DirectoryEntry[] {
+  const off = m.readUInt16LE(HEADER_SIZE + 2);
+  const len = m.readUInt32LE(HEADER_SIZE + 4);
+  const buf = m.subarray(off, off + len);
+  const out: DirectoryEntry[] = [];
+  for (let p = 0; p + 64 <= buf.length; ) {
+    const next = buf.readUInt32LE(p);
+    const nameLen = buf.readUInt32LE(p + 60);
+    out.push({
+      modifiedAt: filetimeToDate(buf, p + 24),
+      size: Number(buf.readBigUInt64LE(p + 40)),
+      attributes: buf.readUInt32LE(p + 56),
+      name: buf.toString("utf16le", p + 64, p + 64 + nameLen),
+    });
+    if (next === 0) break;
+    p += next;
+  }
+  return out;
+}
+
+// ---- READ ----
+
+export function readRequest(fileId: Buffer, offset: number, length: number): Buffer {
+  const b = Buffer.alloc(49);
+  b.writeUInt16LE(49, 0);
+  b.writeUInt8(0x50, 2); // Padding: where we'd like the data (right after the response header)
+  b.writeUInt32LE(length, 4);
+  b.writeBigUInt64LE(BigInt(offset), 8);
+  fileId.copy(b, 16);
+  return b;
+}
+
+export function parseRead(m: Buffer): Buffer {
+  const off = m.readUInt8(HEADER_SIZE + 2);
+  const len = m.readUInt32LE(HEADER_SIZE + 4);
+  return m.subarray(off, off + len);
+}
+
+// ---- IOCTL (named pipe transceive) ----
+
+export const FSCTL_PIPE_TRANSCEIVE = 0x0011c017;
+
+export function ioctlRequest(ctlCode: number, fileId: Buffer, input: Buffer, maxOutput: number): Buffer {
+  const b = Buffer.alloc(56);
+  b.writeUInt16LE(57, 0);
+  b.writeUInt32LE(ctlCode, 4);
+  fileId.copy(b, 8);
+  b.writeUInt32LE(HEADER_SIZE + 56, 24);
+  b.writeUInt32LE(input.length, 28);
+  b.writeUInt32LE(maxOutput, 44);
+  b.writeUInt32LE(1, 48); // SMB2_0_IOCTL_IS_FSCTL
+  return Buffer.concat([b, input]);
+}
+
+export function parseIoctl(m: Buffer): Buffer {
+  const off = m.readUInt32LE(HEADER_SIZE + 32);
+  const len = m.readUInt32LE(HEADER_SIZE + 36);
+  return m.subarray(off, off + len);
+}

@@ -1,0 +1,67 @@
+import { Column, Entity, PrimaryColumn } from "typeorm";
+
+export type JobStatus = "processing" | "completed" | "failed";
+/** Where the job is in the queue; the API shows `processing` for both queued and running. */
+export type JobRunState = "queued" | "running" | "done";
+
+export interface JobError {
+  entity: string;
+  message: string;
+}
+
+/** A job is a row first: recorded at trigger time and written as it moves, so a crash leaves a true record. */
+@Entity({ name: "ingest_jobs" })
+export class IngestJob {
+  @PrimaryColumn({ type: "varchar" })
+  id: string;
+
+  @Column({ type: "varchar", name: "pipeline_id" })
+  pipelineId: string;
+
+  @Column({ type: "varchar" })
+  status: JobStatus;
+
+  @Column({ type: "varchar", name: "run_state" })
+  runState: JobRunState;
+
+  /** Queue order: a monotonically increasing number assigned at trigger time. */
+  @Column({ type: "integer", name: "queue_seq" })
+  queueSeq: number;
+
+  @Column({ type: "integer", name: "entities_discovered" })
+  entitiesDiscovered: number;
+
+  @Column({ type: "integer", name: "entities_processed" })
+  entitiesProcessed: number;
+
+  @Column({ type: "integer", name: "entities_failed" })
+  entitiesFailed: number;
+
+  @Column({ type: "integer", name: "entities_skipped" })
+  entitiesSkipped: number;
+
+  @Column({ type: "integer", name: "bytes_processed" })
+  bytesProcessed: number;
+
+  /** Set once file discovery has finished walking the source, so progress can reach 100. */
+  @Column({ type: "boolean", name: "discovery_complete" })
+  discoveryComplete: boolean;
+
+  @Column({ type: "varchar", name: "current_entity" })
+  currentEntity: string;
+
+  @Column({ type: "varchar", name: "error_message", nullable: true })
+  errorMessage: string | null;
+
+  @Column({ type: "simple-json" })
+  errors: JobError[];
+
+  @Column({ type: "datetime", name: "created_at" })
+  createdAt: Date;
+
+  @Column({ type: "datetime", name: "started_at" })
+  startedAt: Date;
+
+  @Column({ type: "datetime", name: "completed_at", nullable: true })
+  completedAt: Date | null;
+}

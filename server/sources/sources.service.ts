@@ -1,0 +1,152 @@
+import crypto from "node:crypto";
+import type { DataSource, EntityManager } from "typeorm";
+import { BadRequestError, ServiceUnavailableError } from "../errors";
+import { Collection } from "../data/entities/collection.entity";
+import { DataSourceRecord } from "../data/entities/data-source.entity";
+import { Pipeline } from "../data/entities/pipeline.entity";
+import { SmbSourceRecord, smbPasswordKey } from "../data/entities/smb-source.entity";
+import { memberGroupIds, requireDataSourceAccess, requireGroupMembership } from "../access/access";
+import type { Actor } from "../access/actor";
+import { ConnectorAuthError, ConnectorUnreachableError } from "../connectors/connector";
+import { smbConnector, type ConnectorRegistry, type SmbDetails } from "../connectors/registry";
+import type { ShareListing } from "../connectors/smb/smb.connector";
+import type { SecretStore } from "../secrets/secrets";
+import type { CollectionIndex } from "../collections/collections.service";
+import { autoCollectionName } from "./collection-name";
+
+export interface NewSmbSource extends SmbDetails {
+  name: string;
+  password: string;
+}
+
+export interface CreatedSource {
+  source: DataSourceRecord;
+  smb: SmbSourceRecord | null;
+  pipeline: Pipeline;
+}
+
+export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
+
+export class SourcesService {
+  constructor(
+    private readonly db: DataSource,
+    private readonly secrets: SecretStore,
+    private readonly connectors: ConnectorRegistry,
+    private readonly index: CollectionIndex,
+    private readonly smbTimeoutMs: number,
+  ) {}
+
+  /**
+   * Verifies the credentials by connecting, then creates the source, its collection and the
+   * pipeline between them in one transaction. The password goes to the secret store first
+   * (keyed by the new id) and is removed again if the transaction fails.
+   */
+  async createSmb(actor: Actor, groupId: string, input: NewSmbSource): Promise<CreatedSource> {
+    await requireGroupMembership(this.db.manager, actor, groupId);
+    await this.verifySmb(input);
+    const sourceId = crypto.randomUUID();
+    await this.secrets.set(smbPasswordKey(sourceId), input.password);
+    try {
+      return await this.db.transaction(async (tx) => {
+        const { source, pipeline } = await this.insertSourceWithPipeline(tx, sourceId, "smb", input.name, groupId);
+        const smb = tx.create(SmbSourceRecord, {
+          dataSourceId: sourceId,
+          remoteSystemUsername: input.remoteSystemUsername,
+          remoteSystemName: input.remoteSystemName,
+          localSystemName: input.localSystemName,
+          defaultIp: input.defaultIp,
+          port: input.port,
+        });
+        await tx.insert(SmbSourceRecord, smb);
+        return { source, smb, pipeline };
+      });
+    } catch (error) {
+      await this.secrets.delete(smbPasswordKey(sourceId));
+      throw error;
+    }
+  }
+
+  async list(actor: Actor): Promise<Array<{ source: DataSourceRecord; smb: SmbSourceRecord | null }>> {
+    const groups = await memberGroupIds(this.db.manager, actor);
+    if (groups.length === 0) return [];
+    const sources = await this.db.manager
+      .createQueryBuilder(DataSourceRecord, "s")
+      .where("s.owner_group_id IN (:...groups)", { groups })
+      .orderBy("s.created_at", "ASC")
+      .getMany();
+    const smb = sources.length
+      ? await this.db.manager.createQueryBuilder(SmbSourceRecord, "d").where("d.data_source_id IN (:...ids)", { ids: sources.map((s) => s.id) }).getMany()
+      : [];
+    return sources.map((source) => ({ source, smb: smb.find((d) => d.dataSourceId === source.id) ?? null }));
+  }
+
+  /** Every share of the server with its first-level entries; 503 when the server can't be reached. */
+  async listSmbShares(actor: Actor, dataSourceId: string): Promise<ShareListing> {
+    const source = await requireDataSourceAccess(this.db.manager, actor, dataSourceId);
+    if (source.kind !== "smb") throw new BadRequestError("This data source is not an SMB share");
+    const connector = await this.connectors.smbFor(this.db.manager, source);
+    try {
+      return await connector.shareListing();
+    } catch (error) {
+      if (error instanceof ConnectorUnreachableError) throw new ServiceUnavailableError(`SMB server unreachable: ${error.message}`);
+      if (error instanceof ConnectorAuthError) throw new BadRequestError(`${INVALID_SMB_CREDENTIALS}: the server refused the stored user name or password`);
+      throw error;
+    } finally {
+      await connector.close();
+    }
+  }
+
+  /**
+   * Deletes the source, its pipelines and its secret. Its auto-provisioned collection goes
+   * too, unless another source's pipeline still targets it.
+   */
+  async delete(actor: Actor, dataSourceId: string): Promise<void> {
+    const droppedCollection = await this.db.transaction(async (tx) => {
+      const source = await requireDataSourceAccess(tx, actor, dataSourceId);
+      await tx.delete(Pipeline, { dataSourceId });
+      await tx.delete(DataSourceRecord, { id: dataSourceId });
+      const collectionId = source.autoCollectionId;
+      if (collectionId && !(await tx.exists(Pipeline, { where: { collectionId } }))) {
+        await tx.delete(Collection, { id: collectionId });
+        return collectionId;
+      }
+      return null;
+    });
+    await this.secrets.delete(smbPasswordKey(dataSourceId));
+    if (droppedCollection) await this.index.drop(droppedCollection);
+  }
+
+  /** A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec). */
+  private async verifySmb(input: NewSmbSource): Promise<void> {
+    const connector = smbConnector(input, input.password, this.smbTimeoutMs);
+    try {
+      await connector.test();
+    } catch (error) {
+      if (error instanceof ConnectorAuthError || error instanceof ConnectorUnreachableError) {
+        throw new BadRequestError(INVALID_SMB_CREDENTIALS);
+      }
+      throw error;
+    } finally {
+      await connector.close();
+    }
+  }
+
+  private async insertSourceWithPipeline(tx: EntityManager, sourceId: string, kind: "smb" | "drive", name: string, groupId: string) {
+    const now = new Date();
+    const collection = tx.create(Collection, { id: crypto.randomUUID(), name: autoCollectionName(name), ownerGroupId: groupId, createdAt: now });
+    await tx.insert(Collection, collection);
+    const source = tx.create(DataSourceRecord, { id: sourceId, name, kind, ownerGroupId: groupId, autoCollectionId: collection.id, createdAt: now });
+    await tx.insert(DataSourceRecord, source);
+    const pipeline = tx.create(Pipeline, {
+      id: crypto.randomUUID(),
+      name: `${name} pipeline`,
+      description: `Ingests ${name} into ${collection.name}`,
+      dataSourceId: sourceId,
+      collectionId: collection.id,
+      status: "inactive",
+      createdAt: now,
+    });
+    await tx.insert(Pipeline, pipeline);
+    return { source, pipeline };
+  }
+}
