@@ -1,0 +1,69 @@
+import type { CollectionIndex } from "../collections/collections.service";
+
+/**
+ * The collection index behind one interface, so other engines (PostgreSQL full-text,
+ * vectors) can slot in. Documents are keyed by (sourceId, path): several sources may
+ * feed one collection.
+ */
+
+export interface ChunkInput {
+  chunkIndex: number;
+  text: string;
+}
+
+export interface DocumentInput {
+  sourceId: string;
+  /** Path within the source, e.g. "share/folder/file.pdf" or a drive file id path. */
+  path: string;
+  title: string;
+  size: number;
+  modifiedAt: Date;
+  /** A provider revision when size + mtime are not the change signal (drive). */
+  version: string | null;
+  chunks: ChunkInput[];
+}
+
+/** What incremental re-sync compares against: one entry per indexed document of a source. */
+export interface IndexedState {
+  size: number;
+  modifiedAt: Date;
+  version: string | null;
+}
+
+export interface DocumentSummary {
+  documentId: string;
+  sourceId: string;
+  path: string;
+  title: string;
+  size: number;
+  modifiedAt: Date;
+  chunkCount: number;
+  indexedAt: Date;
+}
+
+export interface SearchHit {
+  documentId: string;
+  path: string;
+  title: string;
+  chunkIndex: number;
+  /** Text around the match with matched terms wrapped in <mark>…</mark> (the rest HTML-escaped). */
+  snippet: string;
+  /** Higher is better. */
+  score: number;
+}
+
+export interface SearchIndex extends CollectionIndex {
+  /**
+   * Adds or replaces one document. The new chunks are written before the old ones are
+   * removed, in one transaction, so a failure never leaves the document missing.
+   */
+  upsertDocument(collectionId: string, doc: DocumentInput): Promise<string>;
+  /** Removes documents of one source by path. */
+  removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
+  /** Every indexed document of one source, by path, for incremental re-sync. */
+  indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
+  listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }>;
+  search(collectionId: string, query: string, topK: number): Promise<SearchHit[]>;
+  /** Closes every open index file (shutdown). */
+  close(): Promise<void>;
+}
