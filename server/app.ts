@@ -10,8 +10,12 @@ import { AccountsService } from "./accounts/accounts.service";
 import { IdentityProvider } from "./accounts/identity-provider";
 import { SignInLimiter } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
-import { CollectionsService, EMPTY_INDEX } from "./collections/collections.service";
-import { ConnectorRegistry } from "./connectors/registry";
+import { CollectionsService } from "./collections/collections.service";
+import type { ConnectorRegistry } from "./connectors/registry";
+import type { JobQueue } from "./ingest/job-queue";
+import { IngestService } from "./ingest/ingest.service";
+import { ingestRoutes } from "./http/ingest.routes";
+import type { SearchIndex } from "./search/search-index";
 import { SourcesService } from "./sources/sources.service";
 import { PipelinesService } from "./pipelines/pipelines.service";
 import { dataSourcesRoutes } from "./http/data-sources.routes";
@@ -30,19 +34,20 @@ export interface AppDeps {
   db: DataSource;
   secrets: SecretStore;
   logger: Logger;
+  index: SearchIndex;
+  connectors: ConnectorRegistry;
+  queue: JobQueue;
 }
 
 const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, "..", "..", "renderer", "dist");
 
-export async function createApp({ config, db, secrets, logger }: AppDeps): Promise<Express> {
+export async function createApp({ config, db, secrets, logger, index, connectors, queue }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets);
   const accounts = new AccountsService(db, tokens, new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
-  const index = EMPTY_INDEX;
   const collections = new CollectionsService(db, index);
-  const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs);
   const sources = new SourcesService(db, secrets, connectors, index, config.smbTimeoutMs);
   const pipelines = new PipelinesService(db);
   const secureCookies = config.publicUrl.startsWith("https:");
@@ -59,6 +64,7 @@ export async function createApp({ config, db, secrets, logger }: AppDeps): Promi
   api.use(collectionsRoutes(collections));
   api.use(dataSourcesRoutes(sources));
   api.use(pipelinesRoutes(pipelines));
+  api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(notFound);
 
   const app = express();

@@ -1,22 +1,26 @@
+import path from "node:path";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Socket } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type { Express } from "express";
-import type { DataSource } from "typeorm";
 import { createApp } from "./app";
 import type { Config } from "./config";
+import { ConnectorRegistry } from "./connectors/registry";
 import { openDatabase } from "./data/data-source";
+import { ingestHandler } from "./ingest/ingest-job";
+import { JobQueue } from "./ingest/job-queue";
+import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
+import { SqliteFtsIndex } from "./search/sqlite-fts-index";
 import { openSecretStore } from "./secrets/secrets";
 
 export interface RunningServer {
   url: string;
   port: number;
-  /** Stops taking requests, finishes or drops open ones, closes the database. */
+  /** Stops taking requests, fails the running job durably, closes indexes and the database. */
   close(): Promise<void>;
 }
 
-/** Opens storage and secrets, builds the app and listens: shared by `npm start` and the Electron shell. */
+/** Opens storage and secrets, builds the app, listens and starts the job queue: shared by `npm start` and the Electron shell. */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
   const secrets = await openSecretStore({
     dataDir: config.dataDir,
@@ -24,8 +28,14 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     preferKeychain: config.secretsBackend === "auto",
   });
   const db = await openDatabase(config.dataDir);
-  const app = await createApp({ config, db, secrets, logger });
+  const index = new SqliteFtsIndex({ dir: path.join(config.dataDir, "indexes") });
+  const parsers = new ParserPool();
+  const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs);
+  const queue = new JobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger);
+  const app = await createApp({ config, db, secrets, logger, index, connectors, queue });
   const server = await listen(app, config.port, config.host);
+  await queue.start();
+
   const port = (server.address() as AddressInfo).port;
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -35,7 +45,13 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   return {
     url: `http://${config.host}:${port}`,
     port,
-    close: () => shutdown(server, sockets, db),
+    close: async () => {
+      await queue.stop();
+      await closeHttp(server, sockets);
+      await parsers.close();
+      await index.close();
+      if (db.isInitialized) await db.destroy();
+    },
   };
 }
 
@@ -47,12 +63,11 @@ function listen(app: Express, port: number, host: string): Promise<Server> {
   });
 }
 
-async function shutdown(server: Server, sockets: Set<Socket>, db: DataSource): Promise<void> {
+async function closeHttp(server: Server, sockets: Set<Socket>): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   // Give in-flight requests a moment, then drop what is left so shutdown never hangs.
   const grace = setTimeout(() => sockets.forEach((s) => s.destroy()), 3000);
   await closed;
   clearTimeout(grace);
-  if (db.isInitialized) await db.destroy();
 }

@@ -47,7 +47,7 @@ export class AccountsService {
       lastSignInAt: now,
     });
     try {
-      await this.db.manager.insert(User, user);
+      await this.db.transaction((tx) => tx.insert(User, user));
     } catch (error) {
       // Two sign-ups racing for one email: the unique index decides.
       if (String((error as Error).message).includes("UNIQUE")) throw new ConflictError("An account with this email already exists");
@@ -67,7 +67,7 @@ export class AccountsService {
     }
     this.limiter.recordSuccess(normalized);
     user.lastSignInAt = new Date();
-    await this.db.manager.update(User, { id: user.id }, { lastSignInAt: user.lastSignInAt });
+    await this.db.transaction((tx) => tx.update(User, { id: user.id }, { lastSignInAt: user.lastSignInAt }));
     return { user, token: this.tokens.issue(user) };
   }
 

@@ -4,27 +4,24 @@ import { BadRequestError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { assertCanCreateCollectionIn, memberGroupIds, requireCollectionAccess } from "../access/access";
 import type { Actor } from "../access/actor";
+import { assertNoActiveIngestion } from "../ingest/active-jobs";
+import type { DocumentSummary, SearchHit, SearchIndex } from "../search/search-index";
 
 export interface CollectionStats {
   documentCount: number;
   chunkCount: number;
 }
 
-/** Per-collection counts from the search index; the index plugs in here once it exists. */
+/** What the collection service needs from the index for counts and deletion. */
 export interface CollectionIndex {
   stats(collectionId: string): Promise<CollectionStats>;
   drop(collectionId: string): Promise<void>;
 }
 
-export const EMPTY_INDEX: CollectionIndex = {
-  stats: async () => ({ documentCount: 0, chunkCount: 0 }),
-  drop: async () => {},
-};
-
 export class CollectionsService {
   constructor(
     private readonly db: DataSource,
-    private readonly index: CollectionIndex = EMPTY_INDEX,
+    private readonly index: SearchIndex,
   ) {}
 
   async create(actor: Actor, name: string, ownerGroupId: string): Promise<Collection> {
@@ -48,9 +45,21 @@ export class CollectionsService {
     return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.index.stats(collection.id) })));
   }
 
+  async search(actor: Actor, collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+    await requireCollectionAccess(this.db.manager, actor, collectionId);
+    return this.index.search(collectionId, query, topK);
+  }
+
+  async documents(actor: Actor, collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+    await requireCollectionAccess(this.db.manager, actor, collectionId);
+    return this.index.listDocuments(collectionId, offset, limit);
+  }
+
+  /** Removes the collection, the pipelines into it (and their jobs), and its index. */
   async delete(actor: Actor, collectionId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       await requireCollectionAccess(tx, actor, collectionId);
+      await assertNoActiveIngestion(tx, { collectionId });
       await tx.delete(Collection, { id: collectionId });
     });
     await this.index.drop(collectionId);

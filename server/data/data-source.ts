@@ -2,6 +2,7 @@ import "reflect-metadata";
 import fs from "node:fs";
 import path from "node:path";
 import { DataSource } from "typeorm";
+import { serializeTransactions } from "./serial-transactions";
 import { Collection } from "./entities/collection.entity";
 import { GroupMember } from "./entities/group-member.entity";
 import { Group } from "./entities/group.entity";
@@ -36,5 +37,6 @@ export async function openDatabase(dataDir: string): Promise<DataSource> {
   });
   await db.initialize();
   await db.runMigrations({ transaction: "each" });
+  serializeTransactions(db);
   return db;
 }

@@ -1,8 +1,8 @@
 import { Router } from "express";
 import type { CollectionsService } from "../collections/collections.service";
 import { actorOf } from "./auth.middleware";
-import { presentCollection } from "./presenters";
-import { createCollectionBody, idParams } from "./schemas";
+import { presentCollection, presentDocument, presentSearchHit } from "./presenters";
+import { createCollectionBody, idParams, pageQuery, searchQuery } from "./schemas";
 import { parse } from "./validate";
 
 export function collectionsRoutes(collections: CollectionsService): Router {
@@ -16,6 +16,19 @@ export function collectionsRoutes(collections: CollectionsService): Router {
   router.get("/collections", async (_req, res) => {
     const listed = await collections.list(actorOf(res));
     res.json(listed.map(({ collection, stats }) => presentCollection(collection, stats)));
+  });
+
+  router.get("/collections/:id/search", async (req, res) => {
+    const { id } = parse(idParams, req.params, "params");
+    const { q, top_k } = parse(searchQuery, req.query, "query");
+    res.json({ results: (await collections.search(actorOf(res), id, q, top_k)).map(presentSearchHit) });
+  });
+
+  router.get("/collections/:id/documents", async (req, res) => {
+    const { id } = parse(idParams, req.params, "params");
+    const { offset, limit } = parse(pageQuery, req.query, "query");
+    const { total, items } = await collections.documents(actorOf(res), id, offset, limit);
+    res.json({ total, offset, limit, documents: items.map(presentDocument) });
   });
 
   router.delete("/collections/:id", async (req, res) => {

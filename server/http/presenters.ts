@@ -5,6 +5,7 @@ import type { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { SmbSourceRecord } from "../data/entities/smb-source.entity";
 import type { Pipeline } from "../data/entities/pipeline.entity";
 import type { IngestJob } from "../data/entities/ingest-job.entity";
+import type { DocumentSummary, SearchHit } from "../search/search-index";
 import type { GroupListing, GroupTreeNode } from "../groups/groups.service";
 import type { CollectionStats } from "../collections/collections.service";
 import { isoNoZone } from "../time";
@@ -127,5 +128,29 @@ export function presentJob(job: IngestJob) {
     queued: job.runState === "queued",
     started_at: isoNoZone(job.startedAt),
     completed_at: isoNoZone(job.completedAt),
+  };
+}
+
+export function presentSearchHit(hit: SearchHit) {
+  return {
+    document_id: hit.documentId,
+    path: hit.path,
+    title: hit.title,
+    chunk_index: hit.chunkIndex,
+    snippet: hit.snippet,
+    score: hit.score,
+  };
+}
+
+export function presentDocument(doc: DocumentSummary) {
+  return {
+    document_id: doc.documentId,
+    data_source_id: doc.sourceId,
+    path: doc.path,
+    title: doc.title,
+    size: doc.size,
+    modified_at: isoNoZone(doc.modifiedAt),
+    chunk_count: doc.chunkCount,
+    indexed_at: isoNoZone(doc.indexedAt),
   };
 }

@@ -68,3 +68,13 @@ export const createPipelineBody = z.object({
   data_source_id: z.string().min(1, "is required"),
   collection_id: z.string().min(1, "is required"),
 });
+
+export const searchQuery = z.object({
+  q: z.string().trim().min(1, "is required").max(500, "must be at most 500 characters"),
+  top_k: z.coerce.number().int().min(1).max(100).default(10),
+});
+
+export const pageQuery = z.object({
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+});

@@ -11,8 +11,9 @@ import { ConnectorAuthError, ConnectorUnreachableError } from "../connectors/con
 import { smbConnector, type ConnectorRegistry, type SmbDetails } from "../connectors/registry";
 import type { ShareListing } from "../connectors/smb/smb.connector";
 import type { SecretStore } from "../secrets/secrets";
-import type { CollectionIndex } from "../collections/collections.service";
+import type { SearchIndex } from "../search/search-index";
 import { autoCollectionName } from "./collection-name";
+import { assertNoActiveIngestion } from "../ingest/active-jobs";
 
 export interface NewSmbSource extends SmbDetails {
   name: string;
@@ -32,7 +33,7 @@ export class SourcesService {
     private readonly db: DataSource,
     private readonly secrets: SecretStore,
     private readonly connectors: ConnectorRegistry,
-    private readonly index: CollectionIndex,
+    private readonly index: SearchIndex,
     private readonly smbTimeoutMs: number,
   ) {}
 
@@ -98,22 +99,30 @@ export class SourcesService {
 
   /**
    * Deletes the source, its pipelines and its secret. Its auto-provisioned collection goes
-   * too, unless another source's pipeline still targets it.
+   * too, unless another source's pipeline still targets it; collections that stay lose the
+   * documents that came from this source.
    */
   async delete(actor: Actor, dataSourceId: string): Promise<void> {
-    const droppedCollection = await this.db.transaction(async (tx) => {
+    const { dropped, kept } = await this.db.transaction(async (tx) => {
       const source = await requireDataSourceAccess(tx, actor, dataSourceId);
+      await assertNoActiveIngestion(tx, { dataSourceId });
+      const targeted = (await tx.find(Pipeline, { where: { dataSourceId } })).map((p) => p.collectionId);
       await tx.delete(Pipeline, { dataSourceId });
       await tx.delete(DataSourceRecord, { id: dataSourceId });
-      const collectionId = source.autoCollectionId;
-      if (collectionId && !(await tx.exists(Pipeline, { where: { collectionId } }))) {
-        await tx.delete(Collection, { id: collectionId });
-        return collectionId;
+      const dropped: string[] = [];
+      const autoId = source.autoCollectionId;
+      if (autoId && !(await tx.exists(Pipeline, { where: { collectionId: autoId } }))) {
+        await tx.delete(Collection, { id: autoId });
+        dropped.push(autoId);
       }
-      return null;
+      return { dropped, kept: targeted.filter((id) => !dropped.includes(id)) };
     });
     await this.secrets.delete(smbPasswordKey(dataSourceId));
-    if (droppedCollection) await this.index.drop(droppedCollection);
+    for (const collectionId of dropped) await this.index.drop(collectionId);
+    for (const collectionId of kept) {
+      const documents = await this.index.indexedState(collectionId, dataSourceId);
+      await this.index.removeDocuments(collectionId, dataSourceId, [...documents.keys()]);
+    }
   }
 
   /** A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec). */

@@ -60,6 +60,16 @@ describe("robustness", () => {
     assert.deepEqual(await outside.json(), { detail: "Not found" });
   });
 
+  it("concurrent writes all land: 20 parallel sign-ups and group creations", async () => {
+    const users = await Promise.all(Array.from({ length: 20 }, () => signUp(request, "parallel")));
+    const created = await Promise.all(
+      users.map((u, i) => request("POST", "/user_groups", { token: u.token, body: { group_name: `parallel-${process.pid}-${i}`, group_permission: "read" } })),
+    );
+    assert.deepEqual(created.map((r) => r.status), Array(20).fill(201));
+    const list = await request("GET", "/user_groups", { token: users[0].token });
+    assert.equal(list.body.filter((g: { group_name: string }) => g.group_name.startsWith(`parallel-${process.pid}-`)).length, 20);
+  });
+
   it("no password, hash or token ever reaches a response or a log line; SIGTERM closes the database cleanly", async () => {
     const email = uniqueEmail();
     const password = "Sekrit-password-77";

@@ -1,0 +1,178 @@
+import type { Readable } from "node:stream";
+import type { DataSource } from "typeorm";
+import type { Connector, RemoteEntry } from "../connectors/connector";
+import { ConnectorUnreachableError } from "../connectors/connector";
+import type { ConnectorRegistry } from "../connectors/registry";
+import { Collection } from "../data/entities/collection.entity";
+import { DataSourceRecord } from "../data/entities/data-source.entity";
+import type { IngestJob } from "../data/entities/ingest-job.entity";
+import { Pipeline } from "../data/entities/pipeline.entity";
+import type { IndexedState, SearchIndex } from "../search/search-index";
+import type { JobProgress } from "./job-progress";
+import { JobInterrupted, type JobHandler } from "./job-queue";
+import { isSupported } from "./parse/file-types";
+import type { ParserPool } from "./parse/parser-pool";
+import { isUnder, walkSource } from "./walk-source";
+
+/** Files larger than this are not read into memory for parsing; they are listed as failed. */
+export const MAX_INDEXED_FILE_BYTES = 200 * 1024 * 1024;
+/** Files read and parsed at once: overlaps network reads with parsing on the worker threads. */
+const FILES_IN_FLIGHT = 4;
+
+export interface IngestDeps {
+  db: DataSource;
+  connectors: ConnectorRegistry;
+  index: SearchIndex;
+  parsers: ParserPool;
+}
+
+/**
+ * One ingestion run of a pipeline: discover every file, then index new and changed files,
+ * leave unchanged ones unread, and remove documents whose files are gone.
+ */
+export function ingestHandler(deps: IngestDeps): JobHandler {
+  return async (job, progress, signal) => {
+    const { source, collection } = await loadPipeline(deps.db, job);
+    const connector = await deps.connectors.forSource(deps.db.manager, source);
+    try {
+      await syncSource(deps, connector, source.id, collection.id, progress, signal);
+    } finally {
+      await connector.close();
+    }
+  };
+}
+
+async function loadPipeline(db: DataSource, job: IngestJob) {
+  const pipeline = await db.manager.findOne(Pipeline, { where: { id: job.pipelineId } });
+  const source = pipeline && (await db.manager.findOne(DataSourceRecord, { where: { id: pipeline.dataSourceId } }));
+  const collection = pipeline && (await db.manager.findOne(Collection, { where: { id: pipeline.collectionId } }));
+  if (!pipeline || !source || !collection) throw new Error("The pipeline, its data source or its collection no longer exists");
+  return { pipeline, source, collection };
+}
+
+async function syncSource(
+  deps: IngestDeps,
+  connector: Connector,
+  sourceId: string,
+  collectionId: string,
+  progress: JobProgress,
+  signal: AbortSignal,
+): Promise<void> {
+  const checkAbort = () => {
+    if (signal.aborted) throw new JobInterrupted();
+  };
+  progress.at("Connecting to the source");
+  try {
+    await connector.test();
+  } catch (error) {
+    throw new Error(`Source unreachable: ${(error as Error).message}`);
+  }
+  const indexed = await deps.index.indexedState(collectionId, sourceId);
+
+  const walk = await walkSource(connector, {
+    signal,
+    onFolder: (folder) => progress.at(`Discovering files in ${folder || "the source"}`),
+    onFile: () => progress.discovered(),
+    onUnreadable: (folder, message) => progress.noteError(folder, message),
+  }).catch((error: unknown) => {
+    checkAbort();
+    if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    throw new Error(`The source could not be read: ${(error as Error).message}`);
+  });
+  progress.discoveryComplete = true;
+  await progress.flush();
+
+  await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
+    checkAbort();
+    await ingestFile(deps, connector, collectionId, sourceId, file, indexed.get(file.path), progress);
+  });
+  checkAbort();
+
+  const seen = new Set(walk.files.map((f) => f.path));
+  const gone = [...indexed.keys()].filter((path) => !seen.has(path) && !isUnder(path, walk.unreadable));
+  if (gone.length) {
+    progress.at(`Removing ${gone.length} deleted file(s) from the collection`);
+    await deps.index.removeDocuments(collectionId, sourceId, gone);
+  }
+}
+
+function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean {
+  if (!state) return false;
+  if (file.version !== undefined || state.version !== null) return file.version === state.version;
+  return state.size === file.size && state.modifiedAt.getTime() === file.modifiedAt.getTime();
+}
+
+async function ingestFile(
+  deps: IngestDeps,
+  connector: Connector,
+  collectionId: string,
+  sourceId: string,
+  file: RemoteEntry,
+  state: IndexedState | undefined,
+  progress: JobProgress,
+): Promise<void> {
+  if (unchanged(file, state)) return progress.processed("unchanged");
+  if (!isSupported(file.name)) return progress.processed("skipped");
+  if (file.size > MAX_INDEXED_FILE_BYTES) {
+    return progress.failed(file.path, `File is larger than the ${MAX_INDEXED_FILE_BYTES / 1024 / 1024} MB indexing limit`);
+  }
+  progress.at(`Indexing ${file.path}`);
+  let bytesRead = 0;
+  try {
+    const bytes = await readAll(await connector.read(file.path), MAX_INDEXED_FILE_BYTES);
+    // parse() transfers the buffer to a worker thread, which empties it here: count first.
+    bytesRead = bytes.length;
+    const parsed = await deps.parsers.parse(file.name, bytes);
+    if (parsed.kind === "skipped") {
+      // A file that no longer has any text must not keep answering searches with its old text.
+      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+      return progress.processed("skipped", bytesRead);
+    }
+    await deps.index.upsertDocument(collectionId, {
+      sourceId,
+      path: file.path,
+      title: parsed.title,
+      size: file.size,
+      modifiedAt: file.modifiedAt,
+      version: file.version ?? null,
+      chunks: parsed.chunks,
+    });
+    progress.processed("indexed", bytesRead);
+  } catch (error) {
+    // A dead connection is the source failing, not this file: fail the job.
+    if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    progress.failed(file.path, (error as Error).message || "Could not be read", bytesRead);
+  }
+}
+
+async function readAll(stream: Readable, limit: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    total += (chunk as Buffer).length;
+    if (total > limit) {
+      stream.destroy();
+      throw new Error("File grew past the indexing limit while it was read");
+    }
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts, total);
+}
+
+/** Runs fn over items with at most `limit` at once; the first thrown error stops the rest. */
+async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: unknown = null;
+  const lane = async () => {
+    while (failure === null && next < items.length) {
+      const item = items[next++];
+      try {
+        await fn(item);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  if (failure !== null) throw failure;
+}

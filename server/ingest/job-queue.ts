@@ -1,0 +1,145 @@
+import crypto from "node:crypto";
+import type { DataSource } from "typeorm";
+import { ConflictError } from "../errors";
+import { IngestJob } from "../data/entities/ingest-job.entity";
+import { Pipeline } from "../data/entities/pipeline.entity";
+import type { Logger } from "../logger";
+import { JobProgress } from "./job-progress";
+
+export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline";
+export const INTERRUPTED = "Interrupted by shutdown";
+
+/** Runs one job; resolves when all entities are handled, throws when the job fails. */
+export type JobHandler = (job: IngestJob, progress: JobProgress, signal: AbortSignal) => Promise<void>;
+
+/** Thrown into a handler's work when the queue stops: the job is recorded as interrupted. */
+export class JobInterrupted extends Error {
+  constructor() {
+    super(INTERRUPTED);
+    this.name = "JobInterrupted";
+  }
+}
+
+/**
+ * The durable serial queue on SQLite: one job at a time across the whole instance, in
+ * trigger order. Jobs are rows first (queued → running → done), so a crash leaves a true
+ * record; at start-up a job found running is marked failed, queued ones still run.
+ */
+export class JobQueue {
+  private running: Promise<void> | null = null;
+  private abort = new AbortController();
+  private stopped = false;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly handler: JobHandler,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Marks jobs interrupted by a crash as failed, then starts on whatever is queued. */
+  async start(): Promise<void> {
+    const interrupted = await this.db.manager.find(IngestJob, { where: { runState: "running" } });
+    for (const job of interrupted) {
+      await this.finish(job.id, job.pipelineId, "failed", INTERRUPTED);
+      this.logger.warn(`ingestion job ${job.id} was interrupted by a shutdown and is marked failed`);
+    }
+    this.pump();
+  }
+
+  /** Records a queued job (status processing) unless the pipeline already has one queued or running. */
+  async enqueue(pipelineId: string): Promise<IngestJob> {
+    const job = await this.db.transaction(async (tx) => {
+      const active = await tx.exists(IngestJob, { where: [{ pipelineId, runState: "queued" }, { pipelineId, runState: "running" }] });
+      if (active) throw new ConflictError(ALREADY_RUNNING);
+      const { max } = (await tx.createQueryBuilder(IngestJob, "j").select("MAX(j.queue_seq)", "max").getRawOne<{ max: number | null }>()) ?? {
+        max: null,
+      };
+      const now = new Date();
+      const record = tx.create(IngestJob, {
+        id: crypto.randomUUID(),
+        pipelineId,
+        status: "processing",
+        runState: "queued",
+        queueSeq: (max ?? 0) + 1,
+        entitiesDiscovered: 0,
+        entitiesProcessed: 0,
+        entitiesFailed: 0,
+        entitiesSkipped: 0,
+        bytesProcessed: 0,
+        discoveryComplete: false,
+        currentEntity: "Waiting for other ingestion jobs to finish",
+        errorMessage: null,
+        errors: [],
+        createdAt: now,
+        startedAt: now,
+        completedAt: null,
+      });
+      await tx.insert(IngestJob, record);
+      await tx.update(Pipeline, { id: pipelineId }, { status: "processing" });
+      return record;
+    });
+    this.pump();
+    return job;
+  }
+
+  /** True while a job of any of these pipelines is queued or running. */
+  async hasActiveJob(pipelineIds: string[]): Promise<boolean> {
+    if (pipelineIds.length === 0) return false;
+    return this.db.manager
+      .createQueryBuilder(IngestJob, "j")
+      .where("j.pipeline_id IN (:...pipelineIds) AND j.run_state IN ('queued', 'running')", { pipelineIds })
+      .getExists();
+  }
+
+  /** Interrupts the running job (it is recorded failed) and waits for it, so shutdown leaves a true record. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    await this.running;
+  }
+
+  /** Resolves once no job is queued or running (tests and benchmarks). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private pump(): void {
+    if (this.running || this.stopped) return;
+    this.running = this.drain().finally(() => {
+      this.running = null;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped) {
+      const job = await this.db.manager.findOne(IngestJob, { where: { runState: "queued" }, order: { queueSeq: "ASC" } });
+      if (!job) return;
+      await this.run(job);
+    }
+  }
+
+  private async run(job: IngestJob): Promise<void> {
+    job.runState = "running";
+    job.startedAt = new Date();
+    await this.db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" }));
+    const progress = new JobProgress(this.db, job.id);
+    try {
+      await this.handler(job, progress, this.abort.signal);
+      progress.currentEntity = "Done";
+      await progress.flush();
+      await this.finish(job.id, job.pipelineId, "completed", null);
+    } catch (error) {
+      const message = this.abort.signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
+      await progress.flush();
+      await this.finish(job.id, job.pipelineId, "failed", message);
+      this.logger.warn(`ingestion job ${job.id} failed: ${message}`);
+    }
+  }
+
+  private async finish(jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.update(IngestJob, { id: jobId }, { status, runState: "done", errorMessage, completedAt: new Date() });
+      await tx.update(Pipeline, { id: pipelineId }, { status: status === "completed" ? "active" : "failed" });
+    });
+  }
+}

@@ -1,0 +1,63 @@
+// Worker thread entry for ParserPool (parser-pool.ts): parses and chunks one file per message.
+// Runs compiled (dist/.../parse.worker.js) or from source under tsx (parse.worker.ts).
+import { parentPort, workerData } from "node:worker_threads";
+import { chunkText } from "./chunker";
+import { extractText } from "./extract-text";
+import type { ParseResult } from "./parse-types";
+
+export interface ParseRequest {
+  id: number;
+  fileName: string;
+  bytes: Uint8Array;
+}
+
+export type ParseReply = { id: number; ok: true; result: ParseResult } | { id: number; ok: false; message: string };
+
+export interface ParseWorkerData {
+  /** Set by the pool only when SLUICE_PARSER_TEST_HOOKS=1; see runTestHook. */
+  testHooks: boolean;
+}
+
+async function parseFile(fileName: string, bytes: Uint8Array): Promise<ParseResult> {
+  const { title, text } = await extractText(fileName, bytes);
+  const chunks = chunkText(text);
+  return chunks.length === 0 ? { kind: "skipped", reason: "no text found" } : { kind: "indexed", title, chunks };
+}
+
+/**
+ * Test-only misbehaviour, so tests can prove the pool survives a bad parser. Enabled only when the
+ * parent process had SLUICE_PARSER_TEST_HOOKS=1 when the pool was built; never set it in production.
+ */
+async function runTestHook(fileName: string): Promise<void> {
+  const base = fileName.split(/[\\/]/).pop() ?? "";
+  if (base.startsWith("__sluice_test_crash__")) {
+    // An exception outside any promise chain: uncaught, it takes the whole worker down.
+    return new Promise<void>(() => {
+      setImmediate(() => {
+        throw new Error("test hook: parser crashed");
+      });
+    });
+  }
+  if (base.startsWith("__sluice_test_oom__")) {
+    const hog: number[][] = [];
+    for (;;) hog.push(Array.from({ length: 100_000 }, (_, i) => i * Math.random()));
+  }
+  if (base.startsWith("__sluice_test_hang__")) {
+    for (;;);
+  }
+}
+
+const port = parentPort;
+if (!port) throw new Error("parse.worker must run as a worker thread");
+const { testHooks } = workerData as ParseWorkerData;
+
+port.on("message", async (request: ParseRequest) => {
+  let reply: ParseReply;
+  try {
+    if (testHooks) await runTestHook(request.fileName);
+    reply = { id: request.id, ok: true, result: await parseFile(request.fileName, request.bytes) };
+  } catch (err) {
+    reply = { id: request.id, ok: false, message: err instanceof Error ? err.message : String(err) };
+  }
+  port.postMessage(reply);
+});

@@ -1,0 +1,353 @@
+import crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import Database from "better-sqlite3";
+import { NotFoundError } from "../errors";
+import type { CollectionStats } from "../collections/collections.service";
+import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+
+/**
+ * The collection index on SQLite FTS5: one database file per collection (`<dir>/<id>.db`),
+ * so writing one collection never takes the main database's write lock and dropping a
+ * collection is deleting its file. Files are opened lazily and kept open until drop/close.
+ *
+ * Layout of a file (schema version 1):
+ * - `documents`: one row per (source_id, path).
+ * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
+ * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
+ *   diacritics removed, so "cafe" finds "café" and "run" finds "running".
+ */
+
+const SCHEMA_VERSION = 1;
+
+const MIGRATIONS: Record<number, string> = {
+  1: `
+    CREATE TABLE documents (
+      id TEXT PRIMARY KEY,
+      source_id TEXT NOT NULL,
+      path TEXT NOT NULL,
+      title TEXT NOT NULL,
+      size INTEGER NOT NULL,
+      modified_at INTEGER NOT NULL,
+      version TEXT,
+      chunk_count INTEGER NOT NULL,
+      indexed_at INTEGER NOT NULL,
+      UNIQUE (source_id, path)
+    );
+    CREATE INDEX documents_path ON documents (path, source_id);
+    CREATE TABLE chunks (
+      rowid INTEGER PRIMARY KEY,
+      document_id TEXT NOT NULL,
+      chunk_index INTEGER NOT NULL,
+      UNIQUE (document_id, chunk_index)
+    );
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+      title, path, body,
+      tokenize = 'porter unicode61 remove_diacritics 2',
+      prefix = '3'
+    );
+  `,
+};
+
+/** Column weights for bm25(title, path, body): a title hit outweighs a body hit. */
+const RANK_FUNCTION = "bm25(5.0, 2.0, 1.0)";
+const SNIPPET_TOKENS = 20;
+const MAX_TOP_K = 100;
+const MAX_QUERY_UNITS = 16;
+const MAX_QUERY_CHARS = 1000;
+
+// Private-use sentinels that snippet() puts around matches. They are stripped from indexed
+// text, so after HTML-escaping the snippet, they are the only source of <mark> tags.
+const MARK_OPEN = "\uE000";
+const MARK_CLOSE = "\uE001";
+const SENTINELS = /[\uE000\uE001]/g;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface SqliteFtsIndexOptions {
+  /** Directory holding one `<collectionId>.db` per collection, e.g. DATA_DIR/indexes. */
+  dir: string;
+}
+
+interface DocumentRow {
+  id: string;
+  source_id: string;
+  path: string;
+  title: string;
+  size: number;
+  modified_at: number;
+  version: string | null;
+  chunk_count: number;
+  indexed_at: number;
+}
+
+interface HitRow {
+  rowid: number;
+  rank: number;
+  snip: string | null;
+}
+
+interface ChunkRefRow {
+  document_id: string;
+  chunk_index: number;
+  path: string;
+  title: string;
+}
+
+export class SqliteFtsIndex implements SearchIndex {
+  private readonly dir: string;
+  private readonly open = new Map<string, Database.Database>();
+
+  constructor(options: SqliteFtsIndexOptions) {
+    this.dir = options.dir;
+  }
+
+  async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
+    const db = this.database(collectionId, true)!;
+    const documentId = crypto.randomUUID();
+    const title = clean(doc.title);
+    const docPath = clean(doc.path);
+    const write = db.transaction(() => {
+      const old = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck().get(doc.sourceId, doc.path) as
+        | string
+        | undefined;
+      // New chunks first; the old version is removed only once they are all in. The new
+      // document row comes last because UNIQUE(source_id, path) admits one row at a time.
+      const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+      const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+      for (const chunk of doc.chunks) {
+        const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
+        insertFts.run(lastInsertRowid, title, docPath, clean(chunk.text));
+      }
+      if (old !== undefined) deleteDocument(db, old);
+      db.prepare(
+        `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        documentId,
+        doc.sourceId,
+        doc.path,
+        doc.title,
+        doc.size,
+        doc.modifiedAt.getTime(),
+        doc.version,
+        doc.chunks.length,
+        Date.now(),
+      );
+    });
+    write.immediate();
+    return documentId;
+  }
+
+  async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
+    const db = this.database(collectionId, false);
+    if (!db || paths.length === 0) return;
+    const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+    db.transaction(() => {
+      for (const p of paths) {
+        const id = find.get(sourceId, p) as string | undefined;
+        if (id !== undefined) deleteDocument(db, id);
+      }
+    }).immediate();
+  }
+
+  async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
+    const state = new Map<string, IndexedState>();
+    const db = this.database(collectionId, false);
+    if (!db) return state;
+    const rows = db.prepare("SELECT path, size, modified_at, version FROM documents WHERE source_id = ?").iterate(sourceId) as Iterable<
+      Pick<DocumentRow, "path" | "size" | "modified_at" | "version">
+    >;
+    for (const row of rows) {
+      state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
+    }
+    return state;
+  }
+
+  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+    const db = this.database(collectionId, false);
+    if (!db) return { total: 0, items: [] };
+    const total = db.prepare("SELECT count(*) FROM documents").pluck().get() as number;
+    const rows = db
+      .prepare("SELECT * FROM documents ORDER BY path, source_id LIMIT ? OFFSET ?")
+      .all(Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))) as DocumentRow[];
+    return { total, items: rows.map(toSummary) };
+  }
+
+  async stats(collectionId: string): Promise<CollectionStats> {
+    const db = this.database(collectionId, false);
+    if (!db) return { documentCount: 0, chunkCount: 0 };
+    const row = db.prepare("SELECT count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks FROM documents").get() as {
+      documents: number;
+      chunks: number;
+    };
+    return { documentCount: row.documents, chunkCount: row.chunks };
+  }
+
+  async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+    const units = parseQuery(query);
+    if (units.length === 0) return [];
+    const db = this.database(collectionId, false);
+    if (!db) return [];
+    const limit = Math.min(MAX_TOP_K, Math.max(1, Math.floor(Number.isFinite(topK) ? topK : 1)));
+    const select = db.prepare(
+      `SELECT rowid, rank, snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS}) AS snip
+       FROM chunks_fts WHERE chunks_fts MATCH ? AND rank MATCH '${RANK_FUNCTION}'
+       ORDER BY rank LIMIT ?`,
+    );
+    let rows = select.all(toMatch(units, " "), limit) as HitRow[];
+    if (rows.length === 0 && units.length > 1) rows = select.all(toMatch(units, " OR "), limit) as HitRow[];
+    const ref = db.prepare(
+      `SELECT c.document_id, c.chunk_index, d.path, d.title
+       FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
+    );
+    const hits: SearchHit[] = [];
+    for (const row of rows) {
+      const chunk = ref.get(row.rowid) as ChunkRefRow | undefined;
+      if (!chunk) continue;
+      hits.push({
+        documentId: chunk.document_id,
+        path: chunk.path,
+        title: chunk.title,
+        chunkIndex: chunk.chunk_index,
+        snippet: markSnippet(row.snip ?? ""),
+        score: -row.rank,
+      });
+    }
+    return hits;
+  }
+
+  async drop(collectionId: string): Promise<void> {
+    const file = this.filePath(collectionId);
+    const db = this.open.get(file);
+    if (db) {
+      this.open.delete(file);
+      db.close();
+    }
+    for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
+  }
+
+  async close(): Promise<void> {
+    for (const db of this.open.values()) db.close();
+    this.open.clear();
+  }
+
+  /** Merges each index's b-trees into one; worth it after a bulk load. */
+  async optimize(collectionId: string): Promise<void> {
+    const db = this.database(collectionId, false);
+    if (!db) return;
+    db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
+  }
+
+  /** The file of one collection, e.g. for reporting its size. */
+  filePath(collectionId: string): string {
+    if (!UUID.test(collectionId)) throw new NotFoundError("Collection not found");
+    return path.join(this.dir, `${collectionId.toLowerCase()}.db`);
+  }
+
+  /** The open database of a collection; without `create`, undefined when it has no file yet. */
+  private database(collectionId: string, create: boolean): Database.Database | undefined {
+    const file = this.filePath(collectionId);
+    const cached = this.open.get(file);
+    if (cached) return cached;
+    if (!create && !fs.existsSync(file)) return undefined;
+    fs.mkdirSync(this.dir, { recursive: true });
+    const db = new Database(file);
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("busy_timeout = 5000");
+      migrate(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    this.open.set(file, db);
+    return db;
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(`Search index ${db.name} has schema version ${current}, newer than this build (${SCHEMA_VERSION})`);
+  }
+  if (current === SCHEMA_VERSION) return;
+  db.transaction(() => {
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) db.exec(MIGRATIONS[version]);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+function deleteDocument(db: Database.Database, documentId: string): void {
+  db.prepare("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)").run(documentId);
+  db.prepare("DELETE FROM chunks WHERE document_id = ?").run(documentId);
+  db.prepare("DELETE FROM documents WHERE id = ?").run(documentId);
+}
+
+function toSummary(row: DocumentRow): DocumentSummary {
+  return {
+    documentId: row.id,
+    sourceId: row.source_id,
+    path: row.path,
+    title: row.title,
+    size: row.size,
+    modifiedAt: new Date(row.modified_at),
+    chunkCount: row.chunk_count,
+    indexedAt: new Date(row.indexed_at),
+  };
+}
+
+/** Indexed text never carries the snippet sentinels, so content cannot forge a <mark>. */
+function clean(text: string): string {
+  return text.replace(SENTINELS, "");
+}
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+}
+
+/** Escape everything, then turn the sentinels (and only them) into <mark> tags. */
+export function markSnippet(raw: string): string {
+  return escapeHtml(raw).replaceAll(MARK_OPEN, "<mark>").replaceAll(MARK_CLOSE, "</mark>");
+}
+
+/** One query unit: the tokens of a term or a phrase, `prefix` on the trailing unit. */
+export interface QueryUnit {
+  tokens: string[];
+  prefix: boolean;
+}
+
+// What the query parser treats as word characters: letters, digits, marks, private use and
+// other symbols (emoji), roughly what unicode61 keeps. FTS5 re-tokenizes every quoted unit,
+// so a mismatch here only changes how a word splits, never the query's syntax.
+const WORD = /[\p{L}\p{N}\p{Co}\p{So}][\p{L}\p{N}\p{M}\p{Co}\p{So}]*/gu;
+
+/**
+ * Turns user input into query units, never FTS5 syntax: "quoted text" is a phrase, every
+ * other whitespace-separated piece is a term (or a phrase when punctuation splits it, as
+ * "e-mail" was split when indexed). Operators, column filters and punctuation are just words
+ * or dropped. The last unquoted term becomes a prefix match unless the query ends in a space.
+ */
+export function parseQuery(query: string): QueryUnit[] {
+  const text = query.slice(0, MAX_QUERY_CHARS);
+  const units: QueryUnit[] = [];
+  let lastWasQuoted = false;
+  for (const match of text.matchAll(/"([^"]*)"|[^\s"]+/g)) {
+    const quoted = match[1] !== undefined;
+    const tokens = (match[1] ?? match[0]).match(WORD) ?? [];
+    if (tokens.length === 0) continue;
+    units.push({ tokens, prefix: false });
+    lastWasQuoted = quoted;
+  }
+  const last = units.at(-1);
+  if (last && !lastWasQuoted && !/\s$/.test(text) && last.tokens.at(-1)!.length >= 3) last.prefix = true;
+  return units.slice(0, MAX_QUERY_UNITS);
+}
+
+/** FTS5 MATCH text: every unit a quoted string (tokens cannot contain quotes), joined by AND (space) or OR. */
+function toMatch(units: QueryUnit[], joiner: " " | " OR "): string {
+  return units.map((u) => `"${u.tokens.join(" ")}"${u.prefix ? "*" : ""}`).join(joiner);
+}

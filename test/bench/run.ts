@@ -1,0 +1,150 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { startSamba } from "../fixtures/samba";
+import { startSluice, tempDir } from "../fixtures/sluice-server";
+import { client, createGroup, signUp } from "../fixtures/http-client";
+import { runSearchBench } from "./search.bench";
+import { seeded, writeCorpus, zipfWord } from "./corpus";
+
+/**
+ * `npm run bench`: ingestion against a real Samba share, compared with smbclient's raw
+ * transfer; a no-change re-run; search latency on the ingested collection (over HTTP) and
+ * on a synthetic 100,000-chunk collection; API latency during ingestion; peak RSS.
+ */
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function peakRssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+const rows: Array<[string, string, string, string]> = [];
+function report(name: string, value: string, target = "", ok: boolean | null = null): void {
+  rows.push([name, value, target, ok === null ? "" : ok ? "ok" : "MISSED"]);
+  process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target})` : ""}\n`);
+}
+
+async function main(): Promise<void> {
+  const corpusDir = tempDir("sluice-corpus-");
+  fs.chmodSync(corpusDir, 0o755);
+  process.stdout.write("writing the corpus...\n");
+  const corpus = await writeCorpus(corpusDir);
+  const mb = corpus.bytes / 1024 / 1024;
+  process.stdout.write(`corpus: ${corpus.files} files, ${mb.toFixed(1)} MB\n`);
+
+  const samba = await startSamba({ extraShares: { corpus: corpusDir } });
+  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000" } });
+  try {
+    // The raw transfer limit: smbclient copying the same share recursively.
+    const target = tempDir("sluice-mget-");
+    const mgetStart = performance.now();
+    execFileSync(
+      "smbclient",
+      [`//127.0.0.1/corpus`, "-p", String(samba.port), "-U", `${samba.username}%${samba.password}`, "-c", `prompt OFF; recurse ON; lcd ${target}; mget *`],
+      { stdio: "ignore" },
+    );
+    const mgetSeconds = (performance.now() - mgetStart) / 1000;
+    fs.rmSync(target, { recursive: true, force: true });
+
+    const request = client(server.api);
+    const user = await signUp(request, "bench");
+    const group = await createGroup(request, user.token, "bench");
+    const created = await request("POST", `/data_sources/smb/${group}`, {
+      token: user.token,
+      body: {
+        data_source: { data_source_name: "Bench corpus" },
+        smb_source: {
+          remote_system_username: samba.username,
+          remote_smb_password: samba.password,
+          remote_system_name: "localhost",
+          local_system_name: "BENCH",
+          default_ip: "127.0.0.1",
+          port: samba.port,
+        },
+      },
+    });
+    if (created.status !== 201) throw new Error(`source creation failed: ${created.text}`);
+    const { pipeline } = created.body;
+
+    const runJob = async (measureApi: boolean) => {
+      const latencies: number[] = [];
+      const start = performance.now();
+      const trigger = await request("POST", `/data_pipelines/${pipeline.id}/ingest`, { token: user.token });
+      if (trigger.status !== 202) throw new Error(`trigger failed: ${trigger.text}`);
+      for (;;) {
+        if (measureApi) {
+          const t = performance.now();
+          await request("GET", "/collections", { token: user.token });
+          latencies.push(performance.now() - t);
+        }
+        const status = await request("GET", `/data_pipelines/${pipeline.id}/ingest/status`, { token: user.token });
+        if (status.body.status !== "processing") return { seconds: (performance.now() - start) / 1000, job: status.body, latencies };
+        await new Promise((r) => setTimeout(r, measureApi ? 5 : 20));
+      }
+    };
+
+    process.stdout.write("full ingestion...\n");
+    const full = await runJob(true);
+    if (full.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(full.job)}`);
+    const corpusFiles = full.job.entities_discovered;
+    const ingestMbps = full.job.bytes_processed / 1024 / 1024 / full.seconds;
+    const rawMbps = mb / mgetSeconds;
+    process.stdout.write("\nResults\n");
+    report("files ingested", `${corpusFiles} (${full.job.entities_failed} failed, ${full.job.entities_skipped} skipped)`);
+    report("full ingestion", `${full.seconds.toFixed(2)} s, ${(corpusFiles / full.seconds).toFixed(0)} files/s, ${ingestMbps.toFixed(1)} MB/s`);
+    report("smbclient recursive mget", `${mgetSeconds.toFixed(2)} s, ${(corpus.files / mgetSeconds).toFixed(0)} files/s, ${rawMbps.toFixed(1)} MB/s`);
+    report("ingestion / raw transfer", `${(ingestMbps / rawMbps).toFixed(2)}x`, ">= 0.5x", ingestMbps / rawMbps >= 0.5);
+    const sortedApi = full.latencies.sort((a, b) => a - b);
+    report(
+      "API p99 GET /collections during ingestion",
+      `${percentile(sortedApi, 99).toFixed(1)} ms over ${sortedApi.length} requests (p50 ${percentile(sortedApi, 50).toFixed(1)} ms)`,
+      "< 50 ms",
+      percentile(sortedApi, 99) < 50,
+    );
+
+    const rerun = await runJob(false);
+    report("no-change re-run", `${rerun.seconds.toFixed(2)} s (${rerun.job.bytes_processed} bytes read)`, "< 2 s", rerun.seconds < 2);
+
+    const random = seeded(7);
+    const searchLatencies: number[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const q = Array.from({ length: 1 + Math.floor(random() * 3) }, () => zipfWord(corpus.words, random)).join(" ");
+      const t = performance.now();
+      const res = await request("GET", `/collections/${pipeline.collection_id}/search?q=${encodeURIComponent(q)}`, { token: user.token });
+      searchLatencies.push(performance.now() - t);
+      if (res.status !== 200) throw new Error(`search failed: ${res.text}`);
+    }
+    searchLatencies.sort((a, b) => a - b);
+    report(
+      "search over HTTP, ingested collection (1,000 queries)",
+      `p50 ${percentile(searchLatencies, 50).toFixed(1)} ms, p95 ${percentile(searchLatencies, 95).toFixed(1)} ms`,
+    );
+    const rss = peakRssMb(server.child.pid!);
+    report("peak RSS of the server", `${rss.toFixed(0)} MB`, "< 400 MB", rss < 400);
+  } finally {
+    await server.stop();
+    await samba.stop();
+    fs.rmSync(corpusDir, { recursive: true, force: true });
+  }
+
+  process.stdout.write("synthetic 100,000-chunk collection...\n");
+  const synthetic = await runSearchBench({ chunks: 100_000, queries: 1000 });
+  report(
+    "search, 100,000 chunks (1,000 queries, index direct)",
+    `p50 ${synthetic.p50.toFixed(2)} ms, p95 ${synthetic.p95.toFixed(2)} ms`,
+    "p95 < 20 ms",
+    synthetic.p95 < 20,
+  );
+
+  process.stdout.write("\n| measure | value | target | |\n|---|---|---|---|\n");
+  for (const row of rows) process.stdout.write(`| ${row.join(" | ")} |\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`benchmark failed: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});

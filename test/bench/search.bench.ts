@@ -1,0 +1,174 @@
+import crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+
+/**
+ * Search latency on a synthetic collection, straight against the index (no HTTP): chunks of
+ * ~1,000 characters drawn from a skewed vocabulary of ~20,000 made-up words, loaded through
+ * the production upsertDocument path, then 1-3 term queries drawn with the same skew.
+ * Run directly: `node --import tsx test/bench/search.bench.ts [chunks] [queries]`.
+ */
+
+export interface SearchBenchOptions {
+  chunks: number;
+  queries: number;
+  /** Chunks per document (one upsert each); 10 by default. */
+  chunksPerDocument?: number;
+  /** Keep the index directory instead of deleting it afterwards. */
+  keep?: boolean;
+}
+
+export interface SearchBenchResult {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  /** Mean hits per query and how many queries found nothing. */
+  meanHits: number;
+  emptyQueries: number;
+  buildSeconds: number;
+  optimizeSeconds: number;
+  indexBytes: number;
+  chunks: number;
+  queries: number;
+  dir: string;
+}
+
+const VOCABULARY_SIZE = 20_000;
+const CHUNK_CHARS = 1000;
+const SYLLABLES = ["ka", "lo", "mi", "ra", "ten", "vo", "qui", "sel", "dan", "por", "ux", "bel", "tor", "fen", "gal", "rin"];
+
+/** Deterministic generator (LCG), so every run indexes the same corpus and asks the same queries. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+function vocabulary(size: number, random: () => number): string[] {
+  const words = new Set<string>();
+  while (words.size < size) {
+    const n = 2 + Math.floor(random() * 4);
+    words.add(Array.from({ length: n }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(""));
+  }
+  return [...words];
+}
+
+/** Skewed draw: low indexes are common (the first word is ~4% of all words), most are rare. */
+function skewedWord(words: string[], random: () => number): string {
+  return words[Math.floor(words.length * random() ** 3)];
+}
+
+function chunkText(words: string[], random: () => number): string {
+  const sentences: string[] = [];
+  let length = 0;
+  while (length < CHUNK_CHARS) {
+    const sentence = Array.from({ length: 8 + Math.floor(random() * 10) }, () => skewedWord(words, random)).join(" ");
+    sentences.push(sentence.charAt(0).toUpperCase() + sentence.slice(1) + ".");
+    length += sentence.length + 2;
+  }
+  return sentences.join(" ");
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function dirBytes(dir: string): number {
+  return fs.readdirSync(dir).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
+}
+
+export async function runSearchBench(options: SearchBenchOptions): Promise<SearchBenchResult> {
+  const perDocument = options.chunksPerDocument ?? 10;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-search-bench-"));
+  const dir = path.join(root, "indexes");
+  const index = new SqliteFtsIndex({ dir });
+  const collection = crypto.randomUUID();
+  const sourceId = crypto.randomUUID();
+  const random = seeded(42);
+  const words = vocabulary(VOCABULARY_SIZE, random);
+  try {
+    const buildStart = performance.now();
+    for (let d = 0, written = 0; written < options.chunks; d++) {
+      const count = Math.min(perDocument, options.chunks - written);
+      const chunks = Array.from({ length: count }, (_, i) => ({ chunkIndex: i, text: chunkText(words, random) }));
+      const folder = `folder-${d % 100}`;
+      await index.upsertDocument(collection, {
+        sourceId,
+        path: `${folder}/${skewedWord(words, random)}-${d}.txt`,
+        title: `${skewedWord(words, random)} ${skewedWord(words, random)} ${d}`,
+        size: chunks.reduce((sum, c) => sum + c.text.length, 0),
+        modifiedAt: new Date(1_700_000_000_000 + d * 1000),
+        version: null,
+        chunks,
+      });
+      written += count;
+    }
+    const buildSeconds = (performance.now() - buildStart) / 1000;
+    const optimizeStart = performance.now();
+    await index.optimize(collection);
+    const optimizeSeconds = (performance.now() - optimizeStart) / 1000;
+
+    const queryRandom = seeded(7);
+    const queries = Array.from({ length: options.queries }, () =>
+      Array.from({ length: 1 + Math.floor(queryRandom() * 3) }, () => skewedWord(words, queryRandom)).join(" "),
+    );
+    for (const q of queries.slice(0, 20)) await index.search(collection, q, 10); // warm the page cache
+    const latencies: number[] = [];
+    let hits = 0;
+    let emptyQueries = 0;
+    for (const q of queries) {
+      const t = performance.now();
+      const found = await index.search(collection, q, 10);
+      latencies.push(performance.now() - t);
+      hits += found.length;
+      if (found.length === 0) emptyQueries++;
+    }
+    latencies.sort((a, b) => a - b);
+    await index.close();
+    return {
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      p99: percentile(latencies, 99),
+      max: latencies[latencies.length - 1],
+      meanHits: hits / queries.length,
+      emptyQueries,
+      buildSeconds,
+      optimizeSeconds,
+      indexBytes: dirBytes(dir),
+      chunks: options.chunks,
+      queries: options.queries,
+      dir,
+    };
+  } finally {
+    await index.close();
+    if (!options.keep) fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  const chunks = Number(process.argv[2] ?? 100_000);
+  const queries = Number(process.argv[3] ?? 1000);
+  runSearchBench({ chunks, queries })
+    .then((r) => {
+      process.stdout.write(
+        [
+          `search bench: ${r.chunks} chunks, ${r.queries} queries`,
+          `  build (upsertDocument, ${Math.ceil(r.chunks / 10)} documents): ${r.buildSeconds.toFixed(1)} s, optimize ${r.optimizeSeconds.toFixed(1)} s`,
+          `  index size: ${(r.indexBytes / 1024 / 1024).toFixed(1)} MB`,
+          `  latency: p50 ${r.p50.toFixed(2)} ms, p95 ${r.p95.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(2)} ms`,
+          `  mean hits ${r.meanHits.toFixed(1)}, queries with no hit ${r.emptyQueries}`,
+          `  target p95 < 20 ms: ${r.p95 < 20 ? "ok" : "MISSED"}`,
+          "",
+        ].join("\n"),
+      );
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(`search bench failed: ${(error as Error).stack ?? error}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,297 @@
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startSamba, type SambaServer } from "../fixtures/samba";
+import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { makeDocx, makePdf } from "../fixtures/documents";
+
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
+
+let samba: SambaServer;
+let bulkSamba: SambaServer;
+let server: SluiceServer;
+let request: Request;
+let owner: { email: string; token: string };
+let group: string;
+
+/** A share of many small files, so a run lasts long enough to be seen queued, running and killed. */
+function writeBulk(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const folder = path.join(dir, `batch-${Math.floor(i / 200)}`);
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, `note-${i}.txt`), `Bulk note number ${i}. `.repeat(40));
+  }
+}
+
+before(async () => {
+  samba = await startSamba({
+    populate: async (docs) => {
+      fs.writeFileSync(path.join(docs, "quarterly.pdf"), await makePdf(["The zephyr quarterly forecast predicts sunny margins."]));
+      fs.writeFileSync(path.join(docs, "handbook.docx"), await makeDocx(["Employees receive a marmalade allowance every spring."]));
+      fs.writeFileSync(path.join(docs, "broken.pdf"), "this is not really a pdf");
+      fs.writeFileSync(path.join(docs, "doomed.txt"), "The quokka migration happens at dawn.");
+      fs.writeFileSync(path.join(docs, "changing.md"), "# Draft\n\nThe original wording mentions a periwinkle.");
+    },
+  });
+  const bulkDir = tempDir("sluice-bulk-");
+  writeBulk(bulkDir, 2500);
+  fs.chmodSync(bulkDir, 0o755);
+  bulkSamba = await startSamba({ extraShares: { bulk: bulkDir } });
+  server = await startSluice({ env: { SMB_TIMEOUT_MS: "3000" } });
+  request = client(server.api);
+  owner = await signUp(request, "owner");
+  group = await createGroup(request, owner.token);
+});
+after(async () => {
+  if (server.child.exitCode === null) await server.stop();
+  await samba.stop();
+  await bulkSamba.stop();
+});
+
+async function addSource(target: SambaServer, name: string, token = owner.token, groupId = group) {
+  const res = await request("POST", `/data_sources/smb/${groupId}`, {
+    token,
+    body: {
+      data_source: { data_source_name: name },
+      smb_source: {
+        remote_system_username: target.username,
+        remote_smb_password: target.password,
+        remote_system_name: "localhost",
+        local_system_name: "SLUICE",
+        default_ip: "127.0.0.1",
+        port: target.port,
+      },
+    },
+  });
+  assert.equal(res.status, 201, res.text);
+  return res.body as { data_source: { id: string }; pipeline: { id: string; collection_id: string } };
+}
+
+async function waitForJob(pipelineId: string, token = owner.token, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
+    if (res.status === 200 && res.body.status !== "processing") return res.body;
+    if (Date.now() > deadline) throw new Error(`job did not finish: ${res.text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function search(collectionId: string, q: string, token = owner.token) {
+  const res = await request("GET", `/collections/${collectionId}/search?q=${encodeURIComponent(q)}`, { token });
+  assert.equal(res.status, 200, res.text);
+  return res.body.results as Array<{ path: string; snippet: string; title: string; chunk_index: number; score: number; document_id: string }>;
+}
+
+describe("ingestion lifecycle", () => {
+  let docs: Awaited<ReturnType<typeof addSource>>;
+
+  it("answers 202 with a detail before any run", async () => {
+    docs = await addSource(samba, "Docs");
+    const res = await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: owner.token });
+    assert.equal(res.status, 202);
+    assert.deepEqual(res.body, { detail: "No ingestion jobs found for this pipeline" });
+  });
+
+  it("a trigger answers 202 with a processing job record at once; the run completes with every field set", async () => {
+    const trigger = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(trigger.status, 202);
+    const job = trigger.body;
+    assert.equal(job.status, "processing");
+    assert.equal(job.pipeline_id, docs.pipeline.id);
+    assert.match(job.job_id, /^[0-9a-f-]{36}$/);
+    assert.equal(job.progress_percentage, null, "nothing discovered yet");
+    assert.equal(job.entities_discovered, 0);
+    assert.equal(job.error_message, null);
+    assert.match(job.started_at, TIMESTAMP);
+    assert.equal(job.completed_at, null);
+
+    const done = await waitForJob(docs.pipeline.id);
+    assert.equal(done.job_id, job.job_id);
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.equal(done.progress_percentage, 100.0);
+    assert.match(done.completed_at, TIMESTAMP);
+    assert.match(done.started_at, TIMESTAMP);
+    assert.equal(done.error_message, null);
+    const onDisk = countFiles(samba.shareDir("docs"));
+    assert.equal(done.entities_discovered, onDisk, "every file of the readable share is discovered");
+    assert.equal(done.entities_processed, onDisk);
+    assert.ok(done.bytes_processed > 0);
+    assert.equal(typeof done.current_entity, "string");
+
+    const pipeline = await request("GET", `/data_pipelines/${docs.pipeline.id}`, { token: owner.token });
+    assert.equal(pipeline.body.status, "active");
+  });
+
+  it("a file that cannot be parsed is counted and listed, not fatal; unsupported files are skipped; a locked share is listed", async () => {
+    const done = (await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: owner.token })).body;
+    assert.equal(done.status, "completed");
+    assert.equal(done.entities_failed, 1);
+    assert.ok(done.errors.some((e: { entity: string }) => e.entity === "docs/broken.pdf"), JSON.stringify(done.errors));
+    assert.ok(done.entities_skipped >= 1, "image.bin is skipped");
+    assert.ok(done.errors.some((e: { entity: string }) => e.entity === "private"), "the share it cannot open is listed");
+  });
+
+  it("search finds a phrase in the right file, across formats, with a marked snippet", async () => {
+    const pdf = await search(docs.pipeline.collection_id, "zephyr quarterly");
+    assert.equal(pdf[0].path, "docs/quarterly.pdf");
+    assert.match(pdf[0].snippet, /<mark>zephyr<\/mark>/i);
+    assert.equal((await search(docs.pipeline.collection_id, "marmalade allowance"))[0].path, "docs/handbook.docx");
+    assert.equal((await search(docs.pipeline.collection_id, "naïve café"))[0].path, "docs/résumé ünïcode.txt");
+    assert.equal((await search(docs.pipeline.collection_id, "two levels down"))[0].path, "docs/folder with spaces/sub dir/deep note.txt");
+    const listed = await request("GET", `/collections/${docs.pipeline.collection_id}/documents?limit=100`, { token: owner.token });
+    assert.equal(listed.status, 200);
+    assert.ok(listed.body.documents.some((d: { path: string }) => d.path === "docs/notes.md"));
+    const collections = await request("GET", "/collections", { token: owner.token });
+    const collection = collections.body.find((c: { id: string }) => c.id === docs.pipeline.collection_id);
+    assert.equal(collection.document_count, listed.body.total);
+    assert.ok(collection.chunk_count >= collection.document_count);
+  });
+
+  it("a re-run picks up only what changed: added, changed and deleted files", async () => {
+    const docsDir = samba.shareDir("docs");
+    fs.writeFileSync(path.join(docsDir, "added.txt"), "A fresh memo about the narwhal budget.");
+    fs.writeFileSync(path.join(docsDir, "changing.md"), "# Final\n\nThe revised wording mentions a tangerine instead.");
+    const future = new Date(Date.now() + 5000);
+    fs.utimesSync(path.join(docsDir, "changing.md"), future, future);
+    fs.rmSync(path.join(docsDir, "doomed.txt"));
+
+    assert.equal((await search(docs.pipeline.collection_id, "quokka migration"))[0]?.path, "docs/doomed.txt");
+    const trigger = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(trigger.status, 202);
+    const done = await waitForJob(docs.pipeline.id);
+    assert.equal(done.status, "completed");
+    const expectedBytes =
+      fs.statSync(path.join(docsDir, "added.txt")).size +
+      fs.statSync(path.join(docsDir, "changing.md")).size +
+      fs.statSync(path.join(docsDir, "broken.pdf")).size; // failed last time, so read again
+    assert.equal(done.bytes_processed, expectedBytes, "unchanged files are not read again");
+
+    assert.equal((await search(docs.pipeline.collection_id, "narwhal budget"))[0]?.path, "docs/added.txt");
+    assert.equal((await search(docs.pipeline.collection_id, "tangerine"))[0]?.path, "docs/changing.md");
+    assert.deepEqual(await search(docs.pipeline.collection_id, "periwinkle"), [], "old text of a changed file is gone");
+    assert.deepEqual(await search(docs.pipeline.collection_id, "quokka migration"), [], "a deleted file is gone");
+    const jobs = await request("GET", `/data_pipelines/${docs.pipeline.id}/jobs`, { token: owner.token });
+    assert.equal(jobs.body.length, 2);
+    assert.equal(jobs.body[0].job_id, done.job_id, "newest first");
+  });
+
+  it("another group's user gets 404 for trigger, status, jobs, search and documents, the same as a random id", async () => {
+    const stranger = await signUp(request, "stranger");
+    const random = "00000000-0000-4000-8000-000000000000";
+    for (const [method, p, r] of [
+      ["POST", `/data_pipelines/${docs.pipeline.id}/ingest`, `/data_pipelines/${random}/ingest`],
+      ["GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, `/data_pipelines/${random}/ingest/status`],
+      ["GET", `/data_pipelines/${docs.pipeline.id}/jobs`, `/data_pipelines/${random}/jobs`],
+      ["GET", `/collections/${docs.pipeline.collection_id}/search?q=zephyr`, `/collections/${random}/search?q=zephyr`],
+      ["GET", `/collections/${docs.pipeline.collection_id}/documents`, `/collections/${random}/documents`],
+    ]) {
+      const denied = await request(method, p, { token: stranger.token });
+      const missing = await request(method, r, { token: stranger.token });
+      assert.equal(denied.status, 404, `${method} ${p}`);
+      assert.deepEqual(denied.body, missing.body);
+    }
+  });
+
+  it("access is re-checked at trigger time: a member removed from the group gets 404", async () => {
+    const member = await signUp(request, "member");
+    await request("PUT", `/user_groups/${group}/members/${member.email}`, { token: owner.token });
+    assert.equal((await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: member.token })).status, 200);
+    await request("DELETE", `/user_groups/${group}/members/${member.email}`, { token: owner.token });
+    assert.equal((await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: member.token })).status, 404);
+  });
+
+  it("search validates its query (422)", async () => {
+    const res = await request("GET", `/collections/${docs.pipeline.collection_id}/search?q=`, { token: owner.token });
+    assert.equal(res.status, 422);
+    const bad = await request("GET", `/collections/${docs.pipeline.collection_id}/search?q=x&top_k=0`, { token: owner.token });
+    assert.equal(bad.status, 422);
+  });
+});
+
+describe("the serial queue", () => {
+  it("runs one job at a time across pipelines, in trigger order; 409 while queued or running", async () => {
+    const bulk = await addSource(bulkSamba, "Bulk");
+    const docs2 = await addSource(samba, "Docs again");
+    const first = await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
+    const second = await request("POST", `/data_pipelines/${docs2.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(first.status, 202);
+    assert.equal(second.status, 202);
+
+    const runningAgain = await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(runningAgain.status, 409);
+    assert.equal(runningAgain.body.detail, "Ingestion already in progress for this pipeline");
+    const queuedAgain = await request("POST", `/data_pipelines/${docs2.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(queuedAgain.status, 409);
+    assert.equal(queuedAgain.body.detail, "Ingestion already in progress for this pipeline");
+
+    const waiting = await request("GET", `/data_pipelines/${docs2.pipeline.id}/ingest/status`, { token: owner.token });
+    assert.equal(waiting.body.status, "processing");
+    assert.equal(waiting.body.entities_discovered, 0, "the second job waits for the first");
+
+    const a = await waitForJob(bulk.pipeline.id);
+    const b = await waitForJob(docs2.pipeline.id);
+    assert.equal(a.status, "completed");
+    assert.equal(b.status, "completed");
+    assert.ok(a.entities_discovered >= 2500);
+    assert.ok(b.started_at >= a.completed_at, `second started ${b.started_at} before first completed ${a.completed_at}`);
+  });
+
+  it("deleting a source or collection while its job runs answers 409", async () => {
+    const bulk = await addSource(bulkSamba, "Bulk busy");
+    await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal((await request("DELETE", `/data_sources/${bulk.data_source.id}`, { token: owner.token })).status, 409);
+    assert.equal((await request("DELETE", `/collections/${bulk.pipeline.collection_id}`, { token: owner.token })).status, 409);
+    await waitForJob(bulk.pipeline.id);
+    assert.equal((await request("DELETE", `/data_sources/${bulk.data_source.id}`, { token: owner.token })).status, 204);
+  });
+});
+
+describe("failures and crashes", () => {
+  it("an unreachable source fails the job with error_message", async () => {
+    const doomed = await startSamba();
+    const source = await addSource(doomed, "Soon gone");
+    await doomed.stop();
+    const trigger = await request("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(trigger.status, 202);
+    const done = await waitForJob(source.pipeline.id);
+    assert.equal(done.status, "failed");
+    assert.match(done.error_message, /unreachable/i);
+    assert.match(done.completed_at, TIMESTAMP);
+    const pipeline = await request("GET", `/data_pipelines/${source.pipeline.id}`, { token: owner.token });
+    assert.equal(pipeline.body.status, "failed");
+  });
+
+  it("a job killed mid-run (SIGKILL) is marked failed at start-up, and the next run completes", async () => {
+    const bulk = await addSource(bulkSamba, "Bulk crash");
+    await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
+    for (;;) {
+      const status = (await request("GET", `/data_pipelines/${bulk.pipeline.id}/ingest/status`, { token: owner.token })).body;
+      assert.equal(status.status, "processing", "the run ended before it could be killed");
+      if (status.entities_processed > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await server.kill();
+
+    server = await startSluice({ dataDir: server.dataDir, env: { SMB_TIMEOUT_MS: "3000" } });
+    request = client(server.api);
+    const after = await request("GET", `/data_pipelines/${bulk.pipeline.id}/ingest/status`, { token: owner.token });
+    assert.equal(after.body.status, "failed");
+    assert.equal(after.body.error_message, "Interrupted by shutdown");
+    assert.match(after.body.completed_at, TIMESTAMP);
+
+    const again = await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(again.status, 202);
+    const done = await waitForJob(bulk.pipeline.id);
+    assert.equal(done.status, "completed");
+    assert.equal(done.entities_discovered, 2500 + countFiles(bulkSamba.shareDir("docs")));
+    const found = await search(bulk.pipeline.collection_id, "Bulk note number 2499");
+    assert.ok(found.some((hit) => hit.path.endsWith("note-2499.txt")));
+  });
+});
+
+function countFiles(dir: string): number {
+  return fs.readdirSync(dir, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? countFiles(path.join(dir, e.name)) : 1), 0);
+}

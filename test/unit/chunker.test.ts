@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { chunkText, normaliseWhitespace } from "../../server/ingest/parse/chunker";
+import { fillerParagraph } from "../fixtures/documents";
+
+const longText = Array.from({ length: 60 }, (_, i) => `Section ${i}.\n\n${fillerParagraph(i, 40 + (i % 7) * 15)}`).join("\n\n\n");
+const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
+
+describe("chunkText", () => {
+  it("returns no chunks for empty or blank text", () => {
+    assert.deepEqual(chunkText(""), []);
+    assert.deepEqual(chunkText(" \n\t\r\n  "), []);
+  });
+
+  it("keeps short text as one normalised chunk", () => {
+    assert.deepEqual(chunkText("  Hello\t\tthere   world \r\n\r\n\r\n\r\nNext  para  "), [{ chunkIndex: 0, text: "Hello there world\n\nNext para" }]);
+  });
+
+  it("makes chunks of at most `size` characters, numbered in order, most of them near the size", () => {
+    const chunks = chunkText(longText);
+    assert.ok(chunks.length > 10);
+    chunks.forEach((chunk, i) => {
+      assert.equal(chunk.chunkIndex, i);
+      assert.ok(chunk.text.length <= 1000, `chunk ${i} is ${chunk.text.length} long`);
+      if (i < chunks.length - 1) assert.ok(chunk.text.length >= 500, `chunk ${i} is only ${chunk.text.length} long`);
+      assert.equal(chunk.text, chunk.text.trim());
+    });
+  });
+
+  it("overlaps consecutive chunks by up to about `overlap` characters", () => {
+    const chunks = chunkText(longText, { size: 400, overlap: 80 });
+    for (let i = 1; i < chunks.length; i++) {
+      const previous = chunks[i - 1].text;
+      const shared = longestSuffixPrefix(previous, chunks[i].text);
+      assert.ok(shared >= 20 && shared <= 80, `overlap between ${i - 1} and ${i} is ${shared}`);
+    }
+    const noOverlap = chunkText(longText, { size: 400, overlap: 0 });
+    assert.deepEqual(words(noOverlap.map((c) => c.text).join(" ")), words(longText));
+  });
+
+  it("loses no word and breaks only at word edges: chunks tile the text with no gaps", () => {
+    const source = normaliseWhitespace(longText);
+    for (const opts of [{}, { size: 300, overlap: 50 }, { size: 57, overlap: 10 }]) {
+      let previousStart = -1;
+      let covered = 0;
+      for (const chunk of chunkText(longText, opts)) {
+        const start = source.indexOf(chunk.text, previousStart + 1);
+        assert.ok(start >= 0, "each chunk is a verbatim slice of the normalised text, after the previous one");
+        assert.match(source.slice(covered, Math.max(covered, start)), /^\s*$/, "nothing but whitespace skipped between chunks");
+        const end = start + chunk.text.length;
+        assert.ok(start === 0 || /\s/.test(source[start - 1]), `chunk starts at a word edge: ${chunk.text.slice(0, 20)}`);
+        assert.ok(end === source.length || /\s/.test(source[end]), `chunk ends at a word edge: ${chunk.text.slice(-20)}`);
+        previousStart = start;
+        covered = Math.max(covered, end);
+      }
+      assert.equal(covered, source.length, `all text covered with ${JSON.stringify(opts)}`);
+      const vocabulary = new Set(chunkText(longText, opts).flatMap((c) => words(c.text)));
+      for (const word of words(longText)) assert.ok(vocabulary.has(word), `${word} is whole in some chunk`);
+    }
+  });
+
+  it("prefers to end chunks at sentence or paragraph ends", () => {
+    const chunks = chunkText(longText, { size: 300, overlap: 50 });
+    const endings = chunks.slice(0, -1).filter((c) => /[.!?]$/.test(c.text)).length;
+    assert.ok(endings >= (chunks.length - 1) * 0.8, `${endings} of ${chunks.length - 1} chunks end a sentence`);
+  });
+
+  it("cuts a word longer than the chunk only because it must, and never splits a surrogate pair", () => {
+    const giant = "😀".repeat(700); // 1400 UTF-16 units, no spaces
+    const chunks = chunkText(`start ${giant} end`);
+    assert.ok(chunks.every((c) => c.text.length <= 1000));
+    assert.ok(chunks.every((c) => !/[\ud800-\udbff]$/.test(c.text) && !/^[\udc00-\udfff]/.test(c.text)));
+    assert.equal(chunks.map((c) => c.text).join("").replace(/\s/g, ""), `start${giant}end`); // no overlap inside a cut word
+    assert.match(chunks[0].text, /^start/);
+    assert.match(chunks.at(-1)!.text, /end$/);
+  });
+
+  it("is deterministic", () => {
+    assert.deepEqual(chunkText(longText, { size: 333, overlap: 44 }), chunkText(longText, { size: 333, overlap: 44 }));
+  });
+
+  it("normalises whitespace runs but keeps paragraph breaks", () => {
+    assert.equal(normaliseWhitespace("a \t b\r\nc\n \n\n\n d\u00a0\u00a0e "), "a b\nc\n\nd e");
+  });
+});
+
+function longestSuffixPrefix(a: string, b: string): number {
+  for (let n = Math.min(a.length, b.length); n > 0; n--) if (a.endsWith(b.slice(0, n))) return n;
+  return 0;
+}

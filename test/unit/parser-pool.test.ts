@@ -1,0 +1,172 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { ParseError } from "../../server/ingest/parse/parse-types";
+import { ParserPool } from "../../server/ingest/parse/parser-pool";
+import { makeDocx, makePdf, makePptx, makeXlsx } from "../fixtures/documents";
+
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const fromSource = __filename.endsWith(".ts");
+const poolModule = path.resolve(__dirname, "../../server/ingest/parse/parser-pool");
+
+function isParseError(pattern: RegExp) {
+  return (err: unknown): boolean => {
+    assert.ok(err instanceof ParseError, `expected ParseError, got ${String(err)}`);
+    assert.match(err.message, pattern);
+    assert.doesNotMatch(err.message, /\n\s+at /, "no stack trace in the message");
+    return true;
+  };
+}
+
+describe("ParserPool", () => {
+  const pool = new ParserPool({ size: 2 });
+  after(() => pool.close());
+
+  it("parses files of every format in parallel, queueing beyond the pool size", async () => {
+    const files: Array<[string, Uint8Array]> = [
+      ["a.txt", utf8("alpha text about a capybara")],
+      ["b.md", utf8("# B\n\nbravo markdown")],
+      ["c.pdf", await makePdf(["charlie pdf about a kinkajou"], { title: "Charlie" })],
+      ["d.docx", await makeDocx(["delta docx about a pangolin"])],
+      ["e.pptx", makePptx([["echo slide about an okapi"]])],
+      ["f.xlsx", makeXlsx({ Foxtrot: [["foxtrot cell", 7]] })],
+      ["g.html", utf8("<title>Golf</title><p>golf html about a quoll</p>")],
+      ["h.json", utf8('{"hotel": "json about a numbat"}')],
+    ];
+    const results = await Promise.all(files.map(([name, bytes]) => pool.parse(name, bytes)));
+    const expected = ["capybara", "bravo", "kinkajou", "pangolin", "okapi", "foxtrot cell 7", "quoll", "numbat"];
+    results.forEach((result, i) => {
+      assert.equal(result.kind, "indexed", files[i][0]);
+      if (result.kind !== "indexed") return;
+      assert.ok(result.chunks.some((c) => c.text.includes(expected[i])), `${files[i][0]}: ${JSON.stringify(result.chunks)}`);
+      assert.equal(result.chunks[0].chunkIndex, 0);
+    });
+    assert.deepEqual(
+      results.map((r) => (r.kind === "indexed" ? r.title : "")),
+      ["a", "b", "Charlie", "d", "e", "f", "Golf", "h"],
+    );
+  });
+
+  it("chunks long text in the worker", async () => {
+    const long = Array.from({ length: 400 }, (_, i) => `Sentence number ${i} about river otters.`).join(" ");
+    const result = await pool.parse("long.txt", utf8(long));
+    assert.equal(result.kind, "indexed");
+    if (result.kind === "indexed") {
+      assert.ok(result.chunks.length > 10);
+      assert.deepEqual(result.chunks.map((c) => c.chunkIndex), result.chunks.map((_, i) => i));
+    }
+  });
+
+  it("skips unsupported types and files without text", async () => {
+    assert.deepEqual(await pool.parse("picture.png", new Uint8Array([1, 2, 3])), { kind: "skipped", reason: "unsupported file type" });
+    assert.deepEqual(await pool.parse("empty.txt", new Uint8Array(0)), { kind: "skipped", reason: "no text found" });
+    assert.deepEqual(await pool.parse("blank.docx", await makeDocx(["  "])), { kind: "skipped", reason: "no text found" });
+  });
+
+  it("rejects a corrupt file with the parser's message, and carries on", async () => {
+    await assert.rejects(pool.parse("broken.pdf", utf8("%PDF-1.7 nonsense")), isParseError(/Not a readable PDF/));
+    await assert.rejects(pool.parse("broken.xlsx", utf8("nope")), isParseError(/Not a readable XLSX/));
+    assert.equal((await pool.parse("fine.txt", utf8("still fine"))).kind, "indexed");
+  });
+
+  it("transfers a whole ArrayBuffer to the worker and copies a view into a shared one", async () => {
+    const owned = utf8("transferred bytes");
+    const transferred = pool.parse("t.txt", owned);
+    assert.equal(owned.byteLength, 0, "the caller's view is detached: the bytes moved, not copied");
+    assert.equal((await transferred).kind, "indexed");
+    const pooled = Buffer.from("a small Buffer lives in Node's shared pool"); // not transferable
+    const result = await pool.parse("p.txt", pooled);
+    assert.equal(result.kind === "indexed" && result.chunks[0].text, "a small Buffer lives in Node's shared pool");
+    assert.equal(pooled.toString(), "a small Buffer lives in Node's shared pool");
+  });
+
+  it("parses ~1 MB PDF and DOCX files in reasonable time", async () => {
+    const pdf = await makePdf(["The benchmark PDF starts here."], { targetBytes: 1_000_000 });
+    const docx = await makeDocx(["The benchmark DOCX starts here."], { targetBytes: 1_000_000 });
+    for (const [name, bytes] of [["bench.pdf", pdf], ["bench.docx", docx]] as const) {
+      const size = bytes.byteLength;
+      const started = performance.now();
+      const result = await pool.parse(name, bytes);
+      const ms = Math.round(performance.now() - started);
+      assert.equal(result.kind, "indexed");
+      if (result.kind !== "indexed") return;
+      const chars = result.chunks.reduce((sum, c) => sum + c.text.length, 0);
+      console.log(`${name}: ${(size / 1e6).toFixed(2)} MB -> ${result.chunks.length} chunks (${chars} chars) in ${ms} ms`);
+      assert.match(result.chunks[0].text, /^The benchmark (PDF|DOCX) starts here\./);
+    }
+  });
+});
+
+describe("ParserPool with a misbehaving parser", () => {
+  it("fails only the crashing, out-of-memory and hanging files; the pool recovers", async () => {
+    process.env.SLUICE_PARSER_TEST_HOOKS = "1"; // read once, when the pool is built
+    const pool = new ParserPool({ size: 2, timeoutMs: 1500, maxHeapMb: 64 });
+    delete process.env.SLUICE_PARSER_TEST_HOOKS;
+    try {
+      const names = [
+        "__sluice_test_crash__.txt", "ok-1.txt", "__sluice_test_oom__.txt", "ok-2.txt",
+        "__sluice_test_hang__.txt", "ok-3.txt", "ok-4.txt",
+      ];
+      const started = performance.now();
+      const settled = await Promise.allSettled(names.map((name) => pool.parse(name, utf8(`contents of ${name}`))));
+      const byName = Object.fromEntries(names.map((name, i) => [name, settled[i]]));
+      for (const name of names.filter((n) => n.startsWith("ok-"))) {
+        const outcome = byName[name];
+        assert.equal(outcome.status, "fulfilled", name);
+        if (outcome.status === "fulfilled") assert.equal(outcome.value.kind, "indexed");
+      }
+      const reasonOf = (name: string): unknown => {
+        const outcome = byName[name];
+        assert.equal(outcome.status, "rejected", name);
+        return outcome.status === "rejected" ? outcome.reason : undefined;
+      };
+      isParseError(/crashed/)(reasonOf("__sluice_test_crash__.txt"));
+      isParseError(/ran out of memory/)(reasonOf("__sluice_test_oom__.txt"));
+      isParseError(/timed out after 1\.5 s/)(reasonOf("__sluice_test_hang__.txt"));
+      console.log(`crash + OOM + hang + 4 good files settled in ${Math.round(performance.now() - started)} ms`);
+
+      const again = await Promise.all([pool.parse("after-1.txt", utf8("one")), pool.parse("after-2.docx", await makeDocx(["two"]))]);
+      assert.deepEqual(again.map((r) => r.kind), ["indexed", "indexed"]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("ignores the hook file names unless SLUICE_PARSER_TEST_HOOKS=1 was set", async () => {
+    const pool = new ParserPool({ size: 1, timeoutMs: 5000 });
+    try {
+      const result = await pool.parse("__sluice_test_hang__.txt", utf8("an ordinary file"));
+      assert.equal(result.kind, "indexed");
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("ParserPool.close", () => {
+  it("rejects running and queued parses, refuses new ones, and is idempotent", async () => {
+    const pool = new ParserPool({ size: 1 });
+    const pending = [pool.parse("a.txt", utf8("a")), pool.parse("b.txt", utf8("b")), pool.parse("c.txt", utf8("c"))];
+    const settling = Promise.allSettled(pending);
+    await pool.close();
+    const settled = await settling;
+    assert.ok(settled.every((s) => s.status === "rejected" && s.reason instanceof ParseError));
+    await assert.rejects(pool.parse("d.txt", utf8("d")), isParseError(/closed/));
+    await pool.close();
+  });
+
+  it("lets the process exit once the pool is closed", () => {
+    const script = `
+      const { ParserPool } = require(${JSON.stringify(poolModule)});
+      const pool = new ParserPool({ size: 2 });
+      Promise.all([pool.parse("a.txt", new TextEncoder().encode("hello")), pool.parse("b.txt", new TextEncoder().encode("there"))])
+        .then((results) => { console.log(results.map((r) => r.kind).join(",")); return pool.close(); });
+    `;
+    const args = [...(fromSource ? ["--import", "tsx"] : []), "-e", script];
+    const child = spawnSync(process.execPath, args, { cwd: path.resolve(__dirname, "../.."), timeout: 30_000, encoding: "utf8" });
+    assert.equal(child.error, undefined, "the child exited by itself before the timeout");
+    assert.equal(child.status, 0, child.stderr);
+    assert.equal(child.stdout.trim(), "indexed,indexed");
+  });
+});
