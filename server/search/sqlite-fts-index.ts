@@ -49,8 +49,14 @@ const MIGRATIONS: Record<number, string> = {
   `,
 };
 
-/** Column weights for bm25(title, path, body): a title hit outweighs a body hit. */
-const RANK_FUNCTION = "bm25(5.0, 2.0, 1.0)";
+/** bm25 with column weights (title, path, body): a title hit outweighs a body hit. */
+const BM25 = "bm25(chunks_fts, 5.0, 2.0, 1.0)";
+/**
+ * The most matching chunks one query ranks. Ranking costs ~1 µs per match, so a term found
+ * in most chunks would take ~100 ms at 100k chunks; past this many matches, only the most
+ * recently indexed ones are ranked. Such a term's idf is near zero anyway.
+ */
+const RANK_WINDOW = 10_000;
 const SNIPPET_TOKENS = 20;
 const MAX_TOP_K = 100;
 const MAX_QUERY_UNITS = 16;
@@ -81,10 +87,9 @@ interface DocumentRow {
   indexed_at: number;
 }
 
-interface HitRow {
+interface RankedRow {
   rowid: number;
-  rank: number;
-  snip: string | null;
+  bm25: number;
 }
 
 interface ChunkRefRow {
@@ -190,28 +195,39 @@ export class SqliteFtsIndex implements SearchIndex {
     const db = this.database(collectionId, false);
     if (!db) return [];
     const limit = Math.min(MAX_TOP_K, Math.max(1, Math.floor(Number.isFinite(topK) ? topK : 1)));
-    const select = db.prepare(
-      `SELECT rowid, rank, snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS}) AS snip
-       FROM chunks_fts WHERE chunks_fts MATCH ? AND rank MATCH '${RANK_FUNCTION}'
-       ORDER BY rank LIMIT ?`,
+    // All terms; then, if the last word may be unfinished, it as a prefix (a prefix merges
+    // many doclists, too slow to do every time); then any term.
+    const attempts = [toMatch(units, " ", false)];
+    if (units.at(-1)!.prefix) attempts.push(toMatch(units, " ", true));
+    if (units.length > 1) attempts.push(toMatch(units, " OR ", false));
+    let match = "";
+    let top: RankedRow[] = [];
+    for (const attempt of attempts) {
+      match = attempt;
+      top = rankedChunks(db, match, limit);
+      if (top.length > 0) break;
+    }
+    // snippet() runs only for the chunks kept, not for every match the ranking looked at.
+    const snippet = db.prepare(
+      `SELECT snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS})
+       FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
     );
-    let rows = select.all(toMatch(units, " "), limit) as HitRow[];
-    if (rows.length === 0 && units.length > 1) rows = select.all(toMatch(units, " OR "), limit) as HitRow[];
     const ref = db.prepare(
       `SELECT c.document_id, c.chunk_index, d.path, d.title
        FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
     );
     const hits: SearchHit[] = [];
-    for (const row of rows) {
-      const chunk = ref.get(row.rowid) as ChunkRefRow | undefined;
+    for (const { rowid, bm25 } of top) {
+      const chunk = ref.get(rowid) as ChunkRefRow | undefined;
       if (!chunk) continue;
+      const raw = snippet.pluck().get(match, rowid) as string | null | undefined;
       hits.push({
         documentId: chunk.document_id,
         path: chunk.path,
         title: chunk.title,
         chunkIndex: chunk.chunk_index,
-        snippet: markSnippet(row.snip ?? ""),
-        score: -row.rank,
+        snippet: markSnippet(raw ?? ""),
+        score: -bm25,
       });
     }
     return hits;
@@ -285,6 +301,20 @@ function deleteDocument(db: Database.Database, documentId: string): void {
   db.prepare("DELETE FROM documents WHERE id = ?").run(documentId);
 }
 
+/** The best chunks for a MATCH expression, best first, bm25 negative (lower is better). */
+function rankedChunks(db: Database.Database, match: string, limit: number): RankedRow[] {
+  // Walking the doclist by rowid without scoring is cheap: it finds where the window starts.
+  const floor = db
+    .prepare("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?")
+    .pluck()
+    .get(match, RANK_WINDOW) as number | undefined;
+  // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
+  const sql = `SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE chunks_fts MATCH ?${floor === undefined ? "" : " AND rowid > ?"}
+               ORDER BY bm25 LIMIT ?`;
+  const args = floor === undefined ? [match, limit] : [match, floor, limit];
+  return db.prepare(sql).all(...args) as RankedRow[];
+}
+
 function toSummary(row: DocumentRow): DocumentSummary {
   return {
     documentId: row.id,
@@ -314,7 +344,7 @@ export function markSnippet(raw: string): string {
   return escapeHtml(raw).replaceAll(MARK_OPEN, "<mark>").replaceAll(MARK_CLOSE, "</mark>");
 }
 
-/** One query unit: the tokens of a term or a phrase, `prefix` on the trailing unit. */
+/** One query unit: the tokens of a term or a phrase; `prefix` when it may be an unfinished word. */
 export interface QueryUnit {
   tokens: string[];
   prefix: boolean;
@@ -329,7 +359,7 @@ const WORD = /[\p{L}\p{N}\p{Co}\p{So}][\p{L}\p{N}\p{M}\p{Co}\p{So}]*/gu;
  * Turns user input into query units, never FTS5 syntax: "quoted text" is a phrase, every
  * other whitespace-separated piece is a term (or a phrase when punctuation splits it, as
  * "e-mail" was split when indexed). Operators, column filters and punctuation are just words
- * or dropped. The last unquoted term becomes a prefix match unless the query ends in a space.
+ * or dropped. The last unquoted term may be an unfinished word unless the query ends in a space.
  */
 export function parseQuery(query: string): QueryUnit[] {
   const text = query.slice(0, MAX_QUERY_CHARS);
@@ -348,6 +378,6 @@ export function parseQuery(query: string): QueryUnit[] {
 }
 
 /** FTS5 MATCH text: every unit a quoted string (tokens cannot contain quotes), joined by AND (space) or OR. */
-function toMatch(units: QueryUnit[], joiner: " " | " OR "): string {
-  return units.map((u) => `"${u.tokens.join(" ")}"${u.prefix ? "*" : ""}`).join(joiner);
+function toMatch(units: QueryUnit[], joiner: " " | " OR ", prefix: boolean): string {
+  return units.map((u) => `"${u.tokens.join(" ")}"${prefix && u.prefix ? "*" : ""}`).join(joiner);
 }

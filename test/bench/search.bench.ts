@@ -16,6 +16,8 @@ export interface SearchBenchOptions {
   queries: number;
   /** Chunks per document (one upsert each); 10 by default. */
   chunksPerDocument?: number;
+  /** Run FTS5 'optimize' after the load (default true); ingestion may not. */
+  optimize?: boolean;
   /** Keep the index directory instead of deleting it afterwards. */
   keep?: boolean;
 }
@@ -110,7 +112,7 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
     }
     const buildSeconds = (performance.now() - buildStart) / 1000;
     const optimizeStart = performance.now();
-    await index.optimize(collection);
+    if (options.optimize ?? true) await index.optimize(collection);
     const optimizeSeconds = (performance.now() - optimizeStart) / 1000;
 
     const queryRandom = seeded(7);
@@ -153,7 +155,7 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
 if (require.main === module) {
   const chunks = Number(process.argv[2] ?? 100_000);
   const queries = Number(process.argv[3] ?? 1000);
-  runSearchBench({ chunks, queries })
+  runSearchBench({ chunks, queries, optimize: !process.argv.includes("--no-optimize") })
     .then((r) => {
       process.stdout.write(
         [

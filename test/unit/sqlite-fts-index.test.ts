@@ -104,6 +104,13 @@ test("a failure in the middle of an upsert leaves the old version intact", async
   assert.equal(hits[0].documentId, original);
   assert.deepEqual(await index.search(collection, "narwhal", 10), []);
   assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+
+  // This one fails on the last statement, after the old version was deleted: the rollback restores it.
+  const late = doc("x.txt", ["replacement narwhal text"], { size: Number.NaN }); // NaN binds as NULL: size is NOT NULL
+  await assert.rejects(index.upsertDocument(collection, late), /NOT NULL/);
+  assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [original]);
+  assert.deepEqual(await index.search(collection, "narwhal", 10), []);
+  assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
 });
 
 test("removeDocuments removes only the named paths of that source", async () => {
