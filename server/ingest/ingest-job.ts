@@ -13,11 +13,12 @@ import { JobInterrupted, type JobHandler } from "./job-queue";
 import { isSupported } from "./parse/file-types";
 import type { ParserPool } from "./parse/parser-pool";
 import { isUnder, walkSource } from "./walk-source";
+import { BatchedIndexWriter } from "./batched-index-writer";
 
 /** Files larger than this are not read into memory for parsing; they are listed as failed. */
 export const MAX_INDEXED_FILE_BYTES = 200 * 1024 * 1024;
 /** Files read and parsed at once: overlaps network reads with parsing on the worker threads. */
-const FILES_IN_FLIGHT = 4;
+const FILES_IN_FLIGHT = 16;
 
 export interface IngestDeps {
   db: DataSource;
@@ -82,10 +83,12 @@ async function syncSource(
   progress.discoveryComplete = true;
   await progress.flush();
 
+  const writer = new BatchedIndexWriter(deps.index, collectionId, progress);
   await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
     checkAbort();
-    await ingestFile(deps, connector, collectionId, sourceId, file, indexed.get(file.path), progress);
+    await ingestFile(deps, connector, writer, collectionId, sourceId, file, indexed.get(file.path), progress);
   });
+  await writer.flush();
   checkAbort();
 
   const seen = new Set(walk.files.map((f) => f.path));
@@ -105,6 +108,7 @@ function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean 
 async function ingestFile(
   deps: IngestDeps,
   connector: Connector,
+  writer: BatchedIndexWriter,
   collectionId: string,
   sourceId: string,
   file: RemoteEntry,
@@ -128,16 +132,19 @@ async function ingestFile(
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
       return progress.processed("skipped", bytesRead);
     }
-    await deps.index.upsertDocument(collectionId, {
-      sourceId,
-      path: file.path,
-      title: parsed.title,
-      size: file.size,
-      modifiedAt: file.modifiedAt,
-      version: file.version ?? null,
-      chunks: parsed.chunks,
-    });
-    progress.processed("indexed", bytesRead);
+    // Counted as processed once its batch is written.
+    await writer.add(
+      {
+        sourceId,
+        path: file.path,
+        title: parsed.title,
+        size: file.size,
+        modifiedAt: file.modifiedAt,
+        version: file.version ?? null,
+        chunks: parsed.chunks,
+      },
+      bytesRead,
+    );
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);

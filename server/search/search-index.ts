@@ -58,6 +58,8 @@ export interface SearchIndex extends CollectionIndex {
    * removed, in one transaction, so a failure never leaves the document missing.
    */
   upsertDocument(collectionId: string, doc: DocumentInput): Promise<string>;
+  /** Several documents in one transaction (all or none), for ingestion's throughput. */
+  upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]>;
   /** Removes documents of one source by path. */
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
   /** Every indexed document of one source, by path, for incremental re-sync. */

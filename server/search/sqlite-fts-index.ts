@@ -43,8 +43,7 @@ const MIGRATIONS: Record<number, string> = {
     );
     CREATE VIRTUAL TABLE chunks_fts USING fts5(
       title, path, body,
-      tokenize = 'porter unicode61 remove_diacritics 2',
-      prefix = '3'
+      tokenize = 'porter unicode61 remove_diacritics 2'
     );
   `,
 };
@@ -108,40 +107,40 @@ export class SqliteFtsIndex implements SearchIndex {
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
+    return (await this.upsertDocuments(collectionId, [doc]))[0];
+  }
+
+  /**
+   * One transaction for the whole batch: FTS5 writes a new index segment per commit, so
+   * committing documents in batches rather than one by one is several times faster.
+   */
+  async upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
+    if (docs.length === 0) return [];
     const db = this.database(collectionId, true)!;
-    const documentId = crypto.randomUUID();
-    const title = clean(doc.title);
-    const docPath = clean(doc.path);
-    const write = db.transaction(() => {
-      const old = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck().get(doc.sourceId, doc.path) as
-        | string
-        | undefined;
-      // New chunks first; the old version is removed only once they are all in. The new
-      // document row comes last because UNIQUE(source_id, path) admits one row at a time.
-      const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
-      const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
-      for (const chunk of doc.chunks) {
-        const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
-        insertFts.run(lastInsertRowid, title, docPath, clean(chunk.text));
-      }
-      if (old !== undefined) deleteDocument(db, old);
-      db.prepare(
-        `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        documentId,
-        doc.sourceId,
-        doc.path,
-        doc.title,
-        doc.size,
-        doc.modifiedAt.getTime(),
-        doc.version,
-        doc.chunks.length,
-        Date.now(),
-      );
-    });
-    write.immediate();
-    return documentId;
+    const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+    const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+    const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+    const insertDocument = db.prepare(
+      `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const ids = docs.map(() => crypto.randomUUID());
+    db.transaction(() => {
+      docs.forEach((doc, i) => {
+        const title = clean(doc.title);
+        const docPath = clean(doc.path);
+        const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
+        // New chunks first; the old version is removed only once they are all in. The new
+        // document row comes last because UNIQUE(source_id, path) admits one row at a time.
+        for (const chunk of doc.chunks) {
+          const { lastInsertRowid } = insertChunk.run(ids[i], chunk.chunkIndex);
+          insertFts.run(lastInsertRowid, title, docPath, clean(chunk.text));
+        }
+        if (old !== undefined) deleteDocument(db, old);
+        insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now());
+      });
+    }).immediate();
+    return ids;
   }
 
   async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
