@@ -1,60 +1,148 @@
+import fs from "node:fs";
 import path from "node:path";
-import { app, BrowserWindow, shell, utilityProcess, type UtilityProcess } from "electron";
+import { app, BrowserWindow, ipcMain, Menu, nativeImage, shell, Tray, utilityProcess, type UtilityProcess } from "electron";
+import { lanUrls } from "./lan-addresses";
+import { stopServer, waitForListening } from "./server-process";
+import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
+import { isAppUrl, isExternalWebUrl } from "./url-guards";
 
 /**
- * The desktop shell: runs the headless server (dist/server/main.js) as a utility
- * process on 127.0.0.1 and opens a locked-down window on it. Everything the
- * product does lives in server/; this file only manages the process and window.
+ * The desktop shell: runs the headless server (dist/server/main.js) as a utility process,
+ * opens a locked-down window on it, and offers a tray with "Allow LAN access". Everything
+ * the product does lives in server/; this file only manages processes and windows.
  */
 
 const SERVER_ENTRY = path.join(__dirname, "..", "server", "main.js");
-let server: UtilityProcess | null = null;
+const PRELOAD = path.join(__dirname, "preload.js");
 
-function startServer(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = utilityProcess.fork(SERVER_ENTRY, [], {
-      stdio: "pipe",
-      env: { ...process.env, HOST: "127.0.0.1", PORT: process.env.PORT ?? "0", DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData") },
-    });
-    server = child;
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`server exited with code ${code}`)));
+let server: UtilityProcess | null = null;
+let serverUrl = "";
+let settings: ShellSettings;
+let window: BrowserWindow | null = null;
+let tray: Tray | null = null;
+let quitting = false;
+
+function logStream(): fs.WriteStream {
+  const dir = path.join(app.getPath("userData"), "logs");
+  fs.mkdirSync(dir, { recursive: true });
+  return fs.createWriteStream(path.join(dir, "sluice.log"), { flags: "a" });
+}
+
+async function startServer(): Promise<void> {
+  const { host, port } = serverBinding(settings);
+  const child = utilityProcess.fork(SERVER_ENTRY, [], {
+    stdio: "pipe",
+    serviceName: "Sluice server",
+    env: { ...process.env, HOST: host, PORT: String(port), DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData") },
+  });
+  const log = logStream();
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  server = child;
+  const url = await waitForListening(child);
+  // The window always talks to the server over loopback, whatever address it binds.
+  serverUrl = url.replace("//0.0.0.0:", "//127.0.0.1:");
+  child.once("exit", () => {
+    if (!quitting && server === child) app.quit();
   });
 }
 
-function isAppUrl(target: string, appUrl: string): boolean {
-  try {
-    return new URL(target).origin === new URL(appUrl).origin;
-  } catch {
-    return false;
-  }
+async function restartServer(): Promise<void> {
+  const old = server;
+  server = null;
+  if (old) await stopServer(old);
+  await startServer();
+  await window?.loadURL(serverUrl);
+  refreshTray();
 }
 
-async function openWindow(appUrl: string): Promise<void> {
-  const window = new BrowserWindow({
+function lanState() {
+  const port = Number(new URL(serverUrl).port);
+  return { enabled: settings.allowLanAccess, urls: settings.allowLanAccess ? lanUrls(port) : [] };
+}
+
+async function setLanAccess(enabled: boolean) {
+  settings = { ...settings, allowLanAccess: enabled };
+  writeSettings(app.getPath("userData"), settings);
+  await restartServer();
+  return lanState();
+}
+
+/** contextIsolation + sandbox, no Node in the page, and guards on every navigation and new window. */
+function openWindow(): void {
+  if (window) {
+    window.show();
+    window.focus();
+    return;
+  }
+  window = new BrowserWindow({
     width: 1280,
     height: 820,
-    webPreferences: { contextIsolation: true, sandbox: true, nodeIntegration: false },
+    title: "Sluice",
+    webPreferences: { contextIsolation: true, sandbox: true, nodeIntegration: false, preload: PRELOAD },
   });
   window.webContents.on("will-navigate", (event, target) => {
-    if (!isAppUrl(target, appUrl)) event.preventDefault();
+    if (!isAppUrl(target, serverUrl)) {
+      event.preventDefault();
+      if (isExternalWebUrl(target)) void shell.openExternal(target);
+    }
   });
   window.webContents.setWindowOpenHandler(({ url }) => {
-    if (url.startsWith("https:")) void shell.openExternal(url);
+    // OAuth consent pages and other links go to the system browser, never a new app window.
+    if (isExternalWebUrl(url)) void shell.openExternal(url);
     return { action: "deny" };
   });
-  await window.loadURL(appUrl);
+  window.on("closed", () => {
+    window = null;
+  });
+  void window.loadURL(serverUrl);
+}
+
+function refreshTray(): void {
+  if (!tray) return;
+  const { enabled, urls } = lanState();
+  tray.setToolTip(enabled && urls.length ? `Sluice: ${urls[0]}` : "Sluice");
+  tray.setContextMenu(
+    Menu.buildFromTemplate([
+      { label: "Open Sluice", click: openWindow },
+      { type: "separator" },
+      { label: "Allow LAN access", type: "checkbox", checked: enabled, click: (item) => void setLanAccess(item.checked) },
+      ...urls.map((url) => ({ label: `Reachable at ${url}`, enabled: false })),
+      { type: "separator" },
+      { label: "Quit", click: () => app.quit() },
+    ]),
+  );
+}
+
+function registerIpc(): void {
+  ipcMain.handle("sluice:get-lan-access", () => lanState());
+  ipcMain.handle("sluice:set-lan-access", (_event, enabled: unknown) => setLanAccess(enabled === true));
+  ipcMain.handle("sluice:open-external", (_event, url: unknown) => {
+    if (typeof url === "string" && isExternalWebUrl(url)) return shell.openExternal(url);
+  });
 }
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  app.on("window-all-closed", () => app.quit());
-  app.on("before-quit", () => server?.kill());
-  void app.whenReady().then(async () => openWindow(await startServer()));
+  app.on("second-instance", openWindow);
+  app.on("window-all-closed", () => {
+    // The tray keeps the server running for LAN users; quit from the tray.
+    if (!tray) app.quit();
+  });
+  app.on("before-quit", (event) => {
+    if (quitting || !server) return;
+    // Stop the server cleanly first: it fails its running job durably and closes the database.
+    event.preventDefault();
+    quitting = true;
+    void stopServer(server).then(() => app.quit());
+  });
+  void app.whenReady().then(async () => {
+    settings = readSettings(app.getPath("userData"));
+    registerIpc();
+    await startServer();
+    tray = new Tray(nativeImage.createEmpty());
+    refreshTray();
+    openWindow();
+  });
 }

@@ -1,0 +1,11 @@
+import { contextBridge, ipcRenderer } from "electron";
+
+/**
+ * The few named functions the UI may call in the desktop app; never a generic invoke.
+ * In a LAN browser `window.sluiceDesktop` is undefined and the UI hides these controls.
+ */
+contextBridge.exposeInMainWorld("sluiceDesktop", {
+  getLanAccess: (): Promise<{ enabled: boolean; urls: string[] }> => ipcRenderer.invoke("sluice:get-lan-access"),
+  setLanAccess: (enabled: boolean): Promise<{ enabled: boolean; urls: string[] }> => ipcRenderer.invoke("sluice:set-lan-access", enabled === true),
+  openExternal: (url: string): Promise<void> => ipcRenderer.invoke("sluice:open-external", String(url)),
+});

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { lanUrls } from "../../main/lan-addresses";
+import { stopServer, waitForListening } from "../../main/server-process";
+import { readSettings, serverBinding, writeSettings } from "../../main/settings";
+import { isAppUrl, isExternalWebUrl } from "../../main/url-guards";
+import { serverEntryArgs, tempDir } from "../fixtures/sluice-server";
+
+describe("URL guards", () => {
+  const app = "http://127.0.0.1:8420";
+  it("lets the window show only the app's own origin", () => {
+    assert.equal(isAppUrl("http://127.0.0.1:8420/collections?x=1", app), true);
+    for (const target of [
+      "http://127.0.0.1:8421/",
+      "https://127.0.0.1:8420/",
+      "http://127.0.0.1:8420.evil.example/",
+      "http://localhost:8420/",
+      "file:///etc/passwd",
+      "javascript:alert(1)",
+      "not a url",
+    ]) {
+      assert.equal(isAppUrl(target, app), false, target);
+    }
+  });
+
+  it("sends only http(s) links to the system browser", () => {
+    assert.equal(isExternalWebUrl("https://accounts.google.com/o/oauth2/v2/auth?x=1"), true);
+    assert.equal(isExternalWebUrl("http://example.com"), true);
+    for (const target of ["file:///etc/passwd", "javascript:alert(1)", "smb://server/share", "data:text/html,hi", "", "https://"]) {
+      assert.equal(isExternalWebUrl(target), false, target);
+    }
+  });
+});
+
+describe("shell settings", () => {
+  it("defaults, round-trips and ignores invalid values", () => {
+    const dir = tempDir();
+    assert.deepEqual(readSettings(dir), { allowLanAccess: false, port: 0 });
+    writeSettings(dir, { allowLanAccess: true, port: 9000 });
+    assert.deepEqual(readSettings(dir), { allowLanAccess: true, port: 9000 });
+    fs.writeFileSync(path.join(dir, "settings.json"), JSON.stringify({ allowLanAccess: "yes", port: 70000 }));
+    assert.deepEqual(readSettings(dir), { allowLanAccess: false, port: 0 });
+    fs.writeFileSync(path.join(dir, "settings.json"), "{broken");
+    assert.deepEqual(readSettings(dir), { allowLanAccess: false, port: 0 });
+  });
+
+  it("binds to loopback unless LAN access is allowed, and then to a fixed port", () => {
+    assert.deepEqual(serverBinding({ allowLanAccess: false, port: 0 }), { host: "127.0.0.1", port: 0 });
+    assert.deepEqual(serverBinding({ allowLanAccess: true, port: 0 }), { host: "0.0.0.0", port: 8420 });
+    assert.deepEqual(serverBinding({ allowLanAccess: true, port: 9001 }), { host: "0.0.0.0", port: 9001 });
+  });
+
+  it("lists external IPv4 addresses as LAN URLs", () => {
+    const urls = lanUrls(8420, {
+      lo: [{ address: "127.0.0.1", family: "IPv4", internal: true, netmask: "255.0.0.0", mac: "00:00:00:00:00:00", cidr: null }],
+      eth0: [
+        { address: "192.0.2.10", family: "IPv4", internal: false, netmask: "255.255.255.0", mac: "02:00:00:00:00:01", cidr: null },
+        { address: "fe80::1", family: "IPv6", internal: false, netmask: "ffff::", mac: "02:00:00:00:00:01", cidr: null, scopeid: 2 },
+      ],
+    });
+    assert.deepEqual(urls, ["http://192.0.2.10:8420/"]);
+  });
+});
+
+describe("server start/stop handshake", () => {
+  it("waits for the real server's listening line, then stops it cleanly with SIGTERM", async () => {
+    const child = spawn(process.execPath, serverEntryArgs(), {
+      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: tempDir(), SLUICE_SECRETS: "file" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const url = await waitForListening(child, 30_000);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${url}/api/health`);
+    assert.equal(health.status, 200);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    await stopServer(child, 10_000);
+    assert.equal(await exited, 0);
+  });
+
+  it("rejects when the server exits during start-up or never says it is listening", async () => {
+    const crashing = spawn(process.execPath, ["-e", "process.exit(3)"], { stdio: ["ignore", "pipe", "ignore"] });
+    await assert.rejects(waitForListening(crashing, 5000), /exit code 3/);
+    const silent = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: ["ignore", "pipe", "ignore"] });
+    await assert.rejects(waitForListening(silent, 300), /did not start within/);
+    await stopServer(silent, 5000);
+    assert.notEqual(silent.exitCode ?? silent.signalCode, null);
+  });
+});
