@@ -10,7 +10,7 @@ import { ingestHandler } from "./ingest/ingest-job";
 import { JobQueue } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
-import { SqliteFtsIndex } from "./search/sqlite-fts-index";
+import { ThreadedSqliteIndex } from "./search/threaded-index";
 import { openSecretStore } from "./secrets/secrets";
 
 export interface RunningServer {
@@ -28,7 +28,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     preferKeychain: config.secretsBackend === "auto",
   });
   const db = await openDatabase(config.dataDir);
-  const index = new SqliteFtsIndex({ dir: path.join(config.dataDir, "indexes") });
+  const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs);
   const queue = new JobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger);

@@ -234,12 +234,18 @@ export class SqliteFtsIndex implements SearchIndex {
 
   async drop(collectionId: string): Promise<void> {
     const file = this.filePath(collectionId);
+    await this.release(collectionId);
+    for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
+  }
+
+  /** Closes this process's connection to one collection's file (another thread is about to delete it). */
+  async release(collectionId: string): Promise<void> {
+    const file = this.filePath(collectionId);
     const db = this.open.get(file);
     if (db) {
       this.open.delete(file);
       db.close();
     }
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
   }
 
   async close(): Promise<void> {

@@ -1,9 +1,9 @@
 import os from "node:os";
-import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { isSupported } from "./file-types";
 import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse.worker";
 import { ParseError, type ParseResult } from "./parse-types";
+import { workerScript } from "../../worker-script";
 
 export interface ParserPoolOptions {
   /** Worker threads. Default min(2, CPUs). */
@@ -28,11 +28,7 @@ interface Slot {
   timer: NodeJS.Timeout | null;
 }
 
-// From source under tsx this file is parser-pool.ts and the worker must be loaded through tsx too.
-// `--import tsx` does not take effect in worker threads on Node 20 ("Unknown file extension .ts");
-// tsx's CommonJS hook does, and the project is CommonJS.
-const RUNNING_FROM_SOURCE = __filename.endsWith(".ts");
-const WORKER_PATH = path.join(__dirname, RUNNING_FROM_SOURCE ? "parse.worker.ts" : "parse.worker.js");
+const WORKER = workerScript(__filename, "parse.worker");
 
 /**
  * Parses files (text extraction + chunking) in worker threads, so a slow, crashing or
@@ -104,9 +100,9 @@ export class ParserPool {
 
   private spawn(): Slot {
     const workerData: ParseWorkerData = { testHooks: this.testHooks };
-    const worker = new Worker(WORKER_PATH, {
+    const worker = new Worker(WORKER.file, {
       workerData,
-      execArgv: RUNNING_FROM_SOURCE ? ["--require", "tsx/cjs"] : [],
+      execArgv: WORKER.execArgv,
       resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
       stdout: false,
       stderr: false,
