@@ -17,6 +17,8 @@ import { IngestService } from "./ingest/ingest.service";
 import { ingestRoutes } from "./http/ingest.routes";
 import type { SearchIndex } from "./search/search-index";
 import { SourcesService } from "./sources/sources.service";
+import { DriveService } from "./drive/drive.service";
+import { driveCallbackRoutes, driveRoutes } from "./http/drive.routes";
 import { PipelinesService } from "./pipelines/pipelines.service";
 import { dataSourcesRoutes } from "./http/data-sources.routes";
 import { pipelinesRoutes } from "./http/pipelines.routes";
@@ -31,6 +33,8 @@ import { usersRoutes } from "./http/users.routes";
 
 export interface AppDeps {
   config: Config;
+  /** The address browsers use: PUBLIC_URL, or the one the server listens on. */
+  publicUrl: string;
   db: DataSource;
   secrets: SecretStore;
   logger: Logger;
@@ -43,14 +47,15 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, "..", "..", "renderer", "dist");
 
-export async function createApp({ config, db, secrets, logger, index, connectors, queue }: AppDeps): Promise<Express> {
+export async function createApp({ config, publicUrl, db, secrets, logger, index, connectors, queue }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets);
   const accounts = new AccountsService(db, tokens, new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
   const collections = new CollectionsService(db, index);
   const sources = new SourcesService(db, secrets, connectors, index, config.smbTimeoutMs);
   const pipelines = new PipelinesService(db);
-  const secureCookies = config.publicUrl.startsWith("https:");
+  const drive = new DriveService(db, connectors.drive, publicUrl);
+  const secureCookies = publicUrl.startsWith("https:");
 
   const api = express.Router();
   api.use(express.json({ limit: BODY_LIMIT }));
@@ -58,11 +63,14 @@ export async function createApp({ config, db, secrets, logger, index, connectors
     res.json({ status: "ok" });
   });
   api.use(accountsRoutes(accounts, tokens, secureCookies));
+  // The browser returns from Google without a bearer token: the OAuth state names the user.
+  api.use(driveCallbackRoutes(drive));
   api.use(requireAuth(tokens));
   api.use(usersRoutes(accounts));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
   api.use(dataSourcesRoutes(sources));
+  api.use(driveRoutes(drive));
   api.use(pipelinesRoutes(pipelines));
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(notFound);

@@ -7,7 +7,8 @@ export interface Config {
   host: string;
   dataDir: string;
   ollamaHost: string;
-  publicUrl: string;
+  /** PUBLIC_URL, or null to use the address the server ends up listening on (PORT=0 is only known then). */
+  publicUrl: string | null;
   idp: { jwksUrl: string; issuer?: string; audience?: string } | null;
   google: { clientId: string; clientSecret: string; authUrl: string; tokenUrl: string; apiUrl: string } | null;
   /** "auto" probes the OS keychain and falls back to the encrypted file; "file" skips the keychain. */
@@ -67,8 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     dataDir,
     ollamaHost: parseUrl("OLLAMA_HOST", optional(env, "OLLAMA_HOST") ?? "http://127.0.0.1:11434"),
-    // PORT=0 is resolved once listening; main.ts fills the real port in then.
-    publicUrl: optional(env, "PUBLIC_URL") ? parseUrl("PUBLIC_URL", env.PUBLIC_URL!) : `http://${host}:${port}`,
+    publicUrl: optional(env, "PUBLIC_URL") ? parseUrl("PUBLIC_URL", env.PUBLIC_URL!) : null,
     idp: jwksUrl
       ? { jwksUrl: parseUrl("IDP_JWKS_URL", jwksUrl), issuer: optional(env, "IDP_ISSUER"), audience: optional(env, "IDP_AUDIENCE") }
       : null,

@@ -1,10 +1,11 @@
 import path from "node:path";
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import type { Express } from "express";
+import http from "node:http";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import { ConnectorRegistry } from "./connectors/registry";
+import { driveConnectors } from "./connectors/gdrive/drive-connectors";
 import { openDatabase } from "./data/data-source";
 import { ingestHandler } from "./ingest/ingest-job";
 import { JobQueue } from "./ingest/job-queue";
@@ -30,20 +31,23 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const db = await openDatabase(config.dataDir);
   const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
   const parsers = new ParserPool();
-  const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs);
+  const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
   const queue = new JobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger);
-  const app = await createApp({ config, db, secrets, logger, index, connectors, queue });
-  const server = await listen(app, config.port, config.host);
+  // Listen first: with PORT=0 the address (and so the OAuth redirect URI) is only known then.
+  const server = await listen(config.port, config.host);
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host}:${port}`;
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue });
+  server.on("request", app);
   await queue.start();
 
-  const port = (server.address() as AddressInfo).port;
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
   return {
-    url: `http://${config.host}:${port}`,
+    url,
     port,
     close: async () => {
       await queue.stop();
@@ -55,9 +59,10 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   };
 }
 
-function listen(app: Express, port: number, host: string): Promise<Server> {
+function listen(port: number, host: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = http.createServer();
+    server.listen(port, host);
     server.once("listening", () => resolve(server));
     server.once("error", reject);
   });

@@ -4,6 +4,7 @@ import { SmbSourceRecord, smbPasswordKey } from "../data/entities/smb-source.ent
 import type { SecretStore } from "../secrets/secrets";
 import type { Connector } from "./connector";
 import { SmbConnector } from "./smb/smb.connector";
+import type { DriveConnectors } from "./gdrive/drive-connectors";
 
 export interface SmbDetails {
   remoteSystemUsername: string;
@@ -31,6 +32,8 @@ export class ConnectorRegistry {
   constructor(
     private readonly secrets: SecretStore,
     private readonly smbTimeoutMs: number,
+    /** null when no Google OAuth client is configured. */
+    readonly drive: DriveConnectors | null = null,
   ) {}
 
   async forSource(db: EntityManager, source: DataSourceRecord): Promise<Connector> {
@@ -38,7 +41,8 @@ export class ConnectorRegistry {
       case "smb":
         return this.smbFor(db, source);
       case "drive":
-        throw new Error("Google Drive sources are not supported yet");
+        if (!this.drive) throw new Error("Google Drive is not configured on this instance: set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET");
+        return this.drive.forSource(db, source);
     }
   }
 

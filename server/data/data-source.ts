@@ -13,9 +13,13 @@ import { Pipeline } from "./entities/pipeline.entity";
 import { SmbSourceRecord } from "./entities/smb-source.entity";
 import { AccountsGroupsCollections1763800000000 } from "./migrations/1763800000000-accounts-groups-collections";
 import { SourcesPipelinesJobs1763800100000 } from "./migrations/1763800100000-sources-pipelines-jobs";
+import { DriveGrant } from "./entities/drive-grant.entity";
+import { DriveSourceRecord } from "./entities/drive-source.entity";
+import { DriveFileRecord } from "./entities/drive-file.entity";
+import { Drive1763800200000 } from "./migrations/1763800200000-drive";
 
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob];
-export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000];
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob, DriveGrant, DriveSourceRecord, DriveFileRecord];
+export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000];
 
 /** Opens (creating if needed) the SQLite database under dataDir and brings its schema up to date. */
 export async function openDatabase(dataDir: string): Promise<DataSource> {

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { DataSource, EntityManager } from "typeorm";
+import type { DataSource } from "typeorm";
 import { BadRequestError, ServiceUnavailableError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
@@ -12,7 +12,7 @@ import { smbConnector, type ConnectorRegistry, type SmbDetails } from "../connec
 import type { ShareListing } from "../connectors/smb/smb.connector";
 import type { SecretStore } from "../secrets/secrets";
 import type { SearchIndex } from "../search/search-index";
-import { autoCollectionName } from "./collection-name";
+import { provisionSource } from "./provision-source";
 import { assertNoActiveIngestion } from "../ingest/active-jobs";
 
 export interface NewSmbSource extends SmbDetails {
@@ -49,7 +49,7 @@ export class SourcesService {
     await this.secrets.set(smbPasswordKey(sourceId), input.password);
     try {
       return await this.db.transaction(async (tx) => {
-        const { source, pipeline } = await this.insertSourceWithPipeline(tx, sourceId, "smb", input.name, groupId);
+        const { source, pipeline } = await provisionSource(tx, sourceId, "smb", input.name, groupId);
         const smb = tx.create(SmbSourceRecord, {
           dataSourceId: sourceId,
           remoteSystemUsername: input.remoteSystemUsername,
@@ -138,24 +138,5 @@ export class SourcesService {
     } finally {
       await connector.close();
     }
-  }
-
-  private async insertSourceWithPipeline(tx: EntityManager, sourceId: string, kind: "smb" | "drive", name: string, groupId: string) {
-    const now = new Date();
-    const collection = tx.create(Collection, { id: crypto.randomUUID(), name: autoCollectionName(name), ownerGroupId: groupId, createdAt: now });
-    await tx.insert(Collection, collection);
-    const source = tx.create(DataSourceRecord, { id: sourceId, name, kind, ownerGroupId: groupId, autoCollectionId: collection.id, createdAt: now });
-    await tx.insert(DataSourceRecord, source);
-    const pipeline = tx.create(Pipeline, {
-      id: crypto.randomUUID(),
-      name: `${name} pipeline`,
-      description: `Ingests ${name} into ${collection.name}`,
-      dataSourceId: sourceId,
-      collectionId: collection.id,
-      status: "inactive",
-      createdAt: now,
-    });
-    await tx.insert(Pipeline, pipeline);
-    return { source, pipeline };
   }
 }

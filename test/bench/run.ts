@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
 import { startSamba } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { client, createGroup, signUp } from "../fixtures/http-client";

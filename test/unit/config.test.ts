@@ -9,7 +9,7 @@ describe("loadConfig", () => {
     assert.equal(config.port, 8420);
     assert.equal(config.host, "127.0.0.1");
     assert.equal(config.ollamaHost, "http://127.0.0.1:11434");
-    assert.equal(config.publicUrl, "http://127.0.0.1:8420");
+    assert.equal(config.publicUrl, null, "derived from the listening address once known");
     assert.equal(config.idp, null);
     assert.equal(config.google, null);
     assert.ok(config.dataDir.endsWith(`${path.sep}Sluice`));
@@ -25,7 +25,9 @@ describe("loadConfig", () => {
       GOOGLE_CLIENT_ID: "id",
       GOOGLE_CLIENT_SECRET: "secret",
       GOOGLE_API_URL: "http://127.0.0.1:9/",
+      PUBLIC_URL: "https://sluice.example.org/",
     });
+    assert.equal(config.publicUrl, "https://sluice.example.org");
     assert.equal(config.port, 0);
     assert.equal(config.host, "0.0.0.0");
     assert.equal(config.dataDir, path.resolve("/tmp/x"));

@@ -1,0 +1,30 @@
+import type { DriveFileRecord } from "../data/entities/drive-file.entity";
+import type { DriveGrant } from "../data/entities/drive-grant.entity";
+import type { DriveSourceRecord } from "../data/entities/drive-source.entity";
+import type { AccessToken } from "../drive/drive-tokens";
+import { isoNoZone } from "../time";
+
+/** Connection status; tokens are never part of it. */
+export function presentDriveStatus(grant: DriveGrant | null) {
+  return {
+    connected: grant !== null,
+    provider: "google" as const,
+    provider_subject: grant?.providerSubject ?? null,
+    email: grant?.email ?? null,
+    scopes: grant ? grant.scopes.split(" ").filter(Boolean) : [],
+    connected_at: isoNoZone(grant?.connectedAt),
+  };
+}
+
+/** The one place an OAuth token leaves the server (decisions: wire conventions). */
+export function presentPickerToken(token: AccessToken) {
+  return { access_token: token.token, expires_at: isoNoZone(token.expiresAt) };
+}
+
+export function presentDriveFile(file: DriveFileRecord) {
+  return { file_id: file.fileId, name: file.name, mime_type: file.mimeType, registered_at: isoNoZone(file.registeredAt) };
+}
+
+export function presentDriveSource(drive: DriveSourceRecord, files: DriveFileRecord[]) {
+  return { data_source_id: drive.dataSourceId, owner_user_id: drive.ownerUserId, file_count: files.length };
+}

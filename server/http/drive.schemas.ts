@@ -1,0 +1,28 @@
+import { z } from "zod";
+
+/** Request schemas of the Google Drive endpoints. */
+
+const DRIVE_FILE_ID = z
+  .string()
+  .min(1, "is required")
+  .max(200, "must be at most 200 characters")
+  .regex(/^[A-Za-z0-9_-]+$/, "must be a Drive file id (letters, digits, underscores, hyphens)");
+
+export const connectDriveQuery = z.object({ return_to: z.string().max(2000, "must be at most 2000 characters").optional() });
+
+export const driveCallbackQuery = z.object({
+  state: z.string().max(200).optional(),
+  code: z.string().max(2000).optional(),
+  error: z.string().max(200).optional(),
+});
+
+export const createDriveSourceBody = z.object({
+  data_source: z.object({
+    data_source_name: z.string().trim().min(1, "is required").max(100, "must be at most 100 characters"),
+    owner_group_id: z.string().min(1, "is required"),
+  }),
+});
+
+export const registerDriveFilesBody = z.object({
+  file_ids: z.array(DRIVE_FILE_ID).min(1, "must list at least one file").max(1000, "must list at most 1000 files"),
+});

@@ -1,0 +1,43 @@
+import type { ModelRecord } from "../data/entities/model.entity";
+import type { LibraryEntry } from "../llm/model-library";
+import type { PersonalModel } from "../llm/models.service";
+import { isoNoZone } from "../time";
+
+/** Presenters of the model routes (kept beside presenters.ts until they are merged into it). */
+export function presentModel(m: ModelRecord) {
+  return {
+    id: m.id,
+    model_name: m.modelName,
+    total_tokens_processed: m.totalTokensProcessed,
+    tokens_per_second: m.tokensPerSecond,
+    time_to_first_token_ms: m.timeToFirstTokenMs,
+    size_bytes: m.sizeBytes,
+    digest: m.digest,
+    family: m.family,
+    parameter_size: m.parameterSize,
+    quantization: m.quantization,
+    pulled_at: isoNoZone(m.pulledAt),
+    benchmarked_at: isoNoZone(m.benchmarkedAt),
+  };
+}
+
+export function presentPersonalModel({ record, modelName }: PersonalModel) {
+  return {
+    id: record.id,
+    model_name: modelName,
+    hardware_notes: record.hardwareNotes,
+    created_at: isoNoZone(record.createdAt),
+    updated_at: isoNoZone(record.updatedAt),
+  };
+}
+
+export function presentLibraryEntry(e: LibraryEntry) {
+  return {
+    name: e.name,
+    description: e.description,
+    capabilities: e.capabilities,
+    sizes: e.sizes,
+    pulls: e.pulls,
+    updated_at: e.updated_at,
+  };
+}
