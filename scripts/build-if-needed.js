@@ -1,4 +1,5 @@
-// Compiles the TypeScript sources into dist/ when dist/ is missing or older than any source file.
+// Compiles the TypeScript sources into dist/ when dist/ is missing or older than any source file,
+// and builds the React UI into renderer/dist/ when it is missing or older than any renderer source.
 const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
@@ -6,26 +7,47 @@ const path = require("node:path");
 const root = path.resolve(__dirname, "..");
 const SOURCE_DIRS = ["server", "main", "test", "scripts"];
 
-function newestMtime(dir) {
+function newestMtime(dir, matches = (name) => name.endsWith(".ts")) {
   let newest = 0;
   if (!fs.existsSync(dir)) return newest;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full));
-    else if (entry.name.endsWith(".ts")) newest = Math.max(newest, fs.statSync(full).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full, matches));
+    else if (matches(entry.name)) newest = Math.max(newest, fs.statSync(full).mtimeMs);
   }
   return newest;
 }
 
+/** A package's own script, by path: package exports may hide it from require.resolve, its package.json is exported. */
+function packageBin(pkg, relative) {
+  return path.join(path.dirname(require.resolve(`${pkg}/package.json`, { paths: [root] })), relative);
+}
+
+const RENDERER = path.join(root, "renderer");
+const RENDERER_INPUTS = ["index.html", "vite.config.mts", "tsconfig.json"].map((f) => path.join(RENDERER, f));
+
+function buildRendererIfNeeded() {
+  const marker = path.join(RENDERER, "dist", "index.html");
+  if (!fs.existsSync(path.join(RENDERER, "index.html"))) return;
+  const built = fs.existsSync(marker) ? fs.statSync(marker).mtimeMs : 0;
+  const sources = Math.max(
+    newestMtime(path.join(RENDERER, "src"), () => true),
+    ...RENDERER_INPUTS.filter((f) => fs.existsSync(f)).map((f) => fs.statSync(f).mtimeMs),
+  );
+  if (built >= sources) return;
+  process.stdout.write("building the UI (tsc + vite)...\n");
+  execFileSync(process.execPath, [packageBin("typescript", "bin/tsc"), "-p", path.join(RENDERER, "tsconfig.json")], { cwd: root, stdio: "inherit" });
+  execFileSync(process.execPath, [packageBin("vite", "bin/vite.js"), "build", "renderer", "--logLevel", "warn"], { cwd: root, stdio: "inherit" });
+}
+
 function buildIfNeeded() {
+  buildRendererIfNeeded();
   const marker = path.join(root, "dist", "server", "main.js");
   const built = fs.existsSync(marker) ? fs.statSync(marker).mtimeMs : 0;
   const sources = Math.max(fs.statSync(path.join(root, "tsconfig.json")).mtimeMs, ...SOURCE_DIRS.map((d) => newestMtime(path.join(root, d))));
   if (built >= sources) return;
   process.stdout.write("building (tsc)...\n");
-  // typescript's package exports hide bin/tsc from require.resolve; its package.json is exported.
-  const tsc = path.join(path.dirname(require.resolve("typescript/package.json", { paths: [root] })), "bin", "tsc");
-  execFileSync(process.execPath, [tsc, "-p", path.join(root, "tsconfig.json")], {
+  execFileSync(process.execPath, [packageBin("typescript", "bin/tsc"), "-p", path.join(root, "tsconfig.json")], {
     cwd: root,
     stdio: "inherit",
   });
@@ -34,5 +56,5 @@ function buildIfNeeded() {
   fs.utimesSync(marker, now, now);
 }
 
-module.exports = { buildIfNeeded };
+module.exports = { buildIfNeeded, buildRendererIfNeeded };
 if (require.main === module) buildIfNeeded();

@@ -45,7 +45,7 @@ export interface AppDeps {
 
 const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
-const RENDERER_DIST = path.resolve(__dirname, "..", "..", "renderer", "dist");
+const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
 export async function createApp({ config, publicUrl, db, secrets, logger, index, connectors, queue }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets);

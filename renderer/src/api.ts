@@ -1,0 +1,378 @@
+/**
+ * The Sluice HTTP API, one function per endpoint. Auth rides on the HttpOnly
+ * `access_token` cookie the server sets at sign-up/sign-in, so no token is
+ * ever handled here.
+ */
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(detail);
+    this.name = "ApiError";
+  }
+}
+
+/** Errors for display: the server's detail, or a plain sentence for network failures. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.errors.length) return `${error.detail}: ${error.errors.map((e) => `${e.field} ${e.message}`).join("; ")}`;
+    return error.detail;
+  }
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** Called on any 401 so the app can fall back to the sign-in screen. */
+let onUnauthorized: (() => void) | null = null;
+export function setUnauthorizedHandler(handler: (() => void) | null): void {
+  onUnauthorized = handler;
+}
+
+async function toApiError(res: Response): Promise<ApiError> {
+  let detail = `Request failed (${res.status} ${res.statusText})`;
+  let errors: FieldError[] = [];
+  try {
+    const body = (await res.json()) as { detail?: unknown; errors?: unknown };
+    if (typeof body.detail === "string") detail = body.detail;
+    if (Array.isArray(body.errors)) errors = body.errors as FieldError[];
+  } catch {
+    // Not JSON: keep the generic sentence.
+  }
+  return new ApiError(res.status, detail, errors);
+}
+
+async function send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(`/api${path}`, {
+      method,
+      credentials: "same-origin",
+      headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  } catch (error) {
+    if ((error as Error).name === "AbortError") throw error;
+    throw new ApiError(0, "Cannot reach the Sluice server");
+  }
+  if (!res.ok) {
+    const error = await toApiError(res);
+    const isAuthCall = path === "/signin" || path === "/signup";
+    if (res.status === 401 && !isAuthCall) onUnauthorized?.();
+    throw error;
+  }
+  return res;
+}
+
+async function json<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const res = await send(method, path, body, signal);
+  if (res.status === 204) return undefined as T;
+  return (await res.json()) as T;
+}
+
+const enc = encodeURIComponent;
+
+// ---- Types (the JSON shapes of server/http/presenters.ts and the spec) ----
+
+export interface User {
+  id: string;
+  email: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+  last_sign_in_at: string | null;
+}
+
+export type GroupPermission = "read" | "write" | "none";
+
+export interface Group {
+  id: string;
+  group_name: string;
+  group_permission: GroupPermission;
+  parent_group_id: string | null;
+  created_at: string;
+  is_member: boolean;
+  member_emails: string[] | null;
+}
+
+export interface GroupTreeNode {
+  id: string;
+  group_name: string;
+  group_permission: GroupPermission;
+  children: GroupTreeNode[];
+}
+
+export interface SmbSource {
+  data_source_id: string;
+  remote_system_username: string;
+  remote_system_name: string;
+  local_system_name: string;
+  default_ip: string | null;
+  port: number;
+}
+
+export interface DataSource {
+  id: string;
+  data_source_name: string;
+  kind: string;
+  owner_group_id: string;
+  collection_id: string | null;
+  created_at: string;
+  smb_source?: SmbSource | null;
+}
+
+export interface Pipeline {
+  id: string;
+  name: string;
+  description: string;
+  data_source_id: string;
+  collection_id: string;
+  status: "inactive" | "processing" | "active" | "failed" | string;
+  created_at: string;
+}
+
+export interface NewSmbSource {
+  data_source_name: string;
+  remote_system_username: string;
+  remote_smb_password: string;
+  remote_system_name: string;
+  local_system_name: string;
+  default_ip: string | null;
+  port: number;
+}
+
+export interface CreatedSmbSource {
+  data_source: DataSource;
+  smb_source: SmbSource;
+  pipeline: Pipeline;
+}
+
+/** A share maps to its first-level entry names, or to an error when it cannot be opened. */
+export type ShareListing = Record<string, string[] | { error: string }>;
+
+export interface Collection {
+  id: string;
+  name: string;
+  owner_group_id: string;
+  document_count: number;
+  chunk_count: number;
+  created_at: string;
+}
+
+export interface SearchHit {
+  document_id: string;
+  path: string;
+  title: string;
+  chunk_index: number;
+  /** Server-escaped text with matches wrapped in <mark>. */
+  snippet: string;
+  score: number;
+}
+
+export interface DocumentSummary {
+  document_id: string;
+  data_source_id: string;
+  path: string;
+  title: string;
+  size: number;
+  modified_at: string | null;
+  chunk_count: number;
+  indexed_at: string | null;
+}
+
+export interface DocumentPage {
+  total: number;
+  offset: number;
+  limit: number;
+  documents: DocumentSummary[];
+}
+
+export interface IngestJob {
+  job_id: string;
+  pipeline_id: string;
+  status: "processing" | "completed" | "failed";
+  entities_discovered: number;
+  entities_processed: number;
+  entities_failed: number;
+  entities_skipped: number;
+  bytes_processed: number;
+  current_entity: string | null;
+  error_message: string | null;
+  errors: { entity: string; message: string }[];
+  progress_percentage: number | null;
+  queued: boolean;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+export interface CatalogModel {
+  id: string;
+  model_name: string;
+  total_tokens_processed: number;
+  tokens_per_second: number | null;
+  size_bytes: number | null;
+  digest: string | null;
+  family: string | null;
+  parameter_size: string | null;
+  quantization: string | null;
+  pulled_at: string | null;
+  benchmarked_at: string | null;
+}
+
+export interface LibraryModel {
+  name: string;
+  description: string;
+  capabilities: string[];
+  sizes: string[];
+  pulls: number;
+  updated_at: string | null;
+}
+
+export interface PersonalModel {
+  id: string;
+  model_name: string;
+  hardware_notes: string;
+}
+
+/** One `data:` event of the POST /models stream. */
+export interface PullEvent {
+  status: string;
+  completed?: number;
+  total?: number;
+  digest?: string;
+  message?: string;
+  error?: string;
+  model?: CatalogModel;
+  /** On `retrying` events. */
+  attempt?: number;
+  max_attempts?: number;
+}
+
+// ---- Accounts ----
+
+export const signUp = (email: string, password: string) => json<{ token_type: string }>("POST", "/signup", { email, password });
+export const signIn = (email: string, password: string) => json<{ token_type: string }>("POST", "/signin", { email, password });
+export const signOut = () => json<unknown>("POST", "/signout");
+export const me = () => json<User>("GET", "/users/me");
+export const listUsers = () => json<User[]>("GET", "/users");
+
+// ---- Groups ----
+
+export const listGroups = () => json<Group[]>("GET", "/user_groups");
+export const groupTree = () => json<GroupTreeNode[]>("GET", "/user_groups/tree");
+export const createGroup = (group_name: string, group_permission: GroupPermission) =>
+  json<{ created_group_id: string }>("POST", "/user_groups", { group_name, group_permission });
+export const addMember = (groupId: string, email: string) => json<void>("PUT", `/user_groups/${enc(groupId)}/members/${enc(email)}`);
+export const removeMember = (groupId: string, email: string) => json<void>("DELETE", `/user_groups/${enc(groupId)}/members/${enc(email)}`);
+export const setParent = (groupId: string, parent_group_id: string | null) =>
+  json<unknown>("PUT", `/user_groups/${enc(groupId)}/parent`, { parent_group_id });
+export const deleteGroup = (groupId: string) => json<void>("DELETE", `/user_groups/${enc(groupId)}`);
+
+// ---- Data sources ----
+
+export const listDataSources = () => json<DataSource[]>("GET", "/data_sources");
+export const createSmbSource = (groupId: string, s: NewSmbSource) =>
+  json<CreatedSmbSource>("POST", `/data_sources/smb/${enc(groupId)}`, {
+    data_source: { data_source_name: s.data_source_name },
+    smb_source: {
+      remote_system_username: s.remote_system_username,
+      remote_smb_password: s.remote_smb_password,
+      remote_system_name: s.remote_system_name,
+      local_system_name: s.local_system_name,
+      default_ip: s.default_ip,
+      port: s.port,
+    },
+  });
+export const listSmbShares = (sourceId: string) => json<{ shares: ShareListing }>("GET", `/data_sources/smb/list/${enc(sourceId)}`);
+export const deleteDataSource = (sourceId: string) => json<void>("DELETE", `/data_sources/${enc(sourceId)}`);
+
+// ---- Collections ----
+
+export const listCollections = () => json<Collection[]>("GET", "/collections");
+export const createCollection = (name: string, owner_group_id: string) => json<Collection>("POST", "/collections", { name, owner_group_id });
+export const deleteCollection = (id: string) => json<void>("DELETE", `/collections/${enc(id)}`);
+export const searchCollection = (id: string, q: string, topK = 10, signal?: AbortSignal) =>
+  json<{ results: SearchHit[] }>("GET", `/collections/${enc(id)}/search?q=${enc(q)}&top_k=${topK}`, undefined, signal);
+export const listDocuments = (id: string, offset = 0, limit = 50) =>
+  json<DocumentPage>("GET", `/collections/${enc(id)}/documents?offset=${offset}&limit=${limit}`);
+
+// ---- Pipelines and ingestion ----
+
+export const listPipelines = () => json<Pipeline[]>("GET", "/data_pipelines");
+export const getPipeline = (id: string) => json<Pipeline>("GET", `/data_pipelines/${enc(id)}`);
+export const createPipeline = (p: { name: string; description: string; data_source_id: string; collection_id: string }) =>
+  json<Pipeline>("POST", "/data_pipelines", p);
+export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
+export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
+
+/** The latest job, or null when the pipeline never ran (the server answers 202 with a detail, not a job). */
+export async function ingestStatus(id: string): Promise<IngestJob | null> {
+  const res = await send("GET", `/data_pipelines/${enc(id)}/ingest/status`);
+  if (res.status === 202) return null;
+  return (await res.json()) as IngestJob;
+}
+
+// ---- Models ----
+
+export const searchLibrary = (q: string, topK = 10, signal?: AbortSignal) =>
+  json<LibraryModel[] | { results: LibraryModel[] }>("GET", `/models/library/search?q=${enc(q)}&top_k=${topK}`, undefined, signal).then(
+    (body) => (Array.isArray(body) ? body : (body.results ?? [])),
+  );
+export const listModels = () => json<CatalogModel[]>("GET", "/models");
+export const deleteModel = (id: string) => json<void>("DELETE", `/models/${enc(id)}`);
+export const listMyModels = () => json<PersonalModel[]>("GET", "/models/my");
+export const addMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("POST", "/models/my", { model_name, hardware_notes });
+export const updateMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("PUT", "/models/my", { model_name, hardware_notes });
+export const deleteMyModel = (recordId: string) => json<void>("DELETE", `/models/my/${enc(recordId)}`);
+
+/**
+ * POST /models answers a text/event-stream; EventSource cannot POST, so the
+ * body is read with a stream reader and split into `data:` lines. Resolves
+ * with the completed record, or null if the stream ended without one (the
+ * caller may pull again; partial downloads resume).
+ */
+export async function pullModel(model_name: string, onEvent: (event: PullEvent) => void, signal?: AbortSignal): Promise<CatalogModel | null> {
+  const res = await send("POST", "/models", { model_name }, signal);
+  if (!res.body) throw new ApiError(res.status, "The server sent no progress stream");
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let completed: CatalogModel | null = null;
+  const handleEvent = (block: string) => {
+    const data = block
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(5).replace(/^ /, ""))
+      .join("\n");
+    if (!data) return;
+    let event: PullEvent;
+    try {
+      event = JSON.parse(data) as PullEvent;
+    } catch {
+      return;
+    }
+    if (event.status === "completed" && event.model) completed = event.model;
+    onEvent(event);
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    // Events end with a blank line.
+    let boundary: RegExpExecArray | null;
+    while ((boundary = /\r?\n\r?\n/.exec(buffer))) {
+      handleEvent(buffer.slice(0, boundary.index));
+      buffer = buffer.slice(boundary.index + boundary[0].length);
+    }
+  }
+  if (buffer.trim()) handleEvent(buffer);
+  return completed;
+}

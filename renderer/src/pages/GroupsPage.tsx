@@ -1,0 +1,220 @@
+import { useState, type FormEvent } from "react";
+import * as api from "../api";
+import { ConfirmButton, Empty, ErrorText, Loading, useAction, useLoad } from "../components";
+
+export const GROUP_NAME_RULE = /^[A-Za-z0-9_-]{3,50}$/;
+
+export function groupNameProblem(name: string): string | null {
+  if (name.length < 3) return "Use at least 3 characters.";
+  if (name.length > 50) return "Use at most 50 characters.";
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) return "Use only letters, digits, underscores and hyphens.";
+  return null;
+}
+
+function Tree({ nodes }: { nodes: api.GroupTreeNode[] }) {
+  return (
+    <ul className="tree">
+      {nodes.map((node) => (
+        <li key={node.id}>
+          <span className="tree-node">
+            {node.group_name} <span className={`badge perm-${node.group_permission}`}>{node.group_permission}</span>
+          </span>
+          {node.children.length > 0 && <Tree nodes={node.children} />}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function CreateGroupForm({ onCreated }: { onCreated: () => void }) {
+  const [name, setName] = useState("");
+  const [permission, setPermission] = useState<api.GroupPermission>("write");
+  const [touched, setTouched] = useState(false);
+  const create = useAction(async () => {
+    await api.createGroup(name, permission);
+    setName("");
+    setTouched(false);
+    onCreated();
+  });
+  const problem = groupNameProblem(name);
+  const showProblem = touched && name !== "" && problem;
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setTouched(true);
+    if (!problem) void create.run();
+  };
+  return (
+    <form className="card form-grid" onSubmit={submit} aria-label="Create group" noValidate>
+      <h2>Create a group</h2>
+      <div className="field">
+        <label htmlFor="group-name">Group name</label>
+        <input
+          id="group-name"
+          value={name}
+          onChange={(e) => (setName(e.target.value), setTouched(true))}
+          aria-invalid={showProblem ? true : undefined}
+          aria-describedby="group-name-hint"
+        />
+        <p className={showProblem ? "field-error" : "hint"} id="group-name-hint">
+          {showProblem || "3–50 letters, digits, underscores or hyphens."}
+        </p>
+      </div>
+      <div className="field">
+        <label htmlFor="group-permission">Permission</label>
+        <select id="group-permission" value={permission} onChange={(e) => setPermission(e.target.value as api.GroupPermission)}>
+          <option value="read">read</option>
+          <option value="write">write</option>
+          <option value="none">none</option>
+        </select>
+      </div>
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={create.busy || name === ""}>
+          {create.busy ? "Creating…" : "Create group"}
+        </button>
+      </div>
+      <ErrorText error={create.error} />
+    </form>
+  );
+}
+
+function GroupCard({ group, groups, onChanged }: { group: api.Group; groups: api.Group[]; onChanged: () => void }) {
+  const [email, setEmail] = useState("");
+  const [parent, setParentValue] = useState(group.parent_group_id ?? "");
+  const add = useAction(async () => {
+    await api.addMember(group.id, email.trim());
+    setEmail("");
+    onChanged();
+  });
+  const remove = useAction(async (member: string) => {
+    await api.removeMember(group.id, member);
+    onChanged();
+  });
+  const reparent = useAction(async () => {
+    await api.setParent(group.id, parent || null);
+    onChanged();
+  });
+  const del = useAction(async () => {
+    await api.deleteGroup(group.id);
+    onChanged();
+  });
+  const label = `group ${group.group_name}`;
+  return (
+    <li className="card group-card" aria-label={label}>
+      <div className="row-between">
+        <h3>
+          {group.group_name} <span className={`badge perm-${group.group_permission}`}>{group.group_permission}</span>
+        </h3>
+        {group.is_member && <ConfirmButton label="Delete group" question={`Delete ${group.group_name}?`} onConfirm={() => void del.run()} busy={del.busy} />}
+      </div>
+      <ErrorText error={del.error} />
+      {!group.is_member ? (
+        <p className="muted">You are not a member of this group.</p>
+      ) : (
+        <>
+          <h4>Members</h4>
+          <ul className="chips">
+            {(group.member_emails ?? []).map((member) => (
+              <li key={member} className="chip">
+                {member}
+                <button type="button" className="chip-remove" aria-label={`Remove ${member} from ${group.group_name}`} onClick={() => void remove.run(member)}>
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+          <ErrorText error={remove.error} />
+          <form
+            className="inline-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (email.trim()) void add.run();
+            }}
+          >
+            <label htmlFor={`add-member-${group.id}`} className="sr-only">
+              Email of the member to add to {group.group_name}
+            </label>
+            <input id={`add-member-${group.id}`} type="email" placeholder="colleague@example.com" value={email} onChange={(e) => setEmail(e.target.value)} />
+            <button type="submit" disabled={add.busy || !email.trim()}>
+              Add member
+            </button>
+          </form>
+          <ErrorText error={add.error} />
+          <form
+            className="inline-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void reparent.run();
+            }}
+          >
+            <label htmlFor={`parent-${group.id}`}>Parent group</label>
+            <select id={`parent-${group.id}`} value={parent} onChange={(e) => setParentValue(e.target.value)}>
+              <option value="">(none — top level)</option>
+              {groups
+                .filter((g) => g.id !== group.id)
+                .map((g) => (
+                  <option key={g.id} value={g.id}>
+                    {g.group_name}
+                  </option>
+                ))}
+            </select>
+            <button type="submit" disabled={reparent.busy || parent === (group.parent_group_id ?? "")}>
+              Set parent
+            </button>
+          </form>
+          <ErrorText error={reparent.error} />
+        </>
+      )}
+    </li>
+  );
+}
+
+export function GroupsPage({ me }: { me: api.User }) {
+  const groups = useLoad(api.listGroups);
+  const tree = useLoad(api.groupTree);
+  const reload = () => {
+    void groups.reload();
+    void tree.reload();
+  };
+  const mine = (groups.data ?? []).filter((g) => g.is_member);
+  const others = (groups.data ?? []).filter((g) => !g.is_member);
+  return (
+    <div className="page">
+      <h1>Groups</h1>
+      <p className="muted">Collections and data sources belong to a group; only its members ({me.email} and colleagues) can use them.</p>
+      <div className="two-col">
+        <div>
+          <CreateGroupForm onCreated={reload} />
+          <section className="card" aria-labelledby="tree-heading">
+            <h2 id="tree-heading">Group tree</h2>
+            {tree.loading && !tree.data ? <Loading /> : null}
+            <ErrorText error={tree.error} />
+            {tree.data && (tree.data.length === 0 ? <Empty>No groups yet.</Empty> : <Tree nodes={tree.data} />)}
+          </section>
+        </div>
+        <section aria-labelledby="my-groups-heading">
+          <h2 id="my-groups-heading">Your groups</h2>
+          {groups.loading && !groups.data ? <Loading /> : null}
+          <ErrorText error={groups.error} />
+          {groups.data && mine.length === 0 && <Empty>You are not in any group yet. Create one to start.</Empty>}
+          <ul className="plain">
+            {mine.map((g) => (
+              <GroupCard key={g.id} group={g} groups={groups.data ?? []} onChanged={reload} />
+            ))}
+          </ul>
+          {others.length > 0 && (
+            <>
+              <h2>Other groups</h2>
+              <ul className="plain compact">
+                {others.map((g) => (
+                  <li key={g.id} className="row">
+                    {g.group_name} <span className={`badge perm-${g.group_permission}`}>{g.group_permission}</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </section>
+      </div>
+    </div>
+  );
+}

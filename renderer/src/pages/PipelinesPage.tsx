@@ -1,0 +1,306 @@
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import * as api from "../api";
+import { Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad } from "../components";
+import { href } from "../router";
+
+const POLL_MS = 1000;
+
+function CreatePipelineForm({ sources, collections, onCreated }: { sources: api.DataSource[]; collections: api.Collection[]; onCreated: () => void }) {
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [source, setSource] = useState("");
+  const [collection, setCollection] = useState("");
+  const create = useAction(async () => {
+    await api.createPipeline({ name: name.trim(), description, data_source_id: source, collection_id: collection });
+    setName("");
+    setDescription("");
+    onCreated();
+  });
+  const ready = name.trim() && source && collection;
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (ready) void create.run();
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-label="Create pipeline">
+      <h2>Create a pipeline</h2>
+      {sources.length === 0 || collections.length === 0 ? (
+        <Empty>
+          A pipeline joins a <a href={href("sources")}>data source</a> to a <a href={href("collections")}>collection</a>; you need one of each.
+        </Empty>
+      ) : (
+        <>
+          <div className="form-grid">
+            <div className="field">
+              <label htmlFor="pipeline-name">Name</label>
+              <input id="pipeline-name" value={name} onChange={(e) => setName(e.target.value)} required />
+            </div>
+            <div className="field">
+              <label htmlFor="pipeline-description">Description (optional)</label>
+              <input id="pipeline-description" value={description} onChange={(e) => setDescription(e.target.value)} />
+            </div>
+            <div className="field">
+              <label htmlFor="pipeline-source">Data source</label>
+              <select id="pipeline-source" value={source} onChange={(e) => setSource(e.target.value)} required>
+                <option value="">Choose a source…</option>
+                {sources.map((s) => (
+                  <option key={s.id} value={s.id}>
+                    {s.data_source_name}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="field">
+              <label htmlFor="pipeline-collection">Collection</label>
+              <select id="pipeline-collection" value={collection} onChange={(e) => setCollection(e.target.value)} required>
+                <option value="">Choose a collection…</option>
+                {collections.map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {c.name}
+                  </option>
+                ))}
+              </select>
+            </div>
+          </div>
+          <div className="form-actions">
+            <button type="submit" className="primary" disabled={create.busy || !ready}>
+              {create.busy ? "Creating…" : "Create pipeline"}
+            </button>
+          </div>
+        </>
+      )}
+      <ErrorText error={create.error} />
+    </form>
+  );
+}
+
+function JobCounts({ job }: { job: api.IngestJob }) {
+  return (
+    <dl className="counts">
+      <div>
+        <dt>Discovered</dt>
+        <dd data-count="discovered">{job.entities_discovered}</dd>
+      </div>
+      <div>
+        <dt>Processed</dt>
+        <dd data-count="processed">{job.entities_processed}</dd>
+      </div>
+      <div>
+        <dt>Failed</dt>
+        <dd data-count="failed">{job.entities_failed}</dd>
+      </div>
+      <div>
+        <dt>Skipped</dt>
+        <dd data-count="skipped">{job.entities_skipped}</dd>
+      </div>
+      <div>
+        <dt>Data</dt>
+        <dd>{formatBytes(job.bytes_processed)}</dd>
+      </div>
+    </dl>
+  );
+}
+
+function JobErrors({ job }: { job: api.IngestJob }) {
+  if (!job.errors?.length) return null;
+  return (
+    <details className="job-errors">
+      <summary>
+        {job.errors.length} file error{job.errors.length === 1 ? "" : "s"}
+      </summary>
+      <ul>
+        {job.errors.map((e, i) => (
+          <li key={i}>
+            <code>{e.entity}</code>: {e.message}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
+function statusLabel(job: api.IngestJob): string {
+  if (job.status === "processing") return job.queued ? "queued" : "processing";
+  return job.status;
+}
+
+function JobHistory({ pipelineId, version }: { pipelineId: string; version: number }) {
+  const jobs = useLoad(() => api.listJobs(pipelineId), [pipelineId, version]);
+  return (
+    <details className="history">
+      <summary>Job history{jobs.data ? ` (${jobs.data.length})` : ""}</summary>
+      {jobs.loading && !jobs.data ? <Loading /> : null}
+      <ErrorText error={jobs.error} />
+      {jobs.data && jobs.data.length === 0 && <Empty>This pipeline has never run.</Empty>}
+      {jobs.data && jobs.data.length > 0 && (
+        <ul className="plain">
+          {jobs.data.map((job) => (
+            <li key={job.job_id} className="history-item">
+              <div className="row-between">
+                <span>
+                  <span className={`badge status-${job.status}`}>{statusLabel(job)}</span> started {formatTime(job.started_at)}
+                  {job.completed_at ? `, ended ${formatTime(job.completed_at)}` : ""}
+                </span>
+                <span className="muted small">
+                  {job.entities_processed}/{job.entities_discovered} files · {job.entities_failed} failed · {job.entities_skipped} skipped
+                </span>
+              </div>
+              {job.error_message && <p className="error">{job.error_message}</p>}
+              <JobErrors job={job} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </details>
+  );
+}
+
+function PipelineCard({
+  pipeline,
+  sourceName,
+  collectionName,
+  focused,
+  onStatusChange,
+}: {
+  pipeline: api.Pipeline;
+  sourceName: string;
+  collectionName: string;
+  focused: boolean;
+  onStatusChange: () => void;
+}) {
+  const [job, setJob] = useState<api.IngestJob | null | undefined>(undefined);
+  const [pollError, setPollError] = useState<unknown>(null);
+  const [historyVersion, setHistoryVersion] = useState(0);
+  const ref = useRef<HTMLLIElement>(null);
+  const processing = job?.status === "processing";
+
+  // The job's state lives on the server: read it on mount (so a reload shows a running job) and every second while it runs.
+  useEffect(() => {
+    let cancelled = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const tick = async () => {
+      try {
+        const latest = await api.ingestStatus(pipeline.id);
+        if (cancelled) return;
+        setPollError(null);
+        setJob(latest);
+        if (latest?.status === "processing") timer = setTimeout(tick, POLL_MS);
+      } catch (e) {
+        if (cancelled) return;
+        setPollError(e);
+        timer = setTimeout(tick, POLL_MS * 3);
+      }
+    };
+    if (job === undefined || processing) void tick();
+    return () => {
+      cancelled = true;
+      if (timer) clearTimeout(timer);
+    };
+    // Restart polling only when a job starts or stops.
+  }, [pipeline.id, processing]);
+
+  const wasProcessing = useRef(false);
+  // A job starting or finishing changes the pipeline's status and the collection's counts.
+  useEffect(() => {
+    if (job === undefined) return;
+    if (wasProcessing.current !== processing) {
+      if (!processing) setHistoryVersion((v) => v + 1);
+      onStatusChange();
+    }
+    wasProcessing.current = processing;
+  }, [job, processing, onStatusChange]);
+
+  useEffect(() => {
+    if (focused) ref.current?.scrollIntoView({ block: "center" });
+  }, [focused]);
+
+  const trigger = useAction(async () => {
+    setJob(await api.triggerIngest(pipeline.id));
+    setHistoryVersion((v) => v + 1);
+  });
+
+  return (
+    <li ref={ref} className={`card pipeline${focused ? " focused" : ""}`} aria-label={`pipeline ${pipeline.name}`}>
+      <div className="row-between">
+        <div>
+          <h3>
+            {pipeline.name} <span className={`badge status-${pipeline.status}`}>{pipeline.status}</span>
+          </h3>
+          <p className="muted small">
+            {sourceName} → <a href={href("collections", pipeline.collection_id)}>{collectionName}</a>
+            {pipeline.description ? ` · ${pipeline.description}` : ""}
+          </p>
+        </div>
+        <button type="button" className="primary" onClick={() => void trigger.run()} disabled={trigger.busy || processing}>
+          {processing ? "Running…" : trigger.busy ? "Starting…" : "Run now"}
+        </button>
+      </div>
+      <ErrorText error={trigger.error} />
+      <ErrorText error={pollError} />
+      {job === undefined && <Loading label="Checking status…" />}
+      {job === null && <p className="muted">Never run.</p>}
+      {job && (
+        <div className="job" aria-live="polite">
+          <div className="row-between small">
+            <span>
+              Last run: <span className={`badge status-${job.status}`} data-job-status={job.status}>{statusLabel(job)}</span>
+            </span>
+            <span className="muted" data-progress>
+              {job.progress_percentage === null ? "counting files…" : `${job.progress_percentage.toFixed(job.progress_percentage === 100 ? 0 : 1)}%`}
+            </span>
+          </div>
+          <ProgressBar value={job.progress_percentage} label={`Progress of ${pipeline.name}`} />
+          {processing && job.current_entity && (
+            <p className="current small" title={job.current_entity}>
+              {job.current_entity}
+            </p>
+          )}
+          <JobCounts job={job} />
+          {job.error_message && <p className="error">{job.error_message}</p>}
+          <JobErrors job={job} />
+        </div>
+      )}
+      <JobHistory pipelineId={pipeline.id} version={historyVersion} />
+    </li>
+  );
+}
+
+export function PipelinesPage({ focusId }: { focusId?: string }) {
+  const pipelines = useLoad(api.listPipelines);
+  const sources = useLoad(api.listDataSources);
+  const collections = useLoad(api.listCollections);
+  const sourceName = (id: string) => sources.data?.find((s) => s.id === id)?.data_source_name ?? "…";
+  const collectionName = (id: string) => collections.data?.find((c) => c.id === id)?.name ?? "…";
+  const reloadPipelines = pipelines.reload;
+  return (
+    <div className="page">
+      <h1>Pipelines</h1>
+      <section aria-labelledby="pipelines-heading">
+        <h2 id="pipelines-heading" className="sr-only">
+          Your pipelines
+        </h2>
+        {pipelines.loading && !pipelines.data ? <Loading /> : null}
+        <ErrorText error={pipelines.error} />
+        {pipelines.data && pipelines.data.length === 0 && <Empty>No pipelines yet. Adding a data source creates one.</Empty>}
+        <ul className="plain">
+          {(pipelines.data ?? []).map((p) => (
+            <PipelineCard
+              key={p.id}
+              pipeline={p}
+              sourceName={sourceName(p.data_source_id)}
+              collectionName={collectionName(p.collection_id)}
+              focused={p.id === focusId}
+              onStatusChange={() => {
+                void reloadPipelines();
+                void collections.reload();
+              }}
+            />
+          ))}
+        </ul>
+      </section>
+      {sources.data && collections.data && (
+        <CreatePipelineForm sources={sources.data} collections={collections.data} onCreated={() => void pipelines.reload()} />
+      )}
+    </div>
+  );
+}

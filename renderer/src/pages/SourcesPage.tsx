@@ -1,0 +1,281 @@
+import { useState, type FormEvent, type ReactNode } from "react";
+import * as api from "../api";
+import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad } from "../components";
+import { href } from "../router";
+
+type SmbForm = {
+  group: string;
+  name: string;
+  server: string;
+  ip: string;
+  port: string;
+  user: string;
+  password: string;
+  workstation: string;
+};
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const IPV6 = /^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/;
+
+function validate(f: SmbForm): Partial<Record<keyof SmbForm, string>> {
+  const problems: Partial<Record<keyof SmbForm, string>> = {};
+  if (!f.group) problems.group = "Choose the group that will own this source.";
+  if (!f.name.trim()) problems.name = "Give the source a name.";
+  else if (f.name.trim().length > 100) problems.name = "Use at most 100 characters.";
+  if (!f.server) problems.server = "Enter the file server's host name.";
+  else if (!/^[A-Za-z0-9._-]+$/.test(f.server)) problems.server = "A host name has only letters, digits, dots and hyphens.";
+  if (f.ip && !IPV4.test(f.ip) && !IPV6.test(f.ip)) problems.ip = "Enter an IPv4 or IPv6 address, or leave empty.";
+  const port = Number(f.port);
+  if (!/^\d+$/.test(f.port) || port < 1 || port > 65535) problems.port = "Port is a number from 1 to 65535.";
+  if (!f.user) problems.user = "Enter the user name for the share.";
+  return problems;
+}
+
+function Field({
+  id,
+  label,
+  problem,
+  hint,
+  children,
+}: {
+  id: string;
+  label: string;
+  problem?: string;
+  hint?: string;
+  children: (props: { id: string; "aria-invalid"?: true; "aria-describedby"?: string }) => ReactNode;
+}) {
+  const describedBy = problem || hint ? `${id}-note` : undefined;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({ id, "aria-invalid": problem ? true : undefined, "aria-describedby": describedBy })}
+      {problem ? (
+        <p className="field-error" id={describedBy}>
+          {problem}
+        </p>
+      ) : hint ? (
+        <p className="hint" id={describedBy}>
+          {hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedSmbSource) => void }) {
+  const [f, setF] = useState<SmbForm>({
+    group: groups[0]?.id ?? "",
+    name: "",
+    server: "",
+    ip: "",
+    port: "445",
+    user: "",
+    password: "",
+    workstation: "",
+  });
+  const [submitted, setSubmitted] = useState(false);
+  const create = useAction(async () => {
+    const created = await api.createSmbSource(f.group, {
+      data_source_name: f.name.trim(),
+      remote_system_name: f.server,
+      default_ip: f.ip || null,
+      port: Number(f.port),
+      remote_system_username: f.user,
+      remote_smb_password: f.password,
+      local_system_name: f.workstation,
+    });
+    setF((prev) => ({ ...prev, name: "", password: "" }));
+    setSubmitted(false);
+    onCreated(created);
+  });
+  const problems = submitted ? validate(f) : {};
+  const set = (key: keyof SmbForm) => (e: { target: { value: string } }) => setF((prev) => ({ ...prev, [key]: e.target.value }));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setSubmitted(true);
+    if (Object.keys(validate(f)).length === 0) void create.run();
+  };
+  if (groups.length === 0)
+    return (
+      <div className="card">
+        <h2>Add an SMB share</h2>
+        <Empty>
+          You need to be in a group first. <a href={href("groups")}>Create a group</a>.
+        </Empty>
+      </div>
+    );
+  return (
+    <form className="card" onSubmit={submit} aria-label="Add SMB share" noValidate>
+      <h2>Add an SMB share</h2>
+      <p className="muted">The connection is checked before anything is saved. A collection and a pipeline are created with it.</p>
+      <div className="form-grid">
+        <Field id="smb-group" label="Owner group" problem={problems.group}>
+          {(p) => (
+            <select {...p} value={f.group} onChange={set("group")}>
+              {groups.map((g) => (
+                <option key={g.id} value={g.id}>
+                  {g.group_name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field id="smb-name" label="Source name" problem={problems.name}>
+          {(p) => <input {...p} value={f.name} onChange={set("name")} placeholder="Finance share" />}
+        </Field>
+        <Field id="smb-server" label="Server name" problem={problems.server} hint="Host name of the file server, e.g. fileserver01">
+          {(p) => <input {...p} value={f.server} onChange={set("server")} autoComplete="off" spellCheck={false} />}
+        </Field>
+        <Field id="smb-ip" label="IP address (optional)" problem={problems.ip}>
+          {(p) => <input {...p} value={f.ip} onChange={set("ip")} inputMode="decimal" placeholder="192.168.1.20" spellCheck={false} />}
+        </Field>
+        <Field id="smb-port" label="Port" problem={problems.port}>
+          {(p) => <input {...p} value={f.port} onChange={set("port")} inputMode="numeric" />}
+        </Field>
+        <Field id="smb-user" label="User name" problem={problems.user}>
+          {(p) => <input {...p} value={f.user} onChange={set("user")} autoComplete="off" spellCheck={false} />}
+        </Field>
+        <Field id="smb-password" label="Password" problem={problems.password}>
+          {(p) => <input {...p} type="password" value={f.password} onChange={set("password")} autoComplete="new-password" />}
+        </Field>
+        <Field id="smb-workstation" label="Workstation (optional)" problem={problems.workstation} hint="The name this computer gives the server">
+          {(p) => <input {...p} value={f.workstation} onChange={set("workstation")} spellCheck={false} />}
+        </Field>
+      </div>
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={create.busy}>
+          {create.busy ? "Checking connection…" : "Add share"}
+        </button>
+      </div>
+      <ErrorText error={create.error} id="smb-form-error" />
+    </form>
+  );
+}
+
+function SourceRow({ source, groupName, onDeleted }: { source: api.DataSource; groupName: string; onDeleted: () => void }) {
+  const del = useAction(async () => {
+    await api.deleteDataSource(source.id);
+    onDeleted();
+  });
+  const smb = source.smb_source;
+  return (
+    <li className="card source-row" aria-label={`source ${source.data_source_name}`}>
+      <div className="row-between">
+        <div>
+          <h3>{source.data_source_name}</h3>
+          <p className="muted small">
+            <span className="badge">{source.kind}</span> {smb ? `\\\\${smb.remote_system_name}${smb.default_ip ? ` (${smb.default_ip}:${smb.port})` : `:${smb.port}`} as ${smb.remote_system_username}` : ""} · group {groupName} · added {formatTime(source.created_at)}
+          </p>
+        </div>
+        <div className="actions">
+          {source.kind === "smb" && (
+            <a className="button" href={href("sources", source.id)}>
+              Browse shares
+            </a>
+          )}
+          {source.collection_id && (
+            <a className="button" href={href("collections", source.collection_id)}>
+              Collection
+            </a>
+          )}
+          <ConfirmButton
+            label="Delete"
+            question={`Delete ${source.data_source_name} and its auto-created collection?`}
+            onConfirm={() => void del.run()}
+            busy={del.busy}
+          />
+        </div>
+      </div>
+      <ErrorText error={del.error} />
+    </li>
+  );
+}
+
+export function SourcesPage() {
+  const sources = useLoad(api.listDataSources);
+  const groups = useLoad(api.listGroups);
+  const [created, setCreated] = useState<api.CreatedSmbSource | null>(null);
+  const myGroups = (groups.data ?? []).filter((g) => g.is_member);
+  const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
+  return (
+    <div className="page">
+      <h1>Data sources</h1>
+      <div className="two-col">
+        <div>
+          {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
+          <ErrorText error={groups.error} />
+          {created && (
+            <p className="notice" role="status">
+              Added {created.data_source.data_source_name}. A pipeline was created:{" "}
+              <a href={href("pipelines", created.pipeline.id)}>run it now</a>.
+            </p>
+          )}
+        </div>
+        <section aria-labelledby="sources-heading">
+          <h2 id="sources-heading">Your sources</h2>
+          {sources.loading && !sources.data ? <Loading /> : null}
+          <ErrorText error={sources.error} />
+          {sources.data && sources.data.length === 0 && <Empty>No data sources yet. Add an SMB share to start.</Empty>}
+          <ul className="plain">
+            {(sources.data ?? []).map((s) => (
+              <SourceRow key={s.id} source={s} groupName={groupName(s.owner_group_id)} onDeleted={() => void sources.reload()} />
+            ))}
+          </ul>
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function FolderIcon() {
+  return (
+    <svg className="icon" viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false">
+      <path d="M3 6.5A1.5 1.5 0 0 1 4.5 5h4.6l2 2h8.4A1.5 1.5 0 0 1 21 8.5v9a1.5 1.5 0 0 1-1.5 1.5h-15A1.5 1.5 0 0 1 3 17.5z" fill="currentColor" />
+    </svg>
+  );
+}
+
+export function ShareBrowser({ sourceId }: { sourceId: string }) {
+  const listing = useLoad(() => api.listSmbShares(sourceId), [sourceId]);
+  const sources = useLoad(api.listDataSources);
+  const source = sources.data?.find((s) => s.id === sourceId);
+  const shares = listing.data ? Object.entries(listing.data.shares) : [];
+  return (
+    <div className="page">
+      <p>
+        <a href={href("sources")}>← Data sources</a>
+      </p>
+      <div className="row-between">
+        <h1>Shares{source ? ` on ${source.data_source_name}` : ""}</h1>
+        <button type="button" onClick={() => void listing.reload()} disabled={listing.loading}>
+          Refresh
+        </button>
+      </div>
+      {listing.loading && !listing.data ? <Loading label="Connecting to the file server…" /> : null}
+      <ErrorText error={listing.error} />
+      {listing.data && shares.length === 0 && <Empty>The server lists no shares.</Empty>}
+      <div className="share-grid">
+        {shares.map(([share, entries]) => (
+          <section key={share} className="card share" aria-label={`share ${share}`}>
+            <h2 className="share-name">
+              <FolderIcon /> {share}
+            </h2>
+            {Array.isArray(entries) ? (
+              entries.length === 0 ? (
+                <Empty>Empty share.</Empty>
+              ) : (
+                <ul className="entries">
+                  {[...entries].sort((a, b) => a.localeCompare(b)).map((entry) => (
+                    <li key={entry}>{entry}</li>
+                  ))}
+                </ul>
+              )
+            ) : (
+              <p className="error">Cannot open: {entries.error}</p>
+            )}
+          </section>
+        ))}
+      </div>
+    </div>
+  );
+}
