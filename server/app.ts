@@ -15,6 +15,8 @@ import type { ConnectorRegistry } from "./connectors/registry";
 import type { JobQueue } from "./ingest/job-queue";
 import { IngestService } from "./ingest/ingest.service";
 import { ingestRoutes } from "./http/ingest.routes";
+import { modelsRoutes } from "./http/models.routes";
+import type { ModelsService } from "./llm/models.service";
 import type { SearchIndex } from "./search/search-index";
 import { SourcesService } from "./sources/sources.service";
 import { DriveService } from "./drive/drive.service";
@@ -41,13 +43,14 @@ export interface AppDeps {
   index: SearchIndex;
   connectors: ConnectorRegistry;
   queue: JobQueue;
+  models: ModelsService;
 }
 
 const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, connectors, queue }: AppDeps): Promise<Express> {
+export async function createApp({ config, publicUrl, db, secrets, logger, index, connectors, queue, models }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets);
   const accounts = new AccountsService(db, tokens, new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
@@ -73,6 +76,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(driveRoutes(drive));
   api.use(pipelinesRoutes(pipelines));
   api.use(ingestRoutes(new IngestService(db, queue)));
+  api.use(modelsRoutes(models));
   api.use(notFound);
 
   const app = express();

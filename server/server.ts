@@ -11,6 +11,8 @@ import { ingestHandler } from "./ingest/ingest-job";
 import { JobQueue } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
+import { ModelsService } from "./llm/models.service";
+import { modelsOptionsFromEnv } from "./llm/models.options";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
 import { openSecretStore } from "./secrets/secrets";
 
@@ -37,7 +39,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const server = await listen(config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue });
+  const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger);
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models });
   server.on("request", app);
   await queue.start();
 
@@ -51,6 +54,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     port,
     close: async () => {
       await queue.stop();
+      // Ends every POST /models stream with an error event, so the HTTP server can close.
+      await models.close();
       await closeHttp(server, sockets);
       await parsers.close();
       await index.close();

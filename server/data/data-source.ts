@@ -17,9 +17,12 @@ import { DriveGrant } from "./entities/drive-grant.entity";
 import { DriveSourceRecord } from "./entities/drive-source.entity";
 import { DriveFileRecord } from "./entities/drive-file.entity";
 import { Drive1763800200000 } from "./migrations/1763800200000-drive";
+import { ModelRecord } from "./entities/model.entity";
+import { UserModelRecord } from "./entities/user-model.entity";
+import { Models1763800300000 } from "./migrations/1763800300000-models";
 
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob, DriveGrant, DriveSourceRecord, DriveFileRecord];
-export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000];
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob, DriveGrant, DriveSourceRecord, DriveFileRecord, ModelRecord, UserModelRecord];
+export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000];
 
 /** Opens (creating if needed) the SQLite database under dataDir and brings its schema up to date. */
 export async function openDatabase(dataDir: string): Promise<DataSource> {
