@@ -91,9 +91,8 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   app.use(cookieParser());
   app.use("/api", api);
   if (fs.existsSync(path.join(RENDERER_DIST, "index.html"))) {
+    // The UI routes with the URL hash, so only real files are served; anything else is a 404.
     app.use(express.static(RENDERER_DIST, { index: "index.html" }));
-    // Client-side routes: any other GET outside /api gets the app shell.
-    app.get(/^\/(?!api\/).*/, (_req, res) => res.sendFile(path.join(RENDERER_DIST, "index.html")));
   }
   app.use(notFound);
   app.use(errorHandler(logger));

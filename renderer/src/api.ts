@@ -66,7 +66,9 @@ async function send(method: string, path: string, body?: unknown, signal?: Abort
   if (!res.ok) {
     const error = await toApiError(res);
     const isAuthCall = path === "/signin" || path === "/signup";
-    if (res.status === 401 && !isAuthCall) onUnauthorized?.();
+    // A dead Google Drive grant answers 401 on picker_token: the session itself is fine.
+    const isDeadDriveGrant = path === PICKER_TOKEN_PATH && /drive/i.test(error.detail);
+    if (res.status === 401 && !isAuthCall && !isDeadDriveGrant) onUnauthorized?.();
     throw error;
   }
   return res;
@@ -79,6 +81,7 @@ async function json<T>(method: string, path: string, body?: unknown, signal?: Ab
 }
 
 const enc = encodeURIComponent;
+const PICKER_TOKEN_PATH = "/data_sources/drive/picker_token";
 
 // ---- Types (the JSON shapes of server/http/presenters.ts and the spec) ----
 
@@ -257,6 +260,45 @@ export interface PullEvent {
   max_attempts?: number;
 }
 
+export interface DriveStatus {
+  connected: boolean;
+  provider: string;
+  provider_subject: string | null;
+  email: string | null;
+  scopes: string[];
+  connected_at: string | null;
+}
+
+export interface DriveFile {
+  file_id: string;
+  name: string;
+  mime_type: string;
+  registered_at: string | null;
+}
+
+export interface DriveSource {
+  data_source_id: string;
+  owner_user_id: string;
+  file_count: number;
+}
+
+export interface CreatedDriveSource {
+  data_source: DataSource;
+  drive_source: DriveSource;
+  pipeline: Pipeline;
+}
+
+export interface DriveFilesResult {
+  data_source_id: string;
+  added: number;
+  files: DriveFile[];
+}
+
+export interface PickerToken {
+  access_token: string;
+  expires_at: string | null;
+}
+
 // ---- Accounts ----
 
 export const signUp = (email: string, password: string) => json<{ token_type: string }>("POST", "/signup", { email, password });
@@ -294,6 +336,18 @@ export const createSmbSource = (groupId: string, s: NewSmbSource) =>
   });
 export const listSmbShares = (sourceId: string) => json<{ shares: ShareListing }>("GET", `/data_sources/smb/list/${enc(sourceId)}`);
 export const deleteDataSource = (sourceId: string) => json<void>("DELETE", `/data_sources/${enc(sourceId)}`);
+
+// ---- Google Drive ----
+
+export const driveStatus = () => json<DriveStatus>("GET", "/integrations/cloud/drive");
+/** A consent URL; after consent Google's redirect lands back on `returnTo` (a path on this origin). */
+export const connectDrive = (returnTo: string) => json<{ auth_url: string }>("POST", `/integrations/cloud/drive/connect?return_to=${enc(returnTo)}`);
+export const disconnectDrive = () => json<void>("DELETE", "/integrations/cloud/drive");
+export const drivePickerToken = () => json<PickerToken>("GET", PICKER_TOKEN_PATH);
+export const createDriveSource = (data_source_name: string, owner_group_id: string) =>
+  json<CreatedDriveSource>("POST", "/data_sources/drive/", { data_source: { data_source_name, owner_group_id } });
+export const addDriveFiles = (sourceId: string, file_ids: string[]) => json<DriveFilesResult>("POST", `/data_sources/drive/${enc(sourceId)}/files`, { file_ids });
+export const ingestAllDrive = (sourceId: string) => json<DriveFilesResult>("POST", `/data_sources/drive/${enc(sourceId)}/ingest_all`);
 
 // ---- Collections ----
 

@@ -2,6 +2,7 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import * as api from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad } from "../components";
 import { href } from "../router";
+import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
 
 type SmbForm = {
   group: string;
@@ -152,7 +153,17 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
   );
 }
 
-function SourceRow({ source, groupName, onDeleted }: { source: api.DataSource; groupName: string; onDeleted: () => void }) {
+function SourceRow({
+  source,
+  groupName,
+  onDeleted,
+  driveTools,
+}: {
+  source: api.DataSource;
+  groupName: string;
+  onDeleted: () => void;
+  driveTools: boolean;
+}) {
   const del = useAction(async () => {
     await api.deleteDataSource(source.id);
     onDeleted();
@@ -187,6 +198,7 @@ function SourceRow({ source, groupName, onDeleted }: { source: api.DataSource; g
         </div>
       </div>
       <ErrorText error={del.error} />
+      {source.kind === "drive" && driveTools && <DriveSourceTools source={source} />}
     </li>
   );
 }
@@ -194,7 +206,10 @@ function SourceRow({ source, groupName, onDeleted }: { source: api.DataSource; g
 export function SourcesPage() {
   const sources = useLoad(api.listDataSources);
   const groups = useLoad(api.listGroups);
-  const [created, setCreated] = useState<api.CreatedSmbSource | null>(null);
+  const [created, setCreated] = useState<api.CreatedSmbSource | api.CreatedDriveSource | null>(null);
+  const { drive, reload: reloadDrive } = useDrive();
+  const driveReady = drive.state === "ready";
+  const driveConnected = drive.state === "ready" && drive.status.connected;
   const myGroups = (groups.data ?? []).filter((g) => g.is_member);
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
   return (
@@ -204,6 +219,12 @@ export function SourcesPage() {
         <div>
           {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
           <ErrorText error={groups.error} />
+          <DriveConnection drive={drive} reload={reloadDrive} />
+          {driveConnected && groups.data && (
+            <div className="card">
+              <AddDriveSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />
+            </div>
+          )}
           {created && (
             <p className="notice" role="status">
               Added {created.data_source.data_source_name}. A pipeline was created:{" "}
@@ -215,10 +236,10 @@ export function SourcesPage() {
           <h2 id="sources-heading">Your sources</h2>
           {sources.loading && !sources.data ? <Loading /> : null}
           <ErrorText error={sources.error} />
-          {sources.data && sources.data.length === 0 && <Empty>No data sources yet. Add an SMB share to start.</Empty>}
+          {sources.data && sources.data.length === 0 && <Empty>No data sources yet. Add an SMB share{driveReady ? " or a Google Drive source" : ""} to start.</Empty>}
           <ul className="plain">
             {(sources.data ?? []).map((s) => (
-              <SourceRow key={s.id} source={s} groupName={groupName(s.owner_group_id)} onDeleted={() => void sources.reload()} />
+              <SourceRow key={s.id} source={s} groupName={groupName(s.owner_group_id)} onDeleted={() => void sources.reload()} driveTools={driveReady} />
             ))}
           </ul>
         </section>

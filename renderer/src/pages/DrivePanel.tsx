@@ -1,0 +1,367 @@
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import * as api from "../api";
+import { ErrorText, Loading, formatTime, useAction } from "../components";
+
+/** What the desktop app's preload exposes (main/preload.ts); undefined in a LAN browser. */
+interface SluiceDesktop {
+  openExternal?: (url: string) => Promise<void>;
+}
+const desktop = (): SluiceDesktop | undefined => (window as unknown as { sluiceDesktop?: SluiceDesktop }).sluiceDesktop;
+
+const POLL_MS = 1500;
+/** Consent rarely takes this long; past it the UI stops polling and says so. */
+const POLL_LIMIT_MS = 10 * 60 * 1000;
+
+/** The current screen as a path on this origin, for Google's redirect back (e.g. "/#/sources"). */
+function currentReturnPath(): string {
+  return `${window.location.pathname || "/"}${window.location.hash || ""}`;
+}
+
+/** The callback appends drive_error=<code> to return_to when consent was declined. */
+function driveErrorIn(search: string): string | null {
+  return new URLSearchParams(search).get("drive_error");
+}
+
+export type DriveAvailability =
+  | { state: "loading" }
+  | { state: "unavailable"; detail: string }
+  | { state: "error"; error: unknown }
+  | { state: "ready"; status: api.DriveStatus };
+
+/** Loads the Drive connection; a 503 means the instance has no OAuth client, and the Drive controls hide. */
+export function useDrive() {
+  const [drive, setDrive] = useState<DriveAvailability>({ state: "loading" });
+  const reload = async (): Promise<api.DriveStatus | null> => {
+    try {
+      const status = await api.driveStatus();
+      setDrive({ state: "ready", status });
+      return status;
+    } catch (e) {
+      if (e instanceof api.ApiError && e.status === 503) setDrive({ state: "unavailable", detail: e.detail });
+      else setDrive({ state: "error", error: e });
+      return null;
+    }
+  };
+  useEffect(() => {
+    void reload();
+  }, []);
+  return { drive, reload, setDrive };
+}
+
+/** Connection status, connect (system browser or popup, then poll) and disconnect. */
+export function DriveConnection({ drive, reload }: { drive: DriveAvailability; reload: () => Promise<api.DriveStatus | null> }) {
+  const [waiting, setWaiting] = useState<null | "desktop" | "popup">(null);
+  const [error, setError] = useState<unknown>(() => {
+    const declined = driveErrorIn(window.location.search);
+    return declined ? `Google Drive was not connected (${declined}).` : null;
+  });
+  const cancelRef = useRef<(() => void) | null>(null);
+  useEffect(() => () => cancelRef.current?.(), []);
+
+  const disconnect = useAction(async () => {
+    await api.disconnectDrive();
+    await reload();
+  });
+
+  /** Polls the status until connected, the popup closes unconnected, or the time runs out. */
+  const poll = (popup: Window | null) => {
+    const started = Date.now();
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = () => {
+      stopped = true;
+      clearTimeout(timer);
+      cancelRef.current = null;
+      setWaiting(null);
+    };
+    cancelRef.current = () => {
+      stop();
+      if (popup && !popup.closed) popup.close();
+    };
+    const tick = async () => {
+      if (stopped) return;
+      // Once back on this origin the popup can be read: a declined consent carries drive_error.
+      let declined: string | null = null;
+      try {
+        if (popup && !popup.closed && popup.location.origin === window.location.origin) declined = driveErrorIn(popup.location.search);
+      } catch {
+        // Still on Google's pages (another origin).
+      }
+      const popupClosed = popup !== null && popup.closed;
+      let status: api.DriveStatus | null = null;
+      try {
+        status = await api.driveStatus();
+      } catch (e) {
+        if (!(e instanceof api.ApiError) || e.status !== 0) {
+          stop();
+          setError(e);
+          return;
+        }
+      }
+      if (stopped) return;
+      if (status?.connected) {
+        stop();
+        if (popup && !popup.closed) popup.close();
+        await reload();
+        return;
+      }
+      if (declined) {
+        stop();
+        if (popup && !popup.closed) popup.close();
+        setError(`Google Drive was not connected (${declined}).`);
+        return;
+      }
+      if (popupClosed) {
+        stop();
+        setError("The Google window was closed before Google Drive was connected.");
+        return;
+      }
+      if (Date.now() - started > POLL_LIMIT_MS) {
+        stop();
+        setError("Stopped waiting for Google: click Connect Google Drive to try again.");
+        return;
+      }
+      timer = setTimeout(() => void tick(), POLL_MS);
+    };
+    timer = setTimeout(() => void tick(), POLL_MS);
+  };
+
+  const connect = async () => {
+    setError(null);
+    const openExternal = desktop()?.openExternal;
+    // Opened now, inside the click, so popup blockers let it through; pointed at Google once the URL is known.
+    const popup = openExternal ? null : window.open("", "sluice-google-drive", "popup,width=520,height=680");
+    if (!openExternal && !popup) {
+      setError("The browser blocked the Google window: allow popups for this site and try again.");
+      return;
+    }
+    try {
+      const { auth_url } = await api.connectDrive(currentReturnPath());
+      if (openExternal) {
+        await openExternal(auth_url);
+        setWaiting("desktop");
+      } else {
+        popup!.location.href = auth_url;
+        setWaiting("popup");
+      }
+      poll(popup);
+    } catch (e) {
+      if (popup && !popup.closed) popup.close();
+      setError(e);
+    }
+  };
+
+  return (
+    <section className="card" aria-labelledby="drive-heading">
+      <h2 id="drive-heading">Google Drive</h2>
+      {drive.state === "loading" && <Loading />}
+      {drive.state === "unavailable" && (
+        <p className="muted" data-drive="unavailable">
+          {drive.detail}
+        </p>
+      )}
+      {drive.state === "error" && <ErrorText error={drive.error} />}
+      {drive.state === "ready" && drive.status.connected && (
+        <>
+          <p data-drive="connected">
+            <span className="badge status-active">connected</span> as <strong>{drive.status.email ?? drive.status.provider_subject ?? "—"}</strong>
+          </p>
+          <p className="muted small">
+            Since {formatTime(drive.status.connected_at)} · access: {drive.status.scopes.length ? drive.status.scopes.map(scopeLabel).join(", ") : "—"}
+          </p>
+          <div className="actions">
+            <button type="button" onClick={() => void disconnect.run()} disabled={disconnect.busy}>
+              {disconnect.busy ? "Disconnecting…" : "Disconnect"}
+            </button>
+          </div>
+          <ErrorText error={disconnect.error} />
+        </>
+      )}
+      {drive.state === "ready" && !drive.status.connected && (
+        <>
+          <p data-drive="disconnected">
+            <span className="badge status-inactive">not connected</span>
+          </p>
+          <p className="muted small">Sluice asks only for the files you choose to share with it (drive.file access).</p>
+          {waiting ? (
+            <div className="actions">
+              <Loading label={waiting === "desktop" ? "Finish connecting in your browser…" : "Finish connecting in the Google window…"} />
+              <button type="button" onClick={() => cancelRef.current?.()}>
+                Cancel
+              </button>
+            </div>
+          ) : (
+            <div className="actions">
+              <button type="button" className="primary" onClick={() => void connect()}>
+                Connect Google Drive
+              </button>
+            </div>
+          )}
+        </>
+      )}
+      <ErrorText error={error} />
+    </section>
+  );
+}
+
+function scopeLabel(scope: string): string {
+  const short = scope.replace(/^https:\/\/www\.googleapis\.com\/auth\//, "");
+  return short === "drive.file" ? "files you pick (drive.file)" : short;
+}
+
+/** A drive source for a group; only offered once Drive is connected. */
+export function AddDriveSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedDriveSource) => void }) {
+  const [group, setGroup] = useState(groups[0]?.id ?? "");
+  const [name, setName] = useState("");
+  const [problem, setProblem] = useState<string | null>(null);
+  const create = useAction(async () => {
+    const created = await api.createDriveSource(name.trim(), group);
+    setName("");
+    onCreated(created);
+  });
+  if (groups.length === 0) return null;
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const trimmed = name.trim();
+    const p = !trimmed ? "Give the source a name." : trimmed.length > 100 ? "Use at most 100 characters." : !group ? "Choose the group that will own this source." : null;
+    setProblem(p);
+    if (!p) void create.run();
+  };
+  return (
+    <form onSubmit={submit} aria-label="Add drive source" noValidate className="drive-form">
+      <h3>Add a drive source</h3>
+      <div className="form-grid">
+        <div className="field">
+          <label htmlFor="drive-group">Owner group</label>
+          <select id="drive-group" value={group} onChange={(e) => setGroup(e.target.value)}>
+            {groups.map((g) => (
+              <option key={g.id} value={g.id}>
+                {g.group_name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="drive-name">Drive source name</label>
+          <input
+            id="drive-name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder="Team drive files"
+            aria-invalid={problem ? true : undefined}
+            aria-describedby={problem ? "drive-name-note" : undefined}
+          />
+          {problem && (
+            <p className="field-error" id="drive-name-note">
+              {problem}
+            </p>
+          )}
+        </div>
+      </div>
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={create.busy}>
+          Add drive source
+        </button>
+      </div>
+      <ErrorText error={create.error} />
+    </form>
+  );
+}
+
+/** Splits what was pasted (ids, commas, whitespace, or Drive links) into file ids. */
+export function parseFileIds(text: string): string[] {
+  return text
+    .split(/[\s,;]+/)
+    .map((part) => /\/d\/([A-Za-z0-9_-]+)/.exec(part)?.[1] ?? /[?&]id=([A-Za-z0-9_-]+)/.exec(part)?.[1] ?? part)
+    .filter(Boolean);
+}
+
+/** Per drive source: add files by id (422 per field shown), ingest everything granted (409 shown), picker access. */
+export function DriveSourceTools({ source }: { source: api.DataSource }) {
+  const [ids, setIds] = useState("");
+  const [result, setResult] = useState<string | null>(null);
+  const [picker, setPicker] = useState<string | null>(null);
+  const list = parseFileIds(ids);
+  const describe = (r: api.DriveFilesResult) =>
+    `${r.added} new file${r.added === 1 ? "" : "s"} registered (${r.files.length} in total)${r.files.length ? `: ${r.files.map((f) => f.name).join(", ")}` : ""}. Run the pipeline to index them.`;
+  const add = useAction(async () => {
+    setResult(null);
+    const r = await api.addDriveFiles(source.id, list);
+    setIds("");
+    setResult(describe(r));
+  });
+  const ingestAll = useAction(async () => {
+    setResult(null);
+    setResult(describe(await api.ingestAllDrive(source.id)));
+  });
+  const checkPicker = useAction(async () => {
+    setPicker(null);
+    const token = await api.drivePickerToken();
+    setPicker(`Picker access is ready (token valid until ${formatTime(token.expires_at)}).`);
+  });
+  // Field errors name file_ids.N: show which id each one is about.
+  const addError =
+    add.error instanceof api.ApiError && add.error.errors.length
+      ? add.error.errors.map((e) => {
+          const index = /^file_ids\.(\d+)$/.exec(e.field)?.[1];
+          return index !== undefined && list[Number(index)] ? `${list[Number(index)]}: ${e.message}` : `${e.field} ${e.message}`;
+        })
+      : null;
+  return (
+    <div className="drive-tools">
+      <form
+        className="inline-form"
+        aria-label={`Add files to ${source.data_source_name}`}
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (list.length) void add.run();
+        }}
+      >
+        <label htmlFor={`drive-ids-${source.id}`} className="small">
+          Drive file ids
+        </label>
+        <input
+          id={`drive-ids-${source.id}`}
+          className="grow"
+          value={ids}
+          onChange={(e) => setIds(e.target.value)}
+          placeholder="ids or links, separated by spaces or commas"
+          spellCheck={false}
+          autoComplete="off"
+          aria-invalid={add.error ? true : undefined}
+        />
+        <button type="submit" disabled={add.busy || list.length === 0}>
+          Add files by id
+        </button>
+      </form>
+      {addError ? (
+        <div className="error" role="alert">
+          {add.error instanceof api.ApiError ? add.error.detail : "Some ids were refused"}:
+          <ul>
+            {addError.map((line) => (
+              <li key={line}>{line}</li>
+            ))}
+          </ul>
+        </div>
+      ) : (
+        <ErrorText error={add.error} />
+      )}
+      <div className="actions">
+        <button type="button" onClick={() => void ingestAll.run()} disabled={ingestAll.busy}>
+          {ingestAll.busy ? "Listing Drive…" : "Ingest everything I granted"}
+        </button>
+        <button type="button" onClick={() => void checkPicker.run()} disabled={checkPicker.busy}>
+          Check picker access
+        </button>
+      </div>
+      <ErrorText error={ingestAll.error} />
+      <ErrorText error={checkPicker.error} />
+      {picker && <p className="muted small">{picker} The Google Picker uses this short-lived token; until it is set up here, add files by id.</p>}
+      {result && (
+        <p className="notice" role="status">
+          {result}
+        </p>
+      )}
+    </div>
+  );
+}
