@@ -5,9 +5,12 @@
  */
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
+import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 
@@ -27,6 +30,8 @@ const CHROMIUM_ARGS = [
 
 let sluice: SluiceServer;
 let samba: SambaServer;
+let ollama: FakeOllama;
+let google: FakeGoogle;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -36,8 +41,21 @@ const PASSWORD = "e2e-Passw0rd";
 const GROUP = "e2e-team";
 const COLLECTION = "e2e_notes";
 const SOURCE = "Team share";
+const DRIVE_SOURCE = "Team drive";
+const DRIVE_PHRASE = "the lighthouse keeper logs every ferry";
+
+/** A port picked up front, so PUBLIC_URL (the OAuth redirect URI) can name it. */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 async function shot(name: string): Promise<void> {
+  // The header is sticky: from a scrolled page it would be drawn mid-way down a full-page shot.
+  await page.evaluate("window.scrollTo(0, 0)");
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
@@ -48,7 +66,17 @@ before(async () => {
     fs.mkdirSync(path.join(dir, "archive"), { recursive: true });
     for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(dir, "archive", `note-${i}.txt`), `Archived note number ${i}.\n`);
   };
-  [sluice, samba] = await Promise.all([startSluice(), startSamba({ populate })]);
+  [ollama, google] = await Promise.all([startFakeOllama(), startFakeGoogle()]);
+  const port = await freePort();
+  const env = {
+    ...google.env,
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    OLLAMA_HOST: ollama.url,
+    SLUICE_PULL_RETRY_DELAY_MS: "10",
+    SLUICE_SSE_KEEPALIVE_MS: "50",
+  };
+  [sluice, samba] = await Promise.all([startSluice({ env }), startSamba({ populate })]);
   // The server itself serves the built UI at /.
   const home = await fetch(`${sluice.url}/`);
   assert.match(home.headers.get("content-type") ?? "", /text\/html/, "the server does not serve renderer/dist at /");
@@ -63,6 +91,7 @@ after(async () => {
   await context?.close().catch(() => {});
   await browser?.close().catch(() => {});
   await Promise.all([sluice?.stop(), samba?.stop()]);
+  await Promise.all([ollama?.close(), google?.close()]);
 });
 
 test("the web UI, from sign-up to search and sign-out", async (t) => {
@@ -189,16 +218,144 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await shot("09-groups-delete-conflict");
   });
 
-  await t.test("models", async (tt) => {
-    const res = await page.request.get(`${sluice.url}/api/models`);
-    if (res.status() !== 200) {
-      tt.skip("models API not available");
-      return;
-    }
+  await t.test("models: search the library as I type, pull with per-layer progress and a benchmark", async () => {
     await page.getByRole("link", { name: "Models" }).click();
     await page.getByRole("heading", { name: "Catalog" }).waitFor();
     await page.getByRole("heading", { name: "My models" }).waitFor();
-    await shot("10-models");
+    await page.getByText("No models pulled yet.").waitFor();
+    await shot("10-models-empty");
+
+    // Typed, not pasted: results follow the keystrokes, and a typo still finds the model.
+    const search = page.getByLabel("Search the public library");
+    await search.pressSequentially("mistrl", { delay: 40 });
+    const first = page.locator(".library-item").first();
+    await first.locator("strong", { hasText: /^mistral$/ }).waitFor();
+    await first.getByRole("button", { name: "Pull mistral:7b" }).waitFor();
+    await shot("11-models-library-search");
+
+    await search.fill("");
+    await search.pressSequentially("smollm2", { delay: 20 });
+    // Slow lines so the live per-layer view can be seen.
+    ollama.lineDelayMs = 120;
+    await page.getByRole("button", { name: "Pull smollm2:135m" }).click();
+    const pull = page.locator("section", { has: page.locator("#pull-heading") });
+    await pull.getByRole("progressbar", { name: /^Layer / }).first().waitFor();
+    await shot("12-models-pulling");
+    const done = pull.getByRole("status").filter({ hasText: "smollm2:135m is in the catalog" });
+    await done.waitFor({ timeout: 30_000 });
+    ollama.lineDelayMs = 0;
+    assert.match((await done.textContent()) ?? "", /\d+(\.\d)? tokens\/s/);
+    const layers = pull.getByRole("progressbar", { name: /^Layer / });
+    assert.equal(await layers.count(), 2, "one bar per layer of smollm2:135m");
+    for (const bar of await layers.all()) assert.equal(await bar.getAttribute("aria-valuenow"), "100");
+    assert.equal(await pull.getByRole("alert").count(), 0);
+
+    const row = page.locator("tr", { has: page.locator("th", { hasText: "smollm2:135m" }) });
+    await row.waitFor();
+    assert.match((await row.locator("td.num").first().textContent()) ?? "", /^\d+(\.\d)?$/, "the catalog shows tokens/s");
+    await shot("13-models-pulled");
+  });
+
+  await t.test("models: add to my models with hardware notes, edit the notes, remove it", async () => {
+    const row = page.locator("tr", { has: page.locator("th", { hasText: "smollm2:135m" }) });
+    await row.getByRole("button", { name: "Add to my models" }).click();
+    const form = page.getByRole("form", { name: "Add to my models" });
+    // The catalog button picks the model in the form and moves focus to its notes.
+    await form.locator("#my-notes:focus").waitFor();
+    assert.equal(await form.getByLabel("Model from the catalog").inputValue(), "smollm2:135m");
+    await form.getByLabel("Hardware notes").fill("Laptop, 8 GB RAM: fast enough");
+    await form.getByRole("button", { name: "Add to my models" }).click();
+    const mine = page.locator(".my-model", { hasText: "smollm2:135m" });
+    await mine.getByText("Laptop, 8 GB RAM: fast enough").waitFor();
+
+    await mine.getByRole("button", { name: "Edit notes" }).click();
+    await mine.getByLabel("Hardware notes").fill("Desktop with RTX 3060: 60+ tokens/s");
+    await mine.getByRole("button", { name: "Save" }).click();
+    await mine.getByText("Desktop with RTX 3060: 60+ tokens/s").waitFor();
+    await shot("14-my-models");
+
+    await mine.getByRole("button", { name: "Remove" }).click();
+    await mine.getByRole("button", { name: "Yes, remove" }).click();
+    await page.getByText("Your personal list is empty.").waitFor();
+    const res = await page.request.get(`${sluice.url}/api/models/my`);
+    assert.deepEqual(await res.json(), []);
+  });
+
+  await t.test("Google Drive: connect in a popup, add a source, ingest what I granted", async () => {
+    await page.getByRole("link", { name: "Data sources" }).click();
+    const card = page.locator("section", { has: page.locator("#drive-heading") });
+    await card.locator('[data-drive="disconnected"]').waitFor();
+    await shot("15-drive-disconnected");
+
+    const popupOpened = page.waitForEvent("popup");
+    await card.getByRole("button", { name: "Connect Google Drive" }).click();
+    const popup = await popupOpened;
+    // The fake Google approves at once and redirects back; the page polls until connected, then closes the popup.
+    await card.locator('[data-drive="connected"]').waitFor({ timeout: 30_000 });
+    assert.match((await card.textContent()) ?? "", new RegExp(google.account.email.replace(/\./g, "\\.")));
+    if (!popup.isClosed()) await popup.waitForEvent("close", { timeout: 5_000 });
+    await shot("16-drive-connected");
+
+    await page.getByLabel("Drive source name").fill(DRIVE_SOURCE);
+    await page.getByRole("button", { name: "Add drive source" }).click();
+    const row = page.locator(`[aria-label="source ${DRIVE_SOURCE}"]`);
+    await row.waitFor();
+    assert.match((await row.locator(".badge").first().textContent()) ?? "", /drive/);
+
+    // Nothing shared with Sluice yet: the 409 detail is shown.
+    await row.getByRole("button", { name: "Ingest everything I granted" }).click();
+    const conflict = row.getByRole("alert");
+    await conflict.waitFor();
+    assert.match((await conflict.textContent()) ?? "", /covers no files/);
+    await shot("17a-drive-nothing-granted");
+
+    // An id Google does not know: the 422 field error names it.
+    await row.getByLabel("Drive file ids").fill("NoSuchFile123");
+    await row.getByRole("button", { name: "Add files by id" }).click();
+    const refused = row.getByRole("alert").filter({ hasText: "NoSuchFile123" });
+    await refused.waitFor();
+    await shot("17-drive-errors");
+
+    const doc = google.addFile("Harbour log", "application/vnd.google-apps.document", `Harbour log.\nEvery evening ${DRIVE_PHRASE} in the big book.\n`);
+    google.addFile("Crew list", "application/vnd.google-apps.spreadsheet", "name,role\nAda,captain\nBo,engineer\n");
+    await row.getByLabel("Drive file ids").fill(doc.id);
+    await row.getByRole("button", { name: "Add files by id" }).click();
+    await row.getByRole("status").filter({ hasText: "1 new file registered" }).waitFor();
+    await row.getByRole("button", { name: "Ingest everything I granted" }).click();
+    await row.getByRole("status").filter({ hasText: "1 new file registered (2 in total)" }).waitFor();
+    assert.equal(await row.getByRole("alert").count(), 0);
+
+    await row.getByRole("button", { name: "Check picker access" }).click();
+    await row.getByText(/Picker access is ready/).waitFor();
+    await shot("18-drive-source");
+  });
+
+  await t.test("Google Drive: run the drive pipeline and search a phrase from a drive file", async () => {
+    await page.getByRole("status").filter({ hasText: `Added ${DRIVE_SOURCE}` }).getByRole("link", { name: "run it now" }).click();
+    const card = page.locator(".pipeline.focused");
+    await card.getByRole("button", { name: "Run now" }).click();
+    await card.locator('[data-job-status="completed"]').waitFor({ timeout: 60_000 });
+    assert.equal(Number(await card.locator('[data-count="processed"]').textContent()), 2);
+    await shot("19-drive-pipeline");
+
+    await page.getByRole("link", { name: "Data sources" }).click();
+    await page.locator(`[aria-label="source ${DRIVE_SOURCE}"]`).getByRole("link", { name: "Collection" }).click();
+    await page.getByLabel("Search this collection").fill("lighthouse keeper");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const hit = page.locator(".result").first();
+    await hit.waitFor();
+    assert.match((await hit.textContent()) ?? "", /Harbour log/);
+    assert.ok((await hit.locator(".snippet mark").count()) > 0, "the snippet highlights the match");
+    await page.locator(".doc-title", { hasText: "Crew list" }).waitFor();
+    await shot("20-drive-search");
+  });
+
+  await t.test("disconnect Google Drive", async () => {
+    await page.getByRole("link", { name: "Data sources" }).click();
+    const card = page.locator("section", { has: page.locator("#drive-heading") });
+    await card.getByRole("button", { name: "Disconnect" }).click();
+    await card.locator('[data-drive="disconnected"]').waitFor();
+    assert.ok(google.revoked().length > 0, "the grant was revoked at Google");
   });
 
   await t.test("sign out", async () => {
@@ -206,6 +363,61 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("tabpanel", { name: "Sign in" }).waitFor();
     const me = await page.request.get(`${sluice.url}/api/users/me`);
     assert.equal(me.status(), 401);
-    await shot("11-signed-out");
+    await shot("30-signed-out");
   });
+});
+
+/** A fresh browser context with a new signed-up user, for the side flows below. */
+async function signedInPage(baseUrl: string, init?: (ctx: BrowserContext) => Promise<void>): Promise<{ ctx: BrowserContext; p: Page }> {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await init?.(ctx);
+  const p = await ctx.newPage();
+  p.setDefaultTimeout(15_000);
+  const signup = await p.request.post(`${baseUrl}/api/signup`, { data: { email: `e2e-side-${Date.now()}@example.com`, password: PASSWORD } });
+  assert.ok(signup.ok(), await signup.text());
+  return { ctx, p };
+}
+
+test("Google Drive in the desktop app: consent in the system browser, the page polls until connected", async () => {
+  const opened: string[] = [];
+  const { ctx, p } = await signedInPage(sluice.url, async (c) => {
+    // The desktop preload's openExternal, with Node's fetch as the system browser (it follows Google's redirects back to Sluice).
+    await c.exposeFunction("__systemBrowser", async (url: string) => {
+      opened.push(url);
+      setTimeout(() => void fetch(url).then((r) => r.arrayBuffer()), 300);
+    });
+    await c.addInitScript("window.sluiceDesktop = { openExternal: (url) => window.__systemBrowser(url) };");
+  });
+  try {
+    let popups = 0;
+    p.on("popup", () => popups++);
+    await p.goto(`${sluice.url}/#/sources`);
+    const card = p.locator("section", { has: p.locator("#drive-heading") });
+    await card.getByRole("button", { name: "Connect Google Drive" }).click();
+    await card.locator('[data-drive="connected"]').waitFor({ timeout: 30_000 });
+    assert.equal(opened.length, 1);
+    assert.equal(new URL(opened[0]).origin, new URL(google.env.GOOGLE_AUTH_URL).origin);
+    assert.equal(popups, 0, "no popup in the desktop app");
+    await card.getByRole("button", { name: "Disconnect" }).click();
+    await card.locator('[data-drive="disconnected"]').waitFor();
+  } finally {
+    await ctx.close();
+  }
+});
+
+test("without Google configured, the Drive card shows the server's detail and no Drive buttons", async () => {
+  const bare = await startSluice();
+  const { ctx, p } = await signedInPage(bare.url);
+  try {
+    await p.goto(`${bare.url}/#/sources`);
+    const card = p.locator("section", { has: p.locator("#drive-heading") });
+    await card.locator('[data-drive="unavailable"]', { hasText: "GOOGLE_CLIENT_ID" }).waitFor();
+    assert.equal(await card.getByRole("button").count(), 0);
+    assert.equal(await p.getByRole("button", { name: "Add drive source" }).count(), 0);
+    await p.evaluate("window.scrollTo(0, 0)");
+    await p.screenshot({ path: path.join(SCREENSHOTS, "21-drive-not-configured.png"), fullPage: true });
+  } finally {
+    await ctx.close();
+    await bare.stop();
+  }
 });

@@ -222,7 +222,17 @@ function DocumentsPanel({ collectionId }: { collectionId: string }) {
             <tbody>
               {docs.data.documents.map((d) => (
                 <tr key={d.document_id}>
-                  <td className="path">{d.path}</td>
+                  <td className="path">
+                    {/* Drive documents are stored under their file id: show the file's name above it. */}
+                    {d.title && !d.path.includes(d.title) ? (
+                      <>
+                        <div className="doc-title">{d.title}</div>
+                        <div className="muted small">{d.path}</div>
+                      </>
+                    ) : (
+                      d.path
+                    )}
+                  </td>
                   <td className="num">{formatBytes(d.size)}</td>
                   <td className="num">{d.chunk_count}</td>
                   <td>{formatTime(d.indexed_at)}</td>

@@ -286,12 +286,14 @@ export function DriveSourceTools({ source }: { source: api.DataSource }) {
     `${r.added} new file${r.added === 1 ? "" : "s"} registered (${r.files.length} in total)${r.files.length ? `: ${r.files.map((f) => f.name).join(", ")}` : ""}. Run the pipeline to index them.`;
   const add = useAction(async () => {
     setResult(null);
+    ingestAll.setError(null);
     const r = await api.addDriveFiles(source.id, list);
     setIds("");
     setResult(describe(r));
   });
   const ingestAll = useAction(async () => {
     setResult(null);
+    add.setError(null);
     setResult(describe(await api.ingestAllDrive(source.id)));
   });
   const checkPicker = useAction(async () => {
@@ -336,7 +338,7 @@ export function DriveSourceTools({ source }: { source: api.DataSource }) {
       </form>
       {addError ? (
         <div className="error" role="alert">
-          {add.error instanceof api.ApiError ? add.error.detail : "Some ids were refused"}:
+          Google Drive refused {addError.length === 1 ? "this id" : "these ids"}:
           <ul>
             {addError.map((line) => (
               <li key={line}>{line}</li>

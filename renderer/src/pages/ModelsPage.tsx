@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad } from "../components";
 
@@ -60,7 +60,7 @@ function LibrarySearch({ onPull, pulling }: { onPull: (name: string) => void; pu
             <li key={m.name} className="library-item">
               <div className="row-between">
                 <strong>{m.name}</strong>
-                <span className="muted small">{m.pulls.toLocaleString()} pulls{m.updated_at ? ` · updated ${m.updated_at}` : ""}</span>
+                <span className="muted small">{m.pulls.toLocaleString()} pulls{m.updated_at ? ` · updated ${m.updated_at.slice(0, 10)}` : ""}</span>
               </div>
               <p className="small">{m.description}</p>
               <div className="tags">
@@ -225,10 +225,26 @@ function MyModelRow({ record, onChanged }: { record: api.PersonalModel; onChange
   );
 }
 
-function MyModels({ catalog, mine, onChanged, preset }: { catalog: api.CatalogModel[]; mine: api.PersonalModel[]; onChanged: () => void; preset: string }) {
-  const [model, setModel] = useState(preset);
+function MyModels({
+  catalog,
+  mine,
+  onChanged,
+  preset,
+}: {
+  catalog: api.CatalogModel[];
+  mine: api.PersonalModel[];
+  onChanged: () => void;
+  preset: { name: string; n: number } | null;
+}) {
+  const [model, setModel] = useState(preset?.name ?? "");
   const [notes, setNotes] = useState("");
-  useEffect(() => setModel(preset), [preset]);
+  const notesRef = useRef<HTMLInputElement>(null);
+  // "Add to my models" in the catalog picks the model here and moves focus to its notes.
+  useEffect(() => {
+    if (!preset) return;
+    setModel(preset.name);
+    notesRef.current?.focus();
+  }, [preset]);
   const add = useAction(async () => {
     await api.addMyModel(model, notes);
     setNotes("");
@@ -264,7 +280,7 @@ function MyModels({ catalog, mine, onChanged, preset }: { catalog: api.CatalogMo
         </div>
         <div className="field">
           <label htmlFor="my-notes">Hardware notes</label>
-          <input id="my-notes" value={notes} onChange={(e) => setNotes(e.target.value)} placeholder="e.g. runs well on M2, 16 GB" />
+          <input id="my-notes" ref={notesRef} value={notes} onChange={(e) => setNotes(e.target.value)} placeholder="e.g. runs well on M2, 16 GB" />
         </div>
         <div className="form-actions">
           <button type="submit" className="primary" disabled={add.busy || !model}>
@@ -281,7 +297,7 @@ export function ModelsPage() {
   const catalog = useLoad(api.listModels);
   const mine = useLoad(api.listMyModels);
   const [pull, setPull] = useState<PullState | null>(null);
-  const [preset, setPreset] = useState("");
+  const [preset, setPreset] = useState<{ name: string; n: number } | null>(null);
 
   const startPull = async (model: string) => {
     const state: PullState = { model, layers: {}, message: null, error: null, done: null, running: true };
@@ -307,6 +323,7 @@ export function ModelsPage() {
         ...s,
         running: false,
         done,
+        message: done ? null : s.message,
         error: s.error ?? (done ? null : "The download stopped before it finished. Pull again to resume."),
       }));
       void catalog.reload();
@@ -322,7 +339,7 @@ export function ModelsPage() {
         <h2 id="catalog-heading">Catalog</h2>
         {catalog.loading && !catalog.data ? <Loading /> : null}
         <ErrorText error={catalog.error} />
-        {catalog.data && <Catalog models={catalog.data} onChanged={() => (void catalog.reload(), void mine.reload())} onAddMine={setPreset} />}
+        {catalog.data && <Catalog models={catalog.data} onChanged={() => (void catalog.reload(), void mine.reload())} onAddMine={(name) => setPreset((p) => ({ name, n: (p?.n ?? 0) + 1 }))} />}
       </section>
       <div className="two-col">
         <div>

@@ -175,7 +175,15 @@ function SourceRow({
         <div>
           <h3>{source.data_source_name}</h3>
           <p className="muted small">
-            <span className="badge">{source.kind}</span> {smb ? `\\\\${smb.remote_system_name}${smb.default_ip ? ` (${smb.default_ip}:${smb.port})` : `:${smb.port}`} as ${smb.remote_system_username}` : ""} · group {groupName} · added {formatTime(source.created_at)}
+            <span className="badge">{source.kind}</span>{" "}
+            {[
+              smb ? `\\\\${smb.remote_system_name}${smb.default_ip ? ` (${smb.default_ip}:${smb.port})` : `:${smb.port}`} as ${smb.remote_system_username}` : null,
+              source.kind === "drive" ? "Google Drive" : null,
+              `group ${groupName}`,
+              `added ${formatTime(source.created_at)}`,
+            ]
+              .filter(Boolean)
+              .join(" · ")}
           </p>
         </div>
         <div className="actions">
@@ -220,7 +228,7 @@ export function SourcesPage() {
           {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
           <ErrorText error={groups.error} />
           <DriveConnection drive={drive} reload={reloadDrive} />
-          {driveConnected && groups.data && (
+          {driveConnected && groups.data && myGroups.length > 0 && (
             <div className="card">
               <AddDriveSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />
             </div>
