@@ -4,6 +4,7 @@ import { startSamba } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { client, createGroup, signUp } from "../fixtures/http-client";
 import { runSearchBench } from "./search.bench";
+import { runModelLibraryBench } from "./model-library.bench";
 import { seeded, writeCorpus, zipfWord } from "./corpus";
 
 /**
@@ -137,6 +138,14 @@ async function main(): Promise<void> {
     `p50 ${synthetic.p50.toFixed(2)} ms, p95 ${synthetic.p95.toFixed(2)} ms`,
     "p95 < 20 ms",
     synthetic.p95 < 20,
+  );
+
+  const library = runModelLibraryBench();
+  report(
+    `model library search over the whole catalog (${library.entries} models)`,
+    `p50 ${library.p50.toFixed(2)} ms, p99 ${library.p99.toFixed(2)} ms`,
+    "< 5 ms",
+    library.p99 < 5,
   );
 
   process.stdout.write("\n| measure | value | target | |\n|---|---|---|---|\n");
