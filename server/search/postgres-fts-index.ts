@@ -1,0 +1,352 @@
+import crypto from "node:crypto";
+import type { DataSource, QueryRunner } from "typeorm";
+import { NotFoundError } from "../errors";
+import type { CollectionStats } from "../collections/collections.service";
+import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
+
+/**
+ * The collection index on PostgreSQL full-text search, in the team server's own database:
+ * - `search_documents`: one row per (collection_id, source_id, path).
+ * - `search_chunks`: one row per chunk with a stored `tsvector` (title weight A, path B,
+ *   body C) under a GIN index, ranked with ts_rank_cd; snippets by ts_headline.
+ * - the text search configuration `sluice_search`: unaccent, then the English Snowball
+ *   stemmer without a stop-word list, so "cafe" finds "café", "run" finds "running" and
+ *   "and" is a word like any other, as with the SQLite engine's porter + remove_diacritics.
+ * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's files.
+ */
+
+const SCHEMA_VERSION = 1;
+const CONFIG = "sluice_search";
+/** Any fixed key: serializes schema creation between processes starting together. */
+const SCHEMA_LOCK_KEY = 0x51c4;
+
+/** Creates the text search configuration: with unaccent when the extension can be had, else without (no accent folding). */
+async function createConfig(q: QueryRunner): Promise<void> {
+  await q.query(`CREATE TEXT SEARCH DICTIONARY sluice_stem (TEMPLATE = snowball, Language = english)`);
+  await q.query(`CREATE TEXT SEARCH CONFIGURATION ${CONFIG} (COPY = english)`);
+  let unaccent = false;
+  await q.query("SAVEPOINT unaccent");
+  try {
+    await q.query("CREATE EXTENSION IF NOT EXISTS unaccent");
+    await q.query("RELEASE SAVEPOINT unaccent");
+    unaccent = true;
+  } catch {
+    await q.query("ROLLBACK TO SAVEPOINT unaccent");
+  }
+  const words = "asciiword, asciihword, hword_asciipart, word, hword, hword_part, numword, numhword, hword_numpart";
+  await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${words} WITH ${unaccent ? "unaccent, " : ""}sluice_stem`);
+}
+
+const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
+  1: async (q) => {
+    await createConfig(q);
+    await q.query(`CREATE TABLE search_documents (
+      id varchar PRIMARY KEY,
+      collection_id varchar NOT NULL,
+      source_id varchar NOT NULL,
+      path text NOT NULL,
+      title text NOT NULL,
+      size bigint NOT NULL,
+      modified_at bigint NOT NULL,
+      version text,
+      chunk_count integer NOT NULL,
+      indexed_at bigint NOT NULL,
+      UNIQUE (collection_id, source_id, path)
+    )`);
+    await q.query(`CREATE INDEX search_documents_path ON search_documents (collection_id, path COLLATE "C", source_id)`);
+    // Path separators become spaces, else the parser keeps "share/a.txt" as one "file" token.
+    await q.query(`CREATE TABLE search_chunks (
+      id bigserial PRIMARY KEY,
+      collection_id varchar NOT NULL,
+      document_id varchar NOT NULL REFERENCES search_documents(id) ON DELETE CASCADE,
+      chunk_index integer NOT NULL,
+      title text NOT NULL,
+      path text NOT NULL,
+      body text NOT NULL,
+      tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('${CONFIG}'::regconfig, title), 'A') ||
+        setweight(to_tsvector('${CONFIG}'::regconfig, translate(path, '/\\._-', '     ')), 'B') ||
+        setweight(to_tsvector('${CONFIG}'::regconfig, body), 'C')
+      ) STORED,
+      UNIQUE (document_id, chunk_index)
+    )`);
+    await q.query(`CREATE INDEX search_chunks_tsv ON search_chunks USING gin (tsv)`);
+    await q.query(`CREATE INDEX search_chunks_collection ON search_chunks (collection_id, id)`);
+  },
+};
+
+/** Weights for {D, C, B, A}: title (A) 5 : path (B) 2 : body (C) 1, as the SQLite engine's bm25 weights. */
+const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
+/** Past this many matches only the most recently indexed are ranked (as the SQLite engine does). */
+const RANK_WINDOW = 10_000;
+const HEADLINE = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, HighlightAll=true`;
+const SNIPPET_WORDS = 20;
+// PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
+const NUL = /\u0000/g;
+
+interface DocumentRow {
+  id: string;
+  source_id: string;
+  path: string;
+  title: string;
+  size: number;
+  modified_at: number;
+  version: string | null;
+  chunk_count: number;
+  indexed_at: number;
+}
+
+export class PostgresFtsIndex implements SearchIndex {
+  private schema: Promise<void> | null = null;
+
+  constructor(private readonly db: DataSource) {}
+
+  async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
+    return (await this.upsertDocuments(collectionId, [doc]))[0];
+  }
+
+  /** One transaction for the batch; a document's old version goes only when its new one is in (the transaction makes it all or none). */
+  async upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
+    const collection = collectionKey(collectionId);
+    if (docs.length === 0) return [];
+    await this.ready();
+    const ids = docs.map(() => crypto.randomUUID());
+    await this.inTransaction(async (q) => {
+      for (const [i, doc] of docs.entries()) {
+        const title = pgText(doc.title);
+        const docPath = pgText(doc.path);
+        await q.query("DELETE FROM search_documents WHERE collection_id = $1 AND source_id = $2 AND path = $3", [collection, doc.sourceId, docPath]);
+        await q.query(
+          `INSERT INTO search_documents (id, collection_id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [ids[i], collection, doc.sourceId, docPath, title, nullIfNaN(doc.size), doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now()],
+        );
+        if (doc.chunks.length === 0) continue;
+        await q.query(
+          `INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body)
+           SELECT $1, $2, c.chunk_index, $3, $4, c.body FROM unnest($5::integer[], $6::text[]) AS c(chunk_index, body)`,
+          [collection, ids[i], title, docPath, doc.chunks.map((c) => c.chunkIndex), doc.chunks.map((c) => pgText(c.text))],
+        );
+      }
+    });
+    return ids;
+  }
+
+  async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
+    const collection = collectionKey(collectionId);
+    if (paths.length === 0) return;
+    await this.ready();
+    await this.db.query("DELETE FROM search_documents WHERE collection_id = $1 AND source_id = $2 AND path = ANY($3::text[])", [
+      collection,
+      sourceId,
+      paths.map(pgText),
+    ]);
+  }
+
+  async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    const rows = (await this.db.query("SELECT path, size, modified_at, version FROM search_documents WHERE collection_id = $1 AND source_id = $2", [
+      collection,
+      sourceId,
+    ])) as Pick<DocumentRow, "path" | "size" | "modified_at" | "version">[];
+    const state = new Map<string, IndexedState>();
+    for (const row of rows) state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
+    return state;
+  }
+
+  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    const [{ total }] = (await this.db.query("SELECT count(*) AS total FROM search_documents WHERE collection_id = $1", [collection])) as { total: number }[];
+    // COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
+    const rows = (await this.db.query(
+      `SELECT * FROM search_documents WHERE collection_id = $1 ORDER BY path COLLATE "C", source_id COLLATE "C" LIMIT $2 OFFSET $3`,
+      [collection, Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))],
+    )) as DocumentRow[];
+    return { total, items: rows.map(toSummary) };
+  }
+
+  async stats(collectionId: string): Promise<CollectionStats> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    const [row] = (await this.db.query(
+      "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM search_documents WHERE collection_id = $1",
+      [collection],
+    )) as { documents: number; chunks: number }[];
+    return { documentCount: row.documents, chunkCount: row.chunks };
+  }
+
+  async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+    const collection = collectionKey(collectionId);
+    const units = parseQuery(query);
+    if (units.length === 0) return [];
+    await this.ready();
+    const limit = clampTopK(topK);
+    // All terms; then, if the last word may be unfinished, it as a prefix; then any term.
+    const attempts = [toTsquery(units, "&&", false)];
+    if (units.at(-1)!.prefix) attempts.push(toTsquery(units, "&&", true));
+    if (units.length > 1) attempts.push(toTsquery(units, "||", false));
+    for (const attempt of attempts) {
+      const params = [collection, ...attempt.params];
+      const limitParam = `$${params.length + 1}`;
+      const windowParam = `$${params.length + 2}`;
+      // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
+      const rows = (await this.db.query(
+        `WITH q AS (SELECT ${attempt.sql} AS q),
+         matched AS (
+           SELECT c.id, c.tsv FROM search_chunks c, q
+           WHERE c.collection_id = $1 AND c.tsv @@ q.q
+           ORDER BY c.id DESC LIMIT ${windowParam}
+         ),
+         top AS (
+           SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score FROM matched m, q
+           ORDER BY score DESC, m.id LIMIT ${limitParam}
+         )
+         SELECT c.document_id, c.chunk_index, d.path, d.title, top.score,
+                ts_headline('${CONFIG}', c.body, q.q, '${HEADLINE}') AS snippet
+         FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
+         ORDER BY top.score DESC, top.id`,
+        [...params, limit, RANK_WINDOW],
+      )) as { document_id: string; chunk_index: number; path: string; title: string; score: number; snippet: string | null }[];
+      if (rows.length === 0) continue;
+      return rows.map((row) => ({
+        documentId: row.document_id,
+        path: row.path,
+        title: row.title,
+        chunkIndex: row.chunk_index,
+        snippet: markSnippet(joinMarks(snippetWindow(row.snippet ?? ""))),
+        score: Number(row.score),
+      }));
+    }
+    return [];
+  }
+
+  async drop(collectionId: string): Promise<void> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    await this.inTransaction(async (q) => {
+      await q.query("DELETE FROM search_chunks WHERE collection_id = $1", [collection]);
+      await q.query("DELETE FROM search_documents WHERE collection_id = $1", [collection]);
+    });
+  }
+
+  /** The pool belongs to the data source, which the server closes after the index. */
+  async close(): Promise<void> {}
+
+  private ready(): Promise<void> {
+    this.schema ??= this.migrate().catch((error) => {
+      this.schema = null;
+      throw error;
+    });
+    return this.schema;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.inTransaction(async (q) => {
+      await q.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK_KEY]);
+      await q.query("CREATE TABLE IF NOT EXISTS search_schema (version integer NOT NULL)");
+      const rows = (await q.query("SELECT version FROM search_schema")) as { version: number }[];
+      const current = rows[0]?.version ?? 0;
+      if (current > SCHEMA_VERSION) throw new Error(`The search tables have schema version ${current}, newer than this build (${SCHEMA_VERSION})`);
+      for (let version = current + 1; version <= SCHEMA_VERSION; version++) await MIGRATIONS[version](q);
+      if (rows.length === 0) await q.query("INSERT INTO search_schema (version) VALUES ($1)", [SCHEMA_VERSION]);
+      else await q.query("UPDATE search_schema SET version = $1", [SCHEMA_VERSION]);
+    });
+  }
+
+  private async inTransaction(work: (q: QueryRunner) => Promise<void>): Promise<void> {
+    const q = this.db.createQueryRunner();
+    try {
+      await q.connect();
+      await q.startTransaction();
+      try {
+        await work(q);
+        await q.commitTransaction();
+      } catch (error) {
+        await q.rollbackTransaction();
+        throw error;
+      }
+    } finally {
+      await q.release();
+    }
+  }
+}
+
+/** Collection ids are UUIDs (as the SQLite engine requires for its file names); anything else is not found. */
+function collectionKey(collectionId: string): string {
+  if (!UUID.test(collectionId)) throw new NotFoundError("Collection not found");
+  return collectionId.toLowerCase();
+}
+
+function pgText(text: string): string {
+  return clean(text).replace(NUL, "");
+}
+
+function nullIfNaN(n: number): number | null {
+  return Number.isNaN(n) ? null : n;
+}
+
+/**
+ * The tsquery for the units as SQL over parameters $2, $3, ...: a unit is a phrase
+ * (phraseto_tsquery parses plain text, so no input is ever tsquery syntax); a prefix
+ * unit's last token becomes 'token':* (tokens are letters, digits, marks and symbols only,
+ * and are quoted besides).
+ */
+function toTsquery(units: QueryUnit[], joiner: "&&" | "||", prefix: boolean): { sql: string; params: string[] } {
+  const params: string[] = [];
+  const param = (value: string) => {
+    params.push(value);
+    return `$${params.length + 1}`;
+  };
+  const parts = units.map((unit) => {
+    if (!(prefix && unit.prefix)) return `phraseto_tsquery('${CONFIG}', ${param(unit.tokens.join(" "))})`;
+    const last = unit.tokens.at(-1)!;
+    const lastQuery = `to_tsquery('${CONFIG}', ${param(`'${last.replace(/['\\]/g, "")}':*`)})`;
+    if (unit.tokens.length === 1) return lastQuery;
+    return `tsquery_phrase(phraseto_tsquery('${CONFIG}', ${param(unit.tokens.slice(0, -1).join(" "))}), ${lastQuery})`;
+  });
+  return { sql: parts.map((p) => `(${p})`).join(` ${joiner} `), params };
+}
+
+const SNIPPET_WORD = /[\p{L}\p{N}\p{M}\p{Co}\p{So}\uE000\uE001]+/gu;
+
+/**
+ * ts_headline marks every match of the whole chunk; this keeps SNIPPET_WORDS words around the
+ * first one, with "…" where text was cut, the shape of FTS5's snippet(). Marks cut by the
+ * window are closed or reopened so they stay balanced.
+ */
+function snippetWindow(marked: string): string {
+  const words = [...marked.matchAll(SNIPPET_WORD)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
+  if (words.length <= SNIPPET_WORDS) return marked;
+  const firstMark = marked.indexOf(MARK_OPEN);
+  const hit = Math.max(0, words.findIndex((w) => w.end > firstMark));
+  const first = Math.min(Math.max(0, hit - 5), words.length - SNIPPET_WORDS);
+  const last = first + SNIPPET_WORDS - 1;
+  const from = first === 0 ? 0 : words[first].start;
+  const to = last === words.length - 1 ? marked.length : words[last].end;
+  const before = marked.slice(0, from);
+  const openBefore = before.lastIndexOf(MARK_OPEN) > before.lastIndexOf(MARK_CLOSE);
+  let text = (openBefore ? MARK_OPEN : "") + marked.slice(from, to);
+  if (text.lastIndexOf(MARK_OPEN) > text.lastIndexOf(MARK_CLOSE)) text += MARK_CLOSE;
+  return `${first > 0 ? "…" : ""}${text}${to < marked.length ? "…" : ""}`;
+}
+
+/** ts_headline marks each word of a phrase; "<m>a</m> <m>b</m>" reads as one match, as FTS5 marks a phrase. */
+function joinMarks(raw: string): string {
+  return raw.replace(new RegExp(`${MARK_CLOSE}(\\s+)${MARK_OPEN}`, "g"), "$1");
+}
+
+function toSummary(row: DocumentRow): DocumentSummary {
+  return {
+    documentId: row.id,
+    sourceId: row.source_id,
+    path: row.path,
+    title: row.title,
+    size: row.size,
+    modifiedAt: new Date(row.modified_at),
+    chunkCount: row.chunk_count,
+    indexedAt: new Date(row.indexed_at),
+  };
+}
