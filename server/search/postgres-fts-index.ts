@@ -38,6 +38,15 @@ async function createConfig(q: QueryRunner): Promise<void> {
   await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${words} WITH ${unaccent ? "unaccent, " : ""}sluice_stem`);
 }
 
+/**
+ * Punctuation the PostgreSQL parser builds tokens from (tags, e-mail addresses, URLs, hosts,
+ * file paths, entities): indexed as spaces, so the words inside are words, as SQLite's
+ * unicode61 tokenizer sees them. Single ASCII characters to single spaces, so offsets hold.
+ */
+const SEPARATORS = "<>&@/\\:.~_=?#%+";
+const SPACES = " ".repeat(SEPARATORS.length);
+const words = (column: string) => `translate(${column}, '${SEPARATORS}', '${SPACES}')`;
+
 const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
   1: async (q) => {
     await createConfig(q);
@@ -55,7 +64,6 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
       UNIQUE (collection_id, source_id, path)
     )`);
     await q.query(`CREATE INDEX search_documents_path ON search_documents (collection_id, path COLLATE "C", source_id)`);
-    // Path separators become spaces, else the parser keeps "share/a.txt" as one "file" token.
     await q.query(`CREATE TABLE search_chunks (
       id bigserial PRIMARY KEY,
       collection_id varchar NOT NULL,
@@ -65,9 +73,9 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
       path text NOT NULL,
       body text NOT NULL,
       tsv tsvector GENERATED ALWAYS AS (
-        setweight(to_tsvector('${CONFIG}'::regconfig, title), 'A') ||
-        setweight(to_tsvector('${CONFIG}'::regconfig, translate(path, '/\\._-', '     ')), 'B') ||
-        setweight(to_tsvector('${CONFIG}'::regconfig, body), 'C')
+        setweight(to_tsvector('${CONFIG}'::regconfig, ${words("title")}), 'A') ||
+        setweight(to_tsvector('${CONFIG}'::regconfig, ${words("path")}), 'B') ||
+        setweight(to_tsvector('${CONFIG}'::regconfig, ${words("body")}), 'C')
       ) STORED,
       UNIQUE (document_id, chunk_index)
     )`);
@@ -204,19 +212,19 @@ export class PostgresFtsIndex implements SearchIndex {
            SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score FROM matched m, q
            ORDER BY score DESC, m.id LIMIT ${limitParam}
          )
-         SELECT c.document_id, c.chunk_index, d.path, d.title, top.score,
-                ts_headline('${CONFIG}', c.body, q.q, '${HEADLINE}') AS snippet
+         SELECT c.document_id, c.chunk_index, d.path, d.title, top.score, c.body,
+                ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet
          FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
          ORDER BY top.score DESC, top.id`,
         [...params, limit, RANK_WINDOW],
-      )) as { document_id: string; chunk_index: number; path: string; title: string; score: number; snippet: string | null }[];
+      )) as { document_id: string; chunk_index: number; path: string; title: string; score: number; body: string; snippet: string | null }[];
       if (rows.length === 0) continue;
       return rows.map((row) => ({
         documentId: row.document_id,
         path: row.path,
         title: row.title,
         chunkIndex: row.chunk_index,
-        snippet: markSnippet(joinMarks(snippetWindow(row.snippet ?? ""))),
+        snippet: markSnippet(joinMarks(snippetWindow(restore(row.snippet ?? "", row.body)))),
         score: Number(row.score),
       }));
     }
@@ -308,6 +316,19 @@ function toTsquery(units: QueryUnit[], joiner: "&&" | "||", prefix: boolean): { 
     return `tsquery_phrase(phraseto_tsquery('${CONFIG}', ${param(unit.tokens.slice(0, -1).join(" "))}), ${lastQuery})`;
   });
   return { sql: parts.map((p) => `(${p})`).join(` ${joiner} `), params };
+}
+
+/** The headline was made from the text with SEPARATORS as spaces: put the original characters back around the marks. */
+function restore(marked: string, original: string): string {
+  let out = "";
+  let i = 0;
+  for (let k = 0; k < marked.length; k++) {
+    const ch = marked[k];
+    if (ch === MARK_OPEN || ch === MARK_CLOSE) out += ch;
+    else out += original[i++] ?? "";
+  }
+  // Alignment holds when ts_headline reproduced the whole text; if it ever did not, keep its own output.
+  return i === original.length ? out : marked;
 }
 
 const SNIPPET_WORD = /[\p{L}\p{N}\p{M}\p{Co}\p{So}\uE000\uE001]+/gu;
