@@ -192,6 +192,7 @@ export class PostgresFtsIndex implements SearchIndex {
     if (units.length === 0) return [];
     await this.ready();
     const limit = clampTopK(topK);
+    const phraseLength = Math.max(...units.map((u) => u.tokens.length));
     // All terms; then, if the last word may be unfinished, it as a prefix; then any term.
     const attempts = [toTsquery(units, "&&", false)];
     if (units.at(-1)!.prefix) attempts.push(toTsquery(units, "&&", true));
@@ -224,7 +225,7 @@ export class PostgresFtsIndex implements SearchIndex {
         path: row.path,
         title: row.title,
         chunkIndex: row.chunk_index,
-        snippet: markSnippet(joinMarks(snippetWindow(restore(row.snippet ?? "", row.body)))),
+        snippet: markSnippet(joinMarks(snippetWindow(restore(row.snippet ?? "", row.body)), phraseLength)),
         score: Number(row.score),
       }));
     }
@@ -354,9 +355,23 @@ function snippetWindow(marked: string): string {
   return `${first > 0 ? "…" : ""}${text}${to < marked.length ? "…" : ""}`;
 }
 
-/** ts_headline marks each word of a phrase; "<m>a</m> <m>b</m>" reads as one match, as FTS5 marks a phrase. */
-function joinMarks(raw: string): string {
-  return raw.replace(new RegExp(`${MARK_CLOSE}(\\s+)${MARK_OPEN}`, "g"), "$1");
+/**
+ * ts_headline marks each word, FTS5 marks each phrase match as a whole. Neighbouring marks
+ * (only punctuation or space between) are merged up to the longest phrase of the query, so
+ * "<m>quarterly</m> <m>budget</m>" becomes one mark for a quoted phrase and stays two for two terms.
+ */
+function joinMarks(raw: string, phraseLength: number): string {
+  if (phraseLength < 2) return raw;
+  let words = 1;
+  const pattern = new RegExp(`${MARK_CLOSE}([^\\p{L}\\p{N}${MARK_OPEN}${MARK_CLOSE}]+)${MARK_OPEN}|${MARK_OPEN}`, "gu");
+  return raw.replace(pattern, (match: string, between: string | undefined) => {
+    if (between !== undefined && words < phraseLength) {
+      words++;
+      return between;
+    }
+    words = 1;
+    return match;
+  });
 }
 
 function toSummary(row: DocumentRow): DocumentSummary {
