@@ -120,23 +120,12 @@ export class PostgresFtsIndex implements SearchIndex {
     if (docs.length === 0) return [];
     await this.ready();
     const ids = docs.map(() => crypto.randomUUID());
+    const keys = new Set(docs.map((d) => `${d.sourceId}\u0000${d.path}`));
+    // Three statements per batch, however many documents; a batch naming one path twice
+    // (never from ingestion) goes document by document so the later one wins.
+    const groups = keys.size === docs.length ? [docs.map((doc, i) => ({ doc, id: ids[i] }))] : docs.map((doc, i) => [{ doc, id: ids[i] }]);
     await this.inTransaction(async (q) => {
-      for (const [i, doc] of docs.entries()) {
-        const title = pgText(doc.title);
-        const docPath = pgText(doc.path);
-        await q.query("DELETE FROM search_documents WHERE collection_id = $1 AND source_id = $2 AND path = $3", [collection, doc.sourceId, docPath]);
-        await q.query(
-          `INSERT INTO search_documents (id, collection_id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [ids[i], collection, doc.sourceId, docPath, title, nullIfNaN(doc.size), doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now()],
-        );
-        if (doc.chunks.length === 0) continue;
-        await q.query(
-          `INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body)
-           SELECT $1, $2, c.chunk_index, $3, $4, c.body FROM unnest($5::integer[], $6::text[]) AS c(chunk_index, body)`,
-          [collection, ids[i], title, docPath, doc.chunks.map((c) => c.chunkIndex), doc.chunks.map((c) => pgText(c.text))],
-        );
-      }
+      for (const group of groups) await writeDocuments(q, collection, group);
     });
     return ids;
   }
@@ -281,6 +270,43 @@ export class PostgresFtsIndex implements SearchIndex {
       await q.release();
     }
   }
+}
+
+/** Replaces documents (old versions by source and path out, new ones in), inside the caller's transaction. */
+async function writeDocuments(q: QueryRunner, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
+  const docs = group.map(({ doc, id }) => ({ doc, id, title: pgText(doc.title), path: pgText(doc.path) }));
+  await q.query(
+    `DELETE FROM search_documents d USING unnest($2::text[], $3::text[]) AS x(source_id, path)
+     WHERE d.collection_id = $1 AND d.source_id = x.source_id AND d.path = x.path`,
+    [collection, docs.map((d) => d.doc.sourceId), docs.map((d) => d.path)],
+  );
+  const now = Date.now();
+  await q.query(
+    `INSERT INTO search_documents (id, collection_id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+     SELECT x.id, $1, x.source_id, x.path, x.title, x.size, x.modified_at, x.version, x.chunk_count, $10
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::integer[])
+       AS x(id, source_id, path, title, size, modified_at, version, chunk_count)`,
+    [
+      collection,
+      docs.map((d) => d.id),
+      docs.map((d) => d.doc.sourceId),
+      docs.map((d) => d.path),
+      docs.map((d) => d.title),
+      docs.map((d) => nullIfNaN(d.doc.size)),
+      docs.map((d) => d.doc.modifiedAt.getTime()),
+      docs.map((d) => d.doc.version),
+      docs.map((d) => d.doc.chunks.length),
+      now,
+    ],
+  );
+  const chunks = docs.flatMap((d) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, title: d.title, path: d.path, body: pgText(c.text) })));
+  if (chunks.length === 0) return;
+  await q.query(
+    `INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body)
+     SELECT $1, x.document_id, x.chunk_index, x.title, x.path, x.body
+     FROM unnest($2::text[], $3::integer[], $4::text[], $5::text[], $6::text[]) AS x(document_id, chunk_index, title, path, body)`,
+    [collection, chunks.map((c) => c.id), chunks.map((c) => c.index), chunks.map((c) => c.title), chunks.map((c) => c.path), chunks.map((c) => c.body)],
+  );
 }
 
 /** Collection ids are UUIDs (as the SQLite engine requires for its file names); anything else is not found. */
