@@ -67,6 +67,8 @@ export async function openDatabase(options: StorageOptions | string): Promise<Da
 }
 
 let int8Parsed = false;
+/** Any fixed key, distinct from the writer and search-schema locks. */
+const MIGRATION_LOCK_KEY = 0x51c5;
 
 async function openPostgres(url: string): Promise<DataSource> {
   if (!int8Parsed) {
@@ -85,7 +87,16 @@ async function openPostgres(url: string): Promise<DataSource> {
     extra: { max: 10, connectionTimeoutMillis: 10_000 },
   });
   await db.initialize();
-  await db.runMigrations({ transaction: "all" });
+  // The API and worker processes may start together: one migrates, the other waits for it.
+  const lock = db.createQueryRunner();
+  try {
+    await lock.connect();
+    await lock.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+    await db.runMigrations({ transaction: "all" });
+  } finally {
+    await lock.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await lock.release();
+  }
   lockTransactions(db);
   return db;
 }
