@@ -174,6 +174,11 @@ async function main(): Promise<void> {
     "p95 < 20 ms",
     synthetic.p95 < 20,
   );
+  if (postgresBinDir()) {
+    process.stdout.write("synthetic 100,000-chunk collection on PostgreSQL...\n");
+    const pg = await runSearchBench({ chunks: 100_000, queries: 1000, engine: "postgres" });
+    report("search, 100,000 chunks, PostgreSQL (1,000 queries, index direct)", `p50 ${pg.p50.toFixed(2)} ms, p95 ${pg.p95.toFixed(2)} ms`);
+  }
 
   process.stdout.write("\n| measure | value | target | |\n|---|---|---|---|\n");
   for (const row of rows) process.stdout.write(`| ${row.join(" | ")} |\n`);
