@@ -1,6 +1,8 @@
 // `npm test`: build, then run every test file with Node's test runner. The keychain
 // tests run a second time inside a private D-Bus session with an unlocked
 // gnome-keyring (test/fixtures/with-keyring.sh) when those programs are installed.
+// Then the integration suite runs again on the team-server back ends (PostgreSQL, started
+// by the tests themselves) when PostgreSQL is installed; SLUICE_TEAM_RUN=0 skips that run.
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
@@ -23,8 +25,8 @@ const files = testFiles(path.join(root, "dist", "test"))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
 
-function run(command, args) {
-  const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: process.env });
+function run(command, args, env = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
   return result.status ?? 1;
 }
 
@@ -38,5 +40,15 @@ if (keychainTests.length && haveKeyring && process.platform === "linux") {
   process.stdout.write("\n# keychain tests inside a D-Bus session with gnome-keyring\n");
   const keyring = run("bash", [path.join(root, "test", "fixtures", "with-keyring.sh"), process.execPath, "--test", ...keychainTests]);
   status = status || keyring;
+}
+// The team-server run: the environment that switches the test servers' back ends.
+const TEAM_SERVER_ENV = { SLUICE_TEST_BACKEND: "postgres" };
+const integrationTests = files.filter((f) => f.includes(`${path.sep}integration${path.sep}`));
+const pgRoot = "/usr/lib/postgresql";
+const havePostgres = fs.existsSync(pgRoot) && fs.readdirSync(pgRoot).some((v) => fs.existsSync(path.join(pgRoot, v, "bin", "postgres")));
+if (integrationTests.length && havePostgres && process.env.SLUICE_TEAM_RUN !== "0") {
+  process.stdout.write("\n# integration suite on PostgreSQL\n");
+  const team = run(process.execPath, ["--test", "--test-concurrency=2", ...integrationTests], TEAM_SERVER_ENV);
+  status = status || team;
 }
 process.exit(status);

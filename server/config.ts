@@ -15,6 +15,8 @@ export interface Config {
   secretsBackend: "auto" | "file";
   /** Limit for every SMB network call (connect, each request); a silent server fails after this. */
   smbTimeoutMs: number;
+  /** DATABASE_URL (postgres:// or postgresql://): team server storage and search on PostgreSQL; null keeps SQLite under dataDir. */
+  databaseUrl: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -47,6 +49,20 @@ function parseUrl(name: string, raw: string): string {
   } catch {
     throw new ConfigError(`${name} must be a URL, got "${raw}"`);
   }
+}
+
+function parseDatabaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  }
+  // The message never repeats the URL: it may carry a password.
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  if (!url.hostname && !url.searchParams.get("host")) throw new ConfigError("DATABASE_URL must name a host");
+  return raw;
 }
 
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -84,5 +100,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : null,
     secretsBackend,
     smbTimeoutMs: parsePositiveInt("SMB_TIMEOUT_MS", env.SMB_TIMEOUT_MS, 15_000),
+    databaseUrl: parseDatabaseUrl(optional(env, "DATABASE_URL")),
   };
 }

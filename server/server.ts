@@ -14,6 +14,8 @@ import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
 import { modelsOptionsFromEnv } from "./llm/models.options";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
+import { PostgresFtsIndex } from "./search/postgres-fts-index";
+import type { SearchIndex } from "./search/search-index";
 import { openSecretStore } from "./secrets/secrets";
 
 export interface RunningServer {
@@ -30,8 +32,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     logger,
     preferKeychain: config.secretsBackend === "auto",
   });
-  const db = await openDatabase(config.dataDir);
-  const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  // Team server: the index lives in the same PostgreSQL database; desktop: one FTS5 file per collection.
+  const index: SearchIndex = config.databaseUrl ? new PostgresFtsIndex(db) : new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
   const queue = new JobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger);

@@ -3,6 +3,7 @@ import bcrypt from "bcryptjs";
 import type { DataSource } from "typeorm";
 import { ConflictError, NotFoundError, UnauthorizedError } from "../errors";
 import { User } from "../data/entities/user.entity";
+import { isUniqueViolation } from "../data/db-errors";
 import { Group } from "../data/entities/group.entity";
 import { GroupMember } from "../data/entities/group-member.entity";
 import { memberGroupIds } from "../access/access";
@@ -50,7 +51,7 @@ export class AccountsService {
       await this.db.transaction((tx) => tx.insert(User, user));
     } catch (error) {
       // Two sign-ups racing for one email: the unique index decides.
-      if (String((error as Error).message).includes("UNIQUE")) throw new ConflictError("An account with this email already exists");
+      if (isUniqueViolation(error)) throw new ConflictError("An account with this email already exists");
       throw error;
     }
     return { user, token: this.tokens.issue(user) };

@@ -2,7 +2,8 @@ import "reflect-metadata";
 import fs from "node:fs";
 import path from "node:path";
 import { DataSource } from "typeorm";
-import { serializeTransactions } from "./serial-transactions";
+import { types as pgTypes } from "pg";
+import { lockTransactions, serializeTransactions } from "./serial-transactions";
 import { Collection } from "./entities/collection.entity";
 import { GroupMember } from "./entities/group-member.entity";
 import { Group } from "./entities/group.entity";
@@ -20,12 +21,29 @@ import { Drive1763800200000 } from "./migrations/1763800200000-drive";
 import { ModelRecord } from "./entities/model.entity";
 import { UserModelRecord } from "./entities/user-model.entity";
 import { Models1763800300000 } from "./migrations/1763800300000-models";
+import { AccountsGroupsCollections1763800000000 as PgAccountsGroupsCollections } from "./migrations/postgres/1763800000000-accounts-groups-collections";
+import { SourcesPipelinesJobs1763800100000 as PgSourcesPipelinesJobs } from "./migrations/postgres/1763800100000-sources-pipelines-jobs";
+import { Drive1763800200000 as PgDrive } from "./migrations/postgres/1763800200000-drive";
+import { Models1763800300000 as PgModels } from "./migrations/postgres/1763800300000-models";
 
 export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob, DriveGrant, DriveSourceRecord, DriveFileRecord, ModelRecord, UserModelRecord];
 export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000];
+/** The same migrations (same names, tables and constraints) in PostgreSQL types. */
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels];
 
-/** Opens (creating if needed) the SQLite database under dataDir and brings its schema up to date. */
-export async function openDatabase(dataDir: string): Promise<DataSource> {
+export interface StorageOptions {
+  dataDir: string;
+  /** postgres:// URL; null for the SQLite file under dataDir. */
+  databaseUrl?: string | null;
+}
+
+/**
+ * Opens the database and brings its schema up to date: PostgreSQL when a URL is given,
+ * else (creating if needed) the SQLite file under dataDir. A bare string is a dataDir.
+ */
+export async function openDatabase(options: StorageOptions | string): Promise<DataSource> {
+  const { dataDir, databaseUrl } = typeof options === "string" ? { dataDir: options, databaseUrl: null } : options;
+  if (databaseUrl) return openPostgres(databaseUrl);
   fs.mkdirSync(dataDir, { recursive: true });
   const db = new DataSource({
     type: "better-sqlite3",
@@ -45,5 +63,40 @@ export async function openDatabase(dataDir: string): Promise<DataSource> {
   await db.initialize();
   await db.runMigrations({ transaction: "each" });
   serializeTransactions(db);
+  return db;
+}
+
+let int8Parsed = false;
+/** Any fixed key, distinct from the writer and search-schema locks. */
+const MIGRATION_LOCK_KEY = 0x51c5;
+
+async function openPostgres(url: string): Promise<DataSource> {
+  if (!int8Parsed) {
+    // bigint (byte counts, count(*)) as numbers, as SQLite answers them; every value here is far below 2^53.
+    pgTypes.setTypeParser(pgTypes.builtins.INT8, (value: string) => Number(value));
+    int8Parsed = true;
+  }
+  const db = new DataSource({
+    type: "postgres",
+    url,
+    entities: ENTITIES,
+    migrations: POSTGRES_MIGRATIONS,
+    migrationsRun: false,
+    synchronize: false,
+    logging: false,
+    extra: { max: 10, connectionTimeoutMillis: 10_000 },
+  });
+  await db.initialize();
+  // The API and worker processes may start together: one migrates, the other waits for it.
+  const lock = db.createQueryRunner();
+  try {
+    await lock.connect();
+    await lock.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+    await db.runMigrations({ transaction: "all" });
+  } finally {
+    await lock.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await lock.release();
+  }
+  lockTransactions(db);
   return db;
 }

@@ -1,4 +1,4 @@
-import type { DataSource } from "typeorm";
+import type { DataSource, EntityManager } from "typeorm";
 
 /**
  * better-sqlite3 gives TypeORM ONE connection. Two overlapping `transaction()` calls then
@@ -17,5 +17,27 @@ export function serializeTransactions(db: DataSource): void {
     );
     tail = run.catch(() => undefined);
     return run;
+  }) as DataSource["transaction"];
+}
+
+/** Any fixed key: the one advisory lock that stands for "the database's writer". */
+const WRITER_LOCK_KEY = 0x51c3;
+
+/**
+ * PostgreSQL has a pool, so transactions could overlap; but the services' transactions are
+ * check-then-write (a name is free, no job is queued, ...) and were written against SQLite's
+ * single writer. Each transaction first takes one transaction-scoped advisory lock, so they
+ * keep that meaning, across every process sharing the database (API and workers). Reads
+ * outside transactions still run in parallel.
+ */
+export function lockTransactions(db: DataSource): void {
+  const original = db.transaction.bind(db) as (...args: unknown[]) => Promise<unknown>;
+  db.transaction = ((...args: unknown[]) => {
+    const fn = args.at(-1) as (tx: EntityManager) => Promise<unknown>;
+    const locked = async (tx: EntityManager) => {
+      await tx.query("SELECT pg_advisory_xact_lock($1)", [WRITER_LOCK_KEY]);
+      return fn(tx);
+    };
+    return original(...args.slice(0, -1), locked);
   }) as DataSource["transaction"];
 }

@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import { startSamba } from "../fixtures/samba";
+import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
+import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { client, createGroup, signUp } from "../fixtures/http-client";
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
@@ -10,7 +11,8 @@ import { seeded, writeCorpus, zipfWord } from "./corpus";
 /**
  * `npm run bench`: ingestion against a real Samba share, compared with smbclient's raw
  * transfer; a no-change re-run; search latency on the ingested collection (over HTTP) and
- * on a synthetic 100,000-chunk collection; API latency during ingestion; peak RSS.
+ * on a synthetic 100,000-chunk collection; API latency during ingestion; peak RSS. The SMB
+ * figures run on both back ends, SQLite and (when installed) PostgreSQL, printed side by side.
  */
 
 function percentile(sorted: number[], p: number): number {
@@ -28,28 +30,23 @@ function report(name: string, value: string, target = "", ok: boolean | null = n
   process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target})` : ""}\n`);
 }
 
-async function main(): Promise<void> {
-  const corpusDir = tempDir("sluice-corpus-");
-  fs.chmodSync(corpusDir, 0o755);
-  process.stdout.write("writing the corpus...\n");
-  const corpus = await writeCorpus(corpusDir);
+/** The SMB ingestion and search figures of one back end, keyed by measure. */
+type Figures = Map<string, { value: string; target: string; ok: boolean | null }>;
+
+async function ingestionBench(
+  samba: SambaServer,
+  corpus: { files: number; bytes: number; words: string[] },
+  raw: { seconds: number },
+  databaseUrl: string | null,
+): Promise<Figures> {
+  const figures: Figures = new Map();
+  const record = (name: string, value: string, target = "", ok: boolean | null = null) => {
+    figures.set(name, { value, target, ok });
+    process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target})` : ""}\n`);
+  };
   const mb = corpus.bytes / 1024 / 1024;
-  process.stdout.write(`corpus: ${corpus.files} files, ${mb.toFixed(1)} MB\n`);
-
-  const samba = await startSamba({ extraShares: { corpus: corpusDir } });
-  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000" } });
+  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) } });
   try {
-    // The raw transfer limit: smbclient copying the same share recursively.
-    const target = tempDir("sluice-mget-");
-    const mgetStart = performance.now();
-    execFileSync(
-      "smbclient",
-      [`//127.0.0.1/corpus`, "-p", String(samba.port), "-U", `${samba.username}%${samba.password}`, "-c", `prompt OFF; recurse ON; lcd ${target}; mget *`],
-      { stdio: "ignore" },
-    );
-    const mgetSeconds = (performance.now() - mgetStart) / 1000;
-    fs.rmSync(target, { recursive: true, force: true });
-
     const request = client(server.api);
     const user = await signUp(request, "bench");
     const group = await createGroup(request, user.token, "bench");
@@ -92,14 +89,13 @@ async function main(): Promise<void> {
     if (full.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(full.job)}`);
     const corpusFiles = full.job.entities_discovered;
     const ingestMbps = full.job.bytes_processed / 1024 / 1024 / full.seconds;
-    const rawMbps = mb / mgetSeconds;
-    process.stdout.write("\nResults\n");
-    report("files ingested", `${corpusFiles} (${full.job.entities_failed} failed, ${full.job.entities_skipped} skipped)`);
-    report("full ingestion", `${full.seconds.toFixed(2)} s, ${(corpusFiles / full.seconds).toFixed(0)} files/s, ${ingestMbps.toFixed(1)} MB/s`);
-    report("smbclient recursive mget", `${mgetSeconds.toFixed(2)} s, ${(corpus.files / mgetSeconds).toFixed(0)} files/s, ${rawMbps.toFixed(1)} MB/s`);
-    report("ingestion / raw transfer", `${(ingestMbps / rawMbps).toFixed(2)}x`, ">= 0.5x", ingestMbps / rawMbps >= 0.5);
+    const rawMbps = mb / raw.seconds;
+    record("files ingested", `${corpusFiles} (${full.job.entities_failed} failed, ${full.job.entities_skipped} skipped)`);
+    record("full ingestion", `${full.seconds.toFixed(2)} s, ${(corpusFiles / full.seconds).toFixed(0)} files/s, ${ingestMbps.toFixed(1)} MB/s`);
+    record("smbclient recursive mget", `${raw.seconds.toFixed(2)} s, ${(corpus.files / raw.seconds).toFixed(0)} files/s, ${rawMbps.toFixed(1)} MB/s`);
+    record("ingestion / raw transfer", `${(ingestMbps / rawMbps).toFixed(2)}x`, ">= 0.5x", ingestMbps / rawMbps >= 0.5);
     const sortedApi = full.latencies.sort((a, b) => a - b);
-    report(
+    record(
       "API p99 GET /collections during ingestion",
       `${percentile(sortedApi, 99).toFixed(1)} ms over ${sortedApi.length} requests (p50 ${percentile(sortedApi, 50).toFixed(1)} ms)`,
       "< 50 ms",
@@ -107,7 +103,7 @@ async function main(): Promise<void> {
     );
 
     const rerun = await runJob(false);
-    report("no-change re-run", `${rerun.seconds.toFixed(2)} s (${rerun.job.bytes_processed} bytes read)`, "< 2 s", rerun.seconds < 2);
+    record("no-change re-run", `${rerun.seconds.toFixed(2)} s (${rerun.job.bytes_processed} bytes read)`, "< 2 s", rerun.seconds < 2);
 
     const random = seeded(7);
     const searchLatencies: number[] = [];
@@ -119,17 +115,57 @@ async function main(): Promise<void> {
       if (res.status !== 200) throw new Error(`search failed: ${res.text}`);
     }
     searchLatencies.sort((a, b) => a - b);
-    report(
+    record(
       "search over HTTP, ingested collection (1,000 queries)",
       `p50 ${percentile(searchLatencies, 50).toFixed(1)} ms, p95 ${percentile(searchLatencies, 95).toFixed(1)} ms`,
     );
+    // On PostgreSQL the database server's memory is its own; this is Sluice's process only.
     const rss = peakRssMb(server.child.pid!);
-    report("peak RSS of the server", `${rss.toFixed(0)} MB`, "< 400 MB", rss < 400);
+    record("peak RSS of the server", `${rss.toFixed(0)} MB`, "< 400 MB", rss < 400);
   } finally {
     await server.stop();
+  }
+  return figures;
+}
+
+async function main(): Promise<void> {
+  const corpusDir = tempDir("sluice-corpus-");
+  fs.chmodSync(corpusDir, 0o755);
+  process.stdout.write("writing the corpus...\n");
+  const corpus = await writeCorpus(corpusDir);
+  const mb = corpus.bytes / 1024 / 1024;
+  process.stdout.write(`corpus: ${corpus.files} files, ${mb.toFixed(1)} MB\n`);
+
+  const samba = await startSamba({ extraShares: { corpus: corpusDir } });
+  let postgres: PostgresCluster | null = null;
+  const backEnds: Array<[string, Figures]> = [];
+  try {
+    // The raw transfer limit: smbclient copying the same share recursively.
+    const target = tempDir("sluice-mget-");
+    const mgetStart = performance.now();
+    execFileSync(
+      "smbclient",
+      [`//127.0.0.1/corpus`, "-p", String(samba.port), "-U", `${samba.username}%${samba.password}`, "-c", `prompt OFF; recurse ON; lcd ${target}; mget *`],
+      { stdio: "ignore" },
+    );
+    const raw = { seconds: (performance.now() - mgetStart) / 1000 };
+    fs.rmSync(target, { recursive: true, force: true });
+
+    process.stdout.write("\nSQLite (desktop)\n");
+    backEnds.push(["SQLite", await ingestionBench(samba, corpus, raw, null)]);
+    if (postgresBinDir()) {
+      process.stdout.write("\nPostgreSQL (team server; a throwaway local cluster, fsync off)\n");
+      postgres = await startPostgres();
+      backEnds.push(["PostgreSQL", await ingestionBench(samba, corpus, raw, await postgres.createDatabase())]);
+    } else {
+      process.stdout.write("\nPostgreSQL is not installed: SQLite figures only\n");
+    }
+  } finally {
+    await postgres?.stop();
     await samba.stop();
     fs.rmSync(corpusDir, { recursive: true, force: true });
   }
+  for (const [name, { value, target, ok }] of backEnds[0][1]) rows.push([name, value, target, ok === null ? "" : ok ? "ok" : "MISSED"]);
 
   process.stdout.write("synthetic 100,000-chunk collection...\n");
   const synthetic = await runSearchBench({ chunks: 100_000, queries: 1000 });
@@ -139,6 +175,11 @@ async function main(): Promise<void> {
     "p95 < 20 ms",
     synthetic.p95 < 20,
   );
+  if (postgresBinDir()) {
+    process.stdout.write("synthetic 100,000-chunk collection on PostgreSQL...\n");
+    const pg = await runSearchBench({ chunks: 100_000, queries: 1000, engine: "postgres" });
+    report("search, 100,000 chunks, PostgreSQL (1,000 queries, index direct)", `p50 ${pg.p50.toFixed(2)} ms, p95 ${pg.p95.toFixed(2)} ms`);
+  }
 
   const library = runModelLibraryBench();
   report(
@@ -150,6 +191,17 @@ async function main(): Promise<void> {
 
   process.stdout.write("\n| measure | value | target | |\n|---|---|---|---|\n");
   for (const row of rows) process.stdout.write(`| ${row.join(" | ")} |\n`);
+
+  // The SMB figures of every back end side by side.
+  const mark = (ok: boolean | null) => (ok === null ? "" : ok ? " (ok)" : " (MISSED)");
+  process.stdout.write(`\n| SMB ingestion benchmark | ${backEnds.map(([n]) => n).join(" | ")} | target |\n|---|${backEnds.map(() => "---|").join("")}---|\n`);
+  for (const [name, first] of backEnds[0][1]) {
+    const cells = backEnds.map(([, figures]) => {
+      const f = figures.get(name);
+      return f ? `${f.value}${mark(f.ok)}` : "";
+    });
+    process.stdout.write(`| ${name} | ${cells.join(" | ")} | ${first.target} |\n`);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -2,13 +2,18 @@ import crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import type { DataSource } from "typeorm";
 import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
+import type { SearchIndex } from "../../server/search/search-index";
+import { openDatabase } from "../../server/data/data-source";
+import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
 
 /**
  * Search latency on a synthetic collection, straight against the index (no HTTP): chunks of
  * ~1,000 characters drawn from a skewed vocabulary of ~20,000 made-up words, loaded through
  * the production upsertDocument path, then 1-3 term queries drawn with the same skew.
- * Run directly: `node --import tsx test/bench/search.bench.ts [chunks] [queries]`.
+ * Run directly: `node --import tsx test/bench/search.bench.ts [chunks] [queries] [--postgres]`.
  */
 
 export interface SearchBenchOptions {
@@ -20,6 +25,8 @@ export interface SearchBenchOptions {
   optimize?: boolean;
   /** Keep the index directory instead of deleting it afterwards. */
   keep?: boolean;
+  /** SQLite FTS5 (default) or PostgreSQL full-text on a throwaway local cluster. */
+  engine?: "sqlite" | "postgres";
 }
 
 export interface SearchBenchResult {
@@ -88,7 +95,16 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
   const perDocument = options.chunksPerDocument ?? 10;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-search-bench-"));
   const dir = path.join(root, "indexes");
-  const index = new SqliteFtsIndex({ dir });
+  let cluster: PostgresCluster | null = null;
+  let db: DataSource | null = null;
+  let index: SearchIndex & { optimize?(collectionId: string): Promise<void> };
+  if (options.engine === "postgres") {
+    cluster = await startPostgres();
+    db = await openDatabase({ dataDir: root, databaseUrl: await cluster.createDatabase() });
+    index = new PostgresFtsIndex(db);
+  } else {
+    index = new SqliteFtsIndex({ dir });
+  }
   const collection = crypto.randomUUID();
   const sourceId = crypto.randomUUID();
   const random = seeded(42);
@@ -112,7 +128,10 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
     }
     const buildSeconds = (performance.now() - buildStart) / 1000;
     const optimizeStart = performance.now();
-    if (options.optimize ?? true) await index.optimize(collection);
+    if (options.optimize ?? true) {
+      if (db) await db.query("VACUUM ANALYZE search_chunks"); // merges GIN's pending list, as FTS5's optimize merges segments
+      else await index.optimize!(collection);
+    }
     const optimizeSeconds = (performance.now() - optimizeStart) / 1000;
 
     const queryRandom = seeded(7);
@@ -141,13 +160,17 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
       emptyQueries,
       buildSeconds,
       optimizeSeconds,
-      indexBytes: dirBytes(dir),
+      indexBytes: db
+        ? Number(((await db.query("SELECT pg_total_relation_size('search_chunks') + pg_total_relation_size('search_documents') AS n")) as { n: number }[])[0].n)
+        : dirBytes(dir),
       chunks: options.chunks,
       queries: options.queries,
       dir,
     };
   } finally {
     await index.close();
+    if (db?.isInitialized) await db.destroy();
+    await cluster?.stop();
     if (!options.keep) fs.rmSync(root, { recursive: true, force: true });
   }
 }
@@ -155,11 +178,12 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
 if (require.main === module) {
   const chunks = Number(process.argv[2] ?? 100_000);
   const queries = Number(process.argv[3] ?? 1000);
-  runSearchBench({ chunks, queries, optimize: !process.argv.includes("--no-optimize") })
+  const engine = process.argv.includes("--postgres") ? "postgres" : "sqlite";
+  runSearchBench({ chunks, queries, optimize: !process.argv.includes("--no-optimize"), engine })
     .then((r) => {
       process.stdout.write(
         [
-          `search bench: ${r.chunks} chunks, ${r.queries} queries`,
+          `search bench (${engine}): ${r.chunks} chunks, ${r.queries} queries`,
           `  build (upsertDocument, ${Math.ceil(r.chunks / 10)} documents): ${r.buildSeconds.toFixed(1)} s, optimize ${r.optimizeSeconds.toFixed(1)} s`,
           `  index size: ${(r.indexBytes / 1024 / 1024).toFixed(1)} MB`,
           `  latency: p50 ${r.p50.toFixed(2)} ms, p95 ${r.p95.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(2)} ms`,

@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
+import { startSluice, type SluiceServer, storedText } from "../fixtures/sluice-server";
 import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
 
 const DOC = "application/vnd.google-apps.document";
@@ -408,14 +408,10 @@ describe("drive data sources and ingestion", () => {
 });
 
 describe("token storage", () => {
-  it("no OAuth token is in SQLite or in any response other than the picker token", async () => {
-    const dbBytes = ["sluice.db", "sluice.db-wal"]
-      .map((f) => path.join(server.dataDir, f))
-      .filter((f) => fs.existsSync(f))
-      .map((f) => fs.readFileSync(f).toString("latin1"))
-      .join("");
+  it("no OAuth token is in the database or in any response other than the picker token", async () => {
+    const dbBytes = await storedText(server);
     for (const token of [...google.refreshTokensIssued(), ...google.accessTokensIssued()]) {
-      assert.ok(!dbBytes.includes(token), "token found in SQLite");
+      assert.ok(!dbBytes.includes(token), "token found in the database");
     }
     for (const token of google.refreshTokensIssued()) {
       assert.ok(!responses.some((r) => r.text.includes(token)), "refresh token found in a response");

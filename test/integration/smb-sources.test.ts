@@ -3,9 +3,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import Database from "better-sqlite3";
 import { startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
+import { countRows, startSluice, storedText, type SluiceServer } from "../fixtures/sluice-server";
 import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
 
 let samba: SambaServer;
@@ -44,15 +43,10 @@ function smbBody(name: string, overrides: Record<string, unknown> = {}) {
   };
 }
 
-/** Row counts straight from the server's SQLite file. */
-function dbCounts(): { sources: number; collections: number; pipelines: number; smb: number } {
-  const db = new Database(path.join(server.dataDir, "sluice.db"), { readonly: true, fileMustExist: true });
-  try {
-    const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-    return { sources: count("data_sources"), collections: count("collections"), pipelines: count("pipelines"), smb: count("smb_sources") };
-  } finally {
-    db.close();
-  }
+/** Row counts straight from the server's storage (SQLite file or PostgreSQL database). */
+async function dbCounts(): Promise<{ sources: number; collections: number; pipelines: number; smb: number }> {
+  const count = (table: string) => countRows(server, table);
+  return { sources: await count("data_sources"), collections: await count("collections"), pipelines: await count("pipelines"), smb: await count("smb_sources") };
 }
 
 async function createSource(token: string, group: string, name = `Finance Share ${Date.now()}`) {
@@ -65,7 +59,7 @@ describe("POST /data_sources/smb/{group_id}", () => {
   it("verifies the credentials, then creates source, collection and pipeline together (201)", async () => {
     const a = await signUp(request);
     const group = await createGroup(request, a.token);
-    const before = dbCounts();
+    const before = await dbCounts();
     const res = await request("POST", `/data_sources/smb/${group}`, { token: a.token, body: smbBody("Finance Share") });
     assert.equal(res.status, 201, res.text);
     const { data_source, smb_source, pipeline } = res.body;
@@ -82,7 +76,7 @@ describe("POST /data_sources/smb/{group_id}", () => {
     const collection = collections.body.find((c: { id: string }) => c.id === pipeline.collection_id);
     assert.match(collection.name, /^finance_share_[0-9a-f]{8}$/);
     assert.equal(collection.owner_group_id, group);
-    assert.deepEqual(dbCounts(), {
+    assert.deepEqual(await dbCounts(), {
       sources: before.sources + 1,
       collections: before.collections + 1,
       pipelines: before.pipelines + 1,
@@ -109,11 +103,11 @@ describe("POST /data_sources/smb/{group_id}", () => {
     it(`answers 400 Invalid SMB credentials for ${why} and creates nothing`, async () => {
       const a = await signUp(request);
       const group = await createGroup(request, a.token);
-      const before = dbCounts();
+      const before = await dbCounts();
       const res = await request("POST", `/data_sources/smb/${group}`, { token: a.token, body: smbBody("Broken", overrides()) });
       assert.equal(res.status, 400);
       assert.equal(res.body.detail, "Invalid SMB credentials");
-      assert.deepEqual(dbCounts(), before);
+      assert.deepEqual(await dbCounts(), before);
       assert.deepEqual((await request("GET", "/collections", { token: a.token })).body, []);
     });
   }
@@ -123,14 +117,14 @@ describe("POST /data_sources/smb/{group_id}", () => {
     try {
       const a = await signUp(request);
       const group = await createGroup(request, a.token);
-      const before = dbCounts();
+      const before = await dbCounts();
       const started = Date.now();
       const res = await request("POST", `/data_sources/smb/${group}`, { token: a.token, body: smbBody("Silent", { port: silent.port }) });
       const elapsed = Date.now() - started;
       assert.equal(res.status, 400);
       assert.equal(res.body.detail, "Invalid SMB credentials");
       assert.ok(elapsed < 6000, `took ${elapsed} ms with a 1500 ms timeout`);
-      assert.deepEqual(dbCounts(), before);
+      assert.deepEqual(await dbCounts(), before);
     } finally {
       await silent.close();
     }
@@ -238,11 +232,11 @@ describe("deleting", () => {
   it("DELETE /data_sources/{id} removes the source, its pipeline and its collection (204)", async () => {
     const a = await signUp(request);
     const group = await createGroup(request, a.token);
-    const before = dbCounts();
+    const before = await dbCounts();
     const { data_source, pipeline } = await createSource(a.token, group);
     const res = await request("DELETE", `/data_sources/${data_source.id}`, { token: a.token });
     assert.equal(res.status, 204);
-    assert.deepEqual(dbCounts(), before);
+    assert.deepEqual(await dbCounts(), before);
     assert.ok(!(await request("GET", "/collections", { token: a.token })).body.some((c: { id: string }) => c.id === pipeline.collection_id));
     assert.equal((await request("DELETE", `/data_sources/${data_source.id}`, { token: a.token })).status, 404);
   });
@@ -278,11 +272,14 @@ describe("deleting", () => {
 });
 
 describe("secrets and outages", () => {
-  it("no SMB password in any response, in the SQLite file or in the logs", () => {
+  it("no SMB password in any response, in the database or in the logs", async () => {
     for (const res of responses) assert.ok(!res.text.includes(samba.password), `password in a response: ${res.text.slice(0, 200)}`);
     for (const file of fs.readdirSync(server.dataDir).filter((f) => f.startsWith("sluice.db"))) {
       assert.ok(!fs.readFileSync(path.join(server.dataDir, file)).includes(Buffer.from(samba.password)), `password in ${file}`);
     }
+    const stored = await storedText(server);
+    assert.ok(stored.includes(samba.username), "the storage scan sees the SMB sources");
+    assert.ok(!stored.includes(samba.password), "password in the database");
     assert.ok(!fs.readFileSync(path.join(server.dataDir, "secrets.enc.json")).includes(Buffer.from(samba.password)));
     assert.ok(!server.output().includes(samba.password));
   });

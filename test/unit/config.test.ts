@@ -41,4 +41,12 @@ describe("loadConfig", () => {
     assert.throws(() => loadConfig({ PORT: "70000" }), ConfigError);
     assert.throws(() => loadConfig({ OLLAMA_HOST: "not a url" }), /OLLAMA_HOST/);
   });
+
+  it("reads DATABASE_URL (postgres only) and never echoes it in errors", () => {
+    assert.equal(loadConfig({}).databaseUrl, null);
+    assert.equal(loadConfig({ DATABASE_URL: "postgres://u:p@db.lan:5432/sluice" }).databaseUrl, "postgres://u:p@db.lan:5432/sluice");
+    assert.equal(loadConfig({ DATABASE_URL: "postgresql://db/sluice" }).databaseUrl, "postgresql://db/sluice");
+    assert.throws(() => loadConfig({ DATABASE_URL: "mysql://u:secret@db/x" }), (e: unknown) => e instanceof ConfigError && /DATABASE_URL/.test(e.message) && !/secret/.test(e.message));
+    assert.throws(() => loadConfig({ DATABASE_URL: "not a url" }), /DATABASE_URL/);
+  });
 });

@@ -1,26 +1,66 @@
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import type { DataSource } from "typeorm";
 import { SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
-import type { DocumentInput } from "../../server/search/search-index";
+import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
+import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
+import { openDatabase } from "../../server/data/data-source";
+import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
+
+// Every behaviour below runs on both engines: SQLite FTS5 (desktop) and PostgreSQL full-text (team server).
+
+interface Engine {
+  name: string;
+  /** Why the engine cannot run here, or null. */
+  skip: string | null;
+  newIndex(): Promise<{ index: SearchIndex; collection: string; dir: string | null }>;
+  /** What a failed unique / not-null write reports. */
+  uniqueError: RegExp;
+  notNullError: RegExp;
+}
 
 const tempDirs: string[] = [];
-const indexes: SqliteFtsIndex[] = [];
+const closers: (() => Promise<void>)[] = [];
 after(async () => {
-  for (const index of indexes) await index.close();
+  for (const close of closers) await close();
   for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function newIndex(): { index: SqliteFtsIndex; dir: string; collection: string } {
-  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-fts-")), "indexes");
-  tempDirs.push(path.dirname(dir));
-  const index = new SqliteFtsIndex({ dir });
-  indexes.push(index);
-  return { index, dir, collection: crypto.randomUUID() };
-}
+const sqlite: Engine = {
+  name: "SQLite FTS5",
+  skip: null,
+  async newIndex() {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-fts-")), "indexes");
+    tempDirs.push(path.dirname(dir));
+    const index = new SqliteFtsIndex({ dir });
+    closers.push(() => index.close());
+    return { index, dir, collection: crypto.randomUUID() };
+  },
+  uniqueError: /UNIQUE/,
+  notNullError: /NOT NULL/,
+};
+
+let pgIndex: Promise<PostgresFtsIndex> | null = null;
+const postgres: Engine = {
+  name: "PostgreSQL full-text",
+  skip: postgresBinDir() ? null : "PostgreSQL is not installed",
+  async newIndex() {
+    pgIndex ??= (async () => {
+      const cluster = await sharedPostgres();
+      const db: DataSource = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: await cluster.createDatabase() });
+      closers.push(() => db.destroy());
+      return new PostgresFtsIndex(db);
+    })();
+    // One database for every test: each test has its own collection, as on a real team server.
+    return { index: await pgIndex, dir: null, collection: crypto.randomUUID() };
+  },
+  uniqueError: /unique constraint/,
+  notNullError: /not-null constraint/,
+};
 
 const SOURCE = "8f0c2a4e-5d1b-4c3a-9e7f-0a1b2c3d4e5f";
 
@@ -37,233 +77,239 @@ function doc(p: string, texts: string[], extra: Partial<DocumentInput> = {}): Do
   };
 }
 
-test("upsert then search finds a phrase in the right document with a marked snippet", async () => {
-  const { index, collection } = newIndex();
-  await index.upsertDocument(collection, doc("share/notes/a.txt", ["Nothing to see here.", "Minutes: the quarterly budget review went well."]));
-  const id = await index.upsertDocument(collection, doc("share/notes/b.txt", ["The budget is quarterly. Review later."]));
-  assert.match(id, /^[0-9a-f-]{36}$/);
+for (const engine of [sqlite, postgres]) {
+  describe(engine.name, { skip: engine.skip ?? false }, () => {
+  test("upsert then search finds a phrase in the right document with a marked snippet", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("share/notes/a.txt", ["Nothing to see here.", "Minutes: the quarterly budget review went well."]));
+      const id = await index.upsertDocument(collection, doc("share/notes/b.txt", ["The budget is quarterly. Review later."]));
+      assert.match(id, /^[0-9a-f-]{36}$/);
 
-  const hits = await index.search(collection, '"quarterly budget review"', 10);
-  assert.equal(hits.length, 1);
-  assert.equal(hits[0].path, "share/notes/a.txt");
-  assert.equal(hits[0].title, "a.txt");
-  assert.equal(hits[0].chunkIndex, 1);
-  assert.ok(hits[0].score > 0);
-  assert.equal(hits[0].snippet, "Minutes: the <mark>quarterly budget review</mark> went well.");
+      const hits = await index.search(collection, '"quarterly budget review"', 10);
+      assert.equal(hits.length, 1);
+      assert.equal(hits[0].path, "share/notes/a.txt");
+      assert.equal(hits[0].title, "a.txt");
+      assert.equal(hits[0].chunkIndex, 1);
+      assert.ok(hits[0].score > 0);
+      assert.equal(hits[0].snippet, "Minutes: the <mark>quarterly budget review</mark> went well.");
 
-  // Unquoted terms are ANDed: both documents contain all three words.
-  const both = await index.search(collection, "quarterly budget review", 10);
-  assert.deepEqual(both.map((h) => h.path).sort(), ["share/notes/a.txt", "share/notes/b.txt"]);
-  assert.ok(both[0].score >= both[1].score);
-});
+      // Unquoted terms are ANDed: both documents contain all three words.
+      const both = await index.search(collection, "quarterly budget review", 10);
+      assert.deepEqual(both.map((h) => h.path).sort(), ["share/notes/a.txt", "share/notes/b.txt"]);
+      assert.ok(both[0].score >= both[1].score);
+    });
 
-test("AND falls back to OR when no chunk has every term", async () => {
-  const { index, collection } = newIndex();
-  await index.upsertDocument(collection, doc("a.txt", ["apples and pears"]));
-  await index.upsertDocument(collection, doc("b.txt", ["bananas only"]));
-  const hits = await index.search(collection, "apples bananas ", 10);
-  assert.deepEqual(hits.map((h) => h.path).sort(), ["a.txt", "b.txt"]);
-  assert.deepEqual((await index.search(collection, "apples pears ", 10)).map((h) => h.path), ["a.txt"]);
-});
+    test("AND falls back to OR when no chunk has every term", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("a.txt", ["apples and pears"]));
+      await index.upsertDocument(collection, doc("b.txt", ["bananas only"]));
+      const hits = await index.search(collection, "apples bananas ", 10);
+      assert.deepEqual(hits.map((h) => h.path).sort(), ["a.txt", "b.txt"]);
+      assert.deepEqual((await index.search(collection, "apples pears ", 10)).map((h) => h.path), ["a.txt"]);
+    });
 
-test("the last term matches as a prefix, stemming and diacritics are folded", async () => {
-  const { index, collection } = newIndex();
-  await index.upsertDocument(collection, doc("cafe.txt", ["We met at the café after the runners finished running."]));
-  assert.equal((await index.search(collection, "cafe", 5)).length, 1);
-  assert.match((await index.search(collection, "cafe", 5))[0].snippet, /<mark>café<\/mark>/);
-  assert.equal((await index.search(collection, "CAFÉ", 5)).length, 1);
-  assert.equal((await index.search(collection, "run", 5)).length, 1, "porter: run ~ running");
-  assert.equal((await index.search(collection, "finis", 5)).length, 1, "prefix on the last term");
-  assert.equal((await index.search(collection, "finis ", 5)).length, 0, "a trailing space ends the prefix");
-  assert.equal((await index.search(collection, '"finis"', 5)).length, 0, "a quoted term is exact");
-});
+    test("the last term matches as a prefix, stemming and diacritics are folded", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("cafe.txt", ["We met at the café after the runners finished running."]));
+      assert.equal((await index.search(collection, "cafe", 5)).length, 1);
+      assert.match((await index.search(collection, "cafe", 5))[0].snippet, /<mark>café<\/mark>/);
+      assert.equal((await index.search(collection, "CAFÉ", 5)).length, 1);
+      assert.equal((await index.search(collection, "run", 5)).length, 1, "porter: run ~ running");
+      assert.equal((await index.search(collection, "finis", 5)).length, 1, "prefix on the last term");
+      assert.equal((await index.search(collection, "finis ", 5)).length, 0, "a trailing space ends the prefix");
+      assert.equal((await index.search(collection, '"finis"', 5)).length, 0, "a quoted term is exact");
+    });
 
-test("re-upsert replaces the old chunks", async () => {
-  const { index, collection } = newIndex();
-  const first = await index.upsertDocument(collection, doc("x.txt", ["old walrus text", "more walrus", "third"]));
-  const second = await index.upsertDocument(collection, doc("x.txt", ["new narwhal text"], { size: 99 }));
-  assert.notEqual(first, second);
-  assert.deepEqual(await index.search(collection, "walrus", 10), []);
-  const hits = await index.search(collection, "narwhal", 10);
-  assert.equal(hits.length, 1);
-  assert.equal(hits[0].documentId, second);
-  assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
-  const list = await index.listDocuments(collection, 0, 10);
-  assert.equal(list.items[0].size, 99);
-});
+    test("re-upsert replaces the old chunks", async () => {
+      const { index, collection } = await engine.newIndex();
+      const first = await index.upsertDocument(collection, doc("x.txt", ["old walrus text", "more walrus", "third"]));
+      const second = await index.upsertDocument(collection, doc("x.txt", ["new narwhal text"], { size: 99 }));
+      assert.notEqual(first, second);
+      assert.deepEqual(await index.search(collection, "walrus", 10), []);
+      const hits = await index.search(collection, "narwhal", 10);
+      assert.equal(hits.length, 1);
+      assert.equal(hits[0].documentId, second);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      const list = await index.listDocuments(collection, 0, 10);
+      assert.equal(list.items[0].size, 99);
+    });
 
-test("a failure in the middle of an upsert leaves the old version intact", async () => {
-  const { index, collection } = newIndex();
-  const original = await index.upsertDocument(collection, doc("x.txt", ["original walrus text"]));
-  const broken = doc("x.txt", ["replacement narwhal text", "second chunk"]);
-  broken.chunks[1].chunkIndex = 0; // violates UNIQUE(document_id, chunk_index) on the second insert
-  await assert.rejects(index.upsertDocument(collection, broken), /UNIQUE/);
+    test("a failure in the middle of an upsert leaves the old version intact", async () => {
+      const { index, collection } = await engine.newIndex();
+      const original = await index.upsertDocument(collection, doc("x.txt", ["original walrus text"]));
+      const broken = doc("x.txt", ["replacement narwhal text", "second chunk"]);
+      broken.chunks[1].chunkIndex = 0; // violates UNIQUE(document_id, chunk_index) on the second insert
+      await assert.rejects(index.upsertDocument(collection, broken), engine.uniqueError);
 
-  const hits = await index.search(collection, "walrus", 10);
-  assert.equal(hits.length, 1);
-  assert.equal(hits[0].documentId, original);
-  assert.deepEqual(await index.search(collection, "narwhal", 10), []);
-  assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      const hits = await index.search(collection, "walrus", 10);
+      assert.equal(hits.length, 1);
+      assert.equal(hits[0].documentId, original);
+      assert.deepEqual(await index.search(collection, "narwhal", 10), []);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
 
-  // This one fails on the last statement, after the old version was deleted: the rollback restores it.
-  const late = doc("x.txt", ["replacement narwhal text"], { size: Number.NaN }); // NaN binds as NULL: size is NOT NULL
-  await assert.rejects(index.upsertDocument(collection, late), /NOT NULL/);
-  assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [original]);
-  assert.deepEqual(await index.search(collection, "narwhal", 10), []);
-  assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
-});
+      // This one fails on the last statement, after the old version was deleted: the rollback restores it.
+      const late = doc("x.txt", ["replacement narwhal text"], { size: Number.NaN }); // NaN binds as NULL: size is NOT NULL
+      await assert.rejects(index.upsertDocument(collection, late), engine.notNullError);
+      assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [original]);
+      assert.deepEqual(await index.search(collection, "narwhal", 10), []);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+    });
 
-test("removeDocuments removes only the named paths of that source", async () => {
-  const { index, collection } = newIndex();
-  await index.upsertDocument(collection, doc("a.txt", ["zebra one"]));
-  await index.upsertDocument(collection, doc("b.txt", ["zebra two"]));
-  await index.upsertDocument(collection, doc("c.txt", ["zebra three"]));
-  await index.removeDocuments(collection, SOURCE, ["a.txt", "c.txt", "missing.txt"]);
-  await index.removeDocuments(collection, crypto.randomUUID(), ["b.txt"]);
-  assert.deepEqual((await index.search(collection, "zebra", 10)).map((h) => h.path), ["b.txt"]);
-  assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
-  await index.removeDocuments(crypto.randomUUID(), SOURCE, ["a.txt"]); // no index file: a no-op
-});
+    test("removeDocuments removes only the named paths of that source", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("a.txt", ["zebra one"]));
+      await index.upsertDocument(collection, doc("b.txt", ["zebra two"]));
+      await index.upsertDocument(collection, doc("c.txt", ["zebra three"]));
+      await index.removeDocuments(collection, SOURCE, ["a.txt", "c.txt", "missing.txt"]);
+      await index.removeDocuments(collection, crypto.randomUUID(), ["b.txt"]);
+      assert.deepEqual((await index.search(collection, "zebra", 10)).map((h) => h.path), ["b.txt"]);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      await index.removeDocuments(crypto.randomUUID(), SOURCE, ["a.txt"]); // no index file: a no-op
+    });
 
-test("indexedState reports size, mtime and version per path of one source", async () => {
-  const { index, collection } = newIndex();
-  const mtime = new Date("2023-01-02T03:04:05.678Z");
-  await index.upsertDocument(collection, doc("a.txt", ["x"], { size: 10, modifiedAt: mtime }));
-  await index.upsertDocument(collection, doc("b.txt", ["y"], { size: 20, modifiedAt: mtime, version: "rev-7" }));
-  await index.upsertDocument(collection, doc("c.txt", ["z"], { sourceId: crypto.randomUUID() }));
-  const state = await index.indexedState(collection, SOURCE);
-  assert.deepEqual(
-    [...state.entries()].sort(([a], [b]) => a.localeCompare(b)),
-    [
-      ["a.txt", { size: 10, modifiedAt: mtime, version: null }],
-      ["b.txt", { size: 20, modifiedAt: mtime, version: "rev-7" }],
-    ],
-  );
-  assert.equal((await index.indexedState(crypto.randomUUID(), SOURCE)).size, 0);
-});
+    test("indexedState reports size, mtime and version per path of one source", async () => {
+      const { index, collection } = await engine.newIndex();
+      const mtime = new Date("2023-01-02T03:04:05.678Z");
+      await index.upsertDocument(collection, doc("a.txt", ["x"], { size: 10, modifiedAt: mtime }));
+      await index.upsertDocument(collection, doc("b.txt", ["y"], { size: 20, modifiedAt: mtime, version: "rev-7" }));
+      await index.upsertDocument(collection, doc("c.txt", ["z"], { sourceId: crypto.randomUUID() }));
+      const state = await index.indexedState(collection, SOURCE);
+      assert.deepEqual(
+        [...state.entries()].sort(([a], [b]) => a.localeCompare(b)),
+        [
+          ["a.txt", { size: 10, modifiedAt: mtime, version: null }],
+          ["b.txt", { size: 20, modifiedAt: mtime, version: "rev-7" }],
+        ],
+      );
+      assert.equal((await index.indexedState(crypto.randomUUID(), SOURCE)).size, 0);
+    });
 
-test("listDocuments pages in path order", async () => {
-  const { index, collection } = newIndex();
-  for (const name of ["d", "b", "e", "a", "c"]) await index.upsertDocument(collection, doc(`dir/${name}.txt`, ["one", "two"]));
-  const page1 = await index.listDocuments(collection, 0, 2);
-  const page2 = await index.listDocuments(collection, 2, 2);
-  const page3 = await index.listDocuments(collection, 4, 2);
-  assert.equal(page1.total, 5);
-  assert.deepEqual(
-    [...page1.items, ...page2.items, ...page3.items].map((d) => d.path),
-    ["dir/a.txt", "dir/b.txt", "dir/c.txt", "dir/d.txt", "dir/e.txt"],
-  );
-  assert.equal(page3.items.length, 1);
-  const first = page1.items[0];
-  assert.equal(first.sourceId, SOURCE);
-  assert.equal(first.title, "a.txt");
-  assert.equal(first.chunkCount, 2);
-  assert.ok(first.indexedAt instanceof Date && Math.abs(first.indexedAt.getTime() - Date.now()) < 60_000);
-  assert.deepEqual(await index.listDocuments(crypto.randomUUID(), 0, 10), { total: 0, items: [] });
-});
+    test("listDocuments pages in path order", async () => {
+      const { index, collection } = await engine.newIndex();
+      for (const name of ["d", "b", "e", "a", "c"]) await index.upsertDocument(collection, doc(`dir/${name}.txt`, ["one", "two"]));
+      const page1 = await index.listDocuments(collection, 0, 2);
+      const page2 = await index.listDocuments(collection, 2, 2);
+      const page3 = await index.listDocuments(collection, 4, 2);
+      assert.equal(page1.total, 5);
+      assert.deepEqual(
+        [...page1.items, ...page2.items, ...page3.items].map((d) => d.path),
+        ["dir/a.txt", "dir/b.txt", "dir/c.txt", "dir/d.txt", "dir/e.txt"],
+      );
+      assert.equal(page3.items.length, 1);
+      const first = page1.items[0];
+      assert.equal(first.sourceId, SOURCE);
+      assert.equal(first.title, "a.txt");
+      assert.equal(first.chunkCount, 2);
+      assert.ok(first.indexedAt instanceof Date && Math.abs(first.indexedAt.getTime() - Date.now()) < 60_000);
+      assert.deepEqual(await index.listDocuments(crypto.randomUUID(), 0, 10), { total: 0, items: [] });
+    });
 
-test("stats and search on a collection without an index file answer empty and create nothing", async () => {
-  const { index, dir, collection } = newIndex();
-  assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0 });
-  assert.deepEqual(await index.search(collection, "anything", 10), []);
-  assert.equal(fs.existsSync(dir), false);
-  await index.upsertDocument(collection, doc("a.txt", ["alpha", "beta", "gamma"]));
-  await index.upsertDocument(collection, doc("b.txt", ["delta"]));
-  assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 4 });
-});
+    test("stats and search on a collection without an index file answer empty and create nothing", async () => {
+      const { index, dir, collection } = await engine.newIndex();
+      assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0 });
+      assert.deepEqual(await index.search(collection, "anything", 10), []);
+      if (dir) assert.equal(fs.existsSync(dir), false);
+      await index.upsertDocument(collection, doc("a.txt", ["alpha", "beta", "gamma"]));
+      await index.upsertDocument(collection, doc("b.txt", ["delta"]));
+      assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 4 });
+    });
 
-test("drop closes and deletes the files; a missing file is fine", async () => {
-  const { index, dir, collection } = newIndex();
-  await index.upsertDocument(collection, doc("a.txt", ["alpha"]));
-  assert.ok(fs.readdirSync(dir).some((f) => f === `${collection}.db`));
-  await index.drop(collection);
-  assert.deepEqual(
-    fs.readdirSync(dir).filter((f) => f.startsWith(collection)),
-    [],
-  );
-  assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0 });
-  await index.drop(collection);
-  await index.drop(crypto.randomUUID());
-  // The collection can be written again after a drop.
-  await index.upsertDocument(collection, doc("a.txt", ["again"]));
-  assert.equal((await index.search(collection, "again", 10)).length, 1);
-});
+    test("drop closes and deletes the files; a missing file is fine", async () => {
+      const { index, dir, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("a.txt", ["alpha"]));
+      if (dir) assert.ok(fs.readdirSync(dir).some((f) => f === `${collection}.db`));
+      await index.drop(collection);
+      if (dir) {
+        assert.deepEqual(
+          fs.readdirSync(dir).filter((f) => f.startsWith(collection)),
+          [],
+        );
+      }
+      assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0 });
+      await index.drop(collection);
+      await index.drop(crypto.randomUUID());
+      // The collection can be written again after a drop.
+      await index.upsertDocument(collection, doc("a.txt", ["again"]));
+      assert.equal((await index.search(collection, "again", 10)).length, 1);
+    });
 
-test("collection ids must be UUIDs before they become file names", async () => {
-  const { index } = newIndex();
-  for (const bad of ["../etc/passwd", "x", "", "00000000-0000-0000-0000-00000000000g"]) {
-    await assert.rejects(index.search(bad, "a", 1), /not found/i);
-    await assert.rejects(index.upsertDocument(bad, doc("a.txt", ["a"])), /not found/i);
-  }
-});
+    test("collection ids must be UUIDs before they become file names", async () => {
+      const { index } = await engine.newIndex();
+      for (const bad of ["../etc/passwd", "x", "", "00000000-0000-0000-0000-00000000000g"]) {
+        await assert.rejects(index.search(bad, "a", 1), /not found/i);
+        await assert.rejects(index.upsertDocument(bad, doc("a.txt", ["a"])), /not found/i);
+      }
+    });
 
-test("two sources with the same path do not collide", async () => {
-  const { index, collection } = newIndex();
-  const other = crypto.randomUUID();
-  const a = await index.upsertDocument(collection, doc("same/path.txt", ["from the first source: ocelot"]));
-  const b = await index.upsertDocument(collection, doc("same/path.txt", ["from the second source: ocelot"], { sourceId: other }));
-  assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 2 });
-  assert.deepEqual((await index.search(collection, "ocelot", 10)).map((h) => h.documentId).sort(), [a, b].sort());
-  await index.removeDocuments(collection, other, ["same/path.txt"]);
-  assert.deepEqual((await index.search(collection, "ocelot", 10)).map((h) => h.documentId), [a]);
-});
+    test("two sources with the same path do not collide", async () => {
+      const { index, collection } = await engine.newIndex();
+      const other = crypto.randomUUID();
+      const a = await index.upsertDocument(collection, doc("same/path.txt", ["from the first source: ocelot"]));
+      const b = await index.upsertDocument(collection, doc("same/path.txt", ["from the second source: ocelot"], { sourceId: other }));
+      assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 2 });
+      assert.deepEqual((await index.search(collection, "ocelot", 10)).map((h) => h.documentId).sort(), [a, b].sort());
+      await index.removeDocuments(collection, other, ["same/path.txt"]);
+      assert.deepEqual((await index.search(collection, "ocelot", 10)).map((h) => h.documentId), [a]);
+    });
 
-test("weird queries never throw", async () => {
-  const { index, collection } = newIndex();
-  await index.upsertDocument(collection, doc("w.txt", ["AND OR NOT near col x e-mail 日本語のテキスト 🙂 party (parens) star*"]));
-  const queries = [
-    '"', '""', '"""', "AND OR NOT", "AND", "NOT x", "*", "-", "-x", "col:x", "title:x", "(", ")", "()", "^x", "x^", "{a b}",
-    "NEAR(a b)", "a + b", "'", "\\", "\u0000", "ümlaut çà", "日本語", "🙂", "🎉🎉", "\uE000", "x \u0301", " ", "", "\t\n",
-    '"unterminated phrase', 'a "b c', "a:b:c", "%_", "x".repeat(5000), Array.from({ length: 200 }, (_, i) => `t${i}`).join(" "),
-  ];
-  for (const q of queries) {
-    const hits = await index.search(collection, q, 10);
-    assert.ok(Array.isArray(hits), q);
-  }
-  assert.equal((await index.search(collection, "AND OR NOT", 10)).length, 1, "operators are plain words");
-  assert.equal((await index.search(collection, "col:x", 10)).length, 1, "no column filters");
-  assert.equal((await index.search(collection, "e-mail", 10)).length, 1);
-  assert.equal((await index.search(collection, "🙂", 10)).length, 1);
-  assert.equal((await index.search(collection, "日本語のテキスト", 10)).length, 1);
-  assert.deepEqual(await index.search(collection, "   ", 10), []);
-  assert.deepEqual(await index.search(collection, "", 10), []);
-});
+    test("weird queries never throw", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("w.txt", ["AND OR NOT near col x e-mail 日本語のテキスト 🙂 party (parens) star*"]));
+      const queries = [
+        '"', '""', '"""', "AND OR NOT", "AND", "NOT x", "*", "-", "-x", "col:x", "title:x", "(", ")", "()", "^x", "x^", "{a b}",
+        "NEAR(a b)", "a + b", "'", "\\", "\u0000", "ümlaut çà", "日本語", "🙂", "🎉🎉", "\uE000", "x \u0301", " ", "", "\t\n",
+        '"unterminated phrase', 'a "b c', "a:b:c", "%_", "x".repeat(5000), Array.from({ length: 200 }, (_, i) => `t${i}`).join(" "),
+      ];
+      for (const q of queries) {
+        const hits = await index.search(collection, q, 10);
+        assert.ok(Array.isArray(hits), q);
+      }
+      assert.equal((await index.search(collection, "AND OR NOT", 10)).length, 1, "operators are plain words");
+      assert.equal((await index.search(collection, "col:x", 10)).length, 1, "no column filters");
+      assert.equal((await index.search(collection, "e-mail", 10)).length, 1);
+      assert.equal((await index.search(collection, "🙂", 10)).length, 1);
+      assert.equal((await index.search(collection, "日本語のテキスト", 10)).length, 1);
+      assert.deepEqual(await index.search(collection, "   ", 10), []);
+      assert.deepEqual(await index.search(collection, "", 10), []);
+    });
 
-test("topK is clamped to 1..100", async () => {
-  const { index, collection } = newIndex();
-  await index.upsertDocument(collection, doc("many.txt", Array.from({ length: 120 }, (_, i) => `lemur number ${i}`)));
-  assert.equal((await index.search(collection, "lemur", 0)).length, 1);
-  assert.equal((await index.search(collection, "lemur", -5)).length, 1);
-  assert.equal((await index.search(collection, "lemur", 1000)).length, 100);
-  assert.equal((await index.search(collection, "lemur", Number.NaN)).length, 1);
-});
+    test("topK is clamped to 1..100", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("many.txt", Array.from({ length: 120 }, (_, i) => `lemur number ${i}`)));
+      assert.equal((await index.search(collection, "lemur", 0)).length, 1);
+      assert.equal((await index.search(collection, "lemur", -5)).length, 1);
+      assert.equal((await index.search(collection, "lemur", 1000)).length, 100);
+      assert.equal((await index.search(collection, "lemur", Number.NaN)).length, 1);
+    });
 
-test("snippets escape content so it cannot inject tags", async () => {
-  const { index, collection } = newIndex();
-  await index.upsertDocument(
-    collection,
-    doc("x.html", ['Before <script>alert("xss")</script> & <b>bold</b> \uE000fake\uE001 <mark>not ours</mark> after']),
-  );
-  const [hit] = await index.search(collection, "script", 10);
-  assert.ok(hit);
-  assert.equal(hit.snippet.includes("<script"), false);
-  assert.equal(hit.snippet.includes("<b>"), false);
-  assert.match(hit.snippet, /&lt;<mark>script<\/mark>&gt;alert\(&quot;xss&quot;\)&lt;\/<mark>script<\/mark>&gt;/);
-  assert.match(hit.snippet, /&amp; &lt;b&gt;bold&lt;\/b&gt;/);
-  assert.match(hit.snippet, /fake &lt;mark&gt;not ours&lt;\/mark&gt;/);
-  // Every tag left in the snippet is one of ours, around a matched term.
-  assert.deepEqual(hit.snippet.match(/<[^>]*>/g), ["<mark>", "</mark>", "<mark>", "</mark>"]);
-});
+    test("snippets escape content so it cannot inject tags", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(
+        collection,
+        doc("x.html", ['Before <script>alert("xss")</script> & <b>bold</b> \uE000fake\uE001 <mark>not ours</mark> after']),
+      );
+      const [hit] = await index.search(collection, "script", 10);
+      assert.ok(hit);
+      assert.equal(hit.snippet.includes("<script"), false);
+      assert.equal(hit.snippet.includes("<b>"), false);
+      assert.match(hit.snippet, /&lt;<mark>script<\/mark>&gt;alert\(&quot;xss&quot;\)&lt;\/<mark>script<\/mark>&gt;/);
+      assert.match(hit.snippet, /&amp; &lt;b&gt;bold&lt;\/b&gt;/);
+      assert.match(hit.snippet, /fake &lt;mark&gt;not ours&lt;\/mark&gt;/);
+      // Every tag left in the snippet is one of ours, around a matched term.
+      assert.deepEqual(hit.snippet.match(/<[^>]*>/g), ["<mark>", "</mark>", "<mark>", "</mark>"]);
+    });
 
-test("a title hit ranks above a single body hit", async () => {
-  const { index, collection } = newIndex();
-  const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
-  await index.upsertDocument(collection, doc("body.txt", [`${filler} pangolin ${filler}`], { title: "Notes" }));
-  await index.upsertDocument(collection, doc("title.txt", [`${filler} ${filler}`], { title: "Pangolin report" }));
-  const hits = await index.search(collection, "pangolin", 10);
-  assert.deepEqual(hits.map((h) => h.path), ["title.txt", "body.txt"]);
-  assert.ok(hits[0].score > hits[1].score);
-});
+    test("a title hit ranks above a single body hit", async () => {
+      const { index, collection } = await engine.newIndex();
+      const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
+      await index.upsertDocument(collection, doc("body.txt", [`${filler} pangolin ${filler}`], { title: "Notes" }));
+      await index.upsertDocument(collection, doc("title.txt", [`${filler} ${filler}`], { title: "Pangolin report" }));
+      const hits = await index.search(collection, "pangolin", 10);
+      assert.deepEqual(hits.map((h) => h.path), ["title.txt", "body.txt"]);
+      assert.ok(hits[0].score > hits[1].score);
+    });
+  });
+}
 
 test("parseQuery turns input into quoted units", () => {
   assert.deepEqual(parseQuery('find "exact phrase" e-mail col:x AND'), [

@@ -11,6 +11,6 @@ export class Collection {
   @Column({ type: "varchar", name: "owner_group_id" })
   ownerGroupId: string;
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 }

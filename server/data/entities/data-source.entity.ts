@@ -22,6 +22,6 @@ export class DataSourceRecord {
   @Column({ type: "varchar", name: "auto_collection_id", nullable: true })
   autoCollectionId: string | null;
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 }

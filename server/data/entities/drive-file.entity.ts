@@ -18,6 +18,6 @@ export class DriveFileRecord {
   @Column({ type: "varchar", name: "mime_type" })
   mimeType: string;
 
-  @Column({ type: "datetime", name: "registered_at" })
+  @Column({ type: Date, name: "registered_at" })
   registeredAt: Date;
 }

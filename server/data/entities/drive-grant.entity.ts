@@ -16,7 +16,7 @@ export class DriveGrant {
   @Column({ type: "varchar" })
   scopes: string;
 
-  @Column({ type: "datetime", name: "connected_at" })
+  @Column({ type: Date, name: "connected_at" })
   connectedAt: Date;
 }
 

@@ -9,6 +9,6 @@ export class GroupMember {
   @PrimaryColumn({ type: "varchar", name: "user_id" })
   userId: string;
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 }

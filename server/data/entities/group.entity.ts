@@ -17,6 +17,6 @@ export class Group {
   @Column({ type: "varchar", name: "parent_group_id", nullable: true })
   parentGroupId: string | null;
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 }

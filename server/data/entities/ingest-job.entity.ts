@@ -56,12 +56,12 @@ export class IngestJob {
   @Column({ type: "simple-json" })
   errors: JobError[];
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 
-  @Column({ type: "datetime", name: "started_at" })
+  @Column({ type: Date, name: "started_at" })
   startedAt: Date;
 
-  @Column({ type: "datetime", name: "completed_at", nullable: true })
+  @Column({ type: Date, name: "completed_at", nullable: true })
   completedAt: Date | null;
 }

@@ -34,9 +34,9 @@ export class ModelRecord {
   @Column({ type: "varchar", nullable: true })
   quantization: string | null;
 
-  @Column({ type: "datetime", name: "pulled_at" })
+  @Column({ type: Date, name: "pulled_at" })
   pulledAt: Date;
 
-  @Column({ type: "datetime", name: "benchmarked_at", nullable: true })
+  @Column({ type: Date, name: "benchmarked_at", nullable: true })
   benchmarkedAt: Date | null;
 }

@@ -24,6 +24,6 @@ export class Pipeline {
   @Column({ type: "varchar" })
   status: PipelineStatus;
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 }

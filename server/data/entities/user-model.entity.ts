@@ -15,9 +15,9 @@ export class UserModelRecord {
   @Column({ type: "varchar", name: "hardware_notes" })
   hardwareNotes: string;
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 
-  @Column({ type: "datetime", name: "updated_at" })
+  @Column({ type: Date, name: "updated_at" })
   updatedAt: Date;
 }

@@ -23,12 +23,12 @@ export class User {
   @Column({ type: "varchar", name: "idp_subject", nullable: true, unique: true })
   idpSubject: string | null;
 
-  @Column({ type: "datetime", name: "created_at" })
+  @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 
-  @Column({ type: "datetime", name: "updated_at" })
+  @Column({ type: Date, name: "updated_at" })
   updatedAt: Date;
 
-  @Column({ type: "datetime", name: "last_sign_in_at", nullable: true })
+  @Column({ type: Date, name: "last_sign_in_at", nullable: true })
   lastSignInAt: Date | null;
 }

@@ -1,0 +1,414 @@
+import crypto from "node:crypto";
+import type { DataSource, QueryRunner } from "typeorm";
+import { NotFoundError } from "../errors";
+import type { CollectionStats } from "../collections/collections.service";
+import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
+
+/**
+ * The collection index on PostgreSQL full-text search, in the team server's own database:
+ * - `search_documents`: one row per (collection_id, source_id, path).
+ * - `search_chunks`: one row per chunk with a stored `tsvector` (title weight A, path B,
+ *   body C) under a GIN index, ranked with ts_rank_cd; snippets by ts_headline.
+ * - the text search configuration `sluice_search`: unaccent, then the English Snowball
+ *   stemmer without a stop-word list, so "cafe" finds "café", "run" finds "running" and
+ *   "and" is a word like any other, as with the SQLite engine's porter + remove_diacritics.
+ * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's files.
+ */
+
+const SCHEMA_VERSION = 1;
+const CONFIG = "sluice_search";
+/** Any fixed key: serializes schema creation between processes starting together. */
+const SCHEMA_LOCK_KEY = 0x51c4;
+
+/** Creates the text search configuration: with unaccent when the extension can be had, else without (no accent folding). */
+async function createConfig(q: QueryRunner): Promise<void> {
+  await q.query(`CREATE TEXT SEARCH DICTIONARY sluice_stem (TEMPLATE = snowball, Language = english)`);
+  await q.query(`CREATE TEXT SEARCH CONFIGURATION ${CONFIG} (COPY = english)`);
+  let unaccent = false;
+  await q.query("SAVEPOINT unaccent");
+  try {
+    await q.query("CREATE EXTENSION IF NOT EXISTS unaccent");
+    await q.query("RELEASE SAVEPOINT unaccent");
+    unaccent = true;
+  } catch {
+    await q.query("ROLLBACK TO SAVEPOINT unaccent");
+  }
+  const words = "asciiword, asciihword, hword_asciipart, word, hword, hword_part, numword, numhword, hword_numpart";
+  await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${words} WITH ${unaccent ? "unaccent, " : ""}sluice_stem`);
+}
+
+/**
+ * Punctuation the PostgreSQL parser builds tokens from (tags, e-mail addresses, URLs, hosts,
+ * file paths, entities): indexed as spaces, so the words inside are words, as SQLite's
+ * unicode61 tokenizer sees them. Single ASCII characters to single spaces, so offsets hold.
+ */
+const SEPARATORS = "<>&@/\\:.~_=?#%+";
+const SPACES = " ".repeat(SEPARATORS.length);
+const words = (column: string) => `translate(${column}, '${SEPARATORS}', '${SPACES}')`;
+
+const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
+  1: async (q) => {
+    await createConfig(q);
+    await q.query(`CREATE TABLE search_documents (
+      id varchar PRIMARY KEY,
+      collection_id varchar NOT NULL,
+      source_id varchar NOT NULL,
+      path text NOT NULL,
+      title text NOT NULL,
+      size bigint NOT NULL,
+      modified_at bigint NOT NULL,
+      version text,
+      chunk_count integer NOT NULL,
+      indexed_at bigint NOT NULL,
+      UNIQUE (collection_id, source_id, path)
+    )`);
+    await q.query(`CREATE INDEX search_documents_path ON search_documents (collection_id, path COLLATE "C", source_id)`);
+    await q.query(`CREATE TABLE search_chunks (
+      id bigserial PRIMARY KEY,
+      collection_id varchar NOT NULL,
+      document_id varchar NOT NULL REFERENCES search_documents(id) ON DELETE CASCADE,
+      chunk_index integer NOT NULL,
+      title text NOT NULL,
+      path text NOT NULL,
+      body text NOT NULL,
+      tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('${CONFIG}'::regconfig, ${words("title")}), 'A') ||
+        setweight(to_tsvector('${CONFIG}'::regconfig, ${words("path")}), 'B') ||
+        setweight(to_tsvector('${CONFIG}'::regconfig, ${words("body")}), 'C')
+      ) STORED,
+      UNIQUE (document_id, chunk_index)
+    )`);
+    await q.query(`CREATE INDEX search_chunks_tsv ON search_chunks USING gin (tsv)`);
+    await q.query(`CREATE INDEX search_chunks_collection ON search_chunks (collection_id, id)`);
+  },
+};
+
+/** Weights for {D, C, B, A}: title (A) 5 : path (B) 2 : body (C) 1, as the SQLite engine's bm25 weights. */
+const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
+/** Past this many matches only the most recently indexed are ranked (as the SQLite engine does). */
+const RANK_WINDOW = 10_000;
+const HEADLINE = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, HighlightAll=true`;
+const SNIPPET_WORDS = 20;
+// PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
+const NUL = /\u0000/g;
+
+interface DocumentRow {
+  id: string;
+  source_id: string;
+  path: string;
+  title: string;
+  size: number;
+  modified_at: number;
+  version: string | null;
+  chunk_count: number;
+  indexed_at: number;
+}
+
+export class PostgresFtsIndex implements SearchIndex {
+  private schema: Promise<void> | null = null;
+
+  constructor(private readonly db: DataSource) {}
+
+  async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
+    return (await this.upsertDocuments(collectionId, [doc]))[0];
+  }
+
+  /** One transaction for the batch; a document's old version goes only when its new one is in (the transaction makes it all or none). */
+  async upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
+    const collection = collectionKey(collectionId);
+    if (docs.length === 0) return [];
+    await this.ready();
+    const ids = docs.map(() => crypto.randomUUID());
+    const keys = new Set(docs.map((d) => `${d.sourceId}\u0000${d.path}`));
+    // Three statements per batch, however many documents; a batch naming one path twice
+    // (never from ingestion) goes document by document so the later one wins.
+    const groups = keys.size === docs.length ? [docs.map((doc, i) => ({ doc, id: ids[i] }))] : docs.map((doc, i) => [{ doc, id: ids[i] }]);
+    await this.inTransaction(async (q) => {
+      for (const group of groups) await writeDocuments(q, collection, group);
+    });
+    return ids;
+  }
+
+  async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
+    const collection = collectionKey(collectionId);
+    if (paths.length === 0) return;
+    await this.ready();
+    await this.db.query("DELETE FROM search_documents WHERE collection_id = $1 AND source_id = $2 AND path = ANY($3::text[])", [
+      collection,
+      sourceId,
+      paths.map(pgText),
+    ]);
+  }
+
+  async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    const rows = (await this.db.query("SELECT path, size, modified_at, version FROM search_documents WHERE collection_id = $1 AND source_id = $2", [
+      collection,
+      sourceId,
+    ])) as Pick<DocumentRow, "path" | "size" | "modified_at" | "version">[];
+    const state = new Map<string, IndexedState>();
+    for (const row of rows) state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
+    return state;
+  }
+
+  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    const [{ total }] = (await this.db.query("SELECT count(*) AS total FROM search_documents WHERE collection_id = $1", [collection])) as { total: number }[];
+    // COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
+    const rows = (await this.db.query(
+      `SELECT * FROM search_documents WHERE collection_id = $1 ORDER BY path COLLATE "C", source_id COLLATE "C" LIMIT $2 OFFSET $3`,
+      [collection, Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))],
+    )) as DocumentRow[];
+    return { total, items: rows.map(toSummary) };
+  }
+
+  async stats(collectionId: string): Promise<CollectionStats> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    const [row] = (await this.db.query(
+      "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM search_documents WHERE collection_id = $1",
+      [collection],
+    )) as { documents: number; chunks: number }[];
+    return { documentCount: row.documents, chunkCount: row.chunks };
+  }
+
+  async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+    const collection = collectionKey(collectionId);
+    const units = parseQuery(query);
+    if (units.length === 0) return [];
+    await this.ready();
+    const limit = clampTopK(topK);
+    const phraseLength = Math.max(...units.map((u) => u.tokens.length));
+    // All terms; then, if the last word may be unfinished, it as a prefix; then any term.
+    const attempts = [toTsquery(units, "&&", false)];
+    if (units.at(-1)!.prefix) attempts.push(toTsquery(units, "&&", true));
+    if (units.length > 1) attempts.push(toTsquery(units, "||", false));
+    for (const attempt of attempts) {
+      const params = [collection, ...attempt.params];
+      const limitParam = `$${params.length + 1}`;
+      const windowParam = `$${params.length + 2}`;
+      // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
+      const rows = (await this.db.query(
+        `WITH q AS (SELECT ${attempt.sql} AS q),
+         matched AS (
+           SELECT c.id, c.tsv FROM search_chunks c, q
+           WHERE c.collection_id = $1 AND c.tsv @@ q.q
+           ORDER BY c.id DESC LIMIT ${windowParam}
+         ),
+         top AS (
+           SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score FROM matched m, q
+           ORDER BY score DESC, m.id LIMIT ${limitParam}
+         )
+         SELECT c.document_id, c.chunk_index, d.path, d.title, top.score, c.body,
+                ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet
+         FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
+         ORDER BY top.score DESC, top.id`,
+        [...params, limit, RANK_WINDOW],
+      )) as { document_id: string; chunk_index: number; path: string; title: string; score: number; body: string; snippet: string | null }[];
+      if (rows.length === 0) continue;
+      return rows.map((row) => ({
+        documentId: row.document_id,
+        path: row.path,
+        title: row.title,
+        chunkIndex: row.chunk_index,
+        snippet: markSnippet(joinMarks(snippetWindow(restore(row.snippet ?? "", row.body)), phraseLength)),
+        score: Number(row.score),
+      }));
+    }
+    return [];
+  }
+
+  async drop(collectionId: string): Promise<void> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    await this.inTransaction(async (q) => {
+      await q.query("DELETE FROM search_chunks WHERE collection_id = $1", [collection]);
+      await q.query("DELETE FROM search_documents WHERE collection_id = $1", [collection]);
+    });
+  }
+
+  /** The pool belongs to the data source, which the server closes after the index. */
+  async close(): Promise<void> {}
+
+  private ready(): Promise<void> {
+    this.schema ??= this.migrate().catch((error) => {
+      this.schema = null;
+      throw error;
+    });
+    return this.schema;
+  }
+
+  private async migrate(): Promise<void> {
+    await this.inTransaction(async (q) => {
+      await q.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK_KEY]);
+      await q.query("CREATE TABLE IF NOT EXISTS search_schema (version integer NOT NULL)");
+      const rows = (await q.query("SELECT version FROM search_schema")) as { version: number }[];
+      const current = rows[0]?.version ?? 0;
+      if (current > SCHEMA_VERSION) throw new Error(`The search tables have schema version ${current}, newer than this build (${SCHEMA_VERSION})`);
+      for (let version = current + 1; version <= SCHEMA_VERSION; version++) await MIGRATIONS[version](q);
+      if (rows.length === 0) await q.query("INSERT INTO search_schema (version) VALUES ($1)", [SCHEMA_VERSION]);
+      else await q.query("UPDATE search_schema SET version = $1", [SCHEMA_VERSION]);
+    });
+  }
+
+  private async inTransaction(work: (q: QueryRunner) => Promise<void>): Promise<void> {
+    const q = this.db.createQueryRunner();
+    try {
+      await q.connect();
+      await q.startTransaction();
+      try {
+        await work(q);
+        await q.commitTransaction();
+      } catch (error) {
+        await q.rollbackTransaction();
+        throw error;
+      }
+    } finally {
+      await q.release();
+    }
+  }
+}
+
+/** Replaces documents (old versions by source and path out, new ones in), inside the caller's transaction. */
+async function writeDocuments(q: QueryRunner, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
+  const docs = group.map(({ doc, id }) => ({ doc, id, title: pgText(doc.title), path: pgText(doc.path) }));
+  await q.query(
+    `DELETE FROM search_documents d USING unnest($2::text[], $3::text[]) AS x(source_id, path)
+     WHERE d.collection_id = $1 AND d.source_id = x.source_id AND d.path = x.path`,
+    [collection, docs.map((d) => d.doc.sourceId), docs.map((d) => d.path)],
+  );
+  const now = Date.now();
+  await q.query(
+    `INSERT INTO search_documents (id, collection_id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+     SELECT x.id, $1, x.source_id, x.path, x.title, x.size, x.modified_at, x.version, x.chunk_count, $10
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::integer[])
+       AS x(id, source_id, path, title, size, modified_at, version, chunk_count)`,
+    [
+      collection,
+      docs.map((d) => d.id),
+      docs.map((d) => d.doc.sourceId),
+      docs.map((d) => d.path),
+      docs.map((d) => d.title),
+      docs.map((d) => nullIfNaN(d.doc.size)),
+      docs.map((d) => d.doc.modifiedAt.getTime()),
+      docs.map((d) => d.doc.version),
+      docs.map((d) => d.doc.chunks.length),
+      now,
+    ],
+  );
+  const chunks = docs.flatMap((d) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, title: d.title, path: d.path, body: pgText(c.text) })));
+  if (chunks.length === 0) return;
+  await q.query(
+    `INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body)
+     SELECT $1, x.document_id, x.chunk_index, x.title, x.path, x.body
+     FROM unnest($2::text[], $3::integer[], $4::text[], $5::text[], $6::text[]) AS x(document_id, chunk_index, title, path, body)`,
+    [collection, chunks.map((c) => c.id), chunks.map((c) => c.index), chunks.map((c) => c.title), chunks.map((c) => c.path), chunks.map((c) => c.body)],
+  );
+}
+
+/** Collection ids are UUIDs (as the SQLite engine requires for its file names); anything else is not found. */
+function collectionKey(collectionId: string): string {
+  if (!UUID.test(collectionId)) throw new NotFoundError("Collection not found");
+  return collectionId.toLowerCase();
+}
+
+function pgText(text: string): string {
+  return clean(text).replace(NUL, "");
+}
+
+function nullIfNaN(n: number): number | null {
+  return Number.isNaN(n) ? null : n;
+}
+
+/**
+ * The tsquery for the units as SQL over parameters $2, $3, ...: a unit is a phrase
+ * (phraseto_tsquery parses plain text, so no input is ever tsquery syntax); a prefix
+ * unit's last token becomes 'token':* (tokens are letters, digits, marks and symbols only,
+ * and are quoted besides).
+ */
+function toTsquery(units: QueryUnit[], joiner: "&&" | "||", prefix: boolean): { sql: string; params: string[] } {
+  const params: string[] = [];
+  const param = (value: string) => {
+    params.push(value);
+    return `$${params.length + 1}`;
+  };
+  const parts = units.map((unit) => {
+    if (!(prefix && unit.prefix)) return `phraseto_tsquery('${CONFIG}', ${param(unit.tokens.join(" "))})`;
+    const last = unit.tokens.at(-1)!;
+    const lastQuery = `to_tsquery('${CONFIG}', ${param(`'${last.replace(/['\\]/g, "")}':*`)})`;
+    if (unit.tokens.length === 1) return lastQuery;
+    return `tsquery_phrase(phraseto_tsquery('${CONFIG}', ${param(unit.tokens.slice(0, -1).join(" "))}), ${lastQuery})`;
+  });
+  return { sql: parts.map((p) => `(${p})`).join(` ${joiner} `), params };
+}
+
+/** The headline was made from the text with SEPARATORS as spaces: put the original characters back around the marks. */
+function restore(marked: string, original: string): string {
+  let out = "";
+  let i = 0;
+  for (let k = 0; k < marked.length; k++) {
+    const ch = marked[k];
+    if (ch === MARK_OPEN || ch === MARK_CLOSE) out += ch;
+    else out += original[i++] ?? "";
+  }
+  // Alignment holds when ts_headline reproduced the whole text; if it ever did not, keep its own output.
+  return i === original.length ? out : marked;
+}
+
+const SNIPPET_WORD = /[\p{L}\p{N}\p{M}\p{Co}\p{So}\uE000\uE001]+/gu;
+
+/**
+ * ts_headline marks every match of the whole chunk; this keeps SNIPPET_WORDS words around the
+ * first one, with "…" where text was cut, the shape of FTS5's snippet(). Marks cut by the
+ * window are closed or reopened so they stay balanced.
+ */
+function snippetWindow(marked: string): string {
+  const words = [...marked.matchAll(SNIPPET_WORD)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
+  if (words.length <= SNIPPET_WORDS) return marked;
+  const firstMark = marked.indexOf(MARK_OPEN);
+  const hit = Math.max(0, words.findIndex((w) => w.end > firstMark));
+  const first = Math.min(Math.max(0, hit - 5), words.length - SNIPPET_WORDS);
+  const last = first + SNIPPET_WORDS - 1;
+  const from = first === 0 ? 0 : words[first].start;
+  const to = last === words.length - 1 ? marked.length : words[last].end;
+  const before = marked.slice(0, from);
+  const openBefore = before.lastIndexOf(MARK_OPEN) > before.lastIndexOf(MARK_CLOSE);
+  let text = (openBefore ? MARK_OPEN : "") + marked.slice(from, to);
+  if (text.lastIndexOf(MARK_OPEN) > text.lastIndexOf(MARK_CLOSE)) text += MARK_CLOSE;
+  return `${first > 0 ? "…" : ""}${text}${to < marked.length ? "…" : ""}`;
+}
+
+/**
+ * ts_headline marks each word, FTS5 marks each phrase match as a whole. Neighbouring marks
+ * (only punctuation or space between) are merged up to the longest phrase of the query, so
+ * "<m>quarterly</m> <m>budget</m>" becomes one mark for a quoted phrase and stays two for two terms.
+ */
+function joinMarks(raw: string, phraseLength: number): string {
+  if (phraseLength < 2) return raw;
+  let words = 1;
+  const pattern = new RegExp(`${MARK_CLOSE}([^\\p{L}\\p{N}${MARK_OPEN}${MARK_CLOSE}]+)${MARK_OPEN}|${MARK_OPEN}`, "gu");
+  return raw.replace(pattern, (match: string, between: string | undefined) => {
+    if (between !== undefined && words < phraseLength) {
+      words++;
+      return between;
+    }
+    words = 1;
+    return match;
+  });
+}
+
+function toSummary(row: DocumentRow): DocumentSummary {
+  return {
+    documentId: row.id,
+    sourceId: row.source_id,
+    path: row.path,
+    title: row.title,
+    size: row.size,
+    modifiedAt: new Date(row.modified_at),
+    chunkCount: row.chunk_count,
+    indexedAt: new Date(row.indexed_at),
+  };
+}
