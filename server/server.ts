@@ -18,6 +18,7 @@ import { ThreadedSqliteIndex } from "./search/threaded-index";
 import { openSecretStore } from "./secrets/secrets";
 import { RedisClient } from "./redis/redis-client";
 import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
+import { SharedPulls } from "./llm/shared-pulls";
 
 export interface RunningServer {
   url: string;
@@ -46,7 +47,8 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const server = await listen(config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
-  const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger);
+  const sharedPulls = config.redisUrl ? SharedPulls.open(config.redisUrl, config.redisPrefix, db, logger) : undefined;
+  const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger, sharedPulls);
   const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl }) : null;
   const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
   const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models, signInLimiter });
@@ -65,6 +67,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       await queue.stop();
       // Ends every POST /models stream with an error event, so the HTTP server can close.
       await models.close();
+      await sharedPulls?.close();
       await closeHttp(server, sockets);
       await redis?.quit();
       await parsers.close();

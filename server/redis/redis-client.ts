@@ -33,6 +33,9 @@ export class RedisClient extends EventEmitter {
   private closing = false;
   private readonly scripts = new Map<string, { sha: string; lua: string; numberOfKeys: number }>();
   private readonly target: URL;
+  /** Channels of a connection in subscribe mode (it then carries nothing else); re-subscribed after a reconnect. */
+  private readonly channels = new Set<string>();
+  private subscriber = false;
 
   constructor(private readonly opts: RedisClientOptions) {
     super();
@@ -95,6 +98,7 @@ export class RedisClient extends EventEmitter {
       if (db) await this.raw(["SELECT", db]);
       const name = this.options.connectionName as string | undefined;
       if (name) await this.raw(["CLIENT", "SETNAME", name]);
+      for (const channel of this.channels) await this.raw(["SUBSCRIBE", channel]);
       this.status = "ready";
       this.emit("connect");
       this.emit("ready");
@@ -152,9 +156,27 @@ export class RedisClient extends EventEmitter {
       const parsed = parseReply(this.buffer, 0);
       if (!parsed) return;
       this.buffer = this.buffer.subarray(parsed.end);
+      const value = parsed.value;
+      if (this.subscriber && Array.isArray(value) && value[0] === "message") {
+        this.emit("message", value[1], value[2]);
+        continue;
+      }
       const next = this.pending.shift();
-      next?.resolve(parsed.value);
+      next?.resolve(value);
     }
+  }
+
+  /** Puts this connection in subscribe mode; messages arrive as "message" events (channel, payload). */
+  async subscribe(channel: string): Promise<void> {
+    if (this.channels.has(channel)) return;
+    this.subscriber = true;
+    this.channels.add(channel);
+    await this.call("SUBSCRIBE", channel);
+  }
+
+  async unsubscribe(channel: string): Promise<void> {
+    if (!this.channels.delete(channel)) return;
+    await this.call("UNSUBSCRIBE", channel);
   }
 
   disconnect(): void {

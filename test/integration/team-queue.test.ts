@@ -7,6 +7,8 @@ import { startSamba, type SambaServer } from "../fixtures/samba";
 import { serverEntryArgs, startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
+import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
+import { postSse, type SseResult } from "../fixtures/sse-client";
 
 // Team server mode: REDIS_URL puts the ingestion queue on BullMQ; several processes share it.
 const skip = redisMissingReason() ?? false;
@@ -200,5 +202,44 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     const worker = startWorker({ REDIS_URL: "" });
     assert.equal(await worker.exited, 1);
     assert.match(worker.output(), /REDIS_URL must be set/);
+  });
+});
+
+describe("team server mode: one model pull shared by two API processes", { skip }, () => {
+  let fake: FakeOllama;
+  let redisForPulls: RedisServer;
+  let first: SluiceServer;
+  let second: SluiceServer;
+
+  before(async () => {
+    fake = await startFakeOllama();
+    redisForPulls = await startRedis();
+    const env = { REDIS_URL: redisForPulls.url, REDIS_PREFIX: "pull-test", OLLAMA_HOST: fake.url, SLUICE_SSE_KEEPALIVE_MS: "50" };
+    const shared = tempDir();
+    first = await startSluice({ dataDir: shared, env });
+    second = await startSluice({ dataDir: shared, env });
+  });
+  after(async () => {
+    await first?.stop();
+    await second?.stop();
+    await fake?.close();
+    await redisForPulls?.stop();
+  });
+
+  it("a pull started on one process is joined from the other: one upstream pull, both clients get completed", async () => {
+    const token = (await signUp(client(first.api), "puller")).token;
+    fake.lineDelayMs = 60;
+    let started!: () => void;
+    const firstEvent = new Promise<void>((resolve) => (started = resolve));
+    const one = postSse(`${first.api}/models`, token, { model_name: "tinyllama" }, { onEvent: () => started() });
+    await firstEvent;
+    const two = await postSse(`${second.api}/models`, token, { model_name: "tinyllama" });
+    const oneResult = await one;
+    const last = (r: SseResult) => r.events[r.events.length - 1];
+    assert.equal(last(oneResult).status, "completed", oneResult.raw);
+    assert.equal(last(two).status, "completed", two.raw);
+    assert.equal(last(two).model.model_name, "tinyllama:latest");
+    assert.ok(two.events.some((e) => String(e.status).startsWith("pulling ")), "the joiner sees layer progress");
+    assert.equal(fake.pullCount("tinyllama"), 1, "one upstream pull");
   });
 });
