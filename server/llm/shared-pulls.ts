@@ -30,6 +30,8 @@ interface Wire {
  */
 export class SharedPulls {
   private readonly handlers = new Map<string, (wire: Wire) => void>();
+  /** Pulls led here that have ended but whose lock is not released yet: never joined, only waited out. */
+  private readonly endedHere = new Set<string>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -62,7 +64,8 @@ export class SharedPulls {
       const id = crypto.randomUUID();
       if ((await this.redis.set(lockKey, id, { PX: LOCK_MS, NX: true })) === "OK") return this.leadPull(pull, lockKey, id, lead);
       const owner = await this.redis.get(lockKey);
-      if (owner) await this.follow(pull, lockKey, owner);
+      if (owner && this.endedHere.has(owner)) await new Promise((resolve) => setTimeout(resolve, 20));
+      else if (owner) await this.follow(pull, lockKey, owner);
     }
   }
 
@@ -82,6 +85,7 @@ export class SharedPulls {
     let relay: Promise<unknown> = Promise.resolve();
     const unsubscribe = pull.subscribe((event) => {
       const final = event.status === "completed" || event.status === "error";
+      if (final) this.endedHere.add(id);
       // The catalog record goes over the wire as its name; followers read it from the shared database.
       const wire: Wire = {
         seq: seq++,
@@ -98,6 +102,8 @@ export class SharedPulls {
             await this.redis.call("PEXPIRE", keys.events, KEEP_MS);
           }
           await this.redis.call("PUBLISH", keys.channel, payload);
+          // Ended: the next request for this model, here or elsewhere, starts a fresh pull.
+          if (final) await this.redis.call("EVAL", RELEASE, 1, lockKey, id);
         })
         .catch((error: Error) => this.logger?.warn(`model pull relay: ${error.message}`));
     });
@@ -108,6 +114,7 @@ export class SharedPulls {
       await relay;
       clearInterval(renew);
       await this.redis.call("EVAL", RELEASE, 1, lockKey, id).catch(() => undefined);
+      this.endedHere.delete(id);
     }
   }
 
@@ -145,8 +152,11 @@ export class SharedPulls {
         .map((raw) => JSON.parse(raw) as Wire)
         .sort((a, b) => a.seq - b.seq);
       for (const wire of latest) pull.emit(wire.event);
-      const final = await this.redis.get(keys.final);
-      if (final) finish(JSON.parse(final) as Wire);
+      // A pull that had already ended when we came is not joined: wait for its lock to go, then start afresh.
+      if (await this.redis.get(keys.final)) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return;
+      }
       await done;
       await finishing;
     } finally {
