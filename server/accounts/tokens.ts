@@ -18,7 +18,7 @@ export class TokenService {
     let secret = await secrets.get(SECRET_KEY);
     if (!secret) {
       await secrets.set(SECRET_KEY, crypto.randomBytes(48).toString("base64"));
-      // Read back: of two processes starting at once on one DATA_DIR, the last write wins for both.
+      // Read back what the store now holds (another process on this DATA_DIR may have written first).
       secret = (await secrets.get(SECRET_KEY))!;
     }
     return new TokenService(secret);

@@ -359,6 +359,8 @@ export class RedisClient extends EventEmitter {
 /** MULTI/EXEC (atomic) or a plain pipeline: commands are queued and sent together by exec(). */
 export class RedisBatch {
   private readonly commands: Arg[][] = [];
+  /** Replies turned into what ioredis gives (HGETALL: an object), by command index. */
+  private readonly asObject = new Set<number>();
   private readonly scriptNames = new Set<string>();
 
   constructor(
@@ -371,6 +373,7 @@ export class RedisBatch {
     return this;
   }
   hgetall(key: string): this {
+    this.asObject.add(this.commands.length);
     return this.add("HGETALL", key);
   }
   hset(key: string, data: Record<string, string | number>): this {
@@ -408,14 +411,18 @@ export class RedisBatch {
     for (const name of this.scriptNames) await this.client.loadScript(name);
     if (!this.atomic) {
       const settled = await Promise.allSettled(this.commands.map((args) => this.client.call(...args)));
-      return settled.map((s) => (s.status === "fulfilled" ? [null, s.value] : [s.reason as Error, null]));
+      return settled.map((s, i) => (s.status === "fulfilled" ? [null, this.shape(i, s.value)] : [s.reason as Error, null]));
     }
     const sent = [this.client.call("MULTI"), ...this.commands.map((args) => this.client.call(...args).catch((e: Error) => e))];
     const exec = this.client.call("EXEC");
     await Promise.all(sent);
     const replies = (await exec) as Reply[] | null;
     if (replies === null) return null;
-    return replies.map((r) => (r instanceof Error ? [r, null] : [null, r]));
+    return replies.map((r, i) => (r instanceof Error ? [r, null] : [null, this.shape(i, r)]));
+  }
+
+  private shape(index: number, reply: Reply): unknown {
+    return this.asObject.has(index) ? toObject(reply) : reply;
   }
 }
 
