@@ -49,7 +49,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const url = `http://${config.host}:${port}`;
   const sharedPulls = config.redisUrl ? SharedPulls.open(config.redisUrl, config.redisPrefix, db, logger) : undefined;
   const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger, sharedPulls);
-  const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl }) : null;
+  const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl, offlineTimeoutMs: 5000 }) : null;
   const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
   const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models, signInLimiter });
   server.on("request", app);

@@ -44,7 +44,8 @@ export class BullmqJobQueue implements IngestQueue {
     private readonly options: BullmqQueueOptions,
   ) {
     this.redis = new RedisClient({ url: options.redisUrl, connectionName: ownerConnectionName(this.ownerId) });
-    this.queueClient = new RedisClient({ url: options.redisUrl });
+    // Triggers fail with 503 after 5 s rather than hang while Redis is unreachable.
+    this.queueClient = new RedisClient({ url: options.redisUrl, offlineTimeoutMs: 5_000 });
     this.queue = new Queue(QUEUE_NAME, { connection: this.queueClient as unknown as ConnectionOptions, prefix: options.prefix });
     this.queue.on("error", (error) => this.logger.warn(`ingestion queue (Redis): ${error.message}`));
   }

@@ -20,6 +20,8 @@ interface Pending {
 export interface RedisClientOptions {
   url: string;
   connectionName?: string;
+  /** A command sent while Redis is unreachable fails after this long; unset: it waits for the connection. */
+  offlineTimeoutMs?: number;
 }
 
 export class RedisClient extends EventEmitter {
@@ -143,11 +145,27 @@ export class RedisClient extends EventEmitter {
   async call(...args: Arg[]): Promise<any> {
     if (this.status === "wait") void this.connect().catch(() => undefined);
     if (this.status === "end") throw new Error("Connection is closed.");
-    if (this.status !== "ready") await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.status !== "ready") await this.whenReady();
     if (this.status !== "ready") throw new Error("Connection is closed.");
     const reply = await this.raw(args);
     if (reply instanceof Error) throw reply;
     return reply;
+  }
+
+  private whenReady(): Promise<void> {
+    const limit = this.opts.offlineTimeoutMs;
+    return new Promise<void>((resolve, reject) => {
+      if (limit === undefined) return void this.waiting.push(resolve);
+      const go = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiting = this.waiting.filter((w) => w !== go);
+        reject(new Error(`Redis at ${this.target.host} is unreachable`));
+      }, limit);
+      this.waiting.push(go);
+    });
   }
 
   private onData(chunk: Buffer): void {
@@ -203,7 +221,7 @@ export class RedisClient extends EventEmitter {
   }
 
   duplicate(overrides: { connectionName?: string } = {}): RedisClient {
-    return new RedisClient({ url: this.opts.url, connectionName: overrides.connectionName ?? this.opts.connectionName });
+    return new RedisClient({ ...this.opts, connectionName: overrides.connectionName ?? this.opts.connectionName });
   }
 
   // ---- Lua scripts (BullMQ registers its scripts by name) ----
