@@ -198,6 +198,54 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     }
   });
 
+  it("a worker killed mid-run: another process records the job interrupted within seconds, and the queue goes on", async () => {
+    // api is API-only here (SLUICE_WORKER=0): only workers take jobs.
+    const first = startWorker(teamEnv);
+    let second: ReturnType<typeof startWorker> | null = null;
+    try {
+      await waitFor(async () => first.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      const crash = await addSource("Team bulk crash");
+      await request("POST", `/data_pipelines/${crash.pipeline.id}/ingest`, { token: owner.token });
+      await waitFor(async () => (await status(crash.pipeline.id)).entities_processed > 0, "the job to run");
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const failed = await done(crash.pipeline.id);
+      assert.equal(failed.status, "failed");
+      assert.equal(failed.error_message, "Interrupted by shutdown");
+
+      const next = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+      assert.equal(next.status, 202);
+      second = startWorker(teamEnv);
+      const end = await done(docs.pipeline.id);
+      assert.equal(end.status, "completed", JSON.stringify(end));
+      const crashed = await status(crash.pipeline.id);
+      assert.equal(crashed.error_message, "Interrupted by shutdown", "the crashed job is never run again");
+    } finally {
+      await first.stop();
+      await second?.stop();
+    }
+  });
+
+  it("a queued job still runs when Redis has lost its data: the database rows are the source of truth", async () => {
+    await api.stop();
+    api = await startSluice({ dataDir, env: { ...teamEnv, SLUICE_WORKER: "0" } });
+    request = client(api.api);
+    const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(queued.status, 202, queued.text);
+    await api.stop();
+    const emptyRedis = await startRedis();
+    try {
+      api = await startSluice({ dataDir, env: { ...teamEnv, REDIS_URL: emptyRedis.url } });
+      request = client(api.api);
+      const end = await done(docs.pipeline.id);
+      assert.equal(end.job_id, queued.body.job_id);
+      assert.equal(end.status, "completed", JSON.stringify(end));
+    } finally {
+      await api.stop();
+      await emptyRedis.stop();
+    }
+  });
+
   it("`npm run worker` without REDIS_URL says what is missing", async () => {
     const worker = startWorker({ REDIS_URL: "" });
     assert.equal(await worker.exited, 1);
