@@ -42,12 +42,14 @@ if (keychainTests.length && haveKeyring && process.platform === "linux") {
   status = status || keyring;
 }
 // The team-server run: the environment that switches the test servers' back ends.
-const TEAM_SERVER_ENV = { SLUICE_TEST_BACKEND: "postgres" };
+const haveRedis = spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
+// The second run: the whole integration suite on PostgreSQL and, where installed, Redis (BullMQ queue).
+const TEAM_SERVER_ENV = { SLUICE_TEST_BACKEND: "postgres", ...(haveRedis ? { SLUICE_TEST_REDIS: "1" } : {}) };
 const integrationTests = files.filter((f) => f.includes(`${path.sep}integration${path.sep}`));
 const pgRoot = "/usr/lib/postgresql";
 const havePostgres = fs.existsSync(pgRoot) && fs.readdirSync(pgRoot).some((v) => fs.existsSync(path.join(pgRoot, v, "bin", "postgres")));
 if (integrationTests.length && havePostgres && process.env.SLUICE_TEAM_RUN !== "0") {
-  process.stdout.write("\n# integration suite on PostgreSQL\n");
+  process.stdout.write(`\n# integration suite on PostgreSQL${haveRedis ? " + Redis" : ""}\n`);
   const team = run(process.execPath, ["--test", "--test-concurrency=2", ...integrationTests], TEAM_SERVER_ENV);
   status = status || team;
 }

@@ -8,11 +8,11 @@ import type { Logger } from "./logger";
 import type { SecretStore } from "./secrets/secrets";
 import { AccountsService } from "./accounts/accounts.service";
 import { IdentityProvider } from "./accounts/identity-provider";
-import { SignInLimiter } from "./accounts/sign-in-limiter";
+import { SignInLimiter, type SignInGuard } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
 import { CollectionsService } from "./collections/collections.service";
 import type { ConnectorRegistry } from "./connectors/registry";
-import type { JobQueue } from "./ingest/job-queue";
+import type { IngestQueue } from "./ingest/job-queue";
 import { IngestService } from "./ingest/ingest.service";
 import { ingestRoutes } from "./http/ingest.routes";
 import { modelsRoutes } from "./http/models.routes";
@@ -42,7 +42,9 @@ export interface AppDeps {
   logger: Logger;
   index: SearchIndex;
   connectors: ConnectorRegistry;
-  queue: JobQueue;
+  queue: IngestQueue;
+  /** Team mode counts failed sign-ins in Redis; default: in memory. */
+  signInLimiter?: SignInGuard;
   models: ModelsService;
 }
 
@@ -50,9 +52,9 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, connectors, queue, models }: AppDeps): Promise<Express> {
-  const tokens = await TokenService.open(secrets);
-  const accounts = new AccountsService(db, tokens, new SignInLimiter(), new IdentityProvider(config.idp));
+export async function createApp({ config, publicUrl, db, secrets, logger, index, connectors, queue, models, signInLimiter }: AppDeps): Promise<Express> {
+  const tokens = await TokenService.open(secrets, config.jwtSecret);
+  const accounts = new AccountsService(db, tokens, signInLimiter ?? new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
   const collections = new CollectionsService(db, index);
   const sources = new SourcesService(db, secrets, connectors, index, config.smbTimeoutMs);

@@ -17,6 +17,14 @@ export interface Config {
   smbTimeoutMs: number;
   /** DATABASE_URL (postgres:// or postgresql://): team server storage and search on PostgreSQL; null keeps SQLite under dataDir. */
   databaseUrl: string | null;
+  /** REDIS_URL (team server mode): the ingestion queue on BullMQ, shared sign-in counts. Null: in-process queue on the database. */
+  redisUrl: string | null;
+  /** Key prefix in Redis (REDIS_PREFIX), so several Sluice instances can share one Redis. */
+  redisPrefix: string;
+  /** SLUICE_WORKER=0 makes an API process in team mode take no ingestion jobs itself. */
+  runWorker: boolean;
+  /** JWT_SECRET: the signing secret shared by API processes on several machines; null keeps it in the secret store. */
+  jwtSecret: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -101,5 +109,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsBackend,
     smbTimeoutMs: parsePositiveInt("SMB_TIMEOUT_MS", env.SMB_TIMEOUT_MS, 15_000),
     databaseUrl: parseDatabaseUrl(optional(env, "DATABASE_URL")),
+    ...teamConfig(env),
   };
+}
+
+function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisPrefix" | "runWorker" | "jwtSecret"> {
+  const redisUrl = optional(env, "REDIS_URL") ?? null;
+  if (redisUrl !== null) {
+    let protocol = "";
+    try {
+      protocol = new URL(redisUrl).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== "redis:" && protocol !== "rediss:") throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got "${redisUrl}"`);
+  }
+  const redisPrefix = optional(env, "REDIS_PREFIX") ?? "sluice";
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(redisPrefix)) throw new ConfigError(`REDIS_PREFIX must be 1 to 100 letters, digits, "_", "." or "-", got "${redisPrefix}"`);
+  const worker = optional(env, "SLUICE_WORKER") ?? "1";
+  if (worker !== "0" && worker !== "1") throw new ConfigError(`SLUICE_WORKER must be "0" or "1", got "${worker}"`);
+  const jwtSecret = optional(env, "JWT_SECRET") ?? null;
+  if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must be at least 32 characters");
+  return { redisUrl, redisPrefix, runWorker: worker === "1", jwtSecret };
 }

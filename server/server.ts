@@ -9,6 +9,7 @@ import { driveConnectors } from "./connectors/gdrive/drive-connectors";
 import { openDatabase } from "./data/data-source";
 import { ingestHandler } from "./ingest/ingest-job";
 import { JobQueue } from "./ingest/job-queue";
+import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
@@ -17,6 +18,9 @@ import { ThreadedSqliteIndex } from "./search/threaded-index";
 import { PostgresFtsIndex } from "./search/postgres-fts-index";
 import type { SearchIndex } from "./search/search-index";
 import { openSecretStore } from "./secrets/secrets";
+import { RedisClient } from "./redis/redis-client";
+import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
+import { SharedPulls } from "./llm/shared-pulls";
 
 export interface RunningServer {
   url: string;
@@ -37,13 +41,20 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const index: SearchIndex = config.databaseUrl ? new PostgresFtsIndex(db) : new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
-  const queue = new JobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger);
+  const handler = ingestHandler({ db, connectors, index, parsers });
+  // Team mode (REDIS_URL): the queue on BullMQ, shared by every API and worker process.
+  const queue = config.redisUrl
+    ? new BullmqJobQueue(db, handler, logger, { redisUrl: config.redisUrl, prefix: config.redisPrefix, runWorker: config.runWorker })
+    : new JobQueue(db, handler, logger);
   // Listen first: with PORT=0 the address (and so the OAuth redirect URI) is only known then.
   const server = await listen(config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
-  const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger);
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models });
+  const sharedPulls = config.redisUrl ? SharedPulls.open(config.redisUrl, config.redisPrefix, db, logger) : undefined;
+  const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger, sharedPulls);
+  const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl, offlineTimeoutMs: 5000 }) : null;
+  const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models, signInLimiter });
   server.on("request", app);
   await queue.start();
 
@@ -59,7 +70,9 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
       await queue.stop();
       // Ends every POST /models stream with an error event, so the HTTP server can close.
       await models.close();
+      await sharedPulls?.close();
       await closeHttp(server, sockets);
+      await redis?.quit();
       await parsers.close();
       await index.close();
       if (db.isInitialized) await db.destroy();

@@ -9,7 +9,7 @@ import { GroupMember } from "../data/entities/group-member.entity";
 import { memberGroupIds } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { IdentityProvider } from "./identity-provider";
-import type { SignInLimiter } from "./sign-in-limiter";
+import type { SignInGuard } from "./sign-in-limiter";
 import type { TokenService } from "./tokens";
 
 const BCRYPT_ROUNDS = 10;
@@ -26,7 +26,7 @@ export class AccountsService {
   constructor(
     private readonly db: DataSource,
     private readonly tokens: TokenService,
-    private readonly limiter: SignInLimiter,
+    private readonly limiter: SignInGuard,
     private readonly identityProvider: IdentityProvider,
   ) {}
 
@@ -59,14 +59,14 @@ export class AccountsService {
 
   async signIn(email: string, password: string, ip: string): Promise<SignedIn> {
     const normalized = email.trim().toLowerCase();
-    this.limiter.assertAllowed(ip, normalized);
+    await this.limiter.assertAllowed(ip, normalized);
     const user = await this.db.manager.findOne(User, { where: { email: normalized } });
     const ok = await bcrypt.compare(password, user?.passwordHash ?? DUMMY_HASH);
     if (!user || !user.passwordHash || !ok) {
-      this.limiter.recordFailure(ip, normalized);
+      await this.limiter.recordFailure(ip, normalized);
       throw new UnauthorizedError(WRONG_CREDENTIALS);
     }
-    this.limiter.recordSuccess(normalized);
+    await this.limiter.recordSuccess(normalized);
     user.lastSignInAt = new Date();
     await this.db.transaction((tx) => tx.update(User, { id: user.id }, { lastSignInAt: user.lastSignInAt }));
     return { user, token: this.tokens.issue(user) };

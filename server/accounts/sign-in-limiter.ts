@@ -5,6 +5,13 @@ export interface SignInLimits {
   windowMs: number;
 }
 
+/** What sign-in needs from a limiter: the in-memory one, or the one counting in Redis (team mode). */
+export interface SignInGuard {
+  assertAllowed(ip: string, email: string): void | Promise<void>;
+  recordFailure(ip: string, email: string): void | Promise<void>;
+  recordSuccess(email: string): void | Promise<void>;
+}
+
 export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = { maxFailures: 10, windowMs: 60_000 };
 
 /**
@@ -12,7 +19,7 @@ export const DEFAULT_SIGN_IN_LIMITS: SignInLimits = { maxFailures: 10, windowMs:
  * Once either key reaches the limit, every sign-in for it answers 429 until the
  * oldest failure leaves the window, right password or not, so guessing stops.
  */
-export class SignInLimiter {
+export class SignInLimiter implements SignInGuard {
   private readonly failures = new Map<string, number[]>();
 
   constructor(

@@ -12,11 +12,14 @@ export class TokenService {
   private constructor(private readonly secret: string) {}
 
   /** Loads the signing secret from the secret store, generating it on first start. */
-  static async open(secrets: SecretStore): Promise<TokenService> {
+  static async open(secrets: SecretStore, fixedSecret: string | null = null): Promise<TokenService> {
+    // JWT_SECRET: API processes on several machines sign and verify with one secret.
+    if (fixedSecret) return new TokenService(fixedSecret);
     let secret = await secrets.get(SECRET_KEY);
     if (!secret) {
-      secret = crypto.randomBytes(48).toString("base64");
-      await secrets.set(SECRET_KEY, secret);
+      await secrets.set(SECRET_KEY, crypto.randomBytes(48).toString("base64"));
+      // Read back what the store now holds (another process on this DATA_DIR may have written first).
+      secret = (await secrets.get(SECRET_KEY))!;
     }
     return new TokenService(secret);
   }

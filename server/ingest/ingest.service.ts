@@ -2,12 +2,12 @@ import type { DataSource } from "typeorm";
 import { IngestJob } from "../data/entities/ingest-job.entity";
 import { requirePipelineAccess } from "../access/access";
 import type { Actor } from "../access/actor";
-import type { JobQueue } from "./job-queue";
+import type { IngestQueue } from "./job-queue";
 
 export class IngestService {
   constructor(
     private readonly db: DataSource,
-    private readonly queue: JobQueue,
+    private readonly queue: IngestQueue,
   ) {}
 
   /** Access to the source and the collection is checked again now, at trigger time. */

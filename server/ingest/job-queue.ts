@@ -20,12 +20,21 @@ export class JobInterrupted extends Error {
   }
 }
 
+/** What the API needs from the ingestion queue: the in-process JobQueue or the BullMQ one (team mode). */
+export interface IngestQueue {
+  start(): Promise<void>;
+  enqueue(pipelineId: string): Promise<IngestJob>;
+  hasActiveJob(pipelineIds: string[]): Promise<boolean>;
+  stop(): Promise<void>;
+  idle(): Promise<void>;
+}
+
 /**
  * The durable serial queue on SQLite: one job at a time across the whole instance, in
  * trigger order. Jobs are rows first (queued → running → done), so a crash leaves a true
  * record; at start-up a job found running is marked failed, queued ones still run.
  */
-export class JobQueue {
+export class JobQueue implements IngestQueue {
   private running: Promise<void> | null = null;
   private abort = new AbortController();
   private stopped = false;
@@ -48,47 +57,14 @@ export class JobQueue {
 
   /** Records a queued job (status processing) unless the pipeline already has one queued or running. */
   async enqueue(pipelineId: string): Promise<IngestJob> {
-    const job = await this.db.transaction(async (tx) => {
-      const active = await tx.exists(IngestJob, { where: [{ pipelineId, runState: "queued" }, { pipelineId, runState: "running" }] });
-      if (active) throw new ConflictError(ALREADY_RUNNING);
-      const { max } = (await tx.createQueryBuilder(IngestJob, "j").select("MAX(j.queue_seq)", "max").getRawOne<{ max: number | null }>()) ?? {
-        max: null,
-      };
-      const now = new Date();
-      const record = tx.create(IngestJob, {
-        id: crypto.randomUUID(),
-        pipelineId,
-        status: "processing",
-        runState: "queued",
-        queueSeq: (max ?? 0) + 1,
-        entitiesDiscovered: 0,
-        entitiesProcessed: 0,
-        entitiesFailed: 0,
-        entitiesSkipped: 0,
-        bytesProcessed: 0,
-        discoveryComplete: false,
-        currentEntity: "Waiting for other ingestion jobs to finish",
-        errorMessage: null,
-        errors: [],
-        createdAt: now,
-        startedAt: now,
-        completedAt: null,
-      });
-      await tx.insert(IngestJob, record);
-      await tx.update(Pipeline, { id: pipelineId }, { status: "processing" });
-      return record;
-    });
+    const job = await recordQueuedJob(this.db, pipelineId);
     this.pump();
     return job;
   }
 
   /** True while a job of any of these pipelines is queued or running. */
   async hasActiveJob(pipelineIds: string[]): Promise<boolean> {
-    if (pipelineIds.length === 0) return false;
-    return this.db.manager
-      .createQueryBuilder(IngestJob, "j")
-      .where("j.pipeline_id IN (:...pipelineIds) AND j.run_state IN ('queued', 'running')", { pipelineIds })
-      .getExists();
+    return hasActiveJob(this.db, pipelineIds);
   }
 
   /** Interrupts the running job (it is recorded failed) and waits for it, so shutdown leaves a true record. */
@@ -118,28 +94,79 @@ export class JobQueue {
     }
   }
 
-  private async run(job: IngestJob): Promise<void> {
-    job.runState = "running";
-    job.startedAt = new Date();
-    await this.db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" }));
-    const progress = new JobProgress(this.db, job.id);
-    try {
-      await this.handler(job, progress, this.abort.signal);
-      progress.currentEntity = "Done";
-      await progress.flush();
-      await this.finish(job.id, job.pipelineId, "completed", null);
-    } catch (error) {
-      const message = this.abort.signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
-      await progress.flush();
-      await this.finish(job.id, job.pipelineId, "failed", message);
-      this.logger.warn(`ingestion job ${job.id} failed: ${message}`);
-    }
+  private run(job: IngestJob): Promise<void> {
+    return runJob(this.db, this.handler, this.logger, job, this.abort.signal);
   }
 
-  private async finish(jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.update(IngestJob, { id: jobId }, { status, runState: "done", errorMessage, completedAt: new Date() });
-      await tx.update(Pipeline, { id: pipelineId }, { status: status === "completed" ? "active" : "failed" });
-    });
+  private finish(jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
+    return finishJob(this.db, jobId, pipelineId, status, errorMessage);
   }
+}
+
+/** The 409 rule and the row, in one transaction: a queued job (status processing) unless the pipeline has one queued or running. */
+export async function recordQueuedJob(db: DataSource, pipelineId: string): Promise<IngestJob> {
+  return db.transaction(async (tx) => {
+    const active = await tx.exists(IngestJob, { where: [{ pipelineId, runState: "queued" }, { pipelineId, runState: "running" }] });
+    if (active) throw new ConflictError(ALREADY_RUNNING);
+    const { max } = (await tx.createQueryBuilder(IngestJob, "j").select("MAX(j.queue_seq)", "max").getRawOne<{ max: number | null }>()) ?? {
+      max: null,
+    };
+    const now = new Date();
+    const record = tx.create(IngestJob, {
+      id: crypto.randomUUID(),
+      pipelineId,
+      status: "processing",
+      runState: "queued",
+      queueSeq: (max ?? 0) + 1,
+      entitiesDiscovered: 0,
+      entitiesProcessed: 0,
+      entitiesFailed: 0,
+      entitiesSkipped: 0,
+      bytesProcessed: 0,
+      discoveryComplete: false,
+      currentEntity: "Waiting for other ingestion jobs to finish",
+      errorMessage: null,
+      errors: [],
+      createdAt: now,
+      startedAt: now,
+      completedAt: null,
+    });
+    await tx.insert(IngestJob, record);
+    await tx.update(Pipeline, { id: pipelineId }, { status: "processing" });
+    return record;
+  });
+}
+
+export async function hasActiveJob(db: DataSource, pipelineIds: string[]): Promise<boolean> {
+  if (pipelineIds.length === 0) return false;
+  return db.manager
+    .createQueryBuilder(IngestJob, "j")
+    .where("j.pipeline_id IN (:...pipelineIds) AND j.run_state IN ('queued', 'running')", { pipelineIds })
+    .getExists();
+}
+
+/** Marks the job running, runs the handler with live progress, and records how it ended (rows first). */
+export async function runJob(db: DataSource, handler: JobHandler, logger: Logger, job: IngestJob, signal: AbortSignal): Promise<void> {
+  job.runState = "running";
+  job.startedAt = new Date();
+  await db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" }));
+  const progress = new JobProgress(db, job.id);
+  try {
+    await handler(job, progress, signal);
+    progress.currentEntity = "Done";
+    await progress.flush();
+    await finishJob(db, job.id, job.pipelineId, "completed", null);
+  } catch (error) {
+    const message = signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
+    await progress.flush();
+    await finishJob(db, job.id, job.pipelineId, "failed", message);
+    logger.warn(`ingestion job ${job.id} failed: ${message}`);
+  }
+}
+
+export async function finishJob(db: DataSource, jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.update(IngestJob, { id: jobId }, { status, runState: "done", errorMessage, completedAt: new Date() });
+    await tx.update(Pipeline, { id: pipelineId }, { status: status === "completed" ? "active" : "failed" });
+  });
 }

@@ -60,7 +60,8 @@ export class PullRegistry {
   /** The running pull for the model, or a new one started by `start` (which must not throw). */
   attach(modelName: string, start: (pull: RunningPull) => Promise<void>): RunningPull {
     const existing = this.running.get(modelName);
-    if (existing) return existing;
+    // A pull that has ended but not yet left the map (team mode releases its lock first) gets no new callers.
+    if (existing && !existing.finished) return existing;
     const pull = new RunningPull(modelName);
     this.running.set(modelName, pull);
     pull.done = start(pull).finally(() => {

@@ -9,6 +9,7 @@ import type { Logger } from "../logger";
 import { loadLibrary, parseCatalog, refreshedCatalogPath, type LibraryEntry, type ModelLibrary } from "./model-library";
 import { PullRegistry, type PullEvent, type RunningPull } from "./model-pulls";
 import type { ModelsOptions } from "./models.options";
+import type { SharedPulls } from "./shared-pulls";
 import { canonicalModelName, OllamaClient, OllamaError, OllamaUnreachableError, type GenerateTimings, type PullProgress } from "./ollama.client";
 
 /** Spec: a failed download is retried automatically twice. */
@@ -34,6 +35,8 @@ export class ModelsService {
     private readonly db: DataSource,
     readonly options: ModelsOptions,
     private readonly logger?: Logger,
+    /** Team mode: one upstream pull per model across API processes. */
+    private readonly shared?: SharedPulls,
   ) {
     this.library = loadLibrary(options.dataDir);
     this.ollama = new OllamaClient(options.ollamaHost.replace(/\/$/, ""));
@@ -77,7 +80,14 @@ export class ModelsService {
   /** Joins the running pull of this model, or starts one. The pull runs on when its callers go away. */
   pull(rawName: string): RunningPull {
     const name = canonicalModelName(rawName);
-    return this.pulls.attach(name, (pull) => this.runPull(pull));
+    if (!this.shared) return this.pulls.attach(name, (pull) => this.runPull(pull));
+    const shared = this.shared;
+    return this.pulls.attach(name, (pull) =>
+      shared.run(pull, () => this.runPull(pull)).catch((error: Error) => {
+        this.logger?.error(`pull of ${pull.modelName} failed: ${error.message}`);
+        pull.finish({ status: "error", error: "The model pull could not be coordinated through Redis" });
+      }),
+    );
   }
 
   private async runPull(pull: RunningPull): Promise<void> {

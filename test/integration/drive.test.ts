@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import net from "node:net";
-import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
 import { startSluice, type SluiceServer, storedText } from "../fixtures/sluice-server";

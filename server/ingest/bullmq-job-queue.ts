@@ -1,0 +1,161 @@
+import crypto from "node:crypto";
+import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
+import type { DataSource } from "typeorm";
+import { ServiceUnavailableError } from "../errors";
+import { IngestJob } from "../data/entities/ingest-job.entity";
+import type { Logger } from "../logger";
+import { RedisClient } from "../redis/redis-client";
+import { finishJob, hasActiveJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler } from "./job-queue";
+
+const QUEUE_NAME = "ingest";
+/** How often every process looks for running jobs whose process is gone. */
+const SWEEP_EVERY_MS = 3_000;
+
+export interface BullmqQueueOptions {
+  redisUrl: string;
+  prefix: string;
+  /** Take jobs in this process (API processes with SLUICE_WORKER=1, and `npm run worker`). */
+  runWorker: boolean;
+}
+
+/**
+ * The ingestion queue of team mode: rows first in the database as before (the API reads only
+ * the database, and the 409 rule is still its transaction), plus a BullMQ job carrying the row's
+ * id. Global concurrency 1 keeps one job at a time across every process; BullMQ's wait list keeps
+ * trigger order. The process running a job names itself in Redis (an owner key and a named
+ * connection), so when that process dies, any other marks the row failed "Interrupted by
+ * shutdown" at once instead of running the job again; BullMQ's stalled check then drops it.
+ */
+export class BullmqJobQueue implements IngestQueue {
+  private readonly ownerId = crypto.randomUUID();
+  private readonly redis: RedisClient;
+  private readonly queueClient: RedisClient;
+  private workerClient: RedisClient | null = null;
+  private readonly queue: Queue;
+  private worker: Worker | null = null;
+  private readonly abort = new AbortController();
+  private sweeper: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly handler: JobHandler,
+    private readonly logger: Logger,
+    private readonly options: BullmqQueueOptions,
+  ) {
+    this.redis = new RedisClient({ url: options.redisUrl, connectionName: ownerConnectionName(this.ownerId) });
+    // Triggers fail with 503 after 5 s rather than hang while Redis is unreachable.
+    this.queueClient = new RedisClient({ url: options.redisUrl, offlineTimeoutMs: 5_000 });
+    this.queue = new Queue(QUEUE_NAME, { connection: this.queueClient as unknown as ConnectionOptions, prefix: options.prefix });
+    this.queue.on("error", (error) => this.logger.warn(`ingestion queue (Redis): ${error.message}`));
+  }
+
+  async start(): Promise<void> {
+    await this.redis.connect();
+    await this.queue.setGlobalConcurrency(1);
+    await this.sweep();
+    // A row queued but missing in Redis (Redis lost its data, or a crash between the two writes)
+    // is added again; adding an id BullMQ already holds does nothing.
+    const queued = await this.db.manager.find(IngestJob, { where: { runState: "queued" }, order: { queueSeq: "ASC" } });
+    for (const job of queued) await this.add(job.id);
+    if (this.options.runWorker) {
+      this.workerClient = new RedisClient({ url: this.options.redisUrl });
+      this.worker = new Worker(QUEUE_NAME, (job) => this.process(job), {
+        connection: this.workerClient as unknown as ConnectionOptions,
+        prefix: this.options.prefix,
+        concurrency: 1,
+        lockDuration: 15_000,
+        stalledInterval: 5_000,
+      });
+      this.worker.on("error", (error) => this.logger.warn(`ingestion worker (Redis): ${error.message}`));
+    }
+    this.sweeper = setInterval(() => void this.sweep().catch((error: Error) => this.logger.warn(`ingestion sweep: ${error.message}`)), SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  async enqueue(pipelineId: string): Promise<IngestJob> {
+    const job = await recordQueuedJob(this.db, pipelineId);
+    try {
+      await this.add(job.id);
+    } catch (error) {
+      await finishJob(this.db, job.id, pipelineId, "failed", "The job queue (Redis) could not be reached");
+      throw new ServiceUnavailableError(`The job queue (Redis) could not be reached: ${(error as Error).message}`);
+    }
+    return job;
+  }
+
+  hasActiveJob(pipelineIds: string[]): Promise<boolean> {
+    return hasActiveJob(this.db, pipelineIds);
+  }
+
+  /** Interrupts this process's running job (recorded failed), then closes the worker and connections. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.abort.abort();
+    await this.worker?.close();
+    await this.queue.close();
+    await Promise.all([this.redis, this.queueClient, this.workerClient].map((c) => c?.quit().catch(() => undefined)));
+  }
+
+  /** Resolves once no job is queued or running anywhere (tests and benchmarks). */
+  async idle(): Promise<void> {
+    while (await this.db.manager.exists(IngestJob, { where: [{ runState: "queued" }, { runState: "running" }] })) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  private add(jobId: string): Promise<unknown> {
+    return this.queue.add("ingest", { jobId }, { jobId, removeOnComplete: true, removeOnFail: true });
+  }
+
+  private async process(bullJob: Job<{ jobId: string }>): Promise<void> {
+    const job = await this.db.manager.findOne(IngestJob, { where: { id: bullJob.data.jobId } });
+    if (!job || job.runState === "done") return;
+    if (job.runState === "running") {
+      // Handed out again after its process died (BullMQ's stalled check): record it, never re-run it.
+      await this.sweep();
+      return;
+    }
+    const ownerKey = this.ownerKey(job.id);
+    await this.redis.set(ownerKey, this.ownerId);
+    try {
+      await runJob(this.db, this.handler, this.logger, job, this.abort.signal);
+    } finally {
+      await this.redis.del(ownerKey).catch(() => undefined);
+    }
+  }
+
+  /** Marks failed every running job whose process no longer holds a connection to Redis. */
+  private async sweep(): Promise<void> {
+    if (this.stopped) return;
+    const running = await this.db.manager.find(IngestJob, { where: { runState: "running" } });
+    if (running.length === 0) return;
+    const live = new Set(
+      String(await this.redis.clientList())
+        .split("\n")
+        .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? ""),
+    );
+    for (const job of running) {
+      const owner = await this.redis.get(this.ownerKey(job.id));
+      if (owner && live.has(ownerConnectionName(owner))) continue;
+      // Re-read: the job may have ended between the two reads.
+      const current = await this.db.manager.findOne(IngestJob, { where: { id: job.id } });
+      if (current?.runState !== "running") continue;
+      await finishJob(this.db, job.id, job.pipelineId, "failed", INTERRUPTED);
+      await this.redis.del(this.ownerKey(job.id));
+      // Its process is gone: free BullMQ's lock so the stalled check releases the global slot now.
+      await this.redis.del(`${this.options.prefix}:${QUEUE_NAME}:${job.id}:lock`);
+      this.logger.warn(`ingestion job ${job.id} was interrupted (its process is gone) and is marked failed`);
+    }
+  }
+
+  private ownerKey(jobId: string): string {
+    return `${this.options.prefix}:ingest-owner:${jobId}`;
+  }
+}
+
+function ownerConnectionName(ownerId: string): string {
+  return `sluice-owner-${ownerId}`;
+}

@@ -1,0 +1,293 @@
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startSamba, type SambaServer } from "../fixtures/samba";
+import { serverEntryArgs, startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
+import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
+import { postSse, type SseResult } from "../fixtures/sse-client";
+
+// Team server mode: REDIS_URL puts the ingestion queue on BullMQ; several processes share it.
+const skip = redisMissingReason() ?? false;
+
+let samba: SambaServer;
+let redis: RedisServer;
+let dataDir: string;
+let api: SluiceServer;
+let request: Request;
+let owner: { email: string; token: string };
+let group: string;
+let teamEnv: Record<string, string>;
+
+function writeBulk(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const folder = path.join(dir, `batch-${Math.floor(i / 200)}`);
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, `note-${i}.txt`), `Team note number ${i}. `.repeat(40));
+  }
+}
+
+/** `npm run worker`'s entry (dist/server/worker.js, or the .ts source under tsx). */
+function startWorker(env: Record<string, string>): { child: ChildProcess; exited: Promise<number | null>; output(): string; stop(): Promise<number | null> } {
+  const args = serverEntryArgs().map((arg) => arg.replace(/main\.(js|ts)$/, "worker.$1"));
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, DATA_DIR: dataDir, SLUICE_SECRETS: "file", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+async function addSource(name: string) {
+  const res = await request("POST", `/data_sources/smb/${group}`, {
+    token: owner.token,
+    body: {
+      data_source: { data_source_name: name },
+      smb_source: {
+        remote_system_username: samba.username,
+        remote_smb_password: samba.password,
+        remote_system_name: "localhost",
+        local_system_name: "SLUICE",
+        default_ip: "127.0.0.1",
+        port: samba.port,
+      },
+    },
+  });
+  assert.equal(res.status, 201, res.text);
+  return res.body as { pipeline: { id: string; collection_id: string } };
+}
+
+async function status(pipelineId: string, via: Request = request) {
+  const res = await via("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token: owner.token });
+  assert.equal(res.status, 200, res.text);
+  return res.body;
+}
+
+async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string, ms = 90_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const done = (pipelineId: string, via: Request = request) =>
+  waitFor(async () => {
+    const s = await status(pipelineId, via);
+    return s.status !== "processing" && s;
+  }, `job of ${pipelineId} to end`);
+
+describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, () => {
+  let bulk: Awaited<ReturnType<typeof addSource>>;
+  let docs: Awaited<ReturnType<typeof addSource>>;
+
+  before(async () => {
+    const bulkDir = tempDir("sluice-team-bulk-");
+    writeBulk(bulkDir, 1500);
+    fs.chmodSync(bulkDir, 0o755);
+    samba = await startSamba({ extraShares: { bulk: bulkDir } });
+    redis = await startRedis();
+    dataDir = tempDir();
+    teamEnv = { REDIS_URL: redis.url, REDIS_PREFIX: "team-test", SMB_TIMEOUT_MS: "3000" };
+    api = await startSluice({ dataDir, env: teamEnv });
+    request = client(api.api);
+    owner = await signUp(request, "team");
+    group = await createGroup(request, owner.token);
+    bulk = await addSource("Team bulk");
+    docs = await addSource("Team docs");
+  });
+  after(async () => {
+    if (api && api.child.exitCode === null) await api.stop();
+    await samba?.stop();
+    await redis?.stop();
+  });
+
+  it("answers 202 then 409 while queued or running, and runs one job at a time across pipelines in trigger order", async () => {
+    const first = await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(first.status, 202, first.text);
+    assert.equal(first.body.status, "processing");
+    const second = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(second.status, 202);
+    assert.equal((await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token })).status, 409);
+    assert.equal((await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token })).status, 409);
+    await waitFor(async () => (await status(bulk.pipeline.id)).entities_processed > 0, "the first job to run");
+    const waiting = await status(docs.pipeline.id);
+    assert.equal(waiting.status, "processing");
+    assert.equal(waiting.queued, true, "the second job waits while the first runs");
+    const a = await done(bulk.pipeline.id);
+    const b = await done(docs.pipeline.id);
+    assert.equal(a.status, "completed", JSON.stringify(a));
+    assert.equal(b.status, "completed", JSON.stringify(b));
+    assert.ok(new Date(b.started_at) >= new Date(a.completed_at), "the second started after the first ended");
+    assert.equal(a.entities_discovered, a.entities_processed);
+  });
+
+  it("a job queued when the API stops runs after its restart; the running one is recorded interrupted", async () => {
+    // Re-runs of an indexed share are quick: a fresh collection makes the bulk run long enough.
+    const longRun = await addSource("Team bulk again");
+    await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
+    const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(queued.status, 202);
+    await waitFor(async () => (await status(longRun.pipeline.id)).entities_processed > 0, "the long job to run");
+    assert.equal(await api.stop(), 0);
+
+    api = await startSluice({ dataDir, env: teamEnv });
+    request = client(api.api);
+    const interrupted = await status(longRun.pipeline.id);
+    assert.equal(interrupted.status, "failed");
+    assert.equal(interrupted.error_message, "Interrupted by shutdown");
+    const after = await done(docs.pipeline.id);
+    assert.equal(after.job_id, queued.body.job_id);
+    assert.equal(after.status, "completed", JSON.stringify(after));
+  });
+
+  it("two API processes share one DATA_DIR and queue; `npm run worker` takes the job; progress shows in both; sessions work in both", async () => {
+    await api.stop();
+    const apiOnly = { ...teamEnv, SLUICE_WORKER: "0" };
+    api = await startSluice({ dataDir, env: apiOnly });
+    request = client(api.api);
+    const other = await startSluice({ dataDir, env: apiOnly });
+    const otherRequest = client(other.api);
+    let worker: ReturnType<typeof startWorker> | null = null;
+    try {
+      // A session from one process is good on the other (one signing secret).
+      assert.equal((await otherRequest("GET", "/users/me", { token: owner.token })).status, 200);
+      const fresh = await addSource("Team bulk third");
+      const trigger = await request("POST", `/data_pipelines/${fresh.pipeline.id}/ingest`, { token: owner.token });
+      assert.equal(trigger.status, 202);
+      assert.equal((await otherRequest("POST", `/data_pipelines/${fresh.pipeline.id}/ingest`, { token: owner.token })).status, 409);
+      await new Promise((r) => setTimeout(r, 1000));
+      const idle = await status(fresh.pipeline.id, otherRequest);
+      assert.equal(idle.queued, true, "no process takes jobs yet");
+
+      worker = startWorker(teamEnv);
+      await waitFor(async () => worker!.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      const seen = await waitFor(async () => {
+        const s = await status(fresh.pipeline.id, otherRequest);
+        return s.status === "processing" && s.entities_processed > 0 && s;
+      }, "progress visible from the other API process");
+      assert.equal(seen.queued, false);
+      const end = await done(fresh.pipeline.id, otherRequest);
+      assert.equal(end.status, "completed", JSON.stringify(end));
+      assert.equal(end.entities_processed, end.entities_discovered);
+      const hits = await request("GET", `/collections/${fresh.pipeline.collection_id}/search?q=${encodeURIComponent("Team note number 1499")}`, {
+        token: owner.token,
+      });
+      assert.equal(hits.status, 200);
+      assert.ok(hits.body.results.length > 0, "the worker's index is the API's index");
+      assert.equal(await worker.stop(), 0, worker.output());
+    } finally {
+      await worker?.stop();
+      await other.stop();
+    }
+  });
+
+  it("a worker killed mid-run: another process records the job interrupted within seconds, and the queue goes on", async () => {
+    // api is API-only here (SLUICE_WORKER=0): only workers take jobs.
+    const first = startWorker(teamEnv);
+    let second: ReturnType<typeof startWorker> | null = null;
+    try {
+      await waitFor(async () => first.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      const crash = await addSource("Team bulk crash");
+      await request("POST", `/data_pipelines/${crash.pipeline.id}/ingest`, { token: owner.token });
+      await waitFor(async () => (await status(crash.pipeline.id)).entities_processed > 0, "the job to run");
+      first.child.kill("SIGKILL");
+      await first.exited;
+      const failed = await done(crash.pipeline.id);
+      assert.equal(failed.status, "failed");
+      assert.equal(failed.error_message, "Interrupted by shutdown");
+
+      const next = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+      assert.equal(next.status, 202);
+      second = startWorker(teamEnv);
+      const end = await done(docs.pipeline.id);
+      assert.equal(end.status, "completed", JSON.stringify(end));
+      const crashed = await status(crash.pipeline.id);
+      assert.equal(crashed.error_message, "Interrupted by shutdown", "the crashed job is never run again");
+    } finally {
+      await first.stop();
+      await second?.stop();
+    }
+  });
+
+  it("a queued job still runs when Redis has lost its data: the database rows are the source of truth", async () => {
+    await api.stop();
+    api = await startSluice({ dataDir, env: { ...teamEnv, SLUICE_WORKER: "0" } });
+    request = client(api.api);
+    const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(queued.status, 202, queued.text);
+    await api.stop();
+    const emptyRedis = await startRedis();
+    try {
+      api = await startSluice({ dataDir, env: { ...teamEnv, REDIS_URL: emptyRedis.url } });
+      request = client(api.api);
+      const end = await done(docs.pipeline.id);
+      assert.equal(end.job_id, queued.body.job_id);
+      assert.equal(end.status, "completed", JSON.stringify(end));
+    } finally {
+      await api.stop();
+      await emptyRedis.stop();
+    }
+  });
+
+  it("`npm run worker` without REDIS_URL says what is missing", async () => {
+    const worker = startWorker({ REDIS_URL: "" });
+    assert.equal(await worker.exited, 1);
+    assert.match(worker.output(), /REDIS_URL must be set/);
+  });
+});
+
+describe("team server mode: one model pull shared by two API processes", { skip }, () => {
+  let fake: FakeOllama;
+  let redisForPulls: RedisServer;
+  let first: SluiceServer;
+  let second: SluiceServer;
+
+  before(async () => {
+    fake = await startFakeOllama();
+    redisForPulls = await startRedis();
+    const env = { REDIS_URL: redisForPulls.url, REDIS_PREFIX: "pull-test", OLLAMA_HOST: fake.url, SLUICE_SSE_KEEPALIVE_MS: "50" };
+    const shared = tempDir();
+    first = await startSluice({ dataDir: shared, env });
+    second = await startSluice({ dataDir: shared, env });
+  });
+  after(async () => {
+    await first?.stop();
+    await second?.stop();
+    await fake?.close();
+    await redisForPulls?.stop();
+  });
+
+  it("a pull started on one process is joined from the other: one upstream pull, both clients get completed", async () => {
+    const token = (await signUp(client(first.api), "puller")).token;
+    fake.lineDelayMs = 60;
+    let started!: () => void;
+    const firstEvent = new Promise<void>((resolve) => (started = resolve));
+    const one = postSse(`${first.api}/models`, token, { model_name: "tinyllama" }, { onEvent: () => started() });
+    await firstEvent;
+    const two = await postSse(`${second.api}/models`, token, { model_name: "tinyllama" });
+    const oneResult = await one;
+    const last = (r: SseResult) => r.events[r.events.length - 1];
+    assert.equal(last(oneResult).status, "completed", oneResult.raw);
+    assert.equal(last(two).status, "completed", two.raw);
+    assert.equal(last(two).model.model_name, "tinyllama:latest");
+    assert.ok(two.events.some((e) => String(e.status).startsWith("pulling ")), "the joiner sees layer progress");
+    assert.equal(fake.pullCount("tinyllama"), 1, "one upstream pull");
+  });
+});
