@@ -1,12 +1,11 @@
-import path from "node:path";
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import http from "node:http";
 import { createApp } from "./app";
+import { openStorage } from "./storage";
 import type { Config } from "./config";
 import { ConnectorRegistry } from "./connectors/registry";
 import { driveConnectors } from "./connectors/gdrive/drive-connectors";
-import { openDatabase } from "./data/data-source";
 import { ingestHandler } from "./ingest/ingest-job";
 import { JobQueue } from "./ingest/job-queue";
 import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
@@ -14,9 +13,6 @@ import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
 import { modelsOptionsFromEnv } from "./llm/models.options";
-import { ThreadedSqliteIndex } from "./search/threaded-index";
-import { PostgresFtsIndex } from "./search/postgres-fts-index";
-import type { SearchIndex } from "./search/search-index";
 import { openSecretStore } from "./secrets/secrets";
 import { RedisClient } from "./redis/redis-client";
 import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
@@ -36,9 +32,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     logger,
     preferKeychain: config.secretsBackend === "auto",
   });
-  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  // Team server: the index lives in the same PostgreSQL database; desktop: one FTS5 file per collection.
-  const index: SearchIndex = config.databaseUrl ? new PostgresFtsIndex(db) : new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
+  const { db, index } = await openStorage(config);
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
   const handler = ingestHandler({ db, connectors, index, parsers });

@@ -1,13 +1,11 @@
-import path from "node:path";
 import { ConfigError, loadConfig } from "./config";
+import { openStorage } from "./storage";
 import { ConnectorRegistry } from "./connectors/registry";
 import { driveConnectors } from "./connectors/gdrive/drive-connectors";
-import { openDatabase } from "./data/data-source";
 import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ingestHandler } from "./ingest/ingest-job";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import { consoleLogger as logger } from "./logger";
-import { ThreadedSqliteIndex } from "./search/threaded-index";
 import { openSecretStore } from "./secrets/secrets";
 
 /** `npm run worker`: takes ingestion jobs from the team queue (REDIS_URL); no HTTP server. Stops cleanly on SIGINT/SIGTERM. */
@@ -15,8 +13,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.redisUrl) throw new ConfigError("REDIS_URL must be set: a worker takes jobs from the team queue in Redis");
   const secrets = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
-  const db = await openDatabase(config.dataDir);
-  const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
+  const { db, index } = await openStorage(config);
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
   const queue = new BullmqJobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger, {

@@ -34,7 +34,8 @@ function writeBulk(dir: string, count: number): void {
 function startWorker(env: Record<string, string>): { child: ChildProcess; exited: Promise<number | null>; output(): string; stop(): Promise<number | null> } {
   const args = serverEntryArgs().map((arg) => arg.replace(/main\.(js|ts)$/, "worker.$1"));
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, DATA_DIR: dataDir, SLUICE_SECRETS: "file", ...env },
+    // Same storage as the API processes: their DATA_DIR and, on the PostgreSQL run, their database.
+    env: { ...process.env, DATA_DIR: dataDir, SLUICE_SECRETS: "file", ...(api?.databaseUrl ? { DATABASE_URL: api.databaseUrl } : {}), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
