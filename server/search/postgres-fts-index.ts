@@ -4,6 +4,7 @@ import { NotFoundError } from "../errors";
 import type { CollectionStats } from "../collections/collections.service";
 import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
 import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
+import { toSummary, type DocumentRow } from "./document-row";
 
 /**
  * The collection index on PostgreSQL full-text search, in the team server's own database:
@@ -93,17 +94,6 @@ const SNIPPET_WORDS = 20;
 // PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
 const NUL = /\u0000/g;
 
-interface DocumentRow {
-  id: string;
-  source_id: string;
-  path: string;
-  title: string;
-  size: number;
-  modified_at: number;
-  version: string | null;
-  chunk_count: number;
-  indexed_at: number;
-}
 
 export class PostgresFtsIndex implements SearchIndex {
   private schema: Promise<void> | null = null;
@@ -400,15 +390,3 @@ function joinMarks(raw: string, phraseLength: number): string {
   });
 }
 
-function toSummary(row: DocumentRow): DocumentSummary {
-  return {
-    documentId: row.id,
-    sourceId: row.source_id,
-    path: row.path,
-    title: row.title,
-    size: row.size,
-    modifiedAt: new Date(row.modified_at),
-    chunkCount: row.chunk_count,
-    indexedAt: new Date(row.indexed_at),
-  };
-}

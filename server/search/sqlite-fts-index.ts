@@ -6,6 +6,7 @@ import { NotFoundError } from "../errors";
 import type { CollectionStats } from "../collections/collections.service";
 import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
 import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
+import { toSummary, type DocumentRow } from "./document-row";
 
 export { markSnippet, parseQuery, type QueryUnit } from "./query";
 
@@ -66,17 +67,6 @@ export interface SqliteFtsIndexOptions {
   dir: string;
 }
 
-interface DocumentRow {
-  id: string;
-  source_id: string;
-  path: string;
-  title: string;
-  size: number;
-  modified_at: number;
-  version: string | null;
-  chunk_count: number;
-  indexed_at: number;
-}
 
 interface RankedRow {
   rowid: number;
@@ -312,18 +302,6 @@ function rankedChunks(db: Database.Database, match: string, limit: number): Rank
   return db.prepare(sql).all(...args) as RankedRow[];
 }
 
-function toSummary(row: DocumentRow): DocumentSummary {
-  return {
-    documentId: row.id,
-    sourceId: row.source_id,
-    path: row.path,
-    title: row.title,
-    size: row.size,
-    modifiedAt: new Date(row.modified_at),
-    chunkCount: row.chunk_count,
-    indexedAt: new Date(row.indexed_at),
-  };
-}
 
 /** FTS5 MATCH text: every unit a quoted string (tokens cannot contain quotes), joined by AND (space) or OR. */
 function toMatch(units: QueryUnit[], joiner: " " | " OR ", prefix: boolean): string {
