@@ -12,3 +12,10 @@ export function workerScript(callerFilename: string, baseName: string): { file: 
     execArgv: fromSource ? ["--require", "tsx/cjs"] : [],
   };
 }
+
+/**
+ * The young generation of the parser and index-writer threads. V8's default lets each
+ * isolate's nursery grow to tens of MB; these threads allocate in short bursts, and at 8 MB
+ * `npm run bench` ingested as fast with a ~30 MB lower peak RSS.
+ */
+export const WORKER_YOUNG_GENERATION_MB = 8;

@@ -9,7 +9,15 @@ const SECRET_KEY = "jwt-signing-secret";
 
 /** Service access tokens: HS256 JWTs with sub, email, iat, exp (decisions: accounts and sessions). */
 export class TokenService {
-  private constructor(private readonly secret: string) {}
+  /**
+   * The secret as a KeyObject: given a string, jsonwebtoken first tries to parse it as a PEM
+   * public key on every call, which costs more than the HMAC itself.
+   */
+  private readonly key: crypto.KeyObject;
+
+  private constructor(secret: string) {
+    this.key = crypto.createSecretKey(Buffer.from(secret, "utf8"));
+  }
 
   /** Loads the signing secret from the secret store, generating it on first start. */
   static async open(secrets: SecretStore, fixedSecret: string | null = null): Promise<TokenService> {
@@ -25,7 +33,7 @@ export class TokenService {
   }
 
   issue(user: { id: string; email: string }): string {
-    return jwt.sign({ email: user.email }, this.secret, {
+    return jwt.sign({ email: user.email }, this.key, {
       algorithm: "HS256",
       subject: user.id,
       expiresIn: TOKEN_LIFETIME_SECONDS,
@@ -35,7 +43,7 @@ export class TokenService {
   /** Only our own HS256 tokens pass: an identity provider's RS256 token, a forged or an expired one is a 401. */
   verify(token: string): Actor {
     try {
-      const claims = jwt.verify(token, this.secret, { algorithms: ["HS256"] });
+      const claims = jwt.verify(token, this.key, { algorithms: ["HS256"] });
       if (typeof claims !== "object" || typeof claims.sub !== "string" || typeof claims.email !== "string") {
         throw new Error("missing claims");
       }

@@ -23,8 +23,11 @@ export interface Connector {
   /** The direct children of a folder ("" is the root). */
   list(path: string): Promise<RemoteEntry[]>;
   stat(path: string): Promise<RemoteEntry>;
-  /** A stream of the file's bytes; never buffers the whole file. */
-  read(path: string): Promise<Readable>;
+  /**
+   * A stream of the file's bytes; never buffers the whole file. `expectedSize`, the size a
+   * listing gave, is a hint a connector may use to read small files faster.
+   */
+  read(path: string, expectedSize?: number): Promise<Readable>;
   close(): Promise<void>;
 }
 

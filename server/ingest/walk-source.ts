@@ -7,9 +7,12 @@ export interface WalkResult {
   unreadable: string[];
 }
 
+/** Folders listed at once: each listing is a few round trips, and a share has many folders. */
+const FOLDERS_AT_ONCE = 4;
+
 /**
- * Lists every file of a source breadth-first. A folder that cannot be opened is reported
- * and skipped; only a root that cannot be listed at all fails the walk (the job fails).
+ * Lists every file of a source, several folders at a time. A folder that cannot be opened is
+ * reported and skipped; only a root that cannot be listed at all fails the walk (the job fails).
  */
 export async function walkSource(
   connector: Connector,
@@ -18,9 +21,8 @@ export async function walkSource(
   const files: RemoteEntry[] = [];
   const unreadable: string[] = [];
   const folders = [""];
-  while (folders.length) {
-    if (hooks.signal.aborted) throw hooks.signal.reason;
-    const folder = folders.shift()!;
+
+  const listFolder = async (folder: string): Promise<void> => {
     hooks.onFolder(folder);
     let entries: RemoteEntry[];
     try {
@@ -29,7 +31,7 @@ export async function walkSource(
       if (folder === "" || !(error instanceof ConnectorEntryError)) throw error;
       unreadable.push(folder);
       hooks.onUnreadable(folder, error.message);
-      continue;
+      return;
     }
     for (const entry of entries) {
       if (entry.isDirectory) folders.push(entry.path);
@@ -38,7 +40,34 @@ export async function walkSource(
         hooks.onFile(entry);
       }
     }
-  }
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    let listing = 0;
+    let failed = false;
+    const pump = () => {
+      if (failed) return;
+      if (hooks.signal.aborted) {
+        failed = true;
+        return reject(hooks.signal.reason);
+      }
+      while (listing < FOLDERS_AT_ONCE && folders.length) {
+        listing++;
+        listFolder(folders.shift()!).then(
+          () => {
+            listing--;
+            pump();
+          },
+          (error: unknown) => {
+            failed = true;
+            reject(error);
+          },
+        );
+      }
+      if (listing === 0) resolve();
+    };
+    pump();
+  });
   return { files, unreadable };
 }
 

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { CollectionStats } from "../collections/collections.service";
-import { workerScript } from "../worker-script";
+import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { WriterReply, WriterRequest } from "./index-writer.worker";
 import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
@@ -21,7 +21,11 @@ export class ThreadedSqliteIndex implements SearchIndex {
 
   constructor(options: { dir: string }) {
     this.reader = new SqliteFtsIndex(options);
-    this.worker = new Worker(WORKER.file, { workerData: { dir: options.dir }, execArgv: WORKER.execArgv });
+    this.worker = new Worker(WORKER.file, {
+      workerData: { dir: options.dir },
+      execArgv: WORKER.execArgv,
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     this.worker.on("message", (reply: WriterReply) => {
       const call = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);

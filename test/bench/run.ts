@@ -50,59 +50,83 @@ async function ingestionBench(
     const request = client(server.api);
     const user = await signUp(request, "bench");
     const group = await createGroup(request, user.token, "bench");
-    const created = await request("POST", `/data_sources/smb/${group}`, {
-      token: user.token,
-      body: {
-        data_source: { data_source_name: "Bench corpus" },
-        smb_source: {
-          remote_system_username: samba.username,
-          remote_smb_password: samba.password,
-          remote_system_name: "localhost",
-          local_system_name: "BENCH",
-          default_ip: "127.0.0.1",
-          port: samba.port,
+    const addSource = async (name: string) => {
+      const created = await request("POST", `/data_sources/smb/${group}`, {
+        token: user.token,
+        body: {
+          data_source: { data_source_name: name },
+          smb_source: {
+            remote_system_username: samba.username,
+            remote_smb_password: samba.password,
+            remote_system_name: "localhost",
+            local_system_name: "BENCH",
+            default_ip: "127.0.0.1",
+            port: samba.port,
+          },
         },
-      },
-    });
-    if (created.status !== 201) throw new Error(`source creation failed: ${created.text}`);
-    const { pipeline } = created.body;
+      });
+      if (created.status !== 201) throw new Error(`source creation failed: ${created.text}`);
+      return created.body.pipeline as { id: string; collection_id: string };
+    };
 
-    const runJob = async (measureApi: boolean) => {
+    /**
+     * One ingestion run, timed from the trigger until the status says it is over. The status is
+     * polled every 20 ms, as a busy UI might. With `probeApi`, GET /collections is also timed in
+     * a tight loop (a request every 5 ms), to see what the API costs callers while a job runs.
+     */
+    const runJob = async (pipelineId: string, probeApi: boolean) => {
       const latencies: number[] = [];
       const start = performance.now();
-      const trigger = await request("POST", `/data_pipelines/${pipeline.id}/ingest`, { token: user.token });
+      const trigger = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token: user.token });
       if (trigger.status !== 202) throw new Error(`trigger failed: ${trigger.text}`);
-      for (;;) {
-        if (measureApi) {
+      let done = false;
+      const probe = (async () => {
+        while (probeApi && !done) {
           const t = performance.now();
           await request("GET", "/collections", { token: user.token });
           latencies.push(performance.now() - t);
+          await new Promise((r) => setTimeout(r, 5));
         }
-        const status = await request("GET", `/data_pipelines/${pipeline.id}/ingest/status`, { token: user.token });
-        if (status.body.status !== "processing") return { seconds: (performance.now() - start) / 1000, job: status.body, latencies };
-        await new Promise((r) => setTimeout(r, measureApi ? 5 : 20));
+      })();
+      for (;;) {
+        const status = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token: user.token });
+        if (status.body.status !== "processing") {
+          const seconds = (performance.now() - start) / 1000;
+          done = true;
+          await probe;
+          return { seconds, job: status.body, latencies };
+        }
+        await new Promise((r) => setTimeout(r, 20));
       }
     };
 
+    // Throughput and API latency come from two full ingestions of the same share (two sources,
+    // so the second is not a no-change re-run): the probe's own load must not slow the first.
+    const pipeline = await addSource("Bench corpus");
+    const probed = await addSource("Bench corpus, API probe");
     process.stdout.write("full ingestion...\n");
-    const full = await runJob(true);
+    const full = await runJob(pipeline.id, false);
     if (full.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(full.job)}`);
     const corpusFiles = full.job.entities_discovered;
     const ingestMbps = full.job.bytes_processed / 1024 / 1024 / full.seconds;
     const rawMbps = mb / raw.seconds;
     record("files ingested", `${corpusFiles} (${full.job.entities_failed} failed, ${full.job.entities_skipped} skipped)`);
     record("full ingestion", `${full.seconds.toFixed(2)} s, ${(corpusFiles / full.seconds).toFixed(0)} files/s, ${ingestMbps.toFixed(1)} MB/s`);
-    record("smbclient recursive mget", `${raw.seconds.toFixed(2)} s, ${(corpus.files / raw.seconds).toFixed(0)} files/s, ${rawMbps.toFixed(1)} MB/s`);
+    record("smbclient recursive mget (best of 3)", `${raw.seconds.toFixed(2)} s, ${(corpus.files / raw.seconds).toFixed(0)} files/s, ${rawMbps.toFixed(1)} MB/s`);
     record("ingestion / raw transfer", `${(ingestMbps / rawMbps).toFixed(2)}x`, ">= 0.5x", ingestMbps / rawMbps >= 0.5);
-    const sortedApi = full.latencies.sort((a, b) => a - b);
+
+    process.stdout.write("full ingestion with the API probe...\n");
+    const withProbe = await runJob(probed.id, true);
+    if (withProbe.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(withProbe.job)}`);
+    const sortedApi = withProbe.latencies.sort((a, b) => a - b);
     record(
       "API p99 GET /collections during ingestion",
-      `${percentile(sortedApi, 99).toFixed(1)} ms over ${sortedApi.length} requests (p50 ${percentile(sortedApi, 50).toFixed(1)} ms)`,
+      `${percentile(sortedApi, 99).toFixed(1)} ms over ${sortedApi.length} requests (p50 ${percentile(sortedApi, 50).toFixed(1)} ms; that ingestion took ${withProbe.seconds.toFixed(2)} s)`,
       "< 50 ms",
       percentile(sortedApi, 99) < 50,
     );
 
-    const rerun = await runJob(false);
+    const rerun = await runJob(pipeline.id, false);
     record("no-change re-run", `${rerun.seconds.toFixed(2)} s (${rerun.job.bytes_processed} bytes read)`, "< 2 s", rerun.seconds < 2);
 
     const random = seeded(7);
@@ -140,16 +164,26 @@ async function main(): Promise<void> {
   let postgres: PostgresCluster | null = null;
   const backEnds: Array<[string, Figures]> = [];
   try {
-    // The raw transfer limit: smbclient copying the same share recursively.
-    const target = tempDir("sluice-mget-");
-    const mgetStart = performance.now();
-    execFileSync(
-      "smbclient",
-      [`//127.0.0.1/corpus`, "-p", String(samba.port), "-U", `${samba.username}%${samba.password}`, "-c", `prompt OFF; recurse ON; lcd ${target}; mget *`],
-      { stdio: "ignore" },
-    );
-    const raw = { seconds: (performance.now() - mgetStart) / 1000 };
-    fs.rmSync(target, { recursive: true, force: true });
+    // Samba starts its RPC service (samba-dcerpcd) on the first share enumeration, which
+    // takes a few hundred ms on a fresh server. Sluice enumerates shares to walk a server and
+    // smbclient's mget does not, so that start-up is reported on its own, not in the ratio.
+    const auth = ["-p", String(samba.port), "-U", `${samba.username}%${samba.password}`];
+    const coldStart = performance.now();
+    execFileSync("smbclient", ["-L", "//127.0.0.1", ...auth], { stdio: "ignore" });
+    report("share enumeration on a fresh Samba (smbclient -L, starts its RPC service)", `${(performance.now() - coldStart).toFixed(0)} ms`);
+
+    // The raw transfer limit: smbclient copying the same share recursively, best of three
+    // (its time varies by ~2x from run to run here, and the fastest is the strictest bar).
+    const mgets: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const target = tempDir("sluice-mget-");
+      const mgetStart = performance.now();
+      execFileSync("smbclient", [`//127.0.0.1/corpus`, ...auth, "-c", `prompt OFF; recurse ON; lcd ${target}; mget *`], { stdio: "ignore" });
+      mgets.push((performance.now() - mgetStart) / 1000);
+      fs.rmSync(target, { recursive: true, force: true });
+    }
+    const raw = { seconds: Math.min(...mgets) };
+    report("smbclient recursive mget, three runs", mgets.map((s) => `${s.toFixed(2)} s`).join(", "));
 
     process.stdout.write("\nSQLite (desktop)\n");
     backEnds.push(["SQLite", await ingestionBench(samba, corpus, raw, null)]);

@@ -270,7 +270,9 @@ describe("failures and crashes", () => {
     for (;;) {
       const status = (await request("GET", `/data_pipelines/${bulk.pipeline.id}/ingest/status`, { token: owner.token })).body;
       assert.equal(status.status, "processing", "the run ended before it could be killed");
-      if (status.entities_processed > 0) break;
+      // Discovery is written the moment it completes; indexing 2,500 files takes far longer
+      // than one poll, so the kill lands mid-run (waiting for processed files raced a fast run).
+      if (status.entities_discovered > 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     await server.kill();

@@ -88,6 +88,7 @@ describe("SMB connector against a real Samba", () => {
     closeSync(fd);
     bigHash = h.digest("hex");
     writeFileSync(join(bigDir, "small.txt"), "small\n");
+    writeFileSync(join(bigDir, "empty.txt"), "");
     samba = await startSamba({ extraShares: { big: bigDir } });
   });
 
@@ -236,6 +237,40 @@ describe("SMB connector against a real Samba", () => {
     }
   });
 
+  test("a file listed as small comes in one round trip: CREATE, READ and CLOSE compounded", async () => {
+    const c = make();
+    const listed = await c.list("docs");
+    for (const rel of ["résumé ünïcode.txt", "image.bin", "config.json"]) {
+      const size = listed.find((e) => e.name === rel)!.size;
+      const framesBefore = c.stats.framesSent;
+      const { data } = await collect(await c.read(`docs/${rel}`, size));
+      assert.deepEqual(data, readFileSync(join(samba.shareDir("docs"), rel)), rel);
+      assert.equal(c.stats.framesSent - framesBefore, 1, `${rel}: one frame for the whole file`);
+    }
+    const { data: empty } = await collect(await c.read("big/empty.txt", 0));
+    assert.equal(empty.length, 0);
+    // The handle was closed in the same chain: the file can be read again at once, and the
+    // session is still fine for other work.
+    assert.deepEqual((await collect(await c.read("big/small.txt", 6))).data, Buffer.from("small\n"));
+    assert.equal((await c.list("big")).length, 3);
+  });
+
+  test("a file that grew since it was listed is still read whole", async () => {
+    const c = make();
+    const r = await sha256Stream(await c.read("big/big.bin", 10));
+    assert.equal(r.bytes, BIG_SIZE);
+    assert.equal(r.hash, bigHash);
+  });
+
+  test("a compound read of a missing file or a folder fails like a plain read", async () => {
+    const c = make();
+    await assert.rejects(c.read("docs/no such file.txt", 10), (e: unknown) => e instanceof ConnectorEntryError && /Not found/.test(e.message));
+    await assert.rejects(c.read("docs/2024", 10), (e: unknown) => e instanceof ConnectorEntryError);
+    await assert.rejects(c.read("docs/2024"), (e: unknown) => e instanceof ConnectorEntryError);
+    // A failed chain leaves the connection usable.
+    assert.ok((await c.list("docs")).length > 0);
+  });
+
   test("streams a 20 MB file in many chunks, pulled on demand", async () => {
     const c = make();
     const r = await sha256Stream(await c.read("big/big.bin"));
@@ -250,7 +285,7 @@ describe("SMB connector against a real Samba", () => {
     assert.ok(stream.readableLength <= 1024 * 1024, `buffered ${stream.readableLength} bytes`);
     stream.destroy();
     await new Promise((resolve) => stream.once("close", resolve));
-    assert.ok((await c.list("big")).length === 2, "connection still usable after an abandoned stream");
+    assert.ok((await c.list("big")).length === 3, "connection still usable after an abandoned stream");
   });
 
   test("re-establishes a dropped connection once, transparently", async () => {
@@ -327,7 +362,10 @@ describe("SMB connector against a real Samba", () => {
         assert.deepEqual((await c.list("")).map((e) => e.name).sort(), ["docs", "private"]);
         assert.equal(c.stats.signing, true);
         const { data } = await collect(await c.read("docs/notes.md"));
-        assert.deepEqual(data, readFileSync(join(signed.shareDir("docs"), "notes.md")));
+        const onDisk = readFileSync(join(signed.shareDir("docs"), "notes.md"));
+        assert.deepEqual(data, onDisk);
+        // Each message of a compound chain is signed on its own; the server checks them all.
+        assert.deepEqual((await collect(await c.read("docs/notes.md", onDisk.length))).data, onDisk);
       } finally {
         await c.close();
       }

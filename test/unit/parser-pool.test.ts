@@ -134,6 +134,35 @@ describe("ParserPool with a misbehaving parser", () => {
     }
   });
 
+  it("sends files queued behind a busy worker as one batch; a crash in a batch fails only that file", async () => {
+    process.env.SLUICE_PARSER_TEST_HOOKS = "1";
+    const pool = new ParserPool({ size: 1, timeoutMs: 5000 });
+    delete process.env.SLUICE_PARSER_TEST_HOOKS;
+    try {
+      const good = Array.from({ length: 9 }, (_, i) => `batch-${i}.txt`);
+      const first = await Promise.all(good.map((name) => pool.parse(name, utf8(`contents of ${name}`))));
+      assert.ok(first.every((r) => r.kind === "indexed" && r.chunks[0].text.startsWith("contents of batch-")));
+      // The first file went alone to the idle worker; the eight queued behind it went together.
+      assert.equal(pool.messagesSent, 2);
+
+      const names = ["lead.txt", "ok-1.txt", "__sluice_test_crash__.txt", "ok-2.txt", "ok-3.txt"];
+      const settled = await Promise.allSettled(names.map((name) => pool.parse(name, utf8(`contents of ${name}`))));
+      settled.forEach((outcome, i) => {
+        if (names[i].startsWith("__sluice")) {
+          assert.equal(outcome.status, "rejected");
+          if (outcome.status === "rejected") isParseError(/crashed/)(outcome.reason);
+        } else {
+          assert.equal(outcome.status, "fulfilled", names[i]);
+          if (outcome.status === "fulfilled") {
+            assert.equal(outcome.value.kind === "indexed" && outcome.value.chunks[0].text, `contents of ${names[i]}`, "each file keeps its own result");
+          }
+        }
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("ignores the hook file names unless SLUICE_PARSER_TEST_HOOKS=1 was set", async () => {
     const pool = new ParserPool({ size: 1, timeoutMs: 5000 });
     try {

@@ -92,11 +92,11 @@ export class SmbConnector implements Connector {
     };
   }
 
-  async read(path: string): Promise<Readable> {
+  async read(path: string, expectedSize?: number): Promise<Readable> {
     const { share, rest } = splitPath(path);
     if (!share || !rest) throw new ConnectorEntryError(path, "Not a file path");
     // Errors met mid-stream get the same typed errors as everything else.
-    return this.call(path, () => this.client.createReadStream(share, rest, (e) => mapError(path, e, this.opts)));
+    return this.call(path, () => this.client.createReadStream(share, rest, (e) => mapError(path, e, this.opts), expectedSize));
   }
 
   /** For the API: each disk share with its first-level entry names, or a clear error. */

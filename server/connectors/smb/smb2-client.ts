@@ -16,6 +16,7 @@ import {
   CreateOptions,
   FSCTL_PIPE_TRANSCEIVE,
   FileAttribute,
+  RELATED_FILE_ID,
   SecurityMode,
   Status,
   closeRequest,
@@ -77,6 +78,8 @@ export interface Smb2ClientStats {
   dialect: number;
   /** Whether the current session signs its requests. */
   signing: boolean;
+  /** Frames written to the server: one per request, or one per compound chain. */
+  framesSent: number;
 }
 
 export class Smb2Client {
@@ -84,7 +87,7 @@ export class Smb2Client {
   private sessionValue: Session | undefined;
   private closed = false;
   readonly timeoutMs: number;
-  readonly stats: Smb2ClientStats = { sessions: 0, interimResponses: 0, dialect: 0, signing: false };
+  readonly stats: Smb2ClientStats = { sessions: 0, interimResponses: 0, dialect: 0, signing: false, framesSent: 0 };
 
   constructor(private readonly opts: Smb2ClientOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -128,6 +131,7 @@ export class Smb2Client {
   private async establish(): Promise<Session> {
     const conn = await Smb2Connection.open(this.opts.host, this.opts.port, this.timeoutMs);
     conn.onInterim = () => this.stats.interimResponses++;
+    conn.onFrameSent = () => this.stats.framesSent++;
     try {
       const neg = parseNegotiate((await conn.request(Command.NEGOTIATE, negotiateRequest(randomBytes(16)))).message);
       conn.supportsMultiCredit = neg.dialect >= 0x0210 && (neg.capabilities & Capabilities.LARGE_MTU) !== 0;
@@ -287,17 +291,38 @@ export class Smb2Client {
   /**
    * A stream of a file's bytes, read one chunk per `_read` so the consumer's
    * pace sets ours. The file is opened before this resolves, so "not found"
-   * and "access denied" surface here rather than as a stream error.
+   * and "access denied" surface here rather than as a stream error. Reading
+   * stops at the size the file had when opened.
+   *
+   * `expectedSize` (from a directory listing) lets a file that fits one read
+   * come in one round trip: CREATE, READ and CLOSE sent as one compound request.
    */
-  async createReadStream(share: string, path: string, mapError: (e: Error) => Error = (e) => e): Promise<Readable> {
+  async createReadStream(
+    share: string,
+    path: string,
+    mapError: (e: Error) => Error = (e) => e,
+    expectedSize?: number,
+  ): Promise<Readable> {
     type Handle = { s: Session; treeId: number; fileId: Buffer; size: number };
     const openHandle = () =>
       this.run(async (s): Promise<Handle> => {
         const h = await this.open(s, share, path, Access.GENERIC_READ_FILE, CreateOptions.NON_DIRECTORY_FILE);
         return { s, treeId: h.treeId, fileId: h.fileId, size: h.size };
       });
-    let handle: Handle | undefined = await openHandle();
+    let handle: Handle | undefined;
     let offset = 0;
+    // Bytes read before the stream was made, delivered first.
+    let head: Buffer | null = null;
+    let finished = false;
+    const whole = expectedSize === undefined ? null : await this.run((s) => this.readIfSmall(s, share, path, expectedSize));
+    if (whole) {
+      head = whole.data;
+      offset = whole.data.length;
+      // A short read was the whole file; a full one means it grew since it was listed.
+      finished = whole.data.length < whole.asked;
+    } else {
+      handle = await openHandle();
+    }
     let reopened = false;
     const release = async () => {
       const h = handle;
@@ -305,12 +330,8 @@ export class Smb2Client {
       if (h) await this.closeHandle(h.s, h.treeId, h.fileId);
     };
     const readChunk = async (h: Handle): Promise<Buffer | null> => {
-      const neg = h.s.negotiated;
-      const perCredit = 65536;
-      const maxChunk = h.s.conn.supportsMultiCredit ? Math.min(neg.maxReadSize, 1024 * 1024) : Math.min(neg.maxReadSize, perCredit);
-      // Don't ask for more credits than we hold; fall back to one-credit reads.
-      const byCredits = Math.max(1, h.s.conn.availableCredits) * perCredit;
-      const len = Math.max(1, Math.min(maxChunk, byCredits));
+      if (offset >= h.size) return null;
+      const len = this.readLength(h.s);
       const r = await h.s.conn.request(Command.READ, readRequest(h.fileId, offset, len), {
         treeId: h.treeId,
         payloadSize: len,
@@ -323,7 +344,13 @@ export class Smb2Client {
     const stream: Readable = new Readable({
       highWaterMark: 1,
       read: () => {
-        const go = async () => {
+        const go = async (): Promise<Buffer | null> => {
+          if (head) {
+            const first = head;
+            head = null;
+            if (first.length) return first;
+          }
+          if (finished) return null;
           for (;;) {
             // Abandoned meanwhile: don't reopen a file nobody will close.
             if (stream.destroyed) return null;
@@ -357,6 +384,35 @@ export class Smb2Client {
       },
     });
     return stream;
+  }
+
+  /** How much one READ asks for: up to 1 MB where the server takes multi-credit reads, within the credits we hold. */
+  private readLength(s: Session): number {
+    const perCredit = 65536;
+    const maxChunk = s.conn.supportsMultiCredit ? Math.min(s.negotiated.maxReadSize, 1024 * 1024) : Math.min(s.negotiated.maxReadSize, perCredit);
+    // Don't ask for more credits than we hold; fall back to one-credit reads.
+    const byCredits = Math.max(1, s.conn.availableCredits) * perCredit;
+    return Math.max(1, Math.min(maxChunk, byCredits));
+  }
+
+  /**
+   * A file expected to fit in one READ, read with CREATE + READ + CLOSE in one round trip;
+   * null when it is too big for that and should be streamed.
+   */
+  private async readIfSmall(s: Session, share: string, path: string, expectedSize: number): Promise<{ data: Buffer; asked: number } | null> {
+    const asked = this.readLength(s);
+    if (expectedSize >= asked) return null;
+    const treeId = await this.tree(s, share);
+    const [, read] = await s.conn.compound(
+      [
+        { command: Command.CREATE, body: createRequest(path, Access.GENERIC_READ_FILE, CreateOptions.NON_DIRECTORY_FILE) },
+        { command: Command.READ, body: readRequest(RELATED_FILE_ID, 0, asked), payloadSize: asked, accept: [Status.END_OF_FILE] },
+        { command: Command.CLOSE, body: closeRequest(RELATED_FILE_ID) },
+      ],
+      treeId,
+    );
+    const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : Buffer.from(parseRead(read.message));
+    return { data, asked };
   }
 }
 

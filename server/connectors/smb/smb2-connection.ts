@@ -6,7 +6,7 @@
  */
 import { createHmac } from "node:crypto";
 import { Socket, connect } from "node:net";
-import { Command, Flags, Status, decodeHeader, encodeHeader, statusName, type Smb2Header } from "./smb2-messages";
+import { Command, Flags, HEADER_SIZE, Status, decodeHeader, encodeHeader, nextCommandOffset, statusName, type Smb2Header } from "./smb2-messages";
 
 /** The server answered with an NTSTATUS error. */
 export class Smb2StatusError extends Error {
@@ -41,6 +41,16 @@ export interface Smb2Response {
   message: Buffer;
 }
 
+/** One request to send: its command, body, and how the answer is to be taken. */
+export interface Smb2Request {
+  command: number;
+  body: Buffer;
+  /** Bytes the answer may carry (reads): sets the credit charge. */
+  payloadSize?: number;
+  /** Statuses the caller handles itself instead of getting an Smb2StatusError. */
+  accept?: readonly number[];
+}
+
 interface Pending {
   resolve(r: Smb2Response): void;
   reject(e: Error): void;
@@ -63,6 +73,7 @@ export class Smb2Connection {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private closedError: Error | undefined;
+  private outgoing: Buffer[] = [];
 
   sessionId = 0n;
   /** When set, every request is signed with HMAC-SHA256 (SMB 2.x signing). */
@@ -70,6 +81,8 @@ export class Smb2Connection {
   supportsMultiCredit = false;
   /** Called for each STATUS_PENDING interim response (for diagnostics and tests). */
   onInterim: (() => void) | undefined;
+  /** Called for each frame written (for diagnostics and tests). */
+  onFrameSent: (() => void) | undefined;
 
   private constructor(private readonly timeoutMs: number) {}
 
@@ -142,8 +155,23 @@ export class Smb2Connection {
       const rest = all.subarray(4 + len);
       this.chunks = rest.length ? [rest] : [];
       this.buffered = rest.length;
-      this.onMessage(frame);
+      this.onFrame(frame);
       if (this.closedError) return;
+    }
+  }
+
+  /** A frame holds one message, or a compound chain of them linked by NextCommand. */
+  private onFrame(frame: Buffer): void {
+    for (let offset = 0; ; ) {
+      const rest = frame.subarray(offset);
+      const next = rest.length >= HEADER_SIZE ? nextCommandOffset(rest) : 0;
+      if (next !== 0 && (next < HEADER_SIZE || next % 8 !== 0 || next >= rest.length)) {
+        this.fail(new Smb2ConnectionLost("Malformed SMB compound response from server"));
+        return;
+      }
+      this.onMessage(next ? rest.subarray(0, next) : rest);
+      if (next === 0 || this.closedError) return;
+      offset += next;
     }
   }
 
@@ -205,38 +233,88 @@ export class Smb2Connection {
     body: Buffer,
     opts: { treeId?: number; payloadSize?: number; accept?: readonly number[] } = {},
   ): Promise<Smb2Response> {
-    if (this.closedError) throw this.closedError;
-    const charge = this.supportsMultiCredit ? Math.max(1, Math.ceil((opts.payloadSize ?? 0) / 65536)) : 1;
-    await this.acquireCredits(charge);
-    if (this.closedError) throw this.closedError;
-    const messageId = this.nextMessageId;
-    this.nextMessageId += BigInt(charge);
-    const header = encodeHeader({
-      creditCharge: this.supportsMultiCredit ? charge : 0,
-      status: 0,
-      command,
-      credits: CREDIT_REQUEST,
-      flags: 0,
-      messageId,
-      treeId: opts.treeId ?? 0,
-      sessionId: this.sessionId,
+    const [response] = await this.send([{ command, body, payloadSize: opts.payloadSize, accept: opts.accept }], opts.treeId ?? 0);
+    return response;
+  }
+
+  /**
+   * Related operations in one frame and one round trip (MS-SMB2 3.2.4.1.4): the
+   * requests after a CREATE act on the file it opened when they name RELATED_FILE_ID.
+   * Resolves with every answer in order; rejects with the first failure (after a failed
+   * CREATE the server fails the rest with the same status).
+   */
+  async compound(requests: Smb2Request[], treeId: number): Promise<Smb2Response[]> {
+    return this.send(requests, treeId);
+  }
+
+  /**
+   * Frames queued in one turn of the event loop go out in one socket write: with many
+   * files in flight, requests come in bursts, and each write costs a system call and a
+   * wake-up of the server.
+   */
+  private enqueue(frame: Buffer): void {
+    this.outgoing.push(frame);
+    if (this.outgoing.length > 1) return;
+    setImmediate(() => {
+      const frames = this.outgoing;
+      this.outgoing = [];
+      if (this.closedError) return;
+      this.socket!.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
     });
-    const message = Buffer.concat([header, body]);
-    if (this.signingKey && command !== Command.NEGOTIATE && command !== Command.SESSION_SETUP) {
-      message.writeUInt32LE(message.readUInt32LE(16) | Flags.SIGNED, 16);
-      createHmac("sha256", this.signingKey).update(message).digest().copy(message, 48, 0, 16);
-    }
-    const frame = Buffer.alloc(4);
-    frame.writeUInt32BE(message.length, 0);
-    return new Promise<Smb2Response>((resolve, reject) => {
-      this.pending.set(messageId, {
-        resolve,
-        reject,
-        command,
-        accept: opts.accept ?? [],
-        timer: this.startTimer(command),
+  }
+
+  private creditCharge(payloadSize: number | undefined): number {
+    return this.supportsMultiCredit ? Math.max(1, Math.ceil((payloadSize ?? 0) / 65536)) : 1;
+  }
+
+  private async send(requests: Smb2Request[], treeId: number): Promise<Smb2Response[]> {
+    if (this.closedError) throw this.closedError;
+    const charges = requests.map((r) => this.creditCharge(r.payloadSize));
+    await this.acquireCredits(charges.reduce((a, b) => a + b, 0));
+    if (this.closedError) throw this.closedError;
+    const messages: Buffer[] = [];
+    const answers: Array<Promise<Smb2Response>> = [];
+    requests.forEach((req, i) => {
+      const last = i === requests.length - 1;
+      const messageId = this.nextMessageId;
+      this.nextMessageId += BigInt(charges[i]);
+      const header = encodeHeader({
+        creditCharge: this.supportsMultiCredit ? charges[i] : 0,
+        status: 0,
+        command: req.command,
+        credits: CREDIT_REQUEST,
+        flags: i > 0 ? Flags.RELATED_OPERATIONS : 0,
+        messageId,
+        treeId,
+        sessionId: this.sessionId,
       });
-      this.socket!.write(Buffer.concat([frame, message]));
+      // Every message but the last is padded to 8 bytes, and NextCommand points past the padding.
+      const length = HEADER_SIZE + req.body.length;
+      const padded = last ? length : Math.ceil(length / 8) * 8;
+      const message = Buffer.alloc(padded);
+      header.copy(message, 0);
+      req.body.copy(message, HEADER_SIZE);
+      if (!last) message.writeUInt32LE(padded, 20);
+      // Each message of a chain is signed on its own, padding included.
+      if (this.signingKey && req.command !== Command.NEGOTIATE && req.command !== Command.SESSION_SETUP) {
+        message.writeUInt32LE(message.readUInt32LE(16) | Flags.SIGNED, 16);
+        createHmac("sha256", this.signingKey).update(message).digest().copy(message, 48, 0, 16);
+      }
+      messages.push(message);
+      answers.push(
+        new Promise<Smb2Response>((resolve, reject) => {
+          this.pending.set(messageId, { resolve, reject, command: req.command, accept: req.accept ?? [], timer: this.startTimer(req.command) });
+        }),
+      );
     });
+    const total = messages.reduce((n, m) => n + m.length, 0);
+    const frame = Buffer.alloc(4);
+    frame.writeUInt32BE(total, 0);
+    this.enqueue(Buffer.concat([frame, ...messages], 4 + total));
+    this.onFrameSent?.();
+    const settled = await Promise.allSettled(answers);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
+    return settled.map((r) => (r as PromiseFulfilledResult<Smb2Response>).value);
   }
 }

@@ -69,7 +69,7 @@ export const AUTH_FAILURES = new Set<number>([
   Status.PASSWORD_MUST_CHANGE,
 ]);
 
-export const Flags = { SERVER_TO_REDIR: 0x1, ASYNC: 0x2, SIGNED: 0x8 } as const;
+export const Flags = { SERVER_TO_REDIR: 0x1, ASYNC: 0x2, RELATED_OPERATIONS: 0x4, SIGNED: 0x8 } as const;
 export const SecurityMode = { SIGNING_ENABLED: 0x1, SIGNING_REQUIRED: 0x2 } as const;
 export const Capabilities = { LARGE_MTU: 0x4 } as const;
 export const FileAttribute = { DIRECTORY: 0x10 } as const;
@@ -101,6 +101,17 @@ export function encodeHeader(h: Smb2Header): Buffer {
   b.writeBigUInt64LE(h.sessionId, 40);
   return b;
 }
+
+/** Where the next message of a compound chain starts (0: this is the last); header offset 20. */
+export function nextCommandOffset(m: Buffer): number {
+  return m.readUInt32LE(20);
+}
+
+/**
+ * In a chain of related operations, the FileId that means "the file the CREATE
+ * before me opened" (MS-SMB2 3.2.4.1.4).
+ */
+export const RELATED_FILE_ID = Buffer.alloc(16, 0xff);
 
 export function decodeHeader(m: Buffer): Smb2Header {
   if (m.length < HEADER_SIZE || m.readUInt32BE(0) !== 0xfe534d42) throw new Error("Not an SMB2 message");

@@ -1,4 +1,4 @@
-// Worker thread entry for ParserPool (parser-pool.ts): parses and chunks one file per message.
+// Worker thread entry for ParserPool (parser-pool.ts): parses and chunks a batch of files per message.
 // Runs compiled (dist/.../parse.worker.js) or from source under tsx (parse.worker.ts).
 import { parentPort, workerData } from "node:worker_threads";
 import { chunkText } from "./chunker";
@@ -7,11 +7,16 @@ import type { ParseResult } from "./parse-types";
 
 export interface ParseRequest {
   id: number;
-  fileName: string;
-  bytes: Uint8Array;
+  files: Array<{ fileName: string; bytes: Uint8Array }>;
 }
 
-export type ParseReply = { id: number; ok: true; result: ParseResult } | { id: number; ok: false; message: string };
+export type ParseOutcome = { ok: true; result: ParseResult } | { ok: false; message: string };
+
+/** One outcome per file of the request, in its order. */
+export interface ParseReply {
+  id: number;
+  results: ParseOutcome[];
+}
 
 export interface ParseWorkerData {
   /** Set by the pool only when SLUICE_PARSER_TEST_HOOKS=1; see runTestHook. */
@@ -52,12 +57,14 @@ if (!port) throw new Error("parse.worker must run as a worker thread");
 const { testHooks } = workerData as ParseWorkerData;
 
 port.on("message", async (request: ParseRequest) => {
-  let reply: ParseReply;
-  try {
-    if (testHooks) await runTestHook(request.fileName);
-    reply = { id: request.id, ok: true, result: await parseFile(request.fileName, request.bytes) };
-  } catch (err) {
-    reply = { id: request.id, ok: false, message: err instanceof Error ? err.message : String(err) };
+  const results: ParseOutcome[] = [];
+  for (const file of request.files) {
+    try {
+      if (testHooks) await runTestHook(file.fileName);
+      results.push({ ok: true, result: await parseFile(file.fileName, file.bytes) });
+    } catch (err) {
+      results.push({ ok: false, message: err instanceof Error ? err.message : String(err) });
+    }
   }
-  port.postMessage(reply);
+  port.postMessage({ id: request.id, results } satisfies ParseReply);
 });

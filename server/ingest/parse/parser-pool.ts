@@ -3,10 +3,10 @@ import { Worker } from "node:worker_threads";
 import { isSupported } from "./file-types";
 import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse.worker";
 import { ParseError, type ParseResult } from "./parse-types";
-import { workerScript } from "../../worker-script";
+import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 
 export interface ParserPoolOptions {
-  /** Worker threads. Default min(2, CPUs). */
+  /** Worker threads. Default: the CPUs less one, 1 to 4 (see defaultPoolSize). */
   size?: number;
   /** A parse taking longer than this is killed (worker terminated and replaced). Default 60 000. */
   timeoutMs?: number;
@@ -15,20 +15,40 @@ export interface ParserPoolOptions {
 }
 
 interface Job {
-  id: number;
   fileName: string;
   bytes: Uint8Array;
+  /** Retried on its own after its batch's worker died: it must not share a worker again. */
+  alone: boolean;
   resolve: (result: ParseResult) => void;
   reject: (error: ParseError) => void;
 }
 
 interface Slot {
   worker: Worker;
-  job: Job | null;
+  /** The batch the worker is parsing (empty when idle) and its request id. */
+  jobs: Job[];
+  batchId: number;
   timer: NodeJS.Timeout | null;
 }
 
+/**
+ * Files queued while a worker is busy go to it together, in one message each way: every
+ * message wakes a thread, which costs more than parsing a small text file. Only small files
+ * share a batch, so one batch never holds much memory or parse time.
+ */
+const MAX_BATCH_FILES = 32;
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
 const WORKER = workerScript(__filename, "parse.worker");
+
+/**
+ * One core stays for the rest of an ingestion (the API, the SMB client, the index writer,
+ * the file server itself when local). On a 2-core machine a second parser only added
+ * compile and message overhead: `npm run bench` used less CPU and no more time with one.
+ */
+function defaultPoolSize(): number {
+  return Math.min(4, Math.max(1, os.availableParallelism() - 1));
+}
 
 /**
  * Parses files (text extraction + chunking) in worker threads, so a slow, crashing or
@@ -45,11 +65,13 @@ export class ParserPool {
   private readonly testHooks: boolean;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
-  private nextId = 1;
+  private nextBatchId = 1;
+  /** Requests sent to workers (a batch is one); for tests and diagnostics. */
+  messagesSent = 0;
   private closed = false;
 
   constructor(opts: ParserPoolOptions = {}) {
-    this.size = Math.max(1, Math.floor(opts.size ?? Math.min(2, os.availableParallelism())));
+    this.size = Math.max(1, Math.floor(opts.size ?? defaultPoolSize()));
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.maxHeapMb = opts.maxHeapMb ?? 256;
     this.testHooks = process.env.SLUICE_PARSER_TEST_HOOKS === "1";
@@ -65,7 +87,7 @@ export class ParserPool {
     if (this.closed) return Promise.reject(new ParseError("The parser pool is closed"));
     if (!isSupported(fileName)) return Promise.resolve({ kind: "skipped", reason: "unsupported file type" });
     return new Promise<ParseResult>((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, fileName, bytes, resolve, reject });
+      this.queue.push({ fileName, bytes, alone: false, resolve, reject });
       this.dispatch();
     });
   }
@@ -78,7 +100,7 @@ export class ParserPool {
     const slots = this.slots.splice(0);
     await Promise.all(
       slots.map(async (slot) => {
-        this.finish(slot, null, new ParseError("The parser pool is closed"));
+        for (const job of this.release(slot)) job.reject(new ParseError("The parser pool is closed"));
         slot.worker.removeAllListeners();
         slot.worker.on("error", () => undefined); // a late error from a dying worker must not go unhandled
         await slot.worker.terminate();
@@ -88,14 +110,27 @@ export class ParserPool {
 
   private dispatch(): void {
     while (!this.closed && this.queue.length > 0) {
-      let slot = this.slots.find((s) => s.job === null);
+      let slot = this.slots.find((s) => s.jobs.length === 0);
       if (!slot) {
         if (this.slots.length >= this.size) return;
         slot = this.spawn();
       }
-      const job = this.queue.shift()!;
-      this.start(slot, job);
+      this.start(slot, this.takeBatch());
     }
+  }
+
+  /** The next job, with the small ones queued behind it when it is small too. */
+  private takeBatch(): Job[] {
+    const batch = [this.queue.shift()!];
+    let bytes = batch[0].bytes.byteLength;
+    const fits = (job: Job) => !job.alone && bytes + job.bytes.byteLength <= MAX_BATCH_BYTES;
+    if (!fits(batch[0])) return batch;
+    while (batch.length < MAX_BATCH_FILES && this.queue.length > 0 && fits(this.queue[0])) {
+      const job = this.queue.shift()!;
+      bytes += job.bytes.byteLength;
+      batch.push(job);
+    }
+    return batch;
   }
 
   private spawn(): Slot {
@@ -103,15 +138,19 @@ export class ParserPool {
     const worker = new Worker(WORKER.file, {
       workerData,
       execArgv: WORKER.execArgv,
-      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb },
+      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker, job: null, timer: null };
+    const slot: Slot = { worker, jobs: [], batchId: 0, timer: null };
     worker.on("message", (reply: ParseReply) => {
-      if (!slot.job || slot.job.id !== reply.id) return;
-      if (reply.ok) this.finish(slot, reply.result, null);
-      else this.finish(slot, null, new ParseError(reply.message));
+      if (slot.jobs.length === 0 || slot.batchId !== reply.id) return;
+      const jobs = this.release(slot);
+      jobs.forEach((job, i) => {
+        const outcome = reply.results[i];
+        if (outcome?.ok) job.resolve(outcome.result);
+        else job.reject(new ParseError(outcome?.message ?? "The parser gave no answer for this file"));
+      });
       this.dispatch();
     });
     worker.on("error", (err: Error & { code?: string }) => {
@@ -128,19 +167,26 @@ export class ParserPool {
     return slot;
   }
 
-  private start(slot: Slot, job: Job): void {
-    slot.job = job;
+  private start(slot: Slot, jobs: Job[]): void {
+    slot.jobs = jobs;
+    slot.batchId = this.nextBatchId++;
     slot.timer = setTimeout(() => {
       const seconds = Number((this.timeoutMs / 1000).toFixed(1));
       this.replace(slot, new ParseError(`Parsing timed out after ${seconds} s`));
     }, this.timeoutMs);
-    const request: ParseRequest = { id: job.id, fileName: job.fileName, bytes: job.bytes };
-    job.bytes = new Uint8Array(0); // the worker has the bytes now; don't keep them alive here
-    const buffer = request.bytes.buffer;
-    const transferable =
-      buffer instanceof ArrayBuffer && request.bytes.byteOffset === 0 && request.bytes.byteLength === buffer.byteLength;
+    const request: ParseRequest = { id: slot.batchId, files: jobs.map((job) => ({ fileName: job.fileName, bytes: job.bytes })) };
+    // A lone file's buffer moves to the worker (no copy, nothing kept here). A batch is
+    // copied: if its worker dies, each of its files is parsed again on its own.
+    const transfer: ArrayBuffer[] = [];
+    if (jobs.length === 1) {
+      const [job] = jobs;
+      const buffer = job.bytes.buffer;
+      if (buffer instanceof ArrayBuffer && job.bytes.byteOffset === 0 && job.bytes.byteLength === buffer.byteLength) transfer.push(buffer);
+      job.bytes = new Uint8Array(0);
+    }
+    this.messagesSent++;
     try {
-      slot.worker.postMessage(request, transferable ? [buffer] : []);
+      slot.worker.postMessage(request, transfer);
     } catch {
       try {
         slot.worker.postMessage(request); // e.g. Node's pooled Buffer memory is marked untransferable: copy
@@ -150,23 +196,30 @@ export class ParserPool {
     }
   }
 
-  /** Settles the slot's job (if any) and clears its timer. */
-  private finish(slot: Slot, result: ParseResult | null, error: ParseError | null): void {
+  /** Takes the slot's batch off it and clears its timer. */
+  private release(slot: Slot): Job[] {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
-    const job = slot.job;
-    slot.job = null;
-    if (!job) return;
-    if (error) job.reject(error);
-    else job.resolve(result!);
+    const jobs = slot.jobs;
+    slot.jobs = [];
+    return jobs;
   }
 
-  /** Fails the slot's job, kills its worker and lets a fresh one take over the queue. */
+  /**
+   * Kills the slot's worker and lets a fresh one take over the queue. A lone file fails with
+   * `error`; the files of a batch go back to the front of the queue, each to be parsed on its
+   * own, so only the file that crashed, hung or ran out of memory fails.
+   */
   private replace(slot: Slot, error: ParseError): void {
     const index = this.slots.indexOf(slot);
     if (index === -1) return; // already replaced (error then exit) or the pool is closed
     this.slots.splice(index, 1);
-    this.finish(slot, null, error);
+    const jobs = this.release(slot);
+    if (jobs.length === 1) jobs[0].reject(error);
+    else {
+      for (const job of jobs) job.alone = true;
+      this.queue.unshift(...jobs);
+    }
     slot.worker.removeAllListeners();
     slot.worker.on("error", () => undefined);
     void slot.worker.terminate();
