@@ -25,6 +25,11 @@ export interface Config {
   runWorker: boolean;
   /** JWT_SECRET: the signing secret shared by API processes on several machines; null keeps it in the secret store. */
   jwtSecret: string | null;
+  /**
+   * SECRETS_KEY (team server): the 32-byte key sealing the secrets kept in the shared database,
+   * the same on every machine. Null: a key made once and kept in this machine's secret store.
+   */
+  secretsKey: Buffer | null;
 }
 
 export class ConfigError extends Error {}
@@ -113,7 +118,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisPrefix" | "runWorker" | "jwtSecret"> {
+/** 32 bytes as 64 hex digits or base64 (`openssl rand -base64 32`). The message never repeats the value. */
+function parseSecretsKey(raw: string | undefined): Buffer | null {
+  if (raw === undefined) return null;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, "hex");
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(raw)) return Buffer.from(raw, "base64");
+  throw new ConfigError("SECRETS_KEY must be 32 random bytes written as 64 hex digits or in base64 (e.g. the output of: openssl rand -base64 32)");
+}
+
+function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisPrefix" | "runWorker" | "jwtSecret" | "secretsKey"> {
   const redisUrl = optional(env, "REDIS_URL") ?? null;
   if (redisUrl !== null) {
     let protocol = "";
@@ -130,5 +143,5 @@ function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisPre
   if (worker !== "0" && worker !== "1") throw new ConfigError(`SLUICE_WORKER must be "0" or "1", got "${worker}"`);
   const jwtSecret = optional(env, "JWT_SECRET") ?? null;
   if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must be at least 32 characters");
-  return { redisUrl, redisPrefix, runWorker: worker === "1", jwtSecret };
+  return { redisUrl, redisPrefix, runWorker: worker === "1", jwtSecret, secretsKey: parseSecretsKey(optional(env, "SECRETS_KEY")) };
 }

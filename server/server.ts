@@ -13,7 +13,6 @@ import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
 import { modelsOptionsFromEnv } from "./llm/models.options";
-import { openSecretStore } from "./secrets/secrets";
 import { RedisClient } from "./redis/redis-client";
 import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
 import { SharedPulls } from "./llm/shared-pulls";
@@ -27,12 +26,7 @@ export interface RunningServer {
 
 /** Opens storage and secrets, builds the app, listens and starts the job queue: shared by `npm start` and the Electron shell. */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const secrets = await openSecretStore({
-    dataDir: config.dataDir,
-    logger,
-    preferKeychain: config.secretsBackend === "auto",
-  });
-  const { db, index } = await openStorage(config);
+  const { db, index, secrets } = await openStorage(config, logger);
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
   const handler = ingestHandler({ db, connectors, index, parsers });

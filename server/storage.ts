@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { DataSource } from "typeorm";
 import type { Config } from "./config";
@@ -5,14 +6,46 @@ import { openDatabase } from "./data/data-source";
 import { PostgresFtsIndex } from "./search/postgres-fts-index";
 import type { SearchIndex } from "./search/search-index";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
+import { openSecretStore, type SecretStore } from "./secrets/secrets";
+import { DatabaseSecretStore } from "./secrets/database-store";
+import { SEAL_KEY_BYTES } from "./secrets/seal";
+
+/** Where a team server without SECRETS_KEY keeps the key it made, in this machine's own store. */
+const LOCAL_TEAM_KEY_NAME = "team-secrets-key";
+
+export interface Storage {
+  db: DataSource;
+  index: SearchIndex;
+  secrets: SecretStore;
+}
 
 /**
- * The database and the collection index, chosen in one place for API and worker processes:
- * team server (DATABASE_URL) keeps both in PostgreSQL; the desktop keeps SQLite under
- * DATA_DIR with one FTS5 file per collection.
+ * The database, the collection index and the secret store, chosen in one place for API and
+ * worker processes. A team server (DATABASE_URL) keeps all three in PostgreSQL, secrets sealed
+ * with SECRETS_KEY, so every process on every machine reads the same ones. The desktop keeps
+ * SQLite under DATA_DIR with one FTS5 file per collection, and secrets in the OS keychain.
  */
-export async function openStorage(config: Pick<Config, "dataDir" | "databaseUrl">): Promise<{ db: DataSource; index: SearchIndex }> {
+export async function openStorage(
+  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey">,
+  logger: { warn(message: string): void },
+): Promise<Storage> {
+  const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
-  const index: SearchIndex = config.databaseUrl ? new PostgresFtsIndex(db) : new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") });
-  return { db, index };
+  try {
+    if (!config.databaseUrl) return { db, index: new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") }), secrets: local };
+    const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);
+    return { db, index: new PostgresFtsIndex(db), secrets };
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+}
+
+async function teamSecretsKey(configured: Buffer | null, local: SecretStore, logger: { warn(message: string): void }): Promise<Buffer> {
+  if (configured) return configured;
+  logger.warn(
+    "SECRETS_KEY is not set: the team's secrets are sealed with a key kept on this machine only, so processes on other machines cannot read them (set the same SECRETS_KEY on every machine)",
+  );
+  const made = await local.getOrCreate(LOCAL_TEAM_KEY_NAME, () => randomBytes(SEAL_KEY_BYTES).toString("base64"));
+  return Buffer.from(made, "base64");
 }

@@ -6,14 +6,12 @@ import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ingestHandler } from "./ingest/ingest-job";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import { consoleLogger as logger } from "./logger";
-import { openSecretStore } from "./secrets/secrets";
 
 /** `npm run worker`: takes ingestion jobs from the team queue (REDIS_URL); no HTTP server. Stops cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.redisUrl) throw new ConfigError("REDIS_URL must be set: a worker takes jobs from the team queue in Redis");
-  const secrets = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
-  const { db, index } = await openStorage(config);
+  const { db, index, secrets } = await openStorage(config, logger);
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
   const queue = new BullmqJobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger, {

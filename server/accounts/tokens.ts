@@ -23,13 +23,8 @@ export class TokenService {
   static async open(secrets: SecretStore, fixedSecret: string | null = null): Promise<TokenService> {
     // JWT_SECRET: API processes on several machines sign and verify with one secret.
     if (fixedSecret) return new TokenService(fixedSecret);
-    let secret = await secrets.get(SECRET_KEY);
-    if (!secret) {
-      await secrets.set(SECRET_KEY, crypto.randomBytes(48).toString("base64"));
-      // Read back what the store now holds (another process on this DATA_DIR may have written first).
-      secret = (await secrets.get(SECRET_KEY))!;
-    }
-    return new TokenService(secret);
+    // Every process sharing the store (API processes of a team server) must agree on one secret.
+    return new TokenService(await secrets.getOrCreate(SECRET_KEY, () => crypto.randomBytes(48).toString("base64")));
   }
 
   issue(user: { id: string; email: string }): string {

@@ -21,15 +21,18 @@ import { Drive1763800200000 } from "./migrations/1763800200000-drive";
 import { ModelRecord } from "./entities/model.entity";
 import { UserModelRecord } from "./entities/user-model.entity";
 import { Models1763800300000 } from "./migrations/1763800300000-models";
+import { StoredSecret } from "./entities/stored-secret.entity";
+import { SharedSecrets1763800400000 } from "./migrations/1763800400000-shared-secrets";
 import { AccountsGroupsCollections1763800000000 as PgAccountsGroupsCollections } from "./migrations/postgres/1763800000000-accounts-groups-collections";
 import { SourcesPipelinesJobs1763800100000 as PgSourcesPipelinesJobs } from "./migrations/postgres/1763800100000-sources-pipelines-jobs";
 import { Drive1763800200000 as PgDrive } from "./migrations/postgres/1763800200000-drive";
 import { Models1763800300000 as PgModels } from "./migrations/postgres/1763800300000-models";
+import { SharedSecrets1763800400000 as PgSharedSecrets } from "./migrations/postgres/1763800400000-shared-secrets";
 
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob, DriveGrant, DriveSourceRecord, DriveFileRecord, ModelRecord, UserModelRecord];
-export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000];
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob, DriveGrant, DriveSourceRecord, DriveFileRecord, ModelRecord, UserModelRecord, StoredSecret];
+export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000, SharedSecrets1763800400000];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets];
 
 export interface StorageOptions {
   dataDir: string;

@@ -1,13 +1,13 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
 import type { SecretStore } from "./secrets";
+import { SEAL_KEY_BYTES, seal, unseal } from "./seal";
 
 export const SECRETS_FILE_NAME = "secrets.enc.json";
 export const KEY_FILE_NAME = "secret.key";
 
-const KEY_BYTES = 32;
-const IV_BYTES = 12;
+const KEY_BYTES = SEAL_KEY_BYTES;
 const FILE_VERSION = 1;
 
 /** A secret store failure: unreadable/tampered files, an unusable keychain. Never carries a secret value. */
@@ -100,6 +100,18 @@ export class FileSecretStore implements SecretStore {
     });
   }
 
+  async getOrCreate(key: string, make: () => string): Promise<string> {
+    assertKey(key);
+    return serialize(this.filePath, async () => {
+      const file = await this.readFile();
+      if (Object.prototype.hasOwnProperty.call(file.entries, key)) return this.decrypt(key, file.entries[key]);
+      const value = make();
+      file.entries[key] = this.encrypt(key, value);
+      await this.writeFile(file);
+      return value;
+    });
+  }
+
   async delete(key: string): Promise<void> {
     assertKey(key);
     await serialize(this.filePath, async () => {
@@ -111,23 +123,13 @@ export class FileSecretStore implements SecretStore {
   }
 
   private encrypt(name: string, value: string): EncryptedEntry {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
-    // The key name is authenticated too, so a ciphertext moved to another name is rejected.
-    cipher.setAAD(Buffer.from(name, "utf8"));
-    const data = Buffer.concat([cipher.update(value, "utf8"), cipher.final()]);
-    return { iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") };
+    const sealed = seal(this.key, name, value);
+    return { iv: sealed.iv.toString("base64"), tag: sealed.tag.toString("base64"), data: sealed.data.toString("base64") };
   }
 
   private decrypt(name: string, entry: EncryptedEntry): string {
     try {
-      const iv = Buffer.from(entry.iv, "base64");
-      const tag = Buffer.from(entry.tag, "base64");
-      if (iv.length !== IV_BYTES || tag.length !== 16) throw new Error("bad IV or auth tag length");
-      const decipher = createDecipheriv("aes-256-gcm", this.key, iv);
-      decipher.setAAD(Buffer.from(name, "utf8"));
-      decipher.setAuthTag(tag);
-      return Buffer.concat([decipher.update(Buffer.from(entry.data, "base64")), decipher.final()]).toString("utf8");
+      return unseal(this.key, name, { iv: Buffer.from(entry.iv, "base64"), tag: Buffer.from(entry.tag, "base64"), data: Buffer.from(entry.data, "base64") });
     } catch (err) {
       throw new SecretStoreError(
         `Secret "${name}" in ${this.filePath} failed integrity check: the file was modified or ${KEY_FILE_NAME} does not belong to it`,

@@ -133,6 +133,14 @@ export class KeychainSecretStore implements SecretStore {
     await this.call("write", key, (entry, signal) => entry.setPassword(value, signal));
   }
 
+  /** Not atomic across processes (the keychain has no compare-and-set); read back, so every caller agrees with what is stored. */
+  async getOrCreate(key: string, make: () => string): Promise<string> {
+    const existing = await this.get(key);
+    if (existing !== null) return existing;
+    await this.set(key, make());
+    return (await this.get(key)) ?? "";
+  }
+
   async delete(key: string): Promise<void> {
     await this.call("delete", key, (entry, signal) => entry.deletePassword(signal));
   }

@@ -9,9 +9,11 @@ export interface SecretStore {
   /** The stored value, or null when there is none. */
   get(key: string): Promise<string | null>;
   set(key: string, value: string): Promise<void>;
+  /** The stored value; when there is none, stores make()'s and returns what is stored then. */
+  getOrCreate(key: string, make: () => string): Promise<string>;
   /** Removes the value; a missing key is not an error. */
   delete(key: string): Promise<void>;
-  readonly kind: "keychain" | "file";
+  readonly kind: "keychain" | "file" | "database";
 }
 
 export interface OpenSecretStoreOptions {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
-import { serverEntryArgs, startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { startWorker as startSluiceWorker, type SluiceWorker } from "../fixtures/sluice-worker";
 import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
@@ -30,27 +30,9 @@ function writeBulk(dir: string, count: number): void {
   }
 }
 
-/** `npm run worker`'s entry (dist/server/worker.js, or the .ts source under tsx). */
-function startWorker(env: Record<string, string>): { child: ChildProcess; exited: Promise<number | null>; output(): string; stop(): Promise<number | null> } {
-  const args = serverEntryArgs().map((arg) => arg.replace(/main\.(js|ts)$/, "worker.$1"));
-  const child = spawn(process.execPath, args, {
-    // Same storage as the API processes: their DATA_DIR and, on the PostgreSQL run, their database.
-    env: { ...process.env, DATA_DIR: dataDir, SLUICE_SECRETS: "file", ...(api?.databaseUrl ? { DATABASE_URL: api.databaseUrl } : {}), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode === null) child.kill("SIGTERM");
-      return exited;
-    },
-  };
+/** A worker on the API processes' storage: their DATA_DIR and, on the PostgreSQL run, their database. */
+function startWorker(env: Record<string, string>): SluiceWorker {
+  return startSluiceWorker({ DATA_DIR: dataDir, ...(api?.databaseUrl ? { DATABASE_URL: api.databaseUrl } : {}), ...env });
 }
 
 async function addSource(name: string) {
@@ -88,6 +70,9 @@ async function waitFor<T>(check: () => Promise<T | undefined | false>, what: str
   }
 }
 
+// "The job is running" below is its discovery count: written the moment the walk ends, while
+// indexing the bulk share's 1,500 files takes far longer than one poll. (Waiting for processed
+// files instead raced a fast run to its end.)
 const done = (pipelineId: string, via: Request = request) =>
   waitFor(async () => {
     const s = await status(pipelineId, via);
@@ -127,7 +112,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     assert.equal(second.status, 202);
     assert.equal((await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token })).status, 409);
     assert.equal((await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token })).status, 409);
-    await waitFor(async () => (await status(bulk.pipeline.id)).entities_processed > 0, "the first job to run");
+    await waitFor(async () => (await status(bulk.pipeline.id)).entities_discovered > 0, "the first job to run");
     const waiting = await status(docs.pipeline.id);
     assert.equal(waiting.status, "processing");
     assert.equal(waiting.queued, true, "the second job waits while the first runs");
@@ -145,7 +130,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
     const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
     assert.equal(queued.status, 202);
-    await waitFor(async () => (await status(longRun.pipeline.id)).entities_processed > 0, "the long job to run");
+    await waitFor(async () => (await status(longRun.pipeline.id)).entities_discovered > 0, "the long job to run");
     assert.equal(await api.stop(), 0);
 
     api = await startSluice({ dataDir, env: teamEnv });
@@ -165,7 +150,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     request = client(api.api);
     const other = await startSluice({ dataDir, env: apiOnly });
     const otherRequest = client(other.api);
-    let worker: ReturnType<typeof startWorker> | null = null;
+    let worker: SluiceWorker | null = null;
     try {
       // A session from one process is good on the other (one signing secret).
       assert.equal((await otherRequest("GET", "/users/me", { token: owner.token })).status, 200);
@@ -181,7 +166,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
       await waitFor(async () => worker!.output().includes("worker ready") || undefined, "the worker to start", 30_000);
       const seen = await waitFor(async () => {
         const s = await status(fresh.pipeline.id, otherRequest);
-        return s.status === "processing" && s.entities_processed > 0 && s;
+        return s.status === "processing" && s.entities_discovered > 0 && s;
       }, "progress visible from the other API process");
       assert.equal(seen.queued, false);
       const end = await done(fresh.pipeline.id, otherRequest);
@@ -202,12 +187,12 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
   it("a worker killed mid-run: another process records the job interrupted within seconds, and the queue goes on", async () => {
     // api is API-only here (SLUICE_WORKER=0): only workers take jobs.
     const first = startWorker(teamEnv);
-    let second: ReturnType<typeof startWorker> | null = null;
+    let second: SluiceWorker | null = null;
     try {
       await waitFor(async () => first.output().includes("worker ready") || undefined, "the worker to start", 30_000);
       const crash = await addSource("Team bulk crash");
       await request("POST", `/data_pipelines/${crash.pipeline.id}/ingest`, { token: owner.token });
-      await waitFor(async () => (await status(crash.pipeline.id)).entities_processed > 0, "the job to run");
+      await waitFor(async () => (await status(crash.pipeline.id)).entities_discovered > 0, "the job to run");
       first.child.kill("SIGKILL");
       await first.exited;
       const failed = await done(crash.pipeline.id);

@@ -25,4 +25,18 @@ describe("team server mode settings", () => {
     assert.throws(() => loadConfig({ JWT_SECRET: "short" }), /at least 32/);
     assert.equal(loadConfig({ JWT_SECRET: "x".repeat(32) }).jwtSecret, "x".repeat(32));
   });
+
+  it("SECRETS_KEY takes 32 bytes as hex or base64, and never repeats a bad value", () => {
+    assert.equal(loadConfig({}).secretsKey, null);
+    const key = Buffer.from(Array.from({ length: 32 }, (_, i) => i));
+    assert.deepEqual(loadConfig({ SECRETS_KEY: key.toString("hex") }).secretsKey, key);
+    assert.deepEqual(loadConfig({ SECRETS_KEY: key.toString("base64") }).secretsKey, key);
+    assert.deepEqual(loadConfig({ SECRETS_KEY: key.toString("base64").replace(/=$/, "") }).secretsKey, key);
+    for (const bad of ["my-team-password-123", key.toString("hex").slice(2), Buffer.alloc(16).toString("base64"), Buffer.alloc(48, 0xff).toString("base64")]) {
+      assert.throws(
+        () => loadConfig({ SECRETS_KEY: bad }),
+        (error: unknown) => error instanceof ConfigError && /SECRETS_KEY must be 32 random bytes/.test(error.message) && !error.message.includes(bad),
+      );
+    }
+  });
 });
