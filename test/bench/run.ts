@@ -3,7 +3,7 @@ import fs from "node:fs";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures/postgres";
-import { client, createGroup, signUp } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp } from "../fixtures/http-client";
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
 import { seeded, writeCorpus, zipfWord } from "./corpus";
@@ -50,24 +50,7 @@ async function ingestionBench(
     const request = client(server.api);
     const user = await signUp(request, "bench");
     const group = await createGroup(request, user.token, "bench");
-    const addSource = async (name: string) => {
-      const created = await request("POST", `/data_sources/smb/${group}`, {
-        token: user.token,
-        body: {
-          data_source: { data_source_name: name },
-          smb_source: {
-            remote_system_username: samba.username,
-            remote_smb_password: samba.password,
-            remote_system_name: "localhost",
-            local_system_name: "BENCH",
-            default_ip: "127.0.0.1",
-            port: samba.port,
-          },
-        },
-      });
-      if (created.status !== 201) throw new Error(`source creation failed: ${created.text}`);
-      return created.body.pipeline as { id: string; collection_id: string };
-    };
+    const addSource = async (name: string) => (await addSmbSource(request, user.token, group, samba, name)).pipeline;
 
     /**
      * One ingestion run, timed from the trigger until the status says it is over. The status is

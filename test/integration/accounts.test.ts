@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import jwt from "jsonwebtoken";
-import { FileSecretStore } from "../../server/secrets/secrets";
+import { openStorage } from "../../server/storage";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
 
@@ -137,8 +137,11 @@ describe("authentication", () => {
   it("answers 401 for an expired token signed with the real secret", async () => {
     const { token } = await signUp(request);
     const claims = jwt.decode(token) as jwt.JwtPayload;
-    const store = await FileSecretStore.open(server.dataDir);
-    const secret = (await store.get("jwt-signing-secret"))!;
+    // Read the way the server reads it: its DATA_DIR's secrets file, or on a team server the database.
+    const storage = await openStorage({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
+    const secret = (await storage.secrets.get("jwt-signing-secret"))!;
+    await storage.index.close();
+    await storage.db.destroy();
     const valid = jwt.sign({ email: claims.email }, secret, { subject: claims.sub, expiresIn: 60 });
     assert.equal((await request("GET", "/users/me", { token: valid })).status, 200, "control: the secret is the server's");
     const expired = jwt.sign({ email: claims.email, iat: Math.floor(Date.now() / 1000) - 86401 }, secret, {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
-import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
 import { makeDocx, makePdf } from "../fixtures/documents";
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
@@ -50,23 +50,8 @@ after(async () => {
   await bulkSamba.stop();
 });
 
-async function addSource(target: SambaServer, name: string, token = owner.token, groupId = group) {
-  const res = await request("POST", `/data_sources/smb/${groupId}`, {
-    token,
-    body: {
-      data_source: { data_source_name: name },
-      smb_source: {
-        remote_system_username: target.username,
-        remote_smb_password: target.password,
-        remote_system_name: "localhost",
-        local_system_name: "SLUICE",
-        default_ip: "127.0.0.1",
-        port: target.port,
-      },
-    },
-  });
-  assert.equal(res.status, 201, res.text);
-  return res.body as { data_source: { id: string }; pipeline: { id: string; collection_id: string } };
+function addSource(target: SambaServer, name: string, token = owner.token, groupId = group) {
+  return addSmbSource(request, token, groupId, target, name);
 }
 
 async function waitForJob(pipelineId: string, token = owner.token, timeoutMs = 60_000) {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { startWorker as startSluiceWorker, type SluiceWorker } from "../fixtures/sluice-worker";
-import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse, type SseResult } from "../fixtures/sse-client";
@@ -35,23 +35,8 @@ function startWorker(env: Record<string, string>): SluiceWorker {
   return startSluiceWorker({ DATA_DIR: dataDir, ...(api?.databaseUrl ? { DATABASE_URL: api.databaseUrl } : {}), ...env });
 }
 
-async function addSource(name: string) {
-  const res = await request("POST", `/data_sources/smb/${group}`, {
-    token: owner.token,
-    body: {
-      data_source: { data_source_name: name },
-      smb_source: {
-        remote_system_username: samba.username,
-        remote_smb_password: samba.password,
-        remote_system_name: "localhost",
-        local_system_name: "SLUICE",
-        default_ip: "127.0.0.1",
-        port: samba.port,
-      },
-    },
-  });
-  assert.equal(res.status, 201, res.text);
-  return res.body as { pipeline: { id: string; collection_id: string } };
+function addSource(name: string) {
+  return addSmbSource(request, owner.token, group, samba, name);
 }
 
 async function status(pipelineId: string, via: Request = request) {

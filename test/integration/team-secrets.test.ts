@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { startWorker, type SluiceWorker } from "../fixtures/sluice-worker";
-import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
 import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
 
@@ -55,22 +55,8 @@ describe("team server secrets: shared through the database, sealed with SECRETS_
   };
 
   it("a worker on another machine reads the SMB password stored through the API, and the database holds it only sealed", async () => {
-    const created = await request("POST", `/data_sources/smb/${group}`, {
-      token: owner.token,
-      body: {
-        data_source: { data_source_name: "Shared secrets" },
-        smb_source: {
-          remote_system_username: samba.username,
-          remote_smb_password: samba.password,
-          remote_system_name: "localhost",
-          local_system_name: "SLUICE",
-          default_ip: "127.0.0.1",
-          port: samba.port,
-        },
-      },
-    });
-    assert.equal(created.status, 201, created.text);
-    const { pipeline } = created.body as { pipeline: { id: string; collection_id: string } };
+    const created = await addSmbSource(request, owner.token, group, samba, "Shared secrets");
+    const { pipeline } = created;
 
     const worker = startWorker({ ...team, DATA_DIR: tempDir("sluice-machine-b-") });
     workers.push(worker);
@@ -86,7 +72,7 @@ describe("team server secrets: shared through the database, sealed with SECRETS_
     assert.ok((job.entities_processed as number) > 0);
 
     const rows = await postgres.query<{ name: string; sealed: string }>(databaseUrl, "SELECT name, sealed FROM secrets");
-    const sourceId = (created.body as { data_source: { id: string } }).data_source.id;
+    const sourceId = created.data_source.id;
     assert.ok(rows.some((row) => row.name === `smb-password:${sourceId}`), JSON.stringify(rows.map((r) => r.name)));
     for (const row of rows) {
       assert.ok(!row.sealed.includes(samba.password), "no secret is stored in the clear");
