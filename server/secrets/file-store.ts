@@ -30,12 +30,15 @@ interface SecretsFile {
 }
 
 // One write queue per secrets file, shared by every store instance in this process,
-// so concurrent read-modify-write cycles never overwrite each other.
+// so concurrent read-modify-write cycles never overwrite each other; each cycle also holds
+// a lock file, for the other processes sharing DATA_DIR (team mode with SQLite: API
+// processes and workers on one machine).
 const writeQueues = new Map<string, Promise<unknown>>();
 
 function serialize<T>(file: string, work: () => Promise<T>): Promise<T> {
   const previous = writeQueues.get(file) ?? Promise.resolve();
-  const next = previous.then(work, work);
+  const locked = () => withLockFile(`${file}.lock`, work);
+  const next = previous.then(locked, locked);
   const tail = next.then(
     () => undefined,
     () => undefined,
@@ -45,6 +48,35 @@ function serialize<T>(file: string, work: () => Promise<T>): Promise<T> {
     if (writeQueues.get(file) === tail) writeQueues.delete(file);
   });
   return next;
+}
+
+/** A lock older than this was left by a process that died mid-write (a write takes milliseconds). */
+const STALE_LOCK_MS = 30_000;
+const LOCK_WAIT_MS = 10_000;
+
+/** Runs `work` while holding `lockPath`, created exclusively; waits for another holder. */
+async function withLockFile<T>(lockPath: string, work: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await (await fsp.open(lockPath, "wx", 0o600)).close();
+      break;
+    } catch (err) {
+      if (!isErrno(err, "EEXIST")) throw new SecretStoreError(`Cannot create ${lockPath}: ${(err as Error).message}`, { cause: err });
+    }
+    const held = await fsp.stat(lockPath).catch(() => null);
+    if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
+      await fsp.rm(lockPath, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new SecretStoreError(`Timed out waiting for ${lockPath}: another Sluice process is writing secrets`);
+    await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 10));
+  }
+  try {
+    return await work();
+  } finally {
+    await fsp.rm(lockPath, { force: true });
+  }
 }
 
 function isErrno(err: unknown, code: string): boolean {

@@ -147,6 +147,31 @@ test("many concurrent sets are all persisted", async () => {
   for (let i = 0; i < n; i++) assert.equal(await reopened.get(`key-${i}`), i % 2 === 0 ? null : `value-${i}`);
 });
 
+test("processes sharing a DATA_DIR lose no secret and agree on getOrCreate", async () => {
+  const dataDir = tempDataDir();
+  await openFileStore(dataDir); // creates the key once, as the first process on a DATA_DIR does
+  const script = `
+    const { FileSecretStore } = require(${JSON.stringify(require.resolve("../../server/secrets/secrets"))});
+    (async () => {
+      const store = await FileSecretStore.open(process.argv[1]);
+      const who = process.argv[2];
+      await Promise.all(Array.from({ length: 40 }, (_, i) => store.set(who + "-" + i, "value-" + who + "-" + i)));
+      const shared = await store.getOrCreate("shared", () => "made-by-" + who);
+      process.stdout.write(shared);
+    })().catch((err) => { console.error(err); process.exit(1); });
+  `;
+  const args = (who: string) => [...(__filename.endsWith(".ts") ? ["--import", "tsx"] : []), "-e", script, dataDir, who];
+  const results = await Promise.all(["a", "b", "c"].map((who) => execFileAsync(process.execPath, args(who), { timeout: 60_000 })));
+  const store = await openFileStore(dataDir);
+  for (const who of ["a", "b", "c"]) {
+    for (let i = 0; i < 40; i++) assert.equal(await store.get(`${who}-${i}`), `value-${who}-${i}`, `${who}-${i}`);
+  }
+  const agreed = results.map((r) => r.stdout);
+  assert.equal(new Set(agreed).size, 1, `every process got the same value: ${agreed}`);
+  assert.equal(await store.get("shared"), agreed[0]);
+  assert.ok(!fs.existsSync(path.join(dataDir, `${SECRETS_FILE_NAME}.lock`)), "the lock is gone");
+});
+
 interface ChildResult {
   kind: string;
   warnings: string[];
