@@ -9,6 +9,7 @@ import { addSmbSource, client, createGroup, signUp, type Request } from "../fixt
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse, type SseResult } from "../fixtures/sse-client";
+import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-robin-proxy";
 
 // Team server mode: REDIS_URL puts the ingestion queue on BullMQ; several processes share it.
 const skip = redisMissingReason() ?? false;
@@ -260,5 +261,54 @@ describe("team server mode: one model pull shared by two API processes", { skip 
     assert.equal(last(two).model.model_name, "tinyllama:latest");
     assert.ok(two.events.some((e) => String(e.status).startsWith("pulling ")), "the joiner sees layer progress");
     assert.equal(fake.pullCount("tinyllama"), 1, "one upstream pull");
+  });
+});
+
+describe("team server mode: several API processes behind one port", { skip }, () => {
+  let docsSamba: SambaServer;
+  let redisForPort: RedisServer;
+  let processes: SluiceServer[] = [];
+  let proxy: RoundRobinProxy;
+
+  before(async () => {
+    docsSamba = await startSamba();
+    redisForPort = await startRedis();
+    const shared = tempDir();
+    const env = { REDIS_URL: redisForPort.url, REDIS_PREFIX: "one-port-test", SMB_TIMEOUT_MS: "3000" };
+    processes = [await startSluice({ dataDir: shared, env }), await startSluice({ dataDir: shared, env })];
+    proxy = await startRoundRobinProxy(processes.map((p) => p.url));
+  });
+  after(async () => {
+    await proxy?.close();
+    for (const p of processes) await p.stop();
+    await docsSamba?.stop();
+    await redisForPort?.stop();
+  });
+
+  it("every request may land on either process: sessions, the 409 rule, job progress and search all hold", async () => {
+    const viaPort = client(`${proxy.url}/api`);
+    const user = await signUp(viaPort, "one-port");
+    const groupId = await createGroup(viaPort, user.token);
+    const source = await addSmbSource(viaPort, user.token, groupId, docsSamba, "Behind one port");
+    const trigger = await viaPort("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token });
+    assert.equal(trigger.status, 202, trigger.text);
+    const again = await viaPort("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token });
+    assert.equal(again.status, 409, "the next request went to the other process, which sees the job too");
+    let job: Record<string, unknown> = {};
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+      job = (await viaPort("GET", `/data_pipelines/${source.pipeline.id}/ingest/status`, { token: user.token })).body;
+      if (job.status !== "processing") break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(job.status, "completed", JSON.stringify(job));
+    for (let i = 0; i < 2; i++) {
+      const me = await viaPort("GET", "/users/me", { token: user.token });
+      assert.equal(me.status, 200, "a session issued by one process is good on both");
+      const hits = await viaPort("GET", `/collections/${source.pipeline.collection_id}/search?q=${encodeURIComponent("notes")}`, { token: user.token });
+      assert.equal(hits.status, 200, hits.text);
+      assert.ok(hits.body.results.some((hit: { path: string }) => hit.path.endsWith("notes.md")), "both processes search the one index");
+    }
+    const counts = [...proxy.served.values()];
+    assert.ok(counts.every((n) => n >= 5), `both processes answered requests: ${JSON.stringify(Object.fromEntries(proxy.served))}`);
   });
 });
