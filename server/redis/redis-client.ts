@@ -82,12 +82,15 @@ export class RedisClient extends EventEmitter {
     const port = Number(this.target.port || 6379);
     const host = this.target.hostname.replace(/^\[|\]$/g, "");
     const socket =
-      this.target.protocol === "rediss:" ? tls.connect({ host, port, servername: host }) : net.connect({ host, port });
+      this.target.protocol === "rediss:"
+        ? // SNI carries host names only (RFC 6066); the certificate is still checked against an IP.
+          tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }) })
+        : net.connect({ host, port });
     this.socket = socket;
     socket.setNoDelay(true);
     socket.on(this.target.protocol === "rediss:" ? "secureConnect" : "connect", () => void this.handshake());
     socket.on("data", (chunk: Buffer) => this.onData(chunk));
-    socket.on("error", (error) => this.emit("error", error));
+    socket.on("error", (error) => this.emit("error", explainTlsError(error)));
     socket.on("close", () => this.onClose(socket));
   }
 
@@ -497,4 +500,13 @@ function parseReply(buf: Buffer, offset: number): { value: Reply; end: number } 
     default:
       throw new Error(`unexpected Redis reply type ${JSON.stringify(type)}`);
   }
+}
+
+/** Certificate errors say what to do about them: they do not go away by retrying. */
+function explainTlsError(error: Error & { code?: string }): Error {
+  const code = error.code ?? "";
+  if (!/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)) return error;
+  return new Error(
+    `the Redis server's TLS certificate is not trusted (${code}: ${error.message}); if it is signed by a private CA, give that CA's PEM file to Sluice as NODE_EXTRA_CA_CERTS`,
+  );
 }

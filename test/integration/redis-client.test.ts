@@ -62,3 +62,28 @@ describe("the Redis client and the shared sign-in limiter, against a real redis-
     await other.quit();
   });
 });
+
+describe("the Redis client over TLS (rediss://)", { skip }, () => {
+  let tlsRedis: RedisServer;
+  before(async () => {
+    tlsRedis = await startRedis({ tls: true });
+  });
+  after(async () => {
+    await tlsRedis?.stop();
+  });
+
+  it("an untrusted certificate is reported with what to do, and commands fail rather than wait forever", async () => {
+    // This test process does not trust the test CA (the server test gives it NODE_EXTRA_CA_CERTS).
+    const untrusting = new RedisClient({ url: tlsRedis.url, offlineTimeoutMs: 1500 });
+    const errors: Error[] = [];
+    untrusting.on("error", (error: Error) => errors.push(error));
+    try {
+      await assert.rejects(untrusting.call("PING"));
+      assert.ok(errors.length > 0);
+      assert.match(errors[0].message, /TLS certificate is not trusted \(SELF_SIGNED_CERT_IN_CHAIN/);
+      assert.match(errors[0].message, /NODE_EXTRA_CA_CERTS/);
+    } finally {
+      untrusting.disconnect();
+    }
+  });
+});

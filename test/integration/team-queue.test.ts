@@ -312,3 +312,38 @@ describe("team server mode: several API processes behind one port", { skip }, ()
     assert.ok(counts.every((n) => n >= 5), `both processes answered requests: ${JSON.stringify(Object.fromEntries(proxy.served))}`);
   });
 });
+
+describe("team server mode over TLS: REDIS_URL=rediss://", { skip }, () => {
+  let tlsRedis: RedisServer;
+  let docsSamba: SambaServer;
+  let server: SluiceServer;
+
+  before(async () => {
+    tlsRedis = await startRedis({ tls: true });
+    docsSamba = await startSamba();
+  });
+  after(async () => {
+    await server?.stop();
+    await docsSamba?.stop();
+    await tlsRedis?.stop();
+  });
+
+  it("queues and runs an ingestion job through a Redis that speaks only TLS, checking its certificate", async () => {
+    assert.match(tlsRedis.url, /^rediss:\/\//);
+    // The test CA is trusted the way an administrator would add a private CA to Node.
+    server = await startSluice({ env: { REDIS_URL: tlsRedis.url, REDIS_PREFIX: "tls-test", NODE_EXTRA_CA_CERTS: tlsRedis.caFile!, SMB_TIMEOUT_MS: "3000" } });
+    const viaTls = client(server.api);
+    const user = await signUp(viaTls, "tls");
+    const groupId = await createGroup(viaTls, user.token);
+    const source = await addSmbSource(viaTls, user.token, groupId, docsSamba, "Over TLS");
+    assert.equal((await viaTls("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token })).status, 202);
+    let job: Record<string, unknown> = {};
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+      job = (await viaTls("GET", `/data_pipelines/${source.pipeline.id}/ingest/status`, { token: user.token })).body;
+      if (job.status !== "processing") break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(job.status, "completed", JSON.stringify(job));
+    assert.doesNotMatch(server.output(), /DEP0123|certificate/i, "no TLS warnings or errors in the log");
+  });
+});
