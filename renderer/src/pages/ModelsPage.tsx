@@ -239,12 +239,19 @@ function MyModels({
   const [model, setModel] = useState(preset?.name ?? "");
   const [notes, setNotes] = useState("");
   const notesRef = useRef<HTMLInputElement>(null);
-  // "Add to my models" in the catalog picks the model here and moves focus to its notes.
+  // "Add to my models" in the catalog picks the model here and moves focus to its notes, once
+  // the picked model shows in the form (focusing at once could land before the form showed it).
+  const focusNotes = useRef(false);
   useEffect(() => {
     if (!preset) return;
     setModel(preset.name);
-    notesRef.current?.focus();
+    focusNotes.current = true;
   }, [preset]);
+  useEffect(() => {
+    if (!focusNotes.current || model !== preset?.name) return;
+    focusNotes.current = false;
+    notesRef.current?.focus();
+  }, [model, preset]);
   const add = useAction(async () => {
     await api.addMyModel(model, notes);
     setNotes("");
