@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { startWorker as startSluiceWorker, type SluiceWorker } from "../fixtures/sluice-worker";
-import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse, type SseResult } from "../fixtures/sse-client";
@@ -294,12 +294,7 @@ describe("team server mode: several API processes behind one port", { skip }, ()
     assert.equal(trigger.status, 202, trigger.text);
     const again = await viaPort("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token });
     assert.equal(again.status, 409, "the next request went to the other process, which sees the job too");
-    let job: Record<string, unknown> = {};
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-      job = (await viaPort("GET", `/data_pipelines/${source.pipeline.id}/ingest/status`, { token: user.token })).body;
-      if (job.status !== "processing") break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const job = await waitForJobEnd(viaPort, user.token, source.pipeline.id);
     assert.equal(job.status, "completed", JSON.stringify(job));
     for (let i = 0; i < 2; i++) {
       const me = await viaPort("GET", "/users/me", { token: user.token });
@@ -337,12 +332,7 @@ describe("team server mode over TLS: REDIS_URL=rediss://", { skip }, () => {
     const groupId = await createGroup(viaTls, user.token);
     const source = await addSmbSource(viaTls, user.token, groupId, docsSamba, "Over TLS");
     assert.equal((await viaTls("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token })).status, 202);
-    let job: Record<string, unknown> = {};
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-      job = (await viaTls("GET", `/data_pipelines/${source.pipeline.id}/ingest/status`, { token: user.token })).body;
-      if (job.status !== "processing") break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const job = await waitForJobEnd(viaTls, user.token, source.pipeline.id);
     assert.equal(job.status, "completed", JSON.stringify(job));
     assert.doesNotMatch(server.output(), /DEP0123|certificate/i, "no TLS warnings or errors in the log");
   });

@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { startWorker, type SluiceWorker } from "../fixtures/sluice-worker";
-import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
 
@@ -62,12 +62,7 @@ describe("team server secrets: shared through the database, sealed with SECRETS_
     workers.push(worker);
     await waitForOutput(worker, "worker ready");
     assert.equal((await request("POST", `/data_pipelines/${pipeline.id}/ingest`, { token: owner.token })).status, 202);
-    let job: Record<string, unknown> = {};
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-      job = (await request("GET", `/data_pipelines/${pipeline.id}/ingest/status`, { token: owner.token })).body;
-      if (job.status !== "processing") break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const job = await waitForJobEnd(request, owner.token, pipeline.id);
     assert.equal(job.status, "completed", `the worker could not use the source: ${JSON.stringify(job)}`);
     assert.ok((job.entities_processed as number) > 0);
 
