@@ -5,6 +5,12 @@ const MAX_DOCUMENTS = 64;
 const MAX_CHUNKS = 4000;
 /** A batch is written at least this often, so search and progress keep up with a slow source. */
 const MAX_WAIT_MS = 1000;
+/**
+ * Batches written at once. The SQLite writer thread takes them one after the other (the next
+ * is ready when one ends); PostgreSQL computes tsvectors in one backend per connection, so two
+ * at once use two cores. Batches never share a file, so their order does not matter.
+ */
+const MAX_WRITES_IN_FLIGHT = 2;
 
 interface Pending {
   doc: DocumentInput;
@@ -13,14 +19,14 @@ interface Pending {
 
 /**
  * Collects parsed documents and writes them to the index in batches (one transaction
- * each). A file counts as processed once its batch is written; if a batch fails, its
- * documents are written one by one so only the bad file fails.
+ * each), up to MAX_WRITES_IN_FLIGHT at once. A file counts as processed once its batch is
+ * written; if a batch fails, its documents are written one by one so only the bad file fails.
  */
 export class BatchedIndexWriter {
   private pending: Pending[] = [];
   private chunks = 0;
   private oldest = 0;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writing = new Set<Promise<void>>();
 
   constructor(
     private readonly index: SearchIndex,
@@ -33,16 +39,26 @@ export class BatchedIndexWriter {
     this.pending.push({ doc, bytes });
     this.chunks += doc.chunks.length;
     const due = this.pending.length >= MAX_DOCUMENTS || this.chunks >= MAX_CHUNKS || Date.now() - this.oldest >= MAX_WAIT_MS;
-    return due ? this.flush() : Promise.resolve();
+    return due ? this.startWrite() : Promise.resolve();
   }
 
-  /** Writes whatever is pending; writes are serialized. */
-  flush(): Promise<void> {
+  /** Writes whatever is pending and waits for every write under way. */
+  async flush(): Promise<void> {
+    if (this.pending.length > 0) await this.startWrite();
+    await Promise.all(this.writing);
+  }
+
+  /**
+   * Starts writing the pending batch once fewer than MAX_WRITES_IN_FLIGHT writes are under
+   * way; the caller waits only for that, which holds the readers back when the index lags.
+   */
+  private async startWrite(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
     this.chunks = 0;
-    this.writing = this.writing.then(() => this.write(batch));
-    return this.writing;
+    while (this.writing.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(this.writing);
+    const write: Promise<void> = this.write(batch).finally(() => this.writing.delete(write));
+    this.writing.add(write);
   }
 
   private async write(batch: Pending[]): Promise<void> {
