@@ -137,8 +137,9 @@ export class KeychainSecretStore implements SecretStore {
   async getOrCreate(key: string, make: () => string): Promise<string> {
     const existing = await this.get(key);
     if (existing !== null) return existing;
-    await this.set(key, make());
-    return (await this.get(key)) ?? "";
+    const made = make();
+    await this.set(key, made);
+    return (await this.get(key)) ?? made;
   }
 
   async delete(key: string): Promise<void> {

@@ -233,7 +233,7 @@ export class Smb2Connection {
     body: Buffer,
     opts: { treeId?: number; payloadSize?: number; accept?: readonly number[] } = {},
   ): Promise<Smb2Response> {
-    const [response] = await this.send([{ command, body, payloadSize: opts.payloadSize, accept: opts.accept }], opts.treeId ?? 0);
+    const [response] = await this.compound([{ command, body, payloadSize: opts.payloadSize, accept: opts.accept }], opts.treeId ?? 0);
     return response;
   }
 
@@ -241,33 +241,9 @@ export class Smb2Connection {
    * Related operations in one frame and one round trip (MS-SMB2 3.2.4.1.4): the
    * requests after a CREATE act on the file it opened when they name RELATED_FILE_ID.
    * Resolves with every answer in order; rejects with the first failure (after a failed
-   * CREATE the server fails the rest with the same status).
+   * CREATE the server fails the rest with the same status). A single request is a chain of one.
    */
   async compound(requests: Smb2Request[], treeId: number): Promise<Smb2Response[]> {
-    return this.send(requests, treeId);
-  }
-
-  /**
-   * Frames queued in one turn of the event loop go out in one socket write: with many
-   * files in flight, requests come in bursts, and each write costs a system call and a
-   * wake-up of the server.
-   */
-  private enqueue(frame: Buffer): void {
-    this.outgoing.push(frame);
-    if (this.outgoing.length > 1) return;
-    setImmediate(() => {
-      const frames = this.outgoing;
-      this.outgoing = [];
-      if (this.closedError) return;
-      this.socket!.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
-    });
-  }
-
-  private creditCharge(payloadSize: number | undefined): number {
-    return this.supportsMultiCredit ? Math.max(1, Math.ceil((payloadSize ?? 0) / 65536)) : 1;
-  }
-
-  private async send(requests: Smb2Request[], treeId: number): Promise<Smb2Response[]> {
     if (this.closedError) throw this.closedError;
     const charges = requests.map((r) => this.creditCharge(r.payloadSize));
     await this.acquireCredits(charges.reduce((a, b) => a + b, 0));
@@ -316,5 +292,25 @@ export class Smb2Connection {
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
     return settled.map((r) => (r as PromiseFulfilledResult<Smb2Response>).value);
+  }
+
+  /**
+   * Frames queued in one turn of the event loop go out in one socket write: with many
+   * files in flight, requests come in bursts, and each write costs a system call and a
+   * wake-up of the server.
+   */
+  private enqueue(frame: Buffer): void {
+    this.outgoing.push(frame);
+    if (this.outgoing.length > 1) return;
+    setImmediate(() => {
+      const frames = this.outgoing;
+      this.outgoing = [];
+      if (this.closedError) return;
+      this.socket!.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+    });
+  }
+
+  private creditCharge(payloadSize: number | undefined): number {
+    return this.supportsMultiCredit ? Math.max(1, Math.ceil((payloadSize ?? 0) / 65536)) : 1;
   }
 }
