@@ -1,4 +1,4 @@
-import type { EntityManager } from "typeorm";
+import type { EntityManager, EntityTarget, ObjectLiteral } from "typeorm";
 import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
@@ -22,6 +22,16 @@ export async function isMember(db: EntityManager, actor: Actor, groupId: string)
 export async function memberGroupIds(db: EntityManager, actor: Actor): Promise<string[]> {
   const rows = await db.find(GroupMember, { where: { userId: actor.userId }, select: { groupId: true } });
   return rows.map((row) => row.groupId);
+}
+
+/**
+ * The list filter of every group-owned resource: the rows of `entity` (which has an
+ * owner_group_id column) owned by one of the actor's groups, ordered by `orderBy`.
+ */
+export async function listGroupOwned<T extends ObjectLiteral>(db: EntityManager, actor: Actor, entity: EntityTarget<T>, orderBy: string): Promise<T[]> {
+  const groups = await memberGroupIds(db, actor);
+  if (groups.length === 0) return [];
+  return db.createQueryBuilder(entity, "r").where("r.owner_group_id IN (:...groups)", { groups }).orderBy(`r.${orderBy}`, "ASC").getMany();
 }
 
 /** A group the actor manages (members, parent, delete): only its members may; others get 404. */

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import type { DataSource } from "typeorm";
 import { BadRequestError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
-import { assertCanCreateCollectionIn, memberGroupIds, requireCollectionAccess } from "../access/access";
+import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } from "../access/access";
 import type { Actor } from "../access/actor";
 import { assertNoActiveIngestion } from "../ingest/active-jobs";
 import type { DocumentSummary, SearchHit, SearchIndex } from "../search/search-index";
@@ -35,13 +35,7 @@ export class CollectionsService {
   }
 
   async list(actor: Actor): Promise<Array<{ collection: Collection; stats: CollectionStats }>> {
-    const groups = await memberGroupIds(this.db.manager, actor);
-    if (groups.length === 0) return [];
-    const collections = await this.db.manager
-      .createQueryBuilder(Collection, "c")
-      .where("c.owner_group_id IN (:...groups)", { groups })
-      .orderBy("c.name", "ASC")
-      .getMany();
+    const collections = await listGroupOwned(this.db.manager, actor, Collection, "name");
     return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.index.stats(collection.id) })));
   }
 

@@ -5,7 +5,7 @@ import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import { SmbSourceRecord, smbPasswordKey } from "../data/entities/smb-source.entity";
-import { memberGroupIds, requireDataSourceAccess, requireGroupMembership } from "../access/access";
+import { listGroupOwned, requireDataSourceAccess, requireGroupMembership } from "../access/access";
 import type { Actor } from "../access/actor";
 import { ConnectorAuthError, ConnectorUnreachableError } from "../connectors/connector";
 import { smbConnector, type ConnectorRegistry, type SmbDetails } from "../connectors/registry";
@@ -68,13 +68,7 @@ export class SourcesService {
   }
 
   async list(actor: Actor): Promise<Array<{ source: DataSourceRecord; smb: SmbSourceRecord | null }>> {
-    const groups = await memberGroupIds(this.db.manager, actor);
-    if (groups.length === 0) return [];
-    const sources = await this.db.manager
-      .createQueryBuilder(DataSourceRecord, "s")
-      .where("s.owner_group_id IN (:...groups)", { groups })
-      .orderBy("s.created_at", "ASC")
-      .getMany();
+    const sources = await listGroupOwned(this.db.manager, actor, DataSourceRecord, "created_at");
     const smb = sources.length
       ? await this.db.manager.createQueryBuilder(SmbSourceRecord, "d").where("d.data_source_id IN (:...ids)", { ids: sources.map((s) => s.id) }).getMany()
       : [];
