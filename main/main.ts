@@ -1,7 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { app, BrowserWindow, ipcMain, Menu, nativeImage, shell, Tray, utilityProcess, type UtilityProcess } from "electron";
+import { ELECTRON_SQLITE_BINDING_ENV } from "../server/data/sqlite-binding";
 import { lanUrls } from "./lan-addresses";
+import { electronSqliteBinding } from "./native-binding";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
 import { isAppUrl, isExternalWebUrl } from "./url-guards";
@@ -14,6 +16,8 @@ import { isAppUrl, isExternalWebUrl } from "./url-guards";
 
 const SERVER_ENTRY = path.join(__dirname, "..", "server", "main.js");
 const PRELOAD = path.join(__dirname, "preload.js");
+/** dist/main/ -> the checkout (used only when not packaged). */
+const CHECKOUT_ROOT = path.join(__dirname, "..", "..");
 
 let server: UtilityProcess | null = null;
 let serverUrl = "";
@@ -33,7 +37,14 @@ async function startServer(): Promise<void> {
   const child = utilityProcess.fork(SERVER_ENTRY, [], {
     stdio: "pipe",
     serviceName: "Sluice server",
-    env: { ...process.env, HOST: host, PORT: String(port), DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData") },
+    env: {
+      ...process.env,
+      HOST: host,
+      PORT: String(port),
+      DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData"),
+      // The server loads better-sqlite3 built for Electron's ABI, not node_modules' build for Node.
+      [ELECTRON_SQLITE_BINDING_ENV]: electronSqliteBinding(app.isPackaged, process.resourcesPath, CHECKOUT_ROOT),
+    },
   });
   const log = logStream();
   child.stdout?.pipe(log);

@@ -4,6 +4,7 @@ import path from "node:path";
 import { DataSource } from "typeorm";
 import { types as pgTypes } from "pg";
 import { lockTransactions, serializeTransactions } from "./serial-transactions";
+import { sqliteNativeBinding } from "./sqlite-binding";
 import { Collection } from "./entities/collection.entity";
 import { GroupMember } from "./entities/group-member.entity";
 import { Group } from "./entities/group.entity";
@@ -51,6 +52,7 @@ export async function openDatabase(options: StorageOptions | string): Promise<Da
   const db = new DataSource({
     type: "better-sqlite3",
     database: path.join(dataDir, "sluice.db"),
+    nativeBinding: sqliteNativeBinding(),
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsRun: false,

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Database from "better-sqlite3";
+import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
 import type { CollectionStats } from "../collections/collections.service";
 import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
@@ -255,7 +256,7 @@ export class SqliteFtsIndex implements SearchIndex {
     if (cached) return cached;
     if (!create && !fs.existsSync(file)) return undefined;
     fs.mkdirSync(this.dir, { recursive: true });
-    const db = new Database(file);
+    const db = new Database(file, { nativeBinding: sqliteNativeBinding() });
     try {
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
