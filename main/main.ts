@@ -1,7 +1,7 @@
-import fs from "node:fs";
 import path from "node:path";
 import { app, BrowserWindow, ipcMain, Menu, nativeImage, shell, Tray, utilityProcess, type UtilityProcess } from "electron";
 import { lanUrls } from "./lan-addresses";
+import { openRotatingLog, type RotatingLog } from "./log-file";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
 import { isAppUrl, isExternalWebUrl } from "./url-guards";
@@ -22,22 +22,24 @@ let window: BrowserWindow | null = null;
 let tray: Tray | null = null;
 let quitting = false;
 
-function logStream(): fs.WriteStream {
-  const dir = path.join(app.getPath("userData"), "logs");
-  fs.mkdirSync(dir, { recursive: true });
-  return fs.createWriteStream(path.join(dir, "sluice.log"), { flags: "a" });
+let log: Promise<RotatingLog> | undefined;
+
+/** userData/logs, rotated by size; one for the app's lifetime, so a restarted server writes on into it. */
+function desktopLog(): Promise<RotatingLog> {
+  log ??= openRotatingLog(path.join(app.getPath("userData"), "logs"));
+  return log;
 }
 
 async function startServer(): Promise<void> {
   const { host, port } = serverBinding(settings);
+  const serverLog = await desktopLog();
   const child = utilityProcess.fork(SERVER_ENTRY, [], {
     stdio: "pipe",
     serviceName: "Sluice server",
     env: { ...process.env, HOST: host, PORT: String(port), DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData") },
   });
-  const log = logStream();
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  if (child.stdout) serverLog.attach(child.stdout);
+  if (child.stderr) serverLog.attach(child.stderr);
   server = child;
   const url = await waitForListening(child);
   // The window always talks to the server over loopback, whatever address it binds.
