@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
+import express from "express";
+import { errorHandler } from "../../server/http/error.middleware";
+import { requestLog } from "../../server/http/request-log.middleware";
 import { stopServer, waitForListening } from "../../main/server-process";
 import { createLogger } from "../../server/logger";
 import { serverEntryArgs, tempDir } from "../fixtures/sluice-server";
@@ -79,5 +83,35 @@ describe("the server's logger", () => {
     const line = JSON.parse(stderr.trim()) as { level: string; msg: string };
     assert.equal(line.level, "error");
     assert.equal(line.msg, 'configuration error: PORT must be an integer from 0 to 65535, got "eighty"; LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"');
+  });
+
+  it("an unexpected error: its log line and the 500's detail carry the id of the request's own line", async () => {
+    const out = memory();
+    const err = memory();
+    const logger = createLogger("info", { out, err });
+    const app = express();
+    app.use(requestLog(logger));
+    app.get("/boom", () => {
+      throw new TypeError("cannot read the thing");
+    });
+    app.use(errorHandler(logger));
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/boom?token=abc`, { headers: { authorization: "Bearer secret-token" } });
+      assert.equal(res.status, 500);
+      const { detail } = (await res.json()) as { detail: string };
+      const id = /^Internal error \(request id ([0-9a-f-]{36})\)$/.exec(detail)?.[1];
+      assert.ok(id, detail);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(err.lines.map((l) => [l.level, l.reqId, l.msg]), [["error", id, "GET /boom failed: TypeError: cannot read the thing"]]);
+      assert.equal(out.lines.length, 1);
+      assert.equal(out.lines[0].reqId, id);
+      assert.match(String(out.lines[0].msg), /^GET \/boom 500 \d+\.\dms$/);
+      const everything = JSON.stringify([...out.lines, ...err.lines]);
+      for (const leak of ["secret-token", "token=abc", "    at "]) assert.ok(!everything.includes(leak), leak);
+    } finally {
+      server.close();
+    }
   });
 });
