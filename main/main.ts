@@ -1,8 +1,8 @@
-import fs from "node:fs";
 import path from "node:path";
 import { app, BrowserWindow, ipcMain, Menu, nativeImage, shell, Tray, utilityProcess, type UtilityProcess } from "electron";
 import { ELECTRON_SQLITE_BINDING_ENV } from "../server/data/sqlite-binding";
 import { lanUrls } from "./lan-addresses";
+import { openRotatingLog, type RotatingLog } from "./log-file";
 import { electronSqliteBinding } from "./native-binding";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
@@ -26,14 +26,17 @@ let window: BrowserWindow | null = null;
 let tray: Tray | null = null;
 let quitting = false;
 
-function logStream(): fs.WriteStream {
-  const dir = path.join(app.getPath("userData"), "logs");
-  fs.mkdirSync(dir, { recursive: true });
-  return fs.createWriteStream(path.join(dir, "sluice.log"), { flags: "a" });
+let log: Promise<RotatingLog> | undefined;
+
+/** userData/logs, rotated by size; one for the app's lifetime, so a restarted server writes on into it. */
+function desktopLog(): Promise<RotatingLog> {
+  log ??= openRotatingLog(path.join(app.getPath("userData"), "logs"));
+  return log;
 }
 
 async function startServer(): Promise<void> {
   const { host, port } = serverBinding(settings);
+  const serverLog = await desktopLog();
   const child = utilityProcess.fork(SERVER_ENTRY, [], {
     stdio: "pipe",
     serviceName: "Sluice server",
@@ -46,9 +49,8 @@ async function startServer(): Promise<void> {
       [ELECTRON_SQLITE_BINDING_ENV]: electronSqliteBinding(app.isPackaged, process.resourcesPath, CHECKOUT_ROOT),
     },
   });
-  const log = logStream();
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  if (child.stdout) serverLog.attach(child.stdout);
+  if (child.stderr) serverLog.attach(child.stderr);
   server = child;
   const url = await waitForListening(child);
   // The window always talks to the server over loopback, whatever address it binds.

@@ -1,11 +1,14 @@
 import os from "node:os";
 import path from "node:path";
+import { z } from "zod";
+import { parseOllamaHost } from "./llm/ollama-host";
 
 /** Everything the server reads from the environment, validated once at start-up (see RUNTIME-CONTRACT.md). */
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** OLLAMA_HOST as a base URL (Ollama's own forms accepted, see llm/ollama-host.ts). */
   ollamaHost: string;
   /** PUBLIC_URL, or null to use the address the server ends up listening on (PORT=0 is only known then). */
   publicUrl: string | null;
@@ -30,9 +33,132 @@ export interface Config {
    * the same on every machine. Null: a key made once and kept in this machine's secret store.
    */
   secretsKey: Buffer | null;
+  /** MODEL_LIBRARY_URL: a JSON catalog ({models:[...]} or an array) to refresh the model library from; null: the shipped one. */
+  modelLibraryUrl: string | null;
+  /** SLUICE_SSE_KEEPALIVE_MS: a `: keep-alive` comment after this long without an event. */
+  sseKeepAliveMs: number;
+  /** SLUICE_PULL_RETRY_DELAY_MS: wait before retrying a failed model download (doubles per retry). */
+  pullRetryDelayMs: number;
+  /** LOG_LEVEL: the least severe level written to the log. */
+  logLevel: LogLevel;
+  /** FOLDER_SOURCE_ROOTS: the folders (absolute paths) that folder data sources may read under; empty: none. */
+  folderSourceRoots: string[];
 }
 
-export class ConfigError extends Error {}
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Every bad variable at once, one sentence each, so a first start is not a game of one fix per try. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string | string[]) {
+    const list = typeof problems === "string" ? [problems] : problems;
+    super(list.join("; "));
+    this.problems = list;
+  }
+}
+
+/**
+ * Variables whose value an error does not repeat: those that may carry a password or a key, and
+ * lists, whose message names the bad entry itself.
+ */
+const NOT_ECHOED = new Set(["DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRETS_KEY", "GOOGLE_CLIENT_SECRET", "FOLDER_SOURCE_ROOTS"]);
+
+/** Unset and blank mean the same (the default); values are read trimmed. */
+function setting<T extends z.ZodType>(schema: T) {
+  return z.preprocess((raw) => (typeof raw === "string" && raw.trim() !== "" ? raw.trim() : undefined), schema);
+}
+
+function integer(min: number, max: number, message: string) {
+  return z.coerce.number({ error: message }).int({ error: message }).min(min, { error: message }).max(max, { error: message });
+}
+
+/** A URL, answered as parsed and without a trailing slash, as the services join paths to it. */
+function url(message = "must be a URL") {
+  return z.url({ error: message }).transform((value) => new URL(value).toString().replace(/\/$/, ""));
+}
+
+/** The protocol of a URL, or "" when it does not parse. */
+function protocolOf(value: string): string {
+  return URL.canParse(value) ? new URL(value).protocol : "";
+}
+
+const DATABASE_URL_MESSAGE = "must be a postgres:// or postgresql:// URL";
+const SECRETS_KEY_MESSAGE = "must be 32 random bytes written as 64 hex digits or in base64 (e.g. the output of: openssl rand -base64 32)";
+
+/** The one schema of every setting: variable name -> validated value (defaults from RUNTIME-CONTRACT.md and the README). */
+const environmentSchema = z.object({
+  PORT: setting(integer(0, 65535, "must be an integer from 0 to 65535").default(8420)),
+  HOST: setting(z.string().default("127.0.0.1")),
+  DATA_DIR: setting(z.string().optional()),
+  OLLAMA_HOST: setting(
+    z
+      .string()
+      .default("http://127.0.0.1:11434")
+      .transform((value, ctx) => {
+        try {
+          return parseOllamaHost(value);
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+  ),
+  PUBLIC_URL: setting(url().optional()),
+  IDP_JWKS_URL: setting(url().optional()),
+  IDP_ISSUER: setting(z.string().optional()),
+  IDP_AUDIENCE: setting(z.string().optional()),
+  GOOGLE_CLIENT_ID: setting(z.string().optional()),
+  GOOGLE_CLIENT_SECRET: setting(z.string().optional()),
+  GOOGLE_AUTH_URL: setting(url().default("https://accounts.google.com/o/oauth2/v2/auth")),
+  GOOGLE_TOKEN_URL: setting(url().default("https://oauth2.googleapis.com/token")),
+  GOOGLE_API_URL: setting(url().default("https://www.googleapis.com")),
+  SLUICE_SECRETS: setting(z.enum(["auto", "file"], { error: 'must be "auto" or "file"' }).default("auto")),
+  SMB_TIMEOUT_MS: setting(integer(1, Number.MAX_SAFE_INTEGER, "must be a positive integer").default(15_000)),
+  DATABASE_URL: setting(
+    z
+      .string()
+      .refine((value) => ["postgres:", "postgresql:"].includes(protocolOf(value)), { error: DATABASE_URL_MESSAGE, abort: true })
+      .refine((value) => new URL(value).hostname !== "" || new URL(value).searchParams.has("host"), { error: "must name a host" })
+      .optional(),
+  ),
+  REDIS_URL: setting(
+    z
+      .string()
+      .refine((value) => ["redis:", "rediss:"].includes(protocolOf(value)), { error: "must be a redis:// or rediss:// URL" })
+      .optional(),
+  ),
+  REDIS_PREFIX: setting(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, { error: 'must be 1 to 100 letters, digits, "_", "." or "-"' }).default("sluice")),
+  SLUICE_WORKER: setting(z.enum(["0", "1"], { error: 'must be "0" or "1"' }).default("1")),
+  JWT_SECRET: setting(z.string().min(32, { error: "must be at least 32 characters" }).optional()),
+  SECRETS_KEY: setting(
+    z
+      .union([z.string().regex(/^[0-9a-fA-F]{64}$/).transform((hex) => Buffer.from(hex, "hex")), z.string().regex(/^[A-Za-z0-9+/]{43}=?$/).transform((b64) => Buffer.from(b64, "base64"))], {
+        error: SECRETS_KEY_MESSAGE,
+      })
+      .optional(),
+  ),
+  MODEL_LIBRARY_URL: setting(z.url({ error: "must be a URL" }).transform((value) => new URL(value).toString()).optional()),
+  SLUICE_SSE_KEEPALIVE_MS: setting(integer(1, Number.MAX_SAFE_INTEGER, "must be a positive integer").default(10_000)),
+  SLUICE_PULL_RETRY_DELAY_MS: setting(integer(1, Number.MAX_SAFE_INTEGER, "must be a positive integer").default(1_000)),
+  LOG_LEVEL: setting(
+    z
+      .string()
+      .default("info")
+      .transform((value) => value.toLowerCase())
+      .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })),
+  ),
+  FOLDER_SOURCE_ROOTS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const entries = (value ?? "").split(path.delimiter).map((entry) => entry.trim()).filter(Boolean);
+      for (const entry of entries) {
+        if (!path.isAbsolute(entry)) ctx.addIssue({ code: "custom", message: `entries must be absolute paths; "${entry}" is not` });
+      }
+      return entries.map((entry) => path.resolve(entry));
+    }),
+});
 
 /** The OS per-user app-data folder, as Electron's app.getPath("appData") would give it. */
 function defaultDataDir(env: NodeJS.ProcessEnv): string {
@@ -42,106 +168,41 @@ function defaultDataDir(env: NodeJS.ProcessEnv): string {
   return path.join(env.XDG_CONFIG_HOME ?? path.join(home, ".config"), "Sluice");
 }
 
-function parsePort(raw: string | undefined): number {
-  if (raw === undefined || raw === "") return 8420;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${raw}"`);
-  return port;
-}
-
-function parsePositiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
-function parseUrl(name: string, raw: string): string {
-  try {
-    return new URL(raw).toString().replace(/\/$/, "");
-  } catch {
-    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
-  }
-}
-
-function parseDatabaseUrl(raw: string | undefined): string | null {
-  if (raw === undefined) return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
-  }
-  // The message never repeats the URL: it may carry a password.
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
-  if (!url.hostname && !url.searchParams.get("host")) throw new ConfigError("DATABASE_URL must name a host");
-  return raw;
-}
-
-function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value ? value : undefined;
+/** One sentence per problem: `NAME must ...`, with the value unless it may be secret (or is already named). */
+function describe(issue: z.ZodError["issues"][number], env: NodeJS.ProcessEnv): string {
+  const name = String(issue.path[0]);
+  const raw = env[name]?.trim();
+  const echo = raw !== undefined && !NOT_ECHOED.has(name);
+  return `${name} ${issue.message}${echo ? `, got "${raw}"` : ""}`;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = parsePort(env.PORT);
-  const host = optional(env, "HOST") ?? "127.0.0.1";
-  const dataDir = path.resolve(optional(env, "DATA_DIR") ?? defaultDataDir(env));
-  const jwksUrl = optional(env, "IDP_JWKS_URL");
-  const clientId = optional(env, "GOOGLE_CLIENT_ID");
-  const clientSecret = optional(env, "GOOGLE_CLIENT_SECRET");
-  const secretsBackend = optional(env, "SLUICE_SECRETS") ?? "auto";
-  if (secretsBackend !== "auto" && secretsBackend !== "file") throw new ConfigError(`SLUICE_SECRETS must be "auto" or "file", got "${secretsBackend}"`);
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((issue) => describe(issue, env)));
+  const e = parsed.data;
   return {
-    port,
-    host,
-    dataDir,
-    ollamaHost: parseUrl("OLLAMA_HOST", optional(env, "OLLAMA_HOST") ?? "http://127.0.0.1:11434"),
-    publicUrl: optional(env, "PUBLIC_URL") ? parseUrl("PUBLIC_URL", env.PUBLIC_URL!) : null,
-    idp: jwksUrl
-      ? { jwksUrl: parseUrl("IDP_JWKS_URL", jwksUrl), issuer: optional(env, "IDP_ISSUER"), audience: optional(env, "IDP_AUDIENCE") }
-      : null,
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: path.resolve(e.DATA_DIR ?? defaultDataDir(env)),
+    ollamaHost: e.OLLAMA_HOST,
+    publicUrl: e.PUBLIC_URL ?? null,
+    idp: e.IDP_JWKS_URL ? { jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE } : null,
     google:
-      clientId && clientSecret
-        ? {
-            clientId,
-            clientSecret,
-            authUrl: parseUrl("GOOGLE_AUTH_URL", optional(env, "GOOGLE_AUTH_URL") ?? "https://accounts.google.com/o/oauth2/v2/auth"),
-            tokenUrl: parseUrl("GOOGLE_TOKEN_URL", optional(env, "GOOGLE_TOKEN_URL") ?? "https://oauth2.googleapis.com/token"),
-            apiUrl: parseUrl("GOOGLE_API_URL", optional(env, "GOOGLE_API_URL") ?? "https://www.googleapis.com"),
-          }
+      e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET
+        ? { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, authUrl: e.GOOGLE_AUTH_URL, tokenUrl: e.GOOGLE_TOKEN_URL, apiUrl: e.GOOGLE_API_URL }
         : null,
-    secretsBackend,
-    smbTimeoutMs: parsePositiveInt("SMB_TIMEOUT_MS", env.SMB_TIMEOUT_MS, 15_000),
-    databaseUrl: parseDatabaseUrl(optional(env, "DATABASE_URL")),
-    ...teamConfig(env),
+    secretsBackend: e.SLUICE_SECRETS,
+    smbTimeoutMs: e.SMB_TIMEOUT_MS,
+    databaseUrl: e.DATABASE_URL ?? null,
+    redisUrl: e.REDIS_URL ?? null,
+    redisPrefix: e.REDIS_PREFIX,
+    runWorker: e.SLUICE_WORKER === "1",
+    jwtSecret: e.JWT_SECRET ?? null,
+    secretsKey: e.SECRETS_KEY ?? null,
+    modelLibraryUrl: e.MODEL_LIBRARY_URL ?? null,
+    sseKeepAliveMs: e.SLUICE_SSE_KEEPALIVE_MS,
+    pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,
+    logLevel: e.LOG_LEVEL,
+    folderSourceRoots: e.FOLDER_SOURCE_ROOTS,
   };
-}
-
-/** 32 bytes as 64 hex digits or base64 (`openssl rand -base64 32`). The message never repeats the value. */
-function parseSecretsKey(raw: string | undefined): Buffer | null {
-  if (raw === undefined) return null;
-  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, "hex");
-  if (/^[A-Za-z0-9+/]{43}=?$/.test(raw)) return Buffer.from(raw, "base64");
-  throw new ConfigError("SECRETS_KEY must be 32 random bytes written as 64 hex digits or in base64 (e.g. the output of: openssl rand -base64 32)");
-}
-
-function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisPrefix" | "runWorker" | "jwtSecret" | "secretsKey"> {
-  const redisUrl = optional(env, "REDIS_URL") ?? null;
-  if (redisUrl !== null) {
-    let protocol = "";
-    try {
-      protocol = new URL(redisUrl).protocol;
-    } catch {
-      // reported below
-    }
-    if (protocol !== "redis:" && protocol !== "rediss:") throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got "${redisUrl}"`);
-  }
-  const redisPrefix = optional(env, "REDIS_PREFIX") ?? "sluice";
-  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(redisPrefix)) throw new ConfigError(`REDIS_PREFIX must be 1 to 100 letters, digits, "_", "." or "-", got "${redisPrefix}"`);
-  const worker = optional(env, "SLUICE_WORKER") ?? "1";
-  if (worker !== "0" && worker !== "1") throw new ConfigError(`SLUICE_WORKER must be "0" or "1", got "${worker}"`);
-  const jwtSecret = optional(env, "JWT_SECRET") ?? null;
-  if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must be at least 32 characters");
-  return { redisUrl, redisPrefix, runWorker: worker === "1", jwtSecret, secretsKey: parseSecretsKey(optional(env, "SECRETS_KEY")) };
 }

@@ -1,10 +1,14 @@
 import { ConfigError, loadConfig } from "./config";
-import { consoleLogger as logger } from "./logger";
+import { createLogger } from "./logger";
 import { startServer } from "./server";
+
+// At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
+const logger = createLogger();
 
 /** `npm start`: serve the API (and UI) headless until SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  logger.level = config.logLevel;
   const server = await startServer(config, logger);
   process.stdout.write(`listening on ${server.url}\n`);
   let stopping = false;

@@ -12,7 +12,7 @@ import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
-import { modelsOptionsFromEnv } from "./llm/models.options";
+import { modelsOptions } from "./llm/models.options";
 import { RedisClient } from "./redis/redis-client";
 import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
 import { SharedPulls } from "./llm/shared-pulls";
@@ -39,7 +39,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
   const sharedPulls = config.redisUrl ? SharedPulls.open(config.redisUrl, config.redisPrefix, db, logger) : undefined;
-  const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger, sharedPulls);
+  const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
   const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl, offlineTimeoutMs: 5000 }) : null;
   const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
   const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models, signInLimiter });

@@ -5,11 +5,15 @@ import { driveConnectors } from "./connectors/gdrive/drive-connectors";
 import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ingestHandler } from "./ingest/ingest-job";
 import { ParserPool } from "./ingest/parse/parser-pool";
-import { consoleLogger as logger } from "./logger";
+import { createLogger } from "./logger";
+
+// At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
+const logger = createLogger();
 
 /** `npm run worker`: takes ingestion jobs from the team queue (REDIS_URL); no HTTP server. Stops cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  logger.level = config.logLevel;
   if (!config.redisUrl) throw new ConfigError("REDIS_URL must be set: a worker takes jobs from the team queue in Redis");
   const { db, index, secrets } = await openStorage(config, logger);
   const parsers = new ParserPool();

@@ -54,7 +54,7 @@ export class AccountsService {
       if (isUniqueViolation(error)) throw new ConflictError("An account with this email already exists");
       throw error;
     }
-    return { user, token: this.tokens.issue(user) };
+    return { user, token: await this.tokens.issue(user) };
   }
 
   async signIn(email: string, password: string, ip: string): Promise<SignedIn> {
@@ -69,14 +69,14 @@ export class AccountsService {
     await this.limiter.recordSuccess(normalized);
     user.lastSignInAt = new Date();
     await this.db.transaction((tx) => tx.update(User, { id: user.id }, { lastSignInAt: user.lastSignInAt }));
-    return { user, token: this.tokens.issue(user) };
+    return { user, token: await this.tokens.issue(user) };
   }
 
   /** Exchanges an identity provider's session token: creates the social user on first use, updates the profile after. */
   async exchangeIdentityToken(idpToken: string | null): Promise<SignedIn> {
     const claims = await this.identityProvider.verify(idpToken);
     const now = new Date();
-    return this.db.transaction(async (tx) => {
+    const user = await this.db.transaction(async (tx) => {
       let user = await tx.findOne(User, { where: { idpSubject: claims.subject } });
       if (!user) {
         if (await tx.exists(User, { where: { email: claims.email } })) {
@@ -97,8 +97,9 @@ export class AccountsService {
       user.lastSignInAt = now;
       if (claims.email !== user.email && !(await tx.exists(User, { where: { email: claims.email } }))) user.email = claims.email;
       await tx.save(User, user);
-      return { user, token: this.tokens.issue(user) };
+      return user;
     });
+    return { user, token: await this.tokens.issue(user) };
   }
 
   /** The user behind a verified token; a token for a user that no longer exists is a 401. */

@@ -17,11 +17,12 @@ export function bearerOrCookie(req: Request): string | null {
   return cookie || null;
 }
 
+/** Async: Express 5 passes a rejected promise (a 401) to the error middleware. */
 export function requireAuth(tokens: TokenService) {
-  return (req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearerOrCookie(req);
     if (!token) throw new UnauthorizedError("Not authenticated: sign in first");
-    res.locals.actor = tokens.verify(token);
+    res.locals.actor = await tokens.verify(token);
     next();
   };
 }

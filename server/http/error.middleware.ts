@@ -1,7 +1,7 @@
-import crypto from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { HttpError, TooManyRequestsError } from "../errors";
 import type { Logger } from "../logger";
+import { requestIdOf } from "./request-log.middleware";
 
 /** Unknown routes under /api answer JSON, never Express's HTML page. */
 export function notFound(_req: Request, res: Response): void {
@@ -10,8 +10,8 @@ export function notFound(_req: Request, res: Response): void {
 
 /**
  * The one mapping from thrown errors to responses. Known errors become their status
- * and {detail}; anything else is logged (name and message only, with a request id)
- * and answered as a generic 500, so no stack trace or internal text reaches a client.
+ * and {detail}; anything else is logged (name and message only, with the request's id,
+ * which its request line carries too) and answered as a generic 500, so no stack trace or internal text reaches a client.
  */
 export function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -34,9 +34,9 @@ export function errorHandler(logger: Logger) {
       res.status(bodyError.status).json({ detail: "The request body could not be read" });
       return;
     }
-    const requestId = crypto.randomUUID();
+    const requestId = requestIdOf(res);
     const err = error as Error;
-    logger.error(`request ${requestId} ${req.method} ${req.path} failed: ${err?.name ?? "Error"}: ${err?.message ?? String(error)}`);
+    logger.error({ reqId: requestId }, `${req.method} ${req.path} failed: ${err?.name ?? "Error"}: ${err?.message ?? String(error)}`);
     res.status(500).json({ detail: `Internal error (request id ${requestId})` });
   };
 }

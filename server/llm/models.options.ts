@@ -1,7 +1,6 @@
-/**
- * Settings of the model catalog read from the environment. They belong in config.ts
- * (loadConfig) once it can be edited; until then this is the one place that reads them.
- */
+import type { Config } from "../config";
+
+/** The model catalog's settings, taken from the validated configuration (config.ts reads the environment). */
 export interface ModelsOptions {
   ollamaHost: string;
   /** Where a refreshed library catalog is kept (DATA_DIR); null keeps it in memory only. */
@@ -14,29 +13,12 @@ export interface ModelsOptions {
   retryDelayMs: number;
 }
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
-function optionalUrl(name: string, raw: string | undefined): string | null {
-  const value = raw?.trim();
-  if (!value) return null;
-  try {
-    return new URL(value).toString();
-  } catch {
-    throw new Error(`${name} must be a URL, got "${value}"`);
-  }
-}
-
-export function modelsOptionsFromEnv(ollamaHost: string, dataDir: string | null, env: NodeJS.ProcessEnv = process.env): ModelsOptions {
+export function modelsOptions(config: Config): ModelsOptions {
   return {
-    ollamaHost,
-    dataDir,
-    libraryUrl: optionalUrl("MODEL_LIBRARY_URL", env.MODEL_LIBRARY_URL),
-    keepAliveMs: positiveInt("SLUICE_SSE_KEEPALIVE_MS", env.SLUICE_SSE_KEEPALIVE_MS, 10_000),
-    retryDelayMs: positiveInt("SLUICE_PULL_RETRY_DELAY_MS", env.SLUICE_PULL_RETRY_DELAY_MS, 1_000),
+    ollamaHost: config.ollamaHost,
+    dataDir: config.dataDir,
+    libraryUrl: config.modelLibraryUrl,
+    keepAliveMs: config.sseKeepAliveMs,
+    retryDelayMs: config.pullRetryDelayMs,
   };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import jwt from "jsonwebtoken";
+import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
 import { openStorage } from "../../server/storage";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
@@ -15,6 +15,16 @@ before(async () => {
 after(async () => {
   await server.stop();
 });
+
+/** An HS256 token with the server's claims, signed with the given secret. */
+function sign(claims: { email?: unknown; sub?: string }, secret: string, lifetimeSeconds: number, iat = Math.floor(Date.now() / 1000)): Promise<string> {
+  return new SignJWT({ email: claims.email })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + lifetimeSeconds)
+    .setSubject(claims.sub!)
+    .sign(new TextEncoder().encode(secret));
+}
 
 function cookieOf(res: { headers: Headers }): string {
   const setCookie = res.headers.get("set-cookie") ?? "";
@@ -39,9 +49,9 @@ describe("POST /signup", () => {
   it("issues a 24-hour HS256 JWT with sub, email, iat and exp", async () => {
     const email = uniqueEmail();
     const res = await request("POST", "/signup", { body: { email, password: GOOD_PASSWORD } });
-    const decoded = jwt.decode(res.body.access_token, { complete: true })!;
-    assert.equal(decoded.header.alg, "HS256");
-    const claims = decoded.payload as jwt.JwtPayload;
+    assert.deepEqual(decodeProtectedHeader(res.body.access_token), { alg: "HS256", typ: "JWT" });
+    const claims = decodeJwt(res.body.access_token);
+    assert.deepEqual(Object.keys(claims), ["email", "iat", "exp", "sub"], "the claims of every token issued so far, in their order");
     assert.equal(claims.exp! - claims.iat!, 86400);
     assert.equal(claims.email, email);
     const me = await request("GET", "/users/me", { token: res.body.access_token });
@@ -127,27 +137,27 @@ describe("authentication", () => {
 
   it("answers 401 for a forged token (signed with another secret)", async () => {
     const { token } = await signUp(request);
-    const claims = jwt.decode(token) as jwt.JwtPayload;
-    const forged = jwt.sign({ email: claims.email }, "not-the-secret", { subject: claims.sub, expiresIn: 3600 });
+    const claims = decodeJwt(token);
+    const forged = await sign(claims, "not-the-secret-but-32-characters-long", 3600);
     assert.equal((await request("GET", "/users/me", { token: forged })).status, 401);
+    const [, payload] = token.split(".");
+    const unsigned = `${Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url")}.${payload}.`;
+    assert.equal((await request("GET", "/users/me", { token: unsigned })).status, 401, "alg none is refused");
     assert.equal((await request("GET", "/users/me", { token: token.slice(0, -2) + "xx" })).status, 401);
     assert.equal((await request("GET", "/users/me", { token: "garbage" })).status, 401);
   });
 
   it("answers 401 for an expired token signed with the real secret", async () => {
     const { token } = await signUp(request);
-    const claims = jwt.decode(token) as jwt.JwtPayload;
+    const claims = decodeJwt(token);
     // Read the way the server reads it: its DATA_DIR's secrets file, or on a team server the database.
     const storage = await openStorage({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
     const secret = (await storage.secrets.get("jwt-signing-secret"))!;
     await storage.index.close();
     await storage.db.destroy();
-    const valid = jwt.sign({ email: claims.email }, secret, { subject: claims.sub, expiresIn: 60 });
+    const valid = await sign(claims, secret, 60);
     assert.equal((await request("GET", "/users/me", { token: valid })).status, 200, "control: the secret is the server's");
-    const expired = jwt.sign({ email: claims.email, iat: Math.floor(Date.now() / 1000) - 86401 }, secret, {
-      subject: claims.sub,
-      expiresIn: 86400,
-    });
+    const expired = await sign(claims, secret, 86400, Math.floor(Date.now() / 1000) - 86401);
     const res = await request("GET", "/users/me", { token: expired });
     assert.equal(res.status, 401);
     assert.match(res.body.detail, /expired/i);

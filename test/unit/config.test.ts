@@ -49,4 +49,115 @@ describe("loadConfig", () => {
     assert.throws(() => loadConfig({ DATABASE_URL: "mysql://u:secret@db/x" }), (e: unknown) => e instanceof ConfigError && /DATABASE_URL/.test(e.message) && !/secret/.test(e.message));
     assert.throws(() => loadConfig({ DATABASE_URL: "not a url" }), /DATABASE_URL/);
   });
+
+  it("lists every bad variable in one ConfigError, never repeating a secret", () => {
+    const env = {
+      PORT: "eighty",
+      SLUICE_SECRETS: "keychain",
+      SMB_TIMEOUT_MS: "-5",
+      REDIS_URL: "http://user:redis-password@cache",
+      DATABASE_URL: "mysql://u:db-password@db/x",
+      JWT_SECRET: "short-jwt-secret",
+      LOG_LEVEL: "loud",
+      SLUICE_SSE_KEEPALIVE_MS: "soon",
+    };
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(
+          error.problems.map((p) => p.split(" ")[0]),
+          ["PORT", "SLUICE_SECRETS", "SMB_TIMEOUT_MS", "DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SLUICE_SSE_KEEPALIVE_MS", "LOG_LEVEL"],
+        );
+        assert.match(error.message, /PORT must be an integer from 0 to 65535, got "eighty"; SLUICE_SECRETS must be "auto" or "file", got "keychain"/);
+        assert.match(error.message, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"/);
+        for (const secret of ["redis-password", "db-password", "short-jwt-secret"]) assert.ok(!error.message.includes(secret), secret);
+        return true;
+      },
+    );
+  });
+
+  it("treats a blank variable as unset", () => {
+    const config = loadConfig({ PORT: " ", HOST: "", OLLAMA_HOST: "  ", LOG_LEVEL: "", SMB_TIMEOUT_MS: "" });
+    assert.equal(config.port, 8420);
+    assert.equal(config.host, "127.0.0.1");
+    assert.equal(config.ollamaHost, "http://127.0.0.1:11434");
+    assert.equal(config.logLevel, "info");
+    assert.equal(config.smbTimeoutMs, 15_000);
+  });
+
+  it("reads the model catalog settings (MODEL_LIBRARY_URL, SSE keep-alive, pull retry delay)", () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.modelLibraryUrl, null);
+    assert.equal(defaults.sseKeepAliveMs, 10_000);
+    assert.equal(defaults.pullRetryDelayMs, 1_000);
+    const config = loadConfig({ MODEL_LIBRARY_URL: "http://127.0.0.1:9/library.json", SLUICE_SSE_KEEPALIVE_MS: "250", SLUICE_PULL_RETRY_DELAY_MS: "20" });
+    assert.equal(config.modelLibraryUrl, "http://127.0.0.1:9/library.json");
+    assert.equal(config.sseKeepAliveMs, 250);
+    assert.equal(config.pullRetryDelayMs, 20);
+    assert.throws(() => loadConfig({ MODEL_LIBRARY_URL: "library.json" }), /MODEL_LIBRARY_URL must be a URL/);
+    assert.throws(() => loadConfig({ SLUICE_PULL_RETRY_DELAY_MS: "0" }), /SLUICE_PULL_RETRY_DELAY_MS must be a positive integer, got "0"/);
+  });
+
+  it("LOG_LEVEL: info by default, any pino level in any case", () => {
+    assert.equal(loadConfig({}).logLevel, "info");
+    for (const level of ["fatal", "error", "warn", "info", "debug", "trace", "silent"]) assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
+    assert.equal(loadConfig({ LOG_LEVEL: "DEBUG" }).logLevel, "debug");
+    assert.throws(() => loadConfig({ LOG_LEVEL: "verbose" }), ConfigError);
+  });
+
+  it("FOLDER_SOURCE_ROOTS: absolute paths split on the platform's delimiter; unset or empty is none", () => {
+    assert.deepEqual(loadConfig({}).folderSourceRoots, []);
+    assert.deepEqual(loadConfig({ FOLDER_SOURCE_ROOTS: "" }).folderSourceRoots, []);
+    const a = path.resolve("/srv/shared");
+    const b = path.resolve("/home/team/docs");
+    const roots = loadConfig({ FOLDER_SOURCE_ROOTS: [a + path.sep, "", ` ${b} `].join(path.delimiter) }).folderSourceRoots;
+    assert.deepEqual(roots, [a, b], "trailing separators, blanks and spaces dropped");
+    assert.throws(
+      () => loadConfig({ FOLDER_SOURCE_ROOTS: [a, "relative/docs", "./here"].join(path.delimiter) }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.length === 2 &&
+        error.problems[0] === 'FOLDER_SOURCE_ROOTS entries must be absolute paths; "relative/docs" is not' &&
+        error.problems[1].includes('"./here"'),
+    );
+  });
+});
+
+describe("OLLAMA_HOST, read as Ollama reads it", () => {
+  const forms: Array<[string, string]> = [
+    ["127.0.0.1:11434", "http://127.0.0.1:11434"],
+    ["localhost:11434", "http://localhost:11434"],
+    ["localhost", "http://localhost:11434"],
+    ["ollama.lan:8000", "http://ollama.lan:8000"],
+    ["0.0.0.0", "http://127.0.0.1:11434"],
+    ["0.0.0.0:11435", "http://127.0.0.1:11435"],
+    [":11435", "http://127.0.0.1:11435"],
+    ["http://0.0.0.0:11434", "http://127.0.0.1:11434"],
+    ["http://localhost:11434/", "http://localhost:11434"],
+    ["http://ollama.lan", "http://ollama.lan"],
+    ["https://ollama.lan", "https://ollama.lan"],
+    ["https://ollama.lan:8443/ollama/", "https://ollama.lan:8443/ollama"],
+    ["ollama.lan/proxy/ollama", "http://ollama.lan:11434/proxy/ollama"],
+    ["::1", "http://[::1]:11434"],
+    ["[::1]:11500", "http://[::1]:11500"],
+    ["[::]", "http://[::1]:11434"],
+    ["'127.0.0.1:11434'", "http://127.0.0.1:11434"],
+    ['"localhost"', "http://localhost:11434"],
+    ["ollama.com", "https://ollama.com"],
+    ["HTTP://Ollama.LAN:11434", "http://ollama.lan:11434"],
+  ];
+  for (const [value, expected] of forms) {
+    it(`${value} -> ${expected}`, () => {
+      assert.equal(loadConfig({ OLLAMA_HOST: value }).ollamaHost, expected);
+    });
+  }
+
+  it("refuses what cannot reach an Ollama server, saying why", () => {
+    assert.throws(() => loadConfig({ OLLAMA_HOST: "localhost:99999" }), /OLLAMA_HOST must have a port from 0 to 65535, got "localhost:99999"/);
+    assert.throws(() => loadConfig({ OLLAMA_HOST: "localhost:port" }), /OLLAMA_HOST must have a port/);
+    assert.throws(() => loadConfig({ OLLAMA_HOST: "ftp://ollama.lan" }), /OLLAMA_HOST must use http:\/\/ or https:\/\//);
+    assert.throws(() => loadConfig({ OLLAMA_HOST: "ollama lan" }), /OLLAMA_HOST must be an address such as/);
+    assert.throws(() => loadConfig({ OLLAMA_HOST: "http://ollama.lan:11434?x=1" }), /OLLAMA_HOST must have a port/);
+  });
 });
