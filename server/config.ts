@@ -30,6 +30,8 @@ export interface Config {
    * the same on every machine. Null: a key made once and kept in this machine's secret store.
    */
   secretsKey: Buffer | null;
+  /** FOLDER_SOURCE_ROOTS: absolute folders a folder source may point inside; empty turns the folder kind off. */
+  folderSourceRoots: string[];
 }
 
 export class ConfigError extends Error {}
@@ -115,7 +117,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smbTimeoutMs: parsePositiveInt("SMB_TIMEOUT_MS", env.SMB_TIMEOUT_MS, 15_000),
     databaseUrl: parseDatabaseUrl(optional(env, "DATABASE_URL")),
     ...teamConfig(env),
+    folderSourceRoots: parseFolderRoots(env.FOLDER_SOURCE_ROOTS),
   };
+}
+
+/** A list split on the platform's path-list separator (":" or ";"), like PATH; every entry must be absolute. */
+function parseFolderRoots(raw: string | undefined): string[] {
+  const entries = (raw ?? "").split(path.delimiter).map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (!path.isAbsolute(entry)) throw new ConfigError(`FOLDER_SOURCE_ROOTS must list absolute folders separated by "${path.delimiter}", got "${entry}"`);
+  }
+  return entries.map((entry) => path.resolve(entry));
 }
 
 /** 32 bytes as 64 hex digits or base64 (`openssl rand -base64 32`). The message never repeats the value. */
