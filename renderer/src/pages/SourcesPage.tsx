@@ -175,13 +175,13 @@ function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCre
   if (groups.length === 0 || (status.loading && !status.data)) return null;
   if (status.data && !status.data.enabled)
     return (
-      <div className="card" aria-label="Add a folder">
-        <h2>Add a folder</h2>
+      <section className="card" aria-labelledby="folder-off-heading">
+        <h2 id="folder-off-heading">Add a folder</h2>
         <p className="muted" role="status">
           Folder sources are off on this machine. The administrator turns them on by listing the folders sources may read in{" "}
           <code>FOLDER_SOURCE_ROOTS</code> and restarting Sluice.
         </p>
-      </div>
+      </section>
     );
   const roots = status.data?.roots ?? [];
   return (
