@@ -11,7 +11,7 @@ import { IdentityProvider } from "./accounts/identity-provider";
 import { SignInLimiter, type SignInGuard } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
 import { CollectionsService } from "./collections/collections.service";
-import type { ConnectorRegistry } from "./connectors/registry";
+import type { KindRegistry } from "./connectors/registry";
 import type { IngestQueue } from "./ingest/job-queue";
 import { IngestService } from "./ingest/ingest.service";
 import { ingestRoutes } from "./http/ingest.routes";
@@ -19,8 +19,6 @@ import { modelsRoutes } from "./http/models.routes";
 import type { ModelsService } from "./llm/models.service";
 import type { SearchIndex } from "./search/search-index";
 import { SourcesService } from "./sources/sources.service";
-import { DriveService } from "./drive/drive.service";
-import { driveCallbackRoutes, driveRoutes } from "./http/drive.routes";
 import { PipelinesService } from "./pipelines/pipelines.service";
 import { dataSourcesRoutes } from "./http/data-sources.routes";
 import { pipelinesRoutes } from "./http/pipelines.routes";
@@ -41,7 +39,8 @@ export interface AppDeps {
   secrets: SecretStore;
   logger: Logger;
   index: SearchIndex;
-  connectors: ConnectorRegistry;
+  /** The source kinds (connectors/registry.ts); each brings its own routes. */
+  kinds: KindRegistry;
   queue: IngestQueue;
   /** Team mode counts failed sign-ins in Redis; default: in memory. */
   signInLimiter?: SignInGuard;
@@ -52,14 +51,14 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, connectors, queue, models, signInLimiter }: AppDeps): Promise<Express> {
+export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, signInLimiter }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const accounts = new AccountsService(db, tokens, signInLimiter ?? new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
   const collections = new CollectionsService(db, index);
-  const sources = new SourcesService(db, secrets, connectors, index, config.smbTimeoutMs);
+  const sources = new SourcesService(db, secrets, kinds, index);
   const pipelines = new PipelinesService(db);
-  const drive = new DriveService(db, connectors.drive, publicUrl);
+  const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl }));
   const secureCookies = publicUrl.startsWith("https:");
 
   const api = express.Router();
@@ -68,14 +67,13 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
     res.json({ status: "ok" });
   });
   api.use(accountsRoutes(accounts, tokens, secureCookies));
-  // The browser returns from Google without a bearer token: the OAuth state names the user.
-  api.use(driveCallbackRoutes(drive));
+  for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens));
   api.use(usersRoutes(accounts));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
   api.use(dataSourcesRoutes(sources));
-  api.use(driveRoutes(drive));
+  for (const routes of kindRoutes) api.use(routes.signedIn);
   api.use(pipelinesRoutes(pipelines));
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));

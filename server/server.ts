@@ -4,12 +4,7 @@ import http from "node:http";
 import { createApp } from "./app";
 import { openStorage } from "./storage";
 import type { Config } from "./config";
-import { ConnectorRegistry } from "./connectors/registry";
-import { driveConnectors } from "./connectors/gdrive/drive-connectors";
-import { ingestHandler } from "./ingest/ingest-job";
-import { JobQueue } from "./ingest/job-queue";
-import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
-import { ParserPool } from "./ingest/parse/parser-pool";
+import { openIngestion } from "./ingestion";
 import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
 import { modelsOptions } from "./llm/models.options";
@@ -26,14 +21,10 @@ export interface RunningServer {
 
 /** Opens storage and secrets, builds the app, listens and starts the job queue: shared by `npm start` and the Electron shell. */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  const { db, index, secrets } = await openStorage(config, logger);
-  const parsers = new ParserPool();
-  const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
-  const handler = ingestHandler({ db, connectors, index, parsers });
-  // Team mode (REDIS_URL): the queue on BullMQ, shared by every API and worker process.
-  const queue = config.redisUrl
-    ? new BullmqJobQueue(db, handler, logger, { redisUrl: config.redisUrl, prefix: config.redisPrefix, runWorker: config.runWorker })
-    : new JobQueue(db, handler, logger);
+  const storage = await openStorage(config, logger);
+  const { db, index, secrets } = storage;
+  const ingestion = openIngestion(config, storage, logger, config.runWorker);
+  const { kinds, queue } = ingestion;
   // Listen first: with PORT=0 the address (and so the OAuth redirect URI) is only known then.
   const server = await listen(config.port, config.host);
   const port = (server.address() as AddressInfo).port;
@@ -42,7 +33,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
   const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl, offlineTimeoutMs: 5000 }) : null;
   const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models, signInLimiter });
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter });
   server.on("request", app);
   await queue.start();
 
@@ -55,13 +46,12 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
     url,
     port,
     close: async () => {
-      await queue.stop();
+      await ingestion.close();
       // Ends every POST /models stream with an error event, so the HTTP server can close.
       await models.close();
       await sharedPulls?.close();
       await closeHttp(server, sockets);
       await redis?.quit();
-      await parsers.close();
       await index.close();
       if (db.isInitialized) await db.destroy();
     },

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { DataSource } from "typeorm";
 import type { Config } from "./config";
+import { KIND_ENTITIES } from "./connectors/registry";
 import { openDatabase } from "./data/data-source";
 import { PostgresFtsIndex } from "./search/postgres-fts-index";
 import type { SearchIndex } from "./search/search-index";
@@ -30,7 +31,7 @@ export async function openStorage(
   logger: { warn(message: string): void },
 ): Promise<Storage> {
   const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
-  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
   try {
     if (!config.databaseUrl) return { db, index: new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") }), secrets: local };
     const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);

@@ -1,10 +1,6 @@
 import { ConfigError, loadConfig } from "./config";
 import { openStorage } from "./storage";
-import { ConnectorRegistry } from "./connectors/registry";
-import { driveConnectors } from "./connectors/gdrive/drive-connectors";
-import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
-import { ingestHandler } from "./ingest/ingest-job";
-import { ParserPool } from "./ingest/parse/parser-pool";
+import { openIngestion } from "./ingestion";
 import { createLogger } from "./logger";
 
 // At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
@@ -15,15 +11,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   logger.level = config.logLevel;
   if (!config.redisUrl) throw new ConfigError("REDIS_URL must be set: a worker takes jobs from the team queue in Redis");
-  const { db, index, secrets } = await openStorage(config, logger);
-  const parsers = new ParserPool();
-  const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
-  const queue = new BullmqJobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger, {
-    redisUrl: config.redisUrl,
-    prefix: config.redisPrefix,
-    runWorker: true,
-  });
-  await queue.start();
+  const storage = await openStorage(config, logger);
+  const { db, index } = storage;
+  const ingestion = openIngestion(config, storage, logger, true);
+  await ingestion.queue.start();
   process.stdout.write("worker ready\n");
   let stopping = false;
   const stop = async (signal: string) => {
@@ -31,8 +22,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info(`${signal} received, stopping the worker`);
     // The running job stops between files and is recorded failed, as in the API process.
-    await queue.stop();
-    await parsers.close();
+    await ingestion.close();
     await index.close();
     if (db.isInitialized) await db.destroy();
     process.exit(0);

@@ -131,6 +131,24 @@ export interface DataSource {
   collection_id: string | null;
   created_at: string;
   smb_source?: SmbSource | null;
+  folder_source?: FolderSource;
+}
+
+export interface FolderSource {
+  data_source_id: string;
+  path: string;
+}
+
+/** Whether this machine allows folder sources, and the folders (FOLDER_SOURCE_ROOTS) a source must be inside. */
+export interface FolderStatus {
+  enabled: boolean;
+  roots: string[];
+}
+
+export interface CreatedFolderSource {
+  data_source: DataSource;
+  folder_source: FolderSource;
+  pipeline: Pipeline;
 }
 
 export interface Pipeline {
@@ -335,6 +353,9 @@ export const createSmbSource = (groupId: string, s: NewSmbSource) =>
     },
   });
 export const listSmbShares = (sourceId: string) => json<{ shares: ShareListing }>("GET", `/data_sources/smb/list/${enc(sourceId)}`);
+export const folderStatus = () => json<FolderStatus>("GET", "/data_sources/folder");
+export const createFolderSource = (groupId: string, data_source_name: string, path: string) =>
+  json<CreatedFolderSource>("POST", `/data_sources/folder/${enc(groupId)}`, { data_source: { data_source_name }, folder_source: { path } });
 export const deleteDataSource = (sourceId: string) => json<void>("DELETE", `/data_sources/${enc(sourceId)}`);
 
 // ---- Google Drive ----

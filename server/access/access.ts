@@ -1,5 +1,5 @@
 import type { EntityManager, EntityTarget, ObjectLiteral } from "typeorm";
-import { BadRequestError, ForbiddenError, NotFoundError } from "../errors";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
@@ -100,4 +100,12 @@ async function canReachBoth(db: EntityManager, actor: Actor, dataSourceId: strin
   return (
     !!source && !!collection && (await isMember(db, actor, source.ownerGroupId)) && (await isMember(db, actor, collection.ownerGroupId))
   );
+}
+
+/**
+ * Adding files to a Google Drive source: only the user whose Drive it reads (whose grant
+ * ingestion uses) may; another member of the owner group gets 409, as the source is theirs to see.
+ */
+export function assertOwnsDriveSource(actor: Actor, driveOwnerUserId: string): void {
+  if (driveOwnerUserId !== actor.userId) throw new ConflictError("Only the user whose Google Drive this source reads can add files to it");
 }

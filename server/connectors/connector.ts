@@ -11,11 +11,16 @@ export interface RemoteEntry {
   /** A provider revision (drive) when size + mtime are not the change signal. */
   version?: string;
   mimeType?: string;
+  /**
+   * Set when the connector will not open this entry (a link leading out of a folder source):
+   * ingestion lists it as a failed file with this message and reads nothing.
+   */
+  refused?: string;
 }
 
 /**
  * What ingestion and the API need from any kind of source. A new kind is a new
- * folder under connectors/ registered in registry.ts, never edits elsewhere.
+ * folder under connectors/ (see source-kind.ts) registered in registry.ts, never edits elsewhere.
  */
 export interface Connector {
   /** Connects and authenticates; throws ConnectorAuthError or ConnectorUnreachableError. */

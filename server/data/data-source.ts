@@ -12,33 +12,34 @@ import { User } from "./entities/user.entity";
 import { DataSourceRecord } from "./entities/data-source.entity";
 import { IngestJob } from "./entities/ingest-job.entity";
 import { Pipeline } from "./entities/pipeline.entity";
-import { SmbSourceRecord } from "./entities/smb-source.entity";
 import { AccountsGroupsCollections1763800000000 } from "./migrations/1763800000000-accounts-groups-collections";
 import { SourcesPipelinesJobs1763800100000 } from "./migrations/1763800100000-sources-pipelines-jobs";
-import { DriveGrant } from "./entities/drive-grant.entity";
-import { DriveSourceRecord } from "./entities/drive-source.entity";
-import { DriveFileRecord } from "./entities/drive-file.entity";
 import { Drive1763800200000 } from "./migrations/1763800200000-drive";
 import { ModelRecord } from "./entities/model.entity";
 import { UserModelRecord } from "./entities/user-model.entity";
 import { Models1763800300000 } from "./migrations/1763800300000-models";
 import { StoredSecret } from "./entities/stored-secret.entity";
 import { SharedSecrets1763800400000 } from "./migrations/1763800400000-shared-secrets";
+import { FolderSources1763800500000 } from "./migrations/1763800500000-folder-sources";
 import { AccountsGroupsCollections1763800000000 as PgAccountsGroupsCollections } from "./migrations/postgres/1763800000000-accounts-groups-collections";
 import { SourcesPipelinesJobs1763800100000 as PgSourcesPipelinesJobs } from "./migrations/postgres/1763800100000-sources-pipelines-jobs";
 import { Drive1763800200000 as PgDrive } from "./migrations/postgres/1763800200000-drive";
 import { Models1763800300000 as PgModels } from "./migrations/postgres/1763800300000-models";
 import { SharedSecrets1763800400000 as PgSharedSecrets } from "./migrations/postgres/1763800400000-shared-secrets";
+import { FolderSources1763800500000 as PgFolderSources } from "./migrations/postgres/1763800500000-folder-sources";
 
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, SmbSourceRecord, Pipeline, IngestJob, DriveGrant, DriveSourceRecord, DriveFileRecord, ModelRecord, UserModelRecord, StoredSecret];
-export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000, SharedSecrets1763800400000];
+/** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret];
+export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000, SharedSecrets1763800400000, FolderSources1763800500000];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources];
 
 export interface StorageOptions {
   dataDir: string;
   /** postgres:// URL; null for the SQLite file under dataDir. */
   databaseUrl?: string | null;
+  /** Entities mapped besides ENTITIES: the source kinds' details tables (passed in from above, so data/ imports no connector). */
+  entities?: Function[];
 }
 
 /**
@@ -46,14 +47,15 @@ export interface StorageOptions {
  * else (creating if needed) the SQLite file under dataDir. A bare string is a dataDir.
  */
 export async function openDatabase(options: StorageOptions | string): Promise<DataSource> {
-  const { dataDir, databaseUrl } = typeof options === "string" ? { dataDir: options, databaseUrl: null } : options;
-  if (databaseUrl) return openPostgres(databaseUrl);
+  const { dataDir, databaseUrl, entities: extra = [] } = typeof options === "string" ? { dataDir: options, databaseUrl: null } : options;
+  const entities = [...ENTITIES, ...extra];
+  if (databaseUrl) return openPostgres(databaseUrl, entities);
   fs.mkdirSync(dataDir, { recursive: true });
   const db = new DataSource({
     type: "better-sqlite3",
     database: path.join(dataDir, "sluice.db"),
     nativeBinding: sqliteNativeBinding(),
-    entities: ENTITIES,
+    entities,
     migrations: MIGRATIONS,
     migrationsRun: false,
     synchronize: false,
@@ -75,7 +77,7 @@ let int8Parsed = false;
 /** Any fixed key, distinct from the writer and search-schema locks. */
 const MIGRATION_LOCK_KEY = 0x51c5;
 
-async function openPostgres(url: string): Promise<DataSource> {
+async function openPostgres(url: string, entities: Function[]): Promise<DataSource> {
   if (!int8Parsed) {
     // bigint (byte counts, count(*)) as numbers, as SQLite answers them; every value here is far below 2^53.
     pgTypes.setTypeParser(pgTypes.builtins.INT8, (value: string) => Number(value));
@@ -84,7 +86,7 @@ async function openPostgres(url: string): Promise<DataSource> {
   const db = new DataSource({
     type: "postgres",
     url,
-    entities: ENTITIES,
+    entities,
     migrations: POSTGRES_MIGRATIONS,
     migrationsRun: false,
     synchronize: false,

@@ -1,8 +1,6 @@
 import type { User } from "../data/entities/user.entity";
 import type { Group } from "../data/entities/group.entity";
 import type { Collection } from "../data/entities/collection.entity";
-import type { DataSourceRecord } from "../data/entities/data-source.entity";
-import type { SmbSourceRecord } from "../data/entities/smb-source.entity";
 import type { Pipeline } from "../data/entities/pipeline.entity";
 import type { IngestJob } from "../data/entities/ingest-job.entity";
 import type { DocumentSummary, SearchHit } from "../search/search-index";
@@ -67,29 +65,6 @@ export function presentCollection(collection: Collection, stats: CollectionStats
 
 export function presentToken(token: string) {
   return { access_token: token, token_type: "bearer" as const };
-}
-
-export function presentDataSource(source: DataSourceRecord) {
-  return {
-    id: source.id,
-    data_source_name: source.name,
-    kind: source.kind,
-    owner_group_id: source.ownerGroupId,
-    collection_id: source.autoCollectionId,
-    created_at: isoNoZone(source.createdAt),
-  };
-}
-
-/** The password is not a column here and never will be: it lives in the secret store. */
-export function presentSmbSource(smb: SmbSourceRecord) {
-  return {
-    data_source_id: smb.dataSourceId,
-    remote_system_username: smb.remoteSystemUsername,
-    remote_system_name: smb.remoteSystemName,
-    local_system_name: smb.localSystemName,
-    default_ip: smb.defaultIp,
-    port: smb.port,
-  };
 }
 
 export function presentPipeline(pipeline: Pipeline) {

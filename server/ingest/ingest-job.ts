@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import type { DataSource } from "typeorm";
 import type { Connector, RemoteEntry } from "../connectors/connector";
 import { ConnectorUnreachableError } from "../connectors/connector";
-import type { ConnectorRegistry } from "../connectors/registry";
+import type { KindRegistry } from "../connectors/registry";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { IngestJob } from "../data/entities/ingest-job.entity";
@@ -29,7 +29,7 @@ const BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
 export interface IngestDeps {
   db: DataSource;
-  connectors: ConnectorRegistry;
+  connectors: KindRegistry;
   index: SearchIndex;
   parsers: ParserPool;
 }
@@ -124,6 +124,11 @@ async function ingestFile(
   state: IndexedState | undefined,
   progress: JobProgress,
 ): Promise<void> {
+  if (file.refused) {
+    // Whatever was indexed under this path is no longer the source's to show.
+    if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+    return progress.failed(file.path, file.refused);
+  }
   if (unchanged(file, state)) return progress.processed("unchanged");
   if (!isSupported(file.name)) return progress.processed("skipped");
   if (file.size > MAX_INDEXED_FILE_BYTES) {

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { EntityManager } from "typeorm";
 import { Collection } from "../data/entities/collection.entity";
-import { DataSourceRecord, type SourceKind } from "../data/entities/data-source.entity";
+import { DataSourceRecord } from "../data/entities/data-source.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import { autoCollectionName } from "./collection-name";
 
@@ -10,7 +10,7 @@ import { autoCollectionName } from "./collection-name";
  * auto-provisioned collection and the pipeline between them. Call inside the creating
  * transaction, so all three exist or none does.
  */
-export async function provisionSource(tx: EntityManager, sourceId: string, kind: SourceKind, name: string, groupId: string) {
+export async function provisionSource(tx: EntityManager, sourceId: string, kind: string, name: string, groupId: string) {
   const now = new Date();
   const collection = tx.create(Collection, { id: crypto.randomUUID(), name: autoCollectionName(name), ownerGroupId: groupId, createdAt: now });
   await tx.insert(Collection, collection);

@@ -1,103 +1,73 @@
 import crypto from "node:crypto";
 import type { DataSource } from "typeorm";
-import { BadRequestError, ServiceUnavailableError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
-import { SmbSourceRecord, smbPasswordKey } from "../data/entities/smb-source.entity";
 import { listGroupOwned, requireDataSourceAccess, requireGroupMembership } from "../access/access";
 import type { Actor } from "../access/actor";
-import { ConnectorAuthError, ConnectorUnreachableError } from "../connectors/connector";
-import { smbConnector, type ConnectorRegistry, type SmbDetails } from "../connectors/registry";
-import type { ShareListing } from "../connectors/smb/smb.connector";
+import type { KindRegistry } from "../connectors/registry";
+import type { CreatedSource, NewSource, SourceCreator } from "../connectors/source-kind";
 import type { SecretStore } from "../secrets/secrets";
 import type { SearchIndex } from "../search/search-index";
 import { provisionSource } from "./provision-source";
 import { assertNoActiveIngestion } from "../ingest/active-jobs";
 
-export interface NewSmbSource extends SmbDetails {
-  name: string;
-  password: string;
-}
-
-export interface CreatedSource {
+export interface ListedSource {
   source: DataSourceRecord;
-  smb: SmbSourceRecord | null;
-  pipeline: Pipeline;
+  /** What the source's kind adds to the listing. */
+  details: Record<string, unknown> | undefined;
 }
 
-export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
-
-export class SourcesService {
+/** What every kind of data source shares: the create steps, the listing and deletion, each kind served through the registry. */
+export class SourcesService implements SourceCreator {
   constructor(
     private readonly db: DataSource,
     private readonly secrets: SecretStore,
-    private readonly connectors: ConnectorRegistry,
+    private readonly kinds: KindRegistry,
     private readonly index: SearchIndex,
-    private readonly smbTimeoutMs: number,
   ) {}
 
   /**
-   * Verifies the credentials by connecting, then creates the source, its collection and the
-   * pipeline between them in one transaction. The password goes to the secret store first
-   * (keyed by the new id) and is removed again if the transaction fails.
+   * The create steps of every kind: membership, the kind's own check (nothing is stored when it
+   * fails), the secrets (keyed by the new id, removed again if the transaction fails), then
+   * source, collection, pipeline and the kind's details in one transaction.
    */
-  async createSmb(actor: Actor, groupId: string, input: NewSmbSource): Promise<CreatedSource> {
-    await requireGroupMembership(this.db.manager, actor, groupId);
-    await this.verifySmb(input);
+  async create<T>(actor: Actor, input: NewSource<T>): Promise<CreatedSource<T>> {
+    this.kinds.get(input.kind); // a kind the registry does not list cannot be stored
+    await requireGroupMembership(this.db.manager, actor, input.groupId);
+    await input.verify?.();
     const sourceId = crypto.randomUUID();
-    await this.secrets.set(smbPasswordKey(sourceId), input.password);
+    const secrets = Object.entries(input.secrets?.(sourceId) ?? {});
     try {
+      for (const [key, value] of secrets) await this.secrets.set(key, value);
       return await this.db.transaction(async (tx) => {
-        const { source, pipeline } = await provisionSource(tx, sourceId, "smb", input.name, groupId);
-        const smb = tx.create(SmbSourceRecord, {
-          dataSourceId: sourceId,
-          remoteSystemUsername: input.remoteSystemUsername,
-          remoteSystemName: input.remoteSystemName,
-          localSystemName: input.localSystemName,
-          defaultIp: input.defaultIp,
-          port: input.port,
-        });
-        await tx.insert(SmbSourceRecord, smb);
-        return { source, smb, pipeline };
+        const { source, pipeline } = await provisionSource(tx, sourceId, input.kind, input.name, input.groupId);
+        const details = await input.details(tx, sourceId);
+        return { source, details, pipeline };
       });
     } catch (error) {
-      await this.secrets.delete(smbPasswordKey(sourceId));
+      for (const [key] of secrets) await this.secrets.delete(key);
       throw error;
     }
   }
 
-  async list(actor: Actor): Promise<Array<{ source: DataSourceRecord; smb: SmbSourceRecord | null }>> {
+  async list(actor: Actor): Promise<ListedSource[]> {
     const sources = await listGroupOwned(this.db.manager, actor, DataSourceRecord, "created_at");
-    const smb = sources.length
-      ? await this.db.manager.createQueryBuilder(SmbSourceRecord, "d").where("d.data_source_id IN (:...ids)", { ids: sources.map((s) => s.id) }).getMany()
-      : [];
-    return sources.map((source) => ({ source, smb: smb.find((d) => d.dataSourceId === source.id) ?? null }));
-  }
-
-  /** Every share of the server with its first-level entries; 503 when the server can't be reached. */
-  async listSmbShares(actor: Actor, dataSourceId: string): Promise<ShareListing> {
-    const source = await requireDataSourceAccess(this.db.manager, actor, dataSourceId);
-    if (source.kind !== "smb") throw new BadRequestError("This data source is not an SMB share");
-    const connector = await this.connectors.smbFor(this.db.manager, source);
-    try {
-      return await connector.shareListing();
-    } catch (error) {
-      if (error instanceof ConnectorUnreachableError) throw new ServiceUnavailableError(`SMB server unreachable: ${error.message}`);
-      if (error instanceof ConnectorAuthError) throw new BadRequestError(`${INVALID_SMB_CREDENTIALS}: the server refused the stored user name or password`);
-      throw error;
-    } finally {
-      await connector.close();
+    const details = new Map<string, Record<string, unknown>>();
+    for (const kind of this.kinds.all()) {
+      const ids = sources.filter((s) => s.kind === kind.name).map((s) => s.id);
+      if (ids.length) for (const [id, fields] of await kind.listedDetails(this.db.manager, ids)) details.set(id, fields);
     }
+    return sources.map((source) => ({ source, details: details.get(source.id) }));
   }
 
   /**
-   * Deletes the source, its pipelines and its secret. Its auto-provisioned collection goes
-   * too, unless another source's pipeline still targets it; collections that stay lose the
-   * documents that came from this source.
+   * Deletes the source, its pipelines, its kind's details (ON DELETE CASCADE) and its secrets.
+   * Its auto-provisioned collection goes too, unless another source's pipeline still targets
+   * it; collections that stay lose the documents that came from this source.
    */
   async delete(actor: Actor, dataSourceId: string): Promise<void> {
-    const { dropped, kept } = await this.db.transaction(async (tx) => {
+    const { source, dropped, kept } = await this.db.transaction(async (tx) => {
       const source = await requireDataSourceAccess(tx, actor, dataSourceId);
       await assertNoActiveIngestion(tx, { dataSourceId });
       const targeted = (await tx.find(Pipeline, { where: { dataSourceId } })).map((p) => p.collectionId);
@@ -109,28 +79,13 @@ export class SourcesService {
         await tx.delete(Collection, { id: autoId });
         dropped.push(autoId);
       }
-      return { dropped, kept: targeted.filter((id) => !dropped.includes(id)) };
+      return { source, dropped, kept: targeted.filter((id) => !dropped.includes(id)) };
     });
-    await this.secrets.delete(smbPasswordKey(dataSourceId));
+    for (const key of this.kinds.get(source.kind).secretKeys(dataSourceId)) await this.secrets.delete(key);
     for (const collectionId of dropped) await this.index.drop(collectionId);
     for (const collectionId of kept) {
       const documents = await this.index.indexedState(collectionId, dataSourceId);
       await this.index.removeDocuments(collectionId, dataSourceId, [...documents.keys()]);
-    }
-  }
-
-  /** A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec). */
-  private async verifySmb(input: NewSmbSource): Promise<void> {
-    const connector = smbConnector(input, input.password, this.smbTimeoutMs);
-    try {
-      await connector.test();
-    } catch (error) {
-      if (error instanceof ConnectorAuthError || error instanceof ConnectorUnreachableError) {
-        throw new BadRequestError(INVALID_SMB_CREDENTIALS);
-      }
-      throw error;
-    } finally {
-      await connector.close();
     }
   }
 }

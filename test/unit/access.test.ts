@@ -4,6 +4,7 @@ import { after, before, describe, it } from "node:test";
 import type { DataSource } from "typeorm";
 import {
   assertCanCreateCollectionIn,
+  assertOwnsDriveSource,
   isMember,
   memberGroupIds,
   requireCollectionAccess,
@@ -14,7 +15,7 @@ import { Collection } from "../../server/data/entities/collection.entity";
 import { GroupMember } from "../../server/data/entities/group-member.entity";
 import { Group } from "../../server/data/entities/group.entity";
 import { User } from "../../server/data/entities/user.entity";
-import { BadRequestError, ForbiddenError, NotFoundError } from "../../server/errors";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../../server/errors";
 import { tempDir } from "../fixtures/sluice-server";
 
 // Each access rule against a real SQLite file: Alice is in "team", Bob in "other", "team" owns a collection.
@@ -84,5 +85,15 @@ describe("access rules", () => {
     assert.ok(denied instanceof NotFoundError);
     assert.ok(missing instanceof NotFoundError);
     assert.equal(denied.message, missing.message);
+  });
+});
+
+describe("access rules of source kinds", () => {
+  it("adding files to a drive source: only the user whose Drive it reads; another member gets 409", () => {
+    assert.doesNotThrow(() => assertOwnsDriveSource(alice, alice.userId));
+    assert.throws(
+      () => assertOwnsDriveSource(bob, alice.userId),
+      (error: unknown) => error instanceof ConflictError && /Only the user whose Google Drive this source reads/.test((error as Error).message),
+    );
   });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OAuthStates, sameOriginPath, STATE_LIFETIME_MS } from "../../server/drive/oauth-states";
+import { OAuthStates, sameOriginPath, STATE_LIFETIME_MS } from "../../server/connectors/gdrive/oauth-states";
 
 const PUBLIC = "http://127.0.0.1:8420";
 

@@ -153,6 +153,76 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
   );
 }
 
+function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedFolderSource) => void }) {
+  const status = useLoad(api.folderStatus);
+  const [f, setF] = useState({ group: groups[0]?.id ?? "", name: "", path: "" });
+  const [submitted, setSubmitted] = useState(false);
+  const create = useAction(async () => {
+    const created = await api.createFolderSource(f.group, f.name.trim(), f.path.trim());
+    setF((prev) => ({ ...prev, name: "", path: "" }));
+    setSubmitted(false);
+    onCreated(created);
+  });
+  const problems: { name?: string; path?: string } = {};
+  if (submitted && !f.name.trim()) problems.name = "Give the source a name.";
+  if (submitted && !f.path.trim()) problems.path = "Enter the folder's full path on the Sluice machine.";
+  const set = (key: "group" | "name" | "path") => (e: { target: { value: string } }) => setF((prev) => ({ ...prev, [key]: e.target.value }));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setSubmitted(true);
+    if (f.name.trim() && f.path.trim()) void create.run();
+  };
+  if (groups.length === 0 || (status.loading && !status.data)) return null;
+  if (status.data && !status.data.enabled)
+    return (
+      <section className="card" aria-labelledby="folder-off-heading">
+        <h2 id="folder-off-heading">Add a folder</h2>
+        <p className="muted" role="status">
+          Folder sources are off on this machine. The administrator turns them on by listing the folders sources may read in{" "}
+          <code>FOLDER_SOURCE_ROOTS</code> and restarting Sluice.
+        </p>
+      </section>
+    );
+  const roots = status.data?.roots ?? [];
+  return (
+    <form className="card" onSubmit={submit} aria-label="Add folder" noValidate>
+      <h2>Add a folder</h2>
+      <p className="muted">A folder on the Sluice machine, or a network share mounted on it. A collection and a pipeline are created with it.</p>
+      <div className="form-grid">
+        <Field id="folder-group" label="Owner group">
+          {(p) => (
+            <select {...p} value={f.group} onChange={set("group")}>
+              {groups.map((g) => (
+                <option key={g.id} value={g.id}>
+                  {g.group_name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field id="folder-name" label="Source name" problem={problems.name}>
+          {(p) => <input {...p} value={f.name} onChange={set("name")} placeholder="Project documents" />}
+        </Field>
+        <Field
+          id="folder-path"
+          label="Folder path"
+          problem={problems.path}
+          hint={`The full path, inside a folder allowed in FOLDER_SOURCE_ROOTS: ${roots.join(", ")}. Links leading out of it are not read.`}
+        >
+          {(p) => <input {...p} value={f.path} onChange={set("path")} placeholder={roots[0] ?? ""} autoComplete="off" spellCheck={false} />}
+        </Field>
+      </div>
+      <div className="form-actions">
+        <button type="submit" className="primary" disabled={create.busy}>
+          {create.busy ? "Checking the folder…" : "Add folder"}
+        </button>
+      </div>
+      <ErrorText error={create.error} id="folder-form-error" />
+      <ErrorText error={status.error} />
+    </form>
+  );
+}
+
 function SourceRow({
   source,
   groupName,
@@ -179,6 +249,7 @@ function SourceRow({
             {[
               smb ? `\\\\${smb.remote_system_name}${smb.default_ip ? ` (${smb.default_ip}:${smb.port})` : `:${smb.port}`} as ${smb.remote_system_username}` : null,
               source.kind === "drive" ? "Google Drive" : null,
+              source.folder_source ? source.folder_source.path : null,
               `group ${groupName}`,
               `added ${formatTime(source.created_at)}`,
             ]
@@ -214,7 +285,7 @@ function SourceRow({
 export function SourcesPage() {
   const sources = useLoad(api.listDataSources);
   const groups = useLoad(api.listGroups);
-  const [created, setCreated] = useState<api.CreatedSmbSource | api.CreatedDriveSource | null>(null);
+  const [created, setCreated] = useState<api.CreatedSmbSource | api.CreatedDriveSource | api.CreatedFolderSource | null>(null);
   const { drive, reload: reloadDrive } = useDrive();
   const driveReady = drive.state === "ready";
   const driveConnected = drive.state === "ready" && drive.status.connected;
@@ -227,6 +298,7 @@ export function SourcesPage() {
         <div>
           {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
           <ErrorText error={groups.error} />
+          {groups.data && <AddFolderSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
           <DriveConnection drive={drive} reload={reloadDrive} />
           {driveConnected && groups.data && myGroups.length > 0 && (
             <div className="card">
@@ -244,7 +316,7 @@ export function SourcesPage() {
           <h2 id="sources-heading">Your sources</h2>
           {sources.loading && !sources.data ? <Loading /> : null}
           <ErrorText error={sources.error} />
-          {sources.data && sources.data.length === 0 && <Empty>No data sources yet. Add an SMB share{driveReady ? " or a Google Drive source" : ""} to start.</Empty>}
+          {sources.data && sources.data.length === 0 && <Empty>No data sources yet. Add an SMB share, a folder{driveReady ? " or a Google Drive source" : ""} to start.</Empty>}
           <ul className="plain">
             {(sources.data ?? []).map((s) => (
               <SourceRow key={s.id} source={s} groupName={groupName(s.owner_group_id)} onDeleted={() => void sources.reload()} driveTools={driveReady} />

@@ -1,8 +1,8 @@
 import type { EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
-import { DriveFileRecord } from "../../data/entities/drive-file.entity";
-import { DriveSourceRecord } from "../../data/entities/drive-source.entity";
-import { DriveTokens } from "../../drive/drive-tokens";
+import { DriveFileRecord } from "./drive-file.entity";
+import { DriveSourceRecord } from "./drive-source.entity";
+import { DriveTokens } from "./drive-tokens";
 import type { SecretStore } from "../../secrets/secrets";
 import { GoogleOAuthClient, type GoogleClientConfig } from "./google-oauth";
 import { DriveApi } from "./drive-api";

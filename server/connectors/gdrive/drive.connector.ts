@@ -3,6 +3,7 @@ import { ConnectorAuthError, ConnectorEntryError, ConnectorUnreachableError, typ
 import { DriveAuthError, DriveFileNotFoundError, EXPORTS, FOLDER_MIME, type DriveApi, type DriveFile } from "./drive-api";
 import { GoogleUnavailableError } from "./google-http";
 import { InvalidGrantError } from "./google-oauth";
+import { NoDriveGrantError } from "./drive-tokens";
 
 /** Registered files looked up at once while listing. */
 const LOOKUPS_IN_FLIGHT = 8;
@@ -101,7 +102,7 @@ export class DriveConnector implements Connector {
       if (error instanceof InvalidGrantError || error instanceof DriveAuthError) {
         throw new ConnectorAuthError("Google Drive refused the stored grant: reconnect Google Drive");
       }
-      if ((error as Error)?.name === "NoDriveGrantError") throw new ConnectorAuthError("The source owner has disconnected Google Drive");
+      if (error instanceof NoDriveGrantError) throw new ConnectorAuthError("The source owner has disconnected Google Drive");
       if (error instanceof GoogleUnavailableError) throw new ConnectorUnreachableError(error.message);
       throw error;
     }

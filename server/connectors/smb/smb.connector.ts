@@ -34,6 +34,28 @@ export interface SmbConnectorOptions {
   timeoutMs?: number;
 }
 
+/** The stored connection details of an SMB source (smb_sources), the password aside. */
+export interface SmbDetails {
+  remoteSystemUsername: string;
+  remoteSystemName: string;
+  localSystemName: string;
+  defaultIp: string | null;
+  port: number;
+}
+
+/** A connector for stored or submitted details: default_ip is dialled when given, else the server name. */
+export function smbConnectorFor(details: SmbDetails, password: string, timeoutMs: number): SmbConnector {
+  return new SmbConnector({
+    host: details.defaultIp || details.remoteSystemName,
+    port: details.port,
+    serverName: details.remoteSystemName,
+    username: details.remoteSystemUsername,
+    password,
+    workstation: details.localSystemName || undefined,
+    timeoutMs,
+  });
+}
+
 /** What the API shows for a server: each disk share's first-level names, or why it can't be read. */
 export type ShareListing = Record<string, string[] | { error: string }>;
 

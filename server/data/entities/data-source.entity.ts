@@ -1,9 +1,9 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
 
-export const SOURCE_KINDS = ["smb", "drive"] as const;
-export type SourceKind = (typeof SOURCE_KINDS)[number];
-
-/** A place documents come from, owned by a group. Kind-specific details live in their own table (smb_sources, ...). */
+/**
+ * A place documents come from, owned by a group. Its kind names a module of connectors/
+ * (registry.ts decides which kinds exist); kind-specific details live in that kind's tables.
+ */
 @Entity({ name: "data_sources" })
 export class DataSourceRecord {
   @PrimaryColumn({ type: "varchar" })
@@ -13,7 +13,7 @@ export class DataSourceRecord {
   name: string;
 
   @Column({ type: "varchar" })
-  kind: SourceKind;
+  kind: string;
 
   @Column({ type: "varchar", name: "owner_group_id" })
   ownerGroupId: string;

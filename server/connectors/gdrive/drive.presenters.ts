@@ -1,8 +1,8 @@
-import type { DriveFileRecord } from "../data/entities/drive-file.entity";
-import type { DriveGrant } from "../data/entities/drive-grant.entity";
-import type { DriveSourceRecord } from "../data/entities/drive-source.entity";
-import type { AccessToken } from "../drive/drive-tokens";
-import { isoNoZone } from "../time";
+import { isoNoZone } from "../../time";
+import type { DriveFileRecord } from "./drive-file.entity";
+import type { DriveGrant } from "./drive-grant.entity";
+import type { DriveSourceRecord } from "./drive-source.entity";
+import type { AccessToken } from "./drive-tokens";
 
 /** Connection status; tokens are never part of it. */
 export function presentDriveStatus(grant: DriveGrant | null) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DATA_SOURCE_NAME } from "../../http/data-sources.schemas";
 
 /** Request schemas of the Google Drive endpoints. */
 
@@ -18,7 +19,7 @@ export const driveCallbackQuery = z.object({
 
 export const createDriveSourceBody = z.object({
   data_source: z.object({
-    data_source_name: z.string().trim().min(1, "is required").max(100, "must be at most 100 characters"),
+    data_source_name: DATA_SOURCE_NAME,
     owner_group_id: z.string().min(1, "is required"),
   }),
 });

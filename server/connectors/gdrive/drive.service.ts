@@ -1,31 +1,23 @@
 import crypto from "node:crypto";
 import type { DataSource } from "typeorm";
-import { requireDataSourceAccess, requireGroupMembership } from "../access/access";
-import type { Actor } from "../access/actor";
-import { DriveApiError, DriveAuthError, DriveFileNotFoundError, FOLDER_MIME, type DriveApi, type DriveFile } from "../connectors/gdrive/drive-api";
-import type { DriveConnectors } from "../connectors/gdrive/drive-connectors";
-import { GoogleUnavailableError } from "../connectors/gdrive/google-http";
-import { DRIVE_FILE_SCOPE, InvalidGrantError, OAuthError, pkcePair } from "../connectors/gdrive/google-oauth";
-import { DataSourceRecord } from "../data/entities/data-source.entity";
-import { DriveFileRecord } from "../data/entities/drive-file.entity";
-import { DriveGrant } from "../data/entities/drive-grant.entity";
-import { DriveSourceRecord } from "../data/entities/drive-source.entity";
-import { Pipeline } from "../data/entities/pipeline.entity";
-import { BadRequestError, ConflictError, HttpError, ServiceUnavailableError, UnauthorizedError, ValidationError } from "../errors";
-import { provisionSource } from "../sources/provision-source";
+import { assertOwnsDriveSource, requireDataSourceAccess } from "../../access/access";
+import type { Actor } from "../../access/actor";
+import { BadRequestError, ConflictError, HttpError, ServiceUnavailableError, UnauthorizedError, ValidationError } from "../../errors";
+import type { CreatedSource, SourceCreator } from "../source-kind";
+import { DriveApiError, DriveAuthError, DriveFileNotFoundError, FOLDER_MIME, type DriveApi, type DriveFile } from "./drive-api";
+import type { DriveConnectors } from "./drive-connectors";
+import { DriveFileRecord } from "./drive-file.entity";
+import { DriveGrant } from "./drive-grant.entity";
+import { DriveSourceRecord } from "./drive-source.entity";
 import { NoDriveGrantError, type AccessToken } from "./drive-tokens";
+import { GoogleUnavailableError } from "./google-http";
+import { DRIVE_FILE_SCOPE, InvalidGrantError, OAuthError, pkcePair } from "./google-oauth";
 import { OAuthStates, sameOriginPath } from "./oauth-states";
 
 export const CALLBACK_PATH = "/api/integrations/cloud/drive/callback";
 export const NOT_CONFIGURED = "Google Drive is not configured on this instance: set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET";
 export const NOT_CONNECTED = "Google Drive is not connected: connect it first";
 export const RECONNECT = "The Google Drive grant is no longer valid: reconnect Google Drive";
-
-export interface CreatedDriveSource {
-  source: DataSourceRecord;
-  drive: DriveSourceRecord;
-  pipeline: Pipeline;
-}
 
 export interface RegisteredFiles {
   sourceId: string;
@@ -40,6 +32,8 @@ export class DriveService {
   constructor(
     private readonly db: DataSource,
     private readonly drive: DriveConnectors | null,
+    private readonly sources: SourceCreator,
+    private readonly kindName: string,
     private readonly publicUrl: string,
   ) {}
 
@@ -122,16 +116,18 @@ export class DriveService {
   }
 
   /** Source, auto-provisioned collection and pipeline in one transaction, as for SMB; ingestion uses the caller's grant. */
-  async createSource(actor: Actor, name: string, groupId: string): Promise<CreatedDriveSource> {
+  async createSource(actor: Actor, name: string, groupId: string): Promise<CreatedSource<DriveSourceRecord>> {
     this.configured();
-    await requireGroupMembership(this.db.manager, actor, groupId);
-    await this.requireGrant(actor.userId);
-    const sourceId = crypto.randomUUID();
-    return this.db.transaction(async (tx) => {
-      const { source, pipeline } = await provisionSource(tx, sourceId, "drive", name, groupId);
-      const drive = tx.create(DriveSourceRecord, { dataSourceId: sourceId, ownerUserId: actor.userId });
-      await tx.insert(DriveSourceRecord, drive);
-      return { source, drive, pipeline };
+    return this.sources.create(actor, {
+      kind: this.kindName,
+      name,
+      groupId,
+      verify: async () => void (await this.requireGrant(actor.userId)),
+      details: async (tx, sourceId) => {
+        const drive = tx.create(DriveSourceRecord, { dataSourceId: sourceId, ownerUserId: actor.userId });
+        await tx.insert(DriveSourceRecord, drive);
+        return drive;
+      },
     });
   }
 
@@ -196,11 +192,9 @@ export class DriveService {
   private async ownedDriveSource(actor: Actor, sourceId: string): Promise<{ api: DriveApi }> {
     const drive = this.configured();
     const source = await requireDataSourceAccess(this.db.manager, actor, sourceId);
-    if (source.kind !== "drive") throw new BadRequestError("This data source is not a Google Drive source");
+    if (source.kind !== this.kindName) throw new BadRequestError("This data source is not a Google Drive source");
     const details = await this.db.manager.findOneOrFail(DriveSourceRecord, { where: { dataSourceId: sourceId } });
-    if (details.ownerUserId !== actor.userId) {
-      throw new ConflictError("Only the user whose Google Drive this source reads can add files to it");
-    }
+    assertOwnsDriveSource(actor, details.ownerUserId);
     await this.requireGrant(actor.userId);
     return { api: drive.apiFor(actor.userId) };
   }

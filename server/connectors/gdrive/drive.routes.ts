@@ -1,11 +1,12 @@
 import { Router } from "express";
-import type { DriveService } from "../drive/drive.service";
-import { actorOf } from "./auth.middleware";
+import { actorOf } from "../../http/auth.middleware";
+import { presentDataSource } from "../../http/data-sources.presenters";
+import { presentPipeline } from "../../http/presenters";
+import { idParams } from "../../http/schemas";
+import { parse } from "../../http/validate";
+import type { DriveService } from "./drive.service";
 import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";
 import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerDriveFilesBody } from "./drive.schemas";
-import { presentDataSource, presentPipeline } from "./presenters";
-import { idParams } from "./schemas";
-import { parse } from "./validate";
 
 /**
  * The browser's return from Google's consent page. Public (mounted before requireAuth): it
@@ -49,7 +50,7 @@ export function driveRoutes(drive: DriveService): Router {
     const created = await drive.createSource(actorOf(res), data_source.data_source_name, data_source.owner_group_id);
     res.status(201).json({
       data_source: presentDataSource(created.source),
-      drive_source: presentDriveSource(created.drive, []),
+      drive_source: presentDriveSource(created.details, []),
       pipeline: presentPipeline(created.pipeline),
     });
   });

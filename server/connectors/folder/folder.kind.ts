@@ -1,0 +1,41 @@
+import { In, type EntityManager } from "typeorm";
+import type { DataSourceRecord } from "../../data/entities/data-source.entity";
+import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import { FolderSources } from "./folder-sources.service";
+import { FolderSourceRecord } from "./folder-source.entity";
+import { FolderConnector } from "./folder.connector";
+import { presentFolderSource } from "./folder.presenters";
+import { folderRoutes } from "./folder.routes";
+
+const FOLDER = "folder";
+
+/** A folder on this machine or a share mounted on it, inside FOLDER_SOURCE_ROOTS (empty: the kind is off). */
+class FolderKind implements SourceKind {
+  readonly name = FOLDER;
+
+  constructor(private readonly roots: string[]) {}
+
+  secretKeys(): string[] {
+    return [];
+  }
+
+  async connector(db: EntityManager, source: DataSourceRecord): Promise<FolderConnector> {
+    const details = await db.findOneOrFail(FolderSourceRecord, { where: { dataSourceId: source.id } });
+    return new FolderConnector(details.path, this.roots);
+  }
+
+  async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+    const rows = await db.find(FolderSourceRecord, { where: { dataSourceId: In(sourceIds) } });
+    return new Map(rows.map((row) => [row.dataSourceId, { folder_source: presentFolderSource(row) }]));
+  }
+
+  routes({ sources }: KindRouteDeps): KindRoutes {
+    return { signedIn: folderRoutes(new FolderSources(sources, FOLDER, this.roots)) };
+  }
+}
+
+export const folderKind: SourceKindModule = {
+  name: FOLDER,
+  entities: [FolderSourceRecord],
+  open: ({ config }) => new FolderKind(config.folderSourceRoots),
+};

@@ -1,0 +1,79 @@
+import type { DataSource } from "typeorm";
+import { requireDataSourceAccess } from "../../access/access";
+import type { Actor } from "../../access/actor";
+import { BadRequestError, ServiceUnavailableError } from "../../errors";
+import { ConnectorAuthError, ConnectorUnreachableError } from "../connector";
+import type { CreatedSource, SourceCreator, SourceKind } from "../source-kind";
+import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
+import { SmbConnector, smbConnectorFor, type ShareListing, type SmbDetails } from "./smb.connector";
+
+export interface NewSmbSource extends SmbDetails {
+  name: string;
+  password: string;
+}
+
+export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
+
+/** SMB sources: creation (credentials checked first) and the share listing. */
+export class SmbSources {
+  constructor(
+    private readonly db: DataSource,
+    private readonly sources: SourceCreator,
+    private readonly kind: SourceKind,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Verifies the credentials by connecting, then the shared steps; the password goes to the secret store only. */
+  create(actor: Actor, groupId: string, input: NewSmbSource): Promise<CreatedSource<SmbSourceRecord>> {
+    return this.sources.create(actor, {
+      kind: this.kind.name,
+      name: input.name,
+      groupId,
+      verify: () => this.verify(input),
+      secrets: (sourceId) => ({ [smbPasswordKey(sourceId)]: input.password }),
+      details: async (tx, sourceId) => {
+        const smb = tx.create(SmbSourceRecord, {
+          dataSourceId: sourceId,
+          remoteSystemUsername: input.remoteSystemUsername,
+          remoteSystemName: input.remoteSystemName,
+          localSystemName: input.localSystemName,
+          defaultIp: input.defaultIp,
+          port: input.port,
+        });
+        await tx.insert(SmbSourceRecord, smb);
+        return smb;
+      },
+    });
+  }
+
+  /** Every share of the server with its first-level entries; 503 when the server can't be reached. */
+  async shareListing(actor: Actor, dataSourceId: string): Promise<ShareListing> {
+    const source = await requireDataSourceAccess(this.db.manager, actor, dataSourceId);
+    if (source.kind !== this.kind.name) throw new BadRequestError("This data source is not an SMB share");
+    const connector = (await this.kind.connector(this.db.manager, source)) as SmbConnector;
+    try {
+      return await connector.shareListing();
+    } catch (error) {
+      if (error instanceof ConnectorUnreachableError) throw new ServiceUnavailableError(`SMB server unreachable: ${error.message}`);
+      if (error instanceof ConnectorAuthError) throw new BadRequestError(`${INVALID_SMB_CREDENTIALS}: the server refused the stored user name or password`);
+      throw error;
+    } finally {
+      await connector.close();
+    }
+  }
+
+  /** A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec). */
+  private async verify(input: NewSmbSource): Promise<void> {
+    const connector = smbConnectorFor(input, input.password, this.timeoutMs);
+    try {
+      await connector.test();
+    } catch (error) {
+      if (error instanceof ConnectorAuthError || error instanceof ConnectorUnreachableError) {
+        throw new BadRequestError(INVALID_SMB_CREDENTIALS);
+      }
+      throw error;
+    } finally {
+      await connector.close();
+    }
+  }
+}

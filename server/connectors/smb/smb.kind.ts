@@ -1,0 +1,46 @@
+import { In, type EntityManager } from "typeorm";
+import type { DataSourceRecord } from "../../data/entities/data-source.entity";
+import type { SecretStore } from "../../secrets/secrets";
+import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
+import { SmbSources } from "./smb-sources.service";
+import { smbConnectorFor, type SmbConnector } from "./smb.connector";
+import { presentSmbSource } from "./smb.presenters";
+import { smbRoutes } from "./smb.routes";
+
+const SMB = "smb";
+
+/** An SMB network share: details in smb_sources, the password in the secret store. */
+class SmbKind implements SourceKind {
+  readonly name = SMB;
+
+  constructor(
+    private readonly secrets: SecretStore,
+    private readonly timeoutMs: number,
+  ) {}
+
+  secretKeys(sourceId: string): string[] {
+    return [smbPasswordKey(sourceId)];
+  }
+
+  async connector(db: EntityManager, source: DataSourceRecord): Promise<SmbConnector> {
+    const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
+    const password = (await this.secrets.get(smbPasswordKey(source.id))) ?? "";
+    return smbConnectorFor(details, password, this.timeoutMs);
+  }
+
+  async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+    const rows = await db.find(SmbSourceRecord, { where: { dataSourceId: In(sourceIds) } });
+    return new Map(rows.map((row) => [row.dataSourceId, { smb_source: presentSmbSource(row) }]));
+  }
+
+  routes({ db, sources }: KindRouteDeps): KindRoutes {
+    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.timeoutMs)) };
+  }
+}
+
+export const smbKind: SourceKindModule = {
+  name: SMB,
+  entities: [SmbSourceRecord],
+  open: ({ secrets, config }) => new SmbKind(secrets, config.smbTimeoutMs),
+};

@@ -1,0 +1,79 @@
+import type { Router } from "express";
+import type { DataSource, EntityManager } from "typeorm";
+import type { Actor } from "../access/actor";
+import type { Config } from "../config";
+import type { DataSourceRecord } from "../data/entities/data-source.entity";
+import type { Pipeline } from "../data/entities/pipeline.entity";
+import type { SecretStore } from "../secrets/secrets";
+import type { Connector } from "./connector";
+
+/**
+ * A kind of data source (SMB share, Google Drive, local folder) is one folder under
+ * connectors/ that exports a SourceKindModule, listed by name in registry.ts. The kind owns
+ * everything about itself: its details tables, secrets, connector, how its details are listed
+ * and its kind-specific routes. Everything shared (list, delete, the create steps) goes
+ * through the registry.
+ */
+export interface SourceKindModule {
+  /** The value of data_sources.kind. */
+  readonly name: string;
+  /** The TypeORM entities of its details tables (their migrations live with the others in data/migrations). */
+  readonly entities: Function[];
+  /** The kind at run time, in the API and in worker processes. */
+  open(deps: KindDeps): SourceKind;
+}
+
+export interface KindDeps {
+  secrets: SecretStore;
+  config: Config;
+}
+
+export interface SourceKind {
+  readonly name: string;
+  /** The secret-store keys of one source, deleted with it. */
+  secretKeys(sourceId: string): string[];
+  /** A live connector for a stored source of this kind (ingestion and kind routes). */
+  connector(db: EntityManager, source: DataSourceRecord): Promise<Connector>;
+  /** Fields this kind adds to each of its sources in GET /data_sources, by source id (e.g. {folder_source: {...}}). */
+  listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>>;
+  /** The kind's own routes, mounted under /api by the app. */
+  routes(deps: KindRouteDeps): KindRoutes;
+}
+
+export interface KindRoutes {
+  /** Routes a browser reaches without a bearer token (an OAuth callback); mounted before authentication. */
+  public?: Router;
+  /** Routes for signed-in callers. */
+  signedIn: Router;
+}
+
+export interface KindRouteDeps {
+  db: DataSource;
+  /** The shared create steps of every kind. */
+  sources: SourceCreator;
+  /** The address browsers use (OAuth redirect URIs). */
+  publicUrl: string;
+}
+
+/** How a kind creates a source through the shared steps (see SourcesService.create). */
+export interface NewSource<T> {
+  kind: string;
+  name: string;
+  groupId: string;
+  /** Checks the source can be read before anything is stored; throws a typed HTTP error that says what to fix. */
+  verify?: () => Promise<void>;
+  /** Secrets to keep under the new source's id (secret store, never a column); removed again if creation fails. */
+  secrets?: (sourceId: string) => Record<string, string>;
+  /** Writes the kind's details rows inside the creating transaction. */
+  details: (tx: EntityManager, sourceId: string) => Promise<T>;
+}
+
+export interface CreatedSource<T> {
+  source: DataSourceRecord;
+  details: T;
+  pipeline: Pipeline;
+}
+
+export interface SourceCreator {
+  create<T>(actor: Actor, input: NewSource<T>): Promise<CreatedSource<T>>;
+}

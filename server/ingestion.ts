@@ -1,0 +1,37 @@
+import type { Config } from "./config";
+import { KindRegistry } from "./connectors/registry";
+import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
+import { ingestHandler } from "./ingest/ingest-job";
+import { JobQueue, type IngestQueue } from "./ingest/job-queue";
+import { ParserPool } from "./ingest/parse/parser-pool";
+import type { Logger } from "./logger";
+import type { Storage } from "./storage";
+
+export interface Ingestion {
+  kinds: KindRegistry;
+  queue: IngestQueue;
+  /** Stops the queue (the running job fails durably) and the parser threads. */
+  close(): Promise<void>;
+}
+
+/**
+ * The ingestion wiring of every process, API and worker alike: the source kinds, the parser
+ * pool, the job handler and its queue. Team mode (REDIS_URL) puts the queue on BullMQ, shared
+ * by every API and worker process; `runWorker` says whether this process takes jobs.
+ */
+export function openIngestion(config: Config, { db, index, secrets }: Storage, logger: Logger, runWorker: boolean): Ingestion {
+  const parsers = new ParserPool();
+  const kinds = new KindRegistry({ secrets, config });
+  const handler = ingestHandler({ db, connectors: kinds, index, parsers });
+  const queue = config.redisUrl
+    ? new BullmqJobQueue(db, handler, logger, { redisUrl: config.redisUrl, prefix: config.redisPrefix, runWorker })
+    : new JobQueue(db, handler, logger);
+  return {
+    kinds,
+    queue,
+    close: async () => {
+      await queue.stop();
+      await parsers.close();
+    },
+  };
+}
