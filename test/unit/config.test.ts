@@ -162,15 +162,3 @@ describe("OLLAMA_HOST, read as Ollama reads it", () => {
   });
 });
 
-describe("FOLDER_SOURCE_ROOTS", () => {
-  it("is off (no roots) when unset or empty; lists absolute folders split on the platform's path separator", () => {
-    assert.deepEqual(loadConfig({}).folderSourceRoots, []);
-    assert.deepEqual(loadConfig({ FOLDER_SOURCE_ROOTS: " " }).folderSourceRoots, []);
-    const [a, b] = [path.resolve("/srv/docs"), path.resolve("/mnt/nas")];
-    assert.deepEqual(loadConfig({ FOLDER_SOURCE_ROOTS: `${a}${path.delimiter}${b}/${path.delimiter}` }).folderSourceRoots, [a, b]);
-  });
-
-  it("refuses a relative entry with a clear message", () => {
-    assert.throws(() => loadConfig({ FOLDER_SOURCE_ROOTS: "docs" }), (e: unknown) => e instanceof ConfigError && /FOLDER_SOURCE_ROOTS must list absolute folders/.test(e.message) && /"docs"/.test(e.message));
-  });
-});
