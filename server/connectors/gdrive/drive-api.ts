@@ -142,7 +142,8 @@ function driveError(error: unknown, fileId: string | undefined): unknown {
   if (status === 401) return new DriveAuthError("Google Drive refused the access token");
   if (fileId !== undefined && status === 404) return new DriveFileNotFoundError(fileId);
   if (isUnavailable(failure)) return unavailable("Google Drive", failure);
-  return new DriveApiError(status!, `Google Drive answered ${status}: ${driveMessage(failure.response?.data)}`);
+  // A streamed call's error body is not kept as data; gaxios puts its text in the message instead.
+  return new DriveApiError(status!, `Google Drive answered ${status}: ${driveMessage(failure.response?.data ?? (error as Error).message)}`);
 }
 
 /** The message of Google's JSON error body ({"error": {"code", "message", "errors", "status"}}); a streamed call has it as text. */
