@@ -249,7 +249,8 @@ describe("DriveApi on the Drive v3 client", () => {
 
   it("keeps a path in GOOGLE_API_URL", async () => {
     const prefixed = new DriveApi(`${config.apiUrl}/google`, async () => token);
-    await assert.rejects(prefixed.about(), DriveApiError);
+    // The fake serves no /google prefix: its JSON 404 comes back with Google's message.
+    await assert.rejects(prefixed.about(), (e: Error) => e instanceof DriveApiError && e.message === "Google Drive answered 404: Not Found");
     assert.equal(google.requests.at(-1)!.url, "/google/drive/v3/about?fields=user");
   });
 });

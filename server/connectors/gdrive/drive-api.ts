@@ -1,5 +1,4 @@
-import { Readable } from "node:stream";
-import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import type { Readable } from "node:stream";
 import { drive, type drive_v3, type MethodOptions } from "@googleapis/drive";
 import { DOWNLOAD_TIMEOUT_MS, httpFailure, isUnavailable, REQUEST_TIMEOUT_MS, retryConfig, unavailable } from "./google-http";
 
@@ -106,13 +105,12 @@ export class DriveApi {
   /** The file's bytes (alt=media) or, for a Google document, its export; streamed, never buffered. */
   async download(file: Pick<DriveFile, "id" | "mimeType">): Promise<Readable> {
     const exported = EXPORTS[file.mimeType];
-    const body = await this.call((options) => {
+    return this.call((options) => {
       const streamed = { ...options, responseType: "stream" as const, timeout: DOWNLOAD_TIMEOUT_MS };
       return exported
         ? this.client.files.export({ fileId: file.id, mimeType: exported.mimeType }, streamed)
         : this.client.files.get({ fileId: file.id, alt: "media", supportsAllDrives: true }, streamed);
     }, file.id);
-    return body instanceof Readable ? body : Readable.fromWeb(body as unknown as WebReadableStream<Uint8Array>);
   }
 
   /** One Drive call with the bearer token; after a 401 once more with a freshly refreshed token. */
@@ -142,22 +140,18 @@ function driveError(error: unknown, fileId: string | undefined): unknown {
   if (status === 401) return new DriveAuthError("Google Drive refused the access token");
   if (fileId !== undefined && status === 404) return new DriveFileNotFoundError(fileId);
   if (isUnavailable(failure)) return unavailable("Google Drive", failure);
-  // A streamed call's error body is not kept as data; gaxios puts its text in the message instead.
-  return new DriveApiError(status!, `Google Drive answered ${status}: ${driveMessage(failure.response?.data ?? (error as Error).message)}`);
+  return new DriveApiError(status!, `Google Drive answered ${status}: ${driveMessage((error as Error).message)}`);
 }
 
-/** The message of Google's JSON error body ({"error": {"code", "message", "errors", "status"}}); a streamed call has it as text. */
-function driveMessage(data: unknown): string {
-  let body = data;
-  if (typeof data === "string") {
-    try {
-      body = JSON.parse(data);
-    } catch {
-      return data.slice(0, 200);
-    }
+/** gaxios' message is Google's error message, or for a streamed call the raw JSON error body ({"error": {"message", ...}}). */
+function driveMessage(message: string): string {
+  try {
+    const parsed = JSON.parse(message) as { error?: { message?: unknown } };
+    if (typeof parsed.error?.message === "string") return parsed.error.message;
+  } catch {
+    // Not JSON: gaxios' message is already Google's.
   }
-  const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
-  return typeof message === "string" ? message : "no detail";
+  return message.slice(0, 200);
 }
 
 function toDriveFile(file: drive_v3.Schema$File): DriveFile {

@@ -27,7 +27,7 @@ export interface RetryConfig {
   retryDelay: number;
   maxRetryDelay: number;
   statusCodesToRetry: number[][];
-  retryBackoff: (error: { response?: { headers?: unknown } }, delay: number) => Promise<void>;
+  retryBackoff: (error: { response?: { headers?: Headers } }, delay: number) => Promise<void>;
 }
 
 /**
@@ -50,14 +50,10 @@ export function retryConfig(): RetryConfig {
   };
 }
 
-function retryAfterMs(headers: unknown): number | null {
-  const value = hasGet(headers) ? headers.get("retry-after") : null;
-  const seconds = value !== null ? Number(value) : NaN;
+/** Retry-After in seconds, capped like the other waits; an HTTP date falls back to the backoff. */
+function retryAfterMs(headers: Headers | undefined): number | null {
+  const seconds = Number(headers?.get("retry-after") ?? NaN);
   return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds * 1000, MAX_RETRY_DELAY_MS) : null;
-}
-
-function hasGet(value: unknown): value is { get(name: string): string | null } {
-  return typeof (value as { get?: unknown })?.get === "function";
 }
 
 /** A failure of the clients' HTTP layer: `response` when Google answered, none when it did not. */
