@@ -247,6 +247,21 @@ describe("DriveApi on the Drive v3 client", () => {
     });
   });
 
+  it("connects directly, as before, even with HTTP(S)_PROXY set", async () => {
+    const saved = { HTTPS_PROXY: process.env.HTTPS_PROXY, HTTP_PROXY: process.env.HTTP_PROXY };
+    // A proxy nobody listens on: a client that followed it would fail.
+    process.env.HTTPS_PROXY = process.env.HTTP_PROXY = "http://127.0.0.1:9";
+    try {
+      const fresh = await oauth.refresh(refreshToken);
+      assert.equal((await new DriveApi(config.apiUrl, async () => fresh.accessToken).about()).permissionId, google.account.subject);
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+  });
+
   it("keeps a path in GOOGLE_API_URL", async () => {
     const prefixed = new DriveApi(`${config.apiUrl}/google`, async () => token);
     // The fake serves no /google prefix: its JSON 404 comes back with Google's message.

@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { drive, type drive_v3, type MethodOptions } from "@googleapis/drive";
-import { DOWNLOAD_TIMEOUT_MS, httpFailure, isUnavailable, REQUEST_TIMEOUT_MS, retryConfig, unavailable } from "./google-http";
+import { directAgent, DOWNLOAD_TIMEOUT_MS, httpFailure, isUnavailable, REQUEST_TIMEOUT_MS, retryConfig, unavailable } from "./google-http";
 
 export const FOLDER_MIME = "application/vnd.google-apps.folder";
 
@@ -60,7 +60,7 @@ export class DriveApi {
     private readonly apiUrl: string,
     private readonly token: TokenSource,
   ) {
-    this.client = drive({ version: "v3", rootUrl: this.rootUrl, timeout: REQUEST_TIMEOUT_MS, retryConfig: retryConfig() });
+    this.client = drive({ version: "v3", rootUrl: this.rootUrl, timeout: REQUEST_TIMEOUT_MS, retryConfig: retryConfig(), agent: directAgent });
   }
 
   /** The client keeps a path in the root only when each call names it too (it rebuilds URLs from the root's origin). */

@@ -1,6 +1,9 @@
+import http from "node:http";
+import https from "node:https";
+
 /**
- * What both Google clients share on the wire: timeouts, gaxios' retry settings, and how a
- * failed request (a GaxiosError) reads as "Google is unavailable".
+ * What both Google clients share on the wire: timeouts, gaxios' retry settings, direct
+ * connections, and how a failed request (a GaxiosError) reads as "Google is unavailable".
  */
 
 /** Every metadata and token call; Google answers these in well under a second. */
@@ -18,6 +21,14 @@ export class GoogleUnavailableError extends Error {
     super(message);
     this.name = "GoogleUnavailableError";
   }
+}
+
+/**
+ * Connections go straight to Google (or the override), as they did over fetch: left to itself
+ * gaxios sends every call through HTTP(S)_PROXY, the loopback test fake's included.
+ */
+export function directAgent(url: URL): http.Agent {
+  return url.protocol === "http:" ? http.globalAgent : https.globalAgent;
 }
 
 /** gaxios' RetryConfig, spelled out: the two clients bring two gaxios versions whose types do not mix. */

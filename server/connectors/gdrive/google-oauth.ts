@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { CodeChallengeMethod, OAuth2Client, type Credentials } from "google-auth-library";
-import { httpFailure, isUnavailable, REQUEST_TIMEOUT_MS, retryConfig, unavailable } from "./google-http";
+import { directAgent, httpFailure, isUnavailable, REQUEST_TIMEOUT_MS, retryConfig, unavailable } from "./google-http";
 
 export interface GoogleClientConfig {
   clientId: string;
@@ -70,7 +70,7 @@ export class GoogleOAuthClient {
         // Google's revocation endpoint sits next to its token endpoint (oauth2.googleapis.com/revoke).
         oauth2RevokeUrl: new URL("revoke", config.tokenUrl).toString(),
       },
-      transporterOptions: { timeout: REQUEST_TIMEOUT_MS, retryConfig: retryConfig() },
+      transporterOptions: { timeout: REQUEST_TIMEOUT_MS, retryConfig: retryConfig(), agent: directAgent },
     });
   }
 
