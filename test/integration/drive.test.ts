@@ -405,11 +405,55 @@ describe("drive data sources and ingestion", () => {
   });
 });
 
+describe("Google failing behind the API", () => {
+  let user: { token: string };
+  let sourceId: string;
+
+  before(async () => {
+    user = await connectedUser("failing");
+    const group = await createGroup(request, user.token);
+    const res = await request("POST", "/data_sources/drive/", { token: user.token, body: { data_source: { data_source_name: "Flaky", owner_group_id: group } } });
+    assert.equal(res.status, 201, res.text);
+    sourceId = res.body.data_source.id;
+  });
+
+  it("Drive answering 503 past the retries answers 503; a few 503s are retried away", async () => {
+    google.failNext(50, 503);
+    try {
+      const res = await request("POST", `/data_sources/drive/${sourceId}/ingest_all`, { token: user.token });
+      assert.equal(res.status, 503, res.text);
+      assert.match(res.body.detail, /Google Drive is unavailable/);
+    } finally {
+      google.failNext(0);
+    }
+    google.failNext(2, 503);
+    const retried = await request("POST", `/data_sources/drive/${sourceId}/ingest_all`, { token: user.token });
+    assert.equal(retried.status, 200, retried.text);
+  });
+
+  it("a refresh Google refuses with invalid_grant answers 409 reconnect", async () => {
+    google.accessTokenTtl = 30; // inside the refresh margin: the next call refreshes
+    try {
+      await consent(user.token);
+      google.refuseRefresh = true;
+      const res = await request("POST", `/data_sources/drive/${sourceId}/ingest_all`, { token: user.token });
+      assert.equal(res.status, 409, res.text);
+      assert.match(res.body.detail, /reconnect/i);
+    } finally {
+      google.refuseRefresh = false;
+      google.accessTokenTtl = 3599;
+    }
+  });
+});
+
 describe("token storage", () => {
-  it("no OAuth token is in the database or in any response other than the picker token", async () => {
+  it("no OAuth token is in the database, the server's logs or any response other than the picker token", async () => {
     const dbBytes = await storedText(server);
+    const logs = server.output();
+    assert.ok(logs.length > 0);
     for (const token of [...google.refreshTokensIssued(), ...google.accessTokensIssued()]) {
       assert.ok(!dbBytes.includes(token), "token found in the database");
+      assert.ok(!logs.includes(token), "token found in the server's logs");
     }
     for (const token of google.refreshTokensIssued()) {
       assert.ok(!responses.some((r) => r.text.includes(token)), "refresh token found in a response");

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
-import { fetchWithRetry, GoogleUnavailableError } from "./google-http";
+import { CodeChallengeMethod, OAuth2Client, type Credentials } from "google-auth-library";
+import { directAgent, httpFailure, isUnavailable, REQUEST_TIMEOUT_MS, retryConfig, unavailable } from "./google-http";
 
 export interface GoogleClientConfig {
   clientId: string;
@@ -38,78 +39,101 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * RFC 7636 S256 verifier and challenge. Ours rather than the library's generateCodeVerifierAsync:
+ * connecting issues the verifier with the state synchronously, and these are two crypto calls.
+ */
 export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = crypto.randomBytes(48).toString("base64url");
   const challenge = crypto.createHash("sha256").update(verifier).digest("base64url");
   return { verifier, challenge };
 }
 
-/** The OAuth 2.0 client of the instance (authorization code + PKCE, refresh, revoke), over plain fetch. */
+/** OAuth2Client with its refresh grant in reach: the grants live in our secret store, one client serves every user. */
+class GrantClient extends OAuth2Client {
+  refreshGrant(refreshToken: string) {
+    return this.refreshToken(refreshToken);
+  }
+}
+
+/** The OAuth 2.0 client of the instance (authorization code + PKCE, refresh, revoke), on google-auth-library. */
 export class GoogleOAuthClient {
-  constructor(readonly config: GoogleClientConfig) {}
+  private readonly client: GrantClient;
+
+  constructor(readonly config: GoogleClientConfig) {
+    this.client = new GrantClient({
+      clientId: config.clientId,
+      clientSecret: config.clientSecret,
+      endpoints: {
+        oauth2AuthBaseUrl: config.authUrl,
+        oauth2TokenUrl: config.tokenUrl,
+        // Google's revocation endpoint sits next to its token endpoint (oauth2.googleapis.com/revoke).
+        oauth2RevokeUrl: new URL("revoke", config.tokenUrl).toString(),
+      },
+      transporterOptions: { timeout: REQUEST_TIMEOUT_MS, retryConfig: retryConfig(), agent: directAgent },
+    });
+  }
 
   authorizationUrl(opts: { redirectUri: string; state: string; codeChallenge: string }): string {
-    const url = new URL(this.config.authUrl);
-    url.searchParams.set("client_id", this.config.clientId);
-    url.searchParams.set("redirect_uri", opts.redirectUri);
-    url.searchParams.set("response_type", "code");
-    url.searchParams.set("scope", DRIVE_FILE_SCOPE);
-    url.searchParams.set("access_type", "offline");
-    // Always ask again so Google always hands out a refresh token.
-    url.searchParams.set("prompt", "consent");
-    url.searchParams.set("include_granted_scopes", "true");
-    url.searchParams.set("state", opts.state);
-    url.searchParams.set("code_challenge", opts.codeChallenge);
-    url.searchParams.set("code_challenge_method", "S256");
-    return url.toString();
+    return this.client.generateAuthUrl({
+      redirect_uri: opts.redirectUri,
+      scope: DRIVE_FILE_SCOPE,
+      access_type: "offline",
+      // Always ask again so Google always hands out a refresh token.
+      prompt: "consent",
+      include_granted_scopes: true,
+      state: opts.state,
+      code_challenge: opts.codeChallenge,
+      code_challenge_method: CodeChallengeMethod.S256,
+    });
   }
 
   exchangeCode(code: string, codeVerifier: string, redirectUri: string): Promise<TokenGrant> {
-    return this.tokenRequest({ grant_type: "authorization_code", code, code_verifier: codeVerifier, redirect_uri: redirectUri });
+    return this.tokenRequest(() => this.client.getToken({ code, codeVerifier, redirect_uri: redirectUri }));
   }
 
   refresh(refreshToken: string): Promise<TokenGrant> {
-    return this.tokenRequest({ grant_type: "refresh_token", refresh_token: refreshToken });
+    return this.tokenRequest(() => this.client.refreshGrant(refreshToken));
   }
 
   /** Revokes a token (and with a refresh token, the whole grant). A token Google no longer knows is already revoked. */
   async revoke(token: string): Promise<void> {
-    const res = await fetchWithRetry(this.revokeUrl(), {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token }).toString(),
-    });
-    await res.body?.cancel().catch(() => undefined);
-    if (res.ok || res.status === 400) return;
-    throw new GoogleUnavailableError(`Google answered ${res.status} to the revocation`);
-  }
-
-  /** Google's revocation endpoint sits next to its token endpoint (oauth2.googleapis.com/revoke). */
-  private revokeUrl(): string {
-    return new URL("revoke", this.config.tokenUrl).toString();
-  }
-
-  private async tokenRequest(params: Record<string, string>): Promise<TokenGrant> {
-    const res = await fetchWithRetry(this.config.tokenUrl, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-      body: new URLSearchParams({ ...params, client_id: this.config.clientId, client_secret: this.config.clientSecret }).toString(),
-    });
-    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!res.ok) {
-      const code = typeof body.error === "string" ? body.error : `http_${res.status}`;
-      const description = typeof body.error_description === "string" ? body.error_description : code;
-      if (code === "invalid_grant") throw new InvalidGrantError(description);
-      if (res.status === 429 || res.status >= 500) throw new GoogleUnavailableError(`Google's token endpoint answered ${res.status}`);
-      throw new OAuthError(code, description);
+    try {
+      await this.client.revokeToken(token);
+    } catch (error) {
+      const failure = httpFailure(error);
+      if (!failure) throw error;
+      if (failure.response?.status === 400) return;
+      throw unavailable("Google's revocation endpoint", failure);
     }
-    if (typeof body.access_token !== "string") throw new OAuthError("invalid_response", "The token endpoint returned no access token");
-    const expiresIn = typeof body.expires_in === "number" ? body.expires_in : Number(body.expires_in ?? 3600);
+  }
+
+  private async tokenRequest(send: () => Promise<{ tokens: Credentials }>): Promise<TokenGrant> {
+    let tokens: Credentials;
+    try {
+      ({ tokens } = await send());
+    } catch (error) {
+      throw tokenError(error);
+    }
+    if (typeof tokens.access_token !== "string") throw new OAuthError("invalid_response", "The token endpoint returned no access token");
     return {
-      accessToken: body.access_token,
-      refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : null,
-      expiresAt: new Date(Date.now() + (Number.isFinite(expiresIn) ? expiresIn : 3600) * 1000),
-      scopes: typeof body.scope === "string" ? body.scope.split(/\s+/).filter(Boolean) : [],
+      accessToken: tokens.access_token,
+      refreshToken: typeof tokens.refresh_token === "string" ? tokens.refresh_token : null,
+      // The library turns Google's expires_in into expiry_date; an answer without one is taken as Google's usual hour.
+      expiresAt: new Date(typeof tokens.expiry_date === "number" ? tokens.expiry_date : Date.now() + 3600_000),
+      scopes: typeof tokens.scope === "string" ? tokens.scope.split(/\s+/).filter(Boolean) : [],
     };
   }
+}
+
+/** The token endpoint's refusal, from its OAuth error body ({"error", "error_description"}). */
+function tokenError(error: unknown): unknown {
+  const failure = httpFailure(error);
+  if (!failure) return error;
+  const body = (failure.response?.data ?? {}) as { error?: unknown; error_description?: unknown };
+  const code = typeof body.error === "string" ? body.error : `http_${failure.response?.status}`;
+  const description = typeof body.error_description === "string" ? body.error_description : code;
+  if (code === "invalid_grant") return new InvalidGrantError(description);
+  if (isUnavailable(failure)) return unavailable("Google's token endpoint", failure);
+  return new OAuthError(code, description);
 }
