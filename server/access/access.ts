@@ -5,6 +5,8 @@ import { DataSourceRecord } from "../data/entities/data-source.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import { GroupMember } from "../data/entities/group-member.entity";
 import { Group } from "../data/entities/group.entity";
+import { User } from "../data/entities/user.entity";
+import { UserModelRecord } from "../data/entities/user-model.entity";
 import type { Actor } from "./actor";
 
 /**
@@ -92,6 +94,55 @@ export async function accessiblePipelines(db: EntityManager, actor: Actor): Prom
     .where("s.owner_group_id IN (:...groups) AND c.owner_group_id IN (:...groups)", { groups })
     .orderBy("p.created_at", "ASC")
     .getMany();
+}
+
+/**
+ * Someone's groups as the actor may see them: all of one's own; of another user only the
+ * groups both belong to, since member lists are visible to members only (decisions: groups).
+ * An unknown user is a 404.
+ */
+export async function visibleGroupsOf(db: EntityManager, actor: Actor, userId: string): Promise<Group[]> {
+  if (!(await db.exists(User, { where: { id: userId } }))) throw new NotFoundError("User not found");
+  const theirs = await db.find(GroupMember, { where: { userId }, select: { groupId: true } });
+  let ids = theirs.map((m) => m.groupId);
+  if (userId !== actor.userId) {
+    const mine = new Set(await memberGroupIds(db, actor));
+    ids = ids.filter((id) => mine.has(id));
+  }
+  if (ids.length === 0) return [];
+  return db.createQueryBuilder(Group, "g").where("g.id IN (:...ids)", { ids }).orderBy("g.group_name", "ASC").getMany();
+}
+
+/**
+ * Member emails (sorted) of every group the actor belongs to, keyed by group id. A group
+ * missing from the map is not the actor's: its members stay hidden (decisions: groups).
+ */
+export async function visibleMemberEmails(db: EntityManager, actor: Actor): Promise<Map<string, string[]>> {
+  const mine = await memberGroupIds(db, actor);
+  const emails = new Map(mine.map((id) => [id, [] as string[]]));
+  if (mine.length === 0) return emails;
+  const rows = await db
+    .createQueryBuilder(GroupMember, "m")
+    .innerJoin(User, "u", "u.id = m.user_id")
+    .select(["m.group_id AS group_id", "u.email AS email"])
+    .where("m.group_id IN (:...ids)", { ids: mine })
+    .orderBy("u.email", "ASC")
+    .getRawMany<{ group_id: string; email: string }>();
+  for (const row of rows) emails.get(row.group_id)?.push(row.email);
+  return emails;
+}
+
+/** The actor's own personal-model records (of one catalog model, if given), oldest first: nobody reads another's list. */
+export async function personalModelsOf(db: EntityManager, actor: Actor, modelId?: string): Promise<UserModelRecord[]> {
+  const where = modelId === undefined ? { userId: actor.userId } : { userId: actor.userId, modelId };
+  return db.find(UserModelRecord, { where, order: { createdAt: "ASC" } });
+}
+
+/** One record of the actor's personal list; another user's record answers the same 404 as a missing one. */
+export async function requirePersonalModel(db: EntityManager, actor: Actor, recordId: string): Promise<UserModelRecord> {
+  const record = await db.findOne(UserModelRecord, { where: { id: recordId } });
+  if (!record || record.userId !== actor.userId) throw new NotFoundError("Personal model record not found");
+  return record;
 }
 
 async function canReachBoth(db: EntityManager, actor: Actor, dataSourceId: string, collectionId: string): Promise<boolean> {

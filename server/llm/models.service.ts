@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import type { DataSource } from "typeorm";
+import { personalModelsOf, requirePersonalModel } from "../access/access";
 import type { Actor } from "../access/actor";
 import { ConflictError, HttpError, NotFoundError, ServiceUnavailableError } from "../errors";
 import { ModelRecord } from "../data/entities/model.entity";
@@ -197,7 +198,7 @@ export class ModelsService {
     return this.db.transaction(async (tx) => {
       const model = await tx.findOneBy(ModelRecord, { modelName: canonicalModelName(rawName) });
       if (!model) throw notInCatalog(rawName);
-      if (await tx.exists(UserModelRecord, { where: { userId: actor.userId, modelId: model.id } })) {
+      if ((await personalModelsOf(tx, actor, model.id)).length > 0) {
         throw new ConflictError(`${model.modelName} is already in your list`);
       }
       const now = new Date();
@@ -208,7 +209,7 @@ export class ModelsService {
   }
 
   async listMine(actor: Actor): Promise<PersonalModel[]> {
-    const records = await this.db.manager.find(UserModelRecord, { where: { userId: actor.userId }, order: { createdAt: "ASC" } });
+    const records = await personalModelsOf(this.db.manager, actor);
     const models = await this.db.manager.find(ModelRecord);
     const names = new Map(models.map((m) => [m.id, m.modelName]));
     return records.filter((r) => names.has(r.modelId)).map((record) => ({ record, modelName: names.get(record.modelId)! }));
@@ -218,7 +219,7 @@ export class ModelsService {
     return this.db.transaction(async (tx) => {
       const model = await tx.findOneBy(ModelRecord, { modelName: canonicalModelName(rawName) });
       if (!model) throw notInCatalog(rawName);
-      const record = await tx.findOneBy(UserModelRecord, { userId: actor.userId, modelId: model.id });
+      const [record] = await personalModelsOf(tx, actor, model.id);
       if (!record) throw new NotFoundError(`${model.modelName} is not in your list`);
       record.hardwareNotes = hardwareNotes;
       record.updatedAt = new Date();
@@ -230,8 +231,8 @@ export class ModelsService {
   /** Another user's record id answers 404 like an unknown one. */
   async deleteMine(actor: Actor, recordId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const result = await tx.delete(UserModelRecord, { id: recordId, userId: actor.userId });
-      if (!result.affected) throw new NotFoundError("Personal model record not found");
+      const record = await requirePersonalModel(tx, actor, recordId);
+      await tx.delete(UserModelRecord, { id: record.id });
     });
   }
 }
