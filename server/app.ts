@@ -56,8 +56,8 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const accounts = new AccountsService(db, tokens, signInLimiter ?? new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
-  const collections = new CollectionsService(db, index);
-  const sources = new SourcesService(db, secrets, connectors, index, config.smbTimeoutMs);
+  const collections = new CollectionsService(db, index, queue);
+  const sources = new SourcesService(db, secrets, connectors, index, config.smbTimeoutMs, queue);
   const pipelines = new PipelinesService(db);
   const drive = new DriveService(db, connectors.drive, publicUrl);
   const secureCookies = publicUrl.startsWith("https:");

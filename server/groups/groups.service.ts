@@ -6,19 +6,8 @@ import { GroupMember } from "../data/entities/group-member.entity";
 import { User } from "../data/entities/user.entity";
 import { requireGroupMembership, visibleMemberEmails } from "../access/access";
 import type { Actor } from "../access/actor";
+import type { GroupListing, GroupTreeNode } from "./group-listing";
 import { groupOwnedResources } from "./group-owned-resources";
-
-export interface GroupListing {
-  group: Group;
-  isMember: boolean;
-  /** Only for groups the caller belongs to. */
-  memberEmails: string[] | null;
-}
-
-export interface GroupTreeNode {
-  group: Group;
-  children: GroupTreeNode[];
-}
 
 export class GroupsService {
   constructor(private readonly db: DataSource) {}

@@ -1,8 +1,10 @@
 import { Router } from "express";
 import type { SourcesService } from "../sources/sources.service";
 import { actorOf } from "./auth.middleware";
-import { presentDataSource, presentPipeline, presentSmbSource } from "./presenters";
-import { createSmbSourceBody, groupIdParams, idParams } from "./schemas";
+import { presentDataSource, presentSmbSource } from "./data-sources.presenters";
+import { presentPipeline } from "./pipelines.presenters";
+import { idParams } from "./common.schemas";
+import { createSmbSourceBody, groupIdParams } from "./data-sources.schemas";
 import { parse } from "./validate";
 
 export function dataSourcesRoutes(sources: SourcesService): Router {

@@ -1,7 +1,6 @@
 import type { DriveFileRecord } from "../data/entities/drive-file.entity";
 import type { DriveGrant } from "../data/entities/drive-grant.entity";
 import type { DriveSourceRecord } from "../data/entities/drive-source.entity";
-import type { AccessToken } from "../drive/drive-tokens";
 import { isoNoZone } from "../time";
 
 /** Connection status; tokens are never part of it. */
@@ -17,7 +16,7 @@ export function presentDriveStatus(grant: DriveGrant | null) {
 }
 
 /** The one place an OAuth token leaves the server (decisions: wire conventions). */
-export function presentPickerToken(token: AccessToken) {
+export function presentPickerToken(token: { token: string; expiresAt: Date }) {
   return { access_token: token.token, expires_at: isoNoZone(token.expiresAt) };
 }
 

@@ -3,8 +3,9 @@ import type { DriveService } from "../drive/drive.service";
 import { actorOf } from "./auth.middleware";
 import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";
 import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerDriveFilesBody } from "./drive.schemas";
-import { presentDataSource, presentPipeline } from "./presenters";
-import { idParams } from "./schemas";
+import { presentDataSource } from "./data-sources.presenters";
+import { presentPipeline } from "./pipelines.presenters";
+import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 /**

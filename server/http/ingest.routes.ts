@@ -1,8 +1,8 @@
 import { Router } from "express";
 import type { IngestService } from "../ingest/ingest.service";
 import { actorOf } from "./auth.middleware";
-import { presentJob } from "./presenters";
-import { idParams } from "./schemas";
+import { presentJob } from "./pipelines.presenters";
+import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 export const NO_JOBS_YET = "No ingestion jobs found for this pipeline";

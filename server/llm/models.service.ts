@@ -10,6 +10,7 @@ import type { Logger } from "../logger";
 import { loadLibrary, parseCatalog, refreshedCatalogPath, type LibraryEntry, type ModelLibrary } from "./model-library";
 import { PullRegistry, type PullEvent, type RunningPull } from "./model-pulls";
 import type { ModelsOptions } from "./models.options";
+import type { PersonalModel } from "./personal-model";
 import type { SharedPulls } from "./shared-pulls";
 import { canonicalModelName, OllamaClient, OllamaError, OllamaUnreachableError, type GenerateTimings, type PullProgress } from "./ollama.client";
 
@@ -18,11 +19,6 @@ export const PULL_ATTEMPTS = 3;
 /** The fixed benchmark: same prompt, greedy decoding, bounded output, so runs compare. */
 export const BENCHMARK_PROMPT = "Explain in three short paragraphs how a hydroelectric sluice gate controls the flow of water.";
 const BENCHMARK_OPTIONS = { temperature: 0, seed: 42, num_predict: 128 };
-
-export interface PersonalModel {
-  record: UserModelRecord;
-  modelName: string;
-}
 
 const SHUTDOWN_ERROR = "The server is shutting down; call POST /models again to resume the download";
 

@@ -13,7 +13,7 @@ import type { ShareListing } from "../connectors/smb/smb.connector";
 import type { SecretStore } from "../secrets/secrets";
 import type { SearchIndex } from "../search/search-index";
 import { provisionSource } from "./provision-source";
-import { assertNoActiveIngestion } from "../ingest/active-jobs";
+import type { IngestQueue } from "../ingest/job-queue";
 
 export interface NewSmbSource extends SmbDetails {
   name: string;
@@ -35,6 +35,7 @@ export class SourcesService {
     private readonly connectors: ConnectorRegistry,
     private readonly index: SearchIndex,
     private readonly smbTimeoutMs: number,
+    private readonly queue: IngestQueue,
   ) {}
 
   /**
@@ -99,7 +100,7 @@ export class SourcesService {
   async delete(actor: Actor, dataSourceId: string): Promise<void> {
     const { dropped, kept } = await this.db.transaction(async (tx) => {
       const source = await requireDataSourceAccess(tx, actor, dataSourceId);
-      await assertNoActiveIngestion(tx, { dataSourceId });
+      await this.queue.assertNoActiveJob(tx, { dataSourceId });
       const targeted = (await tx.find(Pipeline, { where: { dataSourceId } })).map((p) => p.collectionId);
       await tx.delete(Pipeline, { dataSourceId });
       await tx.delete(DataSourceRecord, { id: dataSourceId });

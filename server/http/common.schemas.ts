@@ -1,0 +1,4 @@
+import { z } from "zod";
+
+/** Path parameters every resource shares. Each resource's own schemas sit in <resource>.schemas.ts. */
+export const idParams = z.object({ id: z.string().min(1) });
