@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 
-/** Everything the server reads from the environment, validated once at start-up (see RUNTIME-CONTRACT.md). */
+/** Everything the server reads from the environment, validated once at start-up (README: Configuration). */
 export interface Config {
   port: number;
   host: string;

@@ -10,7 +10,7 @@ import { UserModelRecord } from "../data/entities/user-model.entity";
 import type { Actor } from "./actor";
 
 /**
- * The one place that decides who may touch which id (spec: Access rules).
+ * The one place that decides who may touch which id (docs/decisions.md: Access rules).
  * Membership is direct only. Every "may not" for an existing id throws the same
  * NotFoundError as a missing id, through the same code path, so the two cannot
  * answer differently. The single 403 is assertCanCreateCollectionIn.
@@ -43,7 +43,7 @@ export async function requireGroupMembership(db: EntityManager, actor: Actor, gr
   return group;
 }
 
-/** Creating a collection: 400 for a group that does not exist, 403 for one the actor is not in (spec rule 4). */
+/** Creating a collection: 400 for a group that does not exist, 403 for one the actor is not in (docs/decisions.md: Access rules). */
 export async function assertCanCreateCollectionIn(db: EntityManager, actor: Actor, groupId: string): Promise<Group> {
   const group = await db.findOne(Group, { where: { id: groupId } });
   if (!group) throw new BadRequestError("Owner group does not exist");
@@ -53,14 +53,14 @@ export async function assertCanCreateCollectionIn(db: EntityManager, actor: Acto
   return group;
 }
 
-/** A collection and everything that touches it: members of its owner group only (spec rule 1). */
+/** A collection and everything that touches it: members of its owner group only (docs/decisions.md: Access rules). */
 export async function requireCollectionAccess(db: EntityManager, actor: Actor, collectionId: string): Promise<Collection> {
   const collection = await db.findOne(Collection, { where: { id: collectionId } });
   if (!collection || !(await isMember(db, actor, collection.ownerGroupId))) throw new NotFoundError("Collection not found");
   return collection;
 }
 
-/** A data source: members of its owner group only (spec rule 2). */
+/** A data source: members of its owner group only (docs/decisions.md: Access rules). */
 export async function requireDataSourceAccess(db: EntityManager, actor: Actor, dataSourceId: string): Promise<DataSourceRecord> {
   const source = await db.findOne(DataSourceRecord, { where: { id: dataSourceId } });
   if (!source || !(await isMember(db, actor, source.ownerGroupId))) throw new NotFoundError("Data source not found");
@@ -98,7 +98,7 @@ export async function accessiblePipelines(db: EntityManager, actor: Actor): Prom
 
 /**
  * Someone's groups as the actor may see them: all of one's own; of another user only the
- * groups both belong to, since member lists are visible to members only (decisions: groups).
+ * groups both belong to, since member lists are visible to members only (docs/decisions.md: Access rules).
  * An unknown user is a 404.
  */
 export async function visibleGroupsOf(db: EntityManager, actor: Actor, userId: string): Promise<Group[]> {
@@ -115,7 +115,7 @@ export async function visibleGroupsOf(db: EntityManager, actor: Actor, userId: s
 
 /**
  * Member emails (sorted) of every group the actor belongs to, keyed by group id. A group
- * missing from the map is not the actor's: its members stay hidden (decisions: groups).
+ * missing from the map is not the actor's: its members stay hidden (docs/decisions.md: Access rules).
  */
 export async function visibleMemberEmails(db: EntityManager, actor: Actor): Promise<Map<string, string[]>> {
   const mine = await memberGroupIds(db, actor);

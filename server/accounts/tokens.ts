@@ -7,7 +7,7 @@ import type { Actor } from "../access/actor";
 export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 const SECRET_KEY = "jwt-signing-secret";
 
-/** Service access tokens: HS256 JWTs with sub, email, iat, exp (decisions: accounts and sessions). */
+/** Service access tokens: HS256 JWTs with sub, email, iat, exp (docs/decisions.md: Accounts and sessions). */
 export class TokenService {
   /**
    * The secret as a KeyObject: given a string, jsonwebtoken first tries to parse it as a PEM

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Request schemas of sign-up and sign-in, with the spec's limits (spec: Limits). */
+/** Request schemas of sign-up and sign-in, with the contract's limits (docs/decisions.md: Limits). */
 
 export const PASSWORD = z
   .string()

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Request schemas of the collection routes (spec: Limits). */
+/** Request schemas of the collection routes (docs/decisions.md: Limits). */
 
 export const COLLECTION_NAME = z
   .string()

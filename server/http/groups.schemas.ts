@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { GROUP_PERMISSIONS } from "../data/entities/group.entity";
 
-/** Request schemas of the group routes (spec: Limits). */
+/** Request schemas of the group routes (docs/decisions.md: Limits). */
 
 export const GROUP_NAME = z
   .string()

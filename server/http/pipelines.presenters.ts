@@ -14,7 +14,7 @@ export function presentPipeline(pipeline: Pipeline) {
   };
 }
 
-/** null until discovery has counted something; 100.0 once complete (spec: ingestion job). */
+/** null until discovery has counted something; 100.0 once complete (docs/decisions.md: Ingestion job). */
 export function progressPercentage(job: IngestJob): number | null {
   if (job.status === "completed") return 100.0;
   if (job.entitiesDiscovered === 0) return null;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** One model of the public library, as search answers it (decisions: library search result). */
+/** One model of the public library, as search answers it (docs/decisions.md: Model pull events). */
 export const libraryEntrySchema = z.object({
   name: z.string().min(1).max(200),
   description: z.string().max(2000).default(""),

@@ -1,6 +1,6 @@
 import type { ModelRecord } from "../data/entities/model.entity";
 
-/** One event of the POST /models stream (spec: Events); which fields it carries depends on its status. */
+/** One event of the POST /models stream (docs/decisions.md: Model pull events); which fields it carries depends on its status. */
 export interface PullEvent {
   /** "pulling <layer>", "retrying", "benchmarking", "completed" or "error". */
   status: string;

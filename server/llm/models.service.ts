@@ -14,7 +14,7 @@ import type { PersonalModel } from "./personal-model";
 import type { SharedPulls } from "./shared-pulls";
 import { canonicalModelName, OllamaClient, OllamaError, OllamaUnreachableError, type GenerateTimings, type PullProgress } from "./ollama.client";
 
-/** Spec: a failed download is retried automatically twice. */
+/** A failed download is retried automatically twice (docs/decisions.md: Limits). */
 export const PULL_ATTEMPTS = 3;
 /** The fixed benchmark: same prompt, greedy decoding, bounded output, so runs compare. */
 export const BENCHMARK_PROMPT = "Explain in three short paragraphs how a hydroelectric sluice gate controls the flow of water.";

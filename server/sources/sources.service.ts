@@ -120,7 +120,7 @@ export class SourcesService {
     }
   }
 
-  /** A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec). */
+  /** A refused login and an unreachable server both answer 400 Invalid SMB credentials (docs/decisions.md: Data source creation). */
   private async verifySmb(input: NewSmbSource): Promise<void> {
     const connector = smbConnector(input, input.password, this.smbTimeoutMs);
     try {

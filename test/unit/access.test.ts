@@ -188,7 +188,7 @@ describe("every access rule: allowed, denied, missing", () => {
     await sameNotFound(requireGroupMembership(db.manager, ann, beta), requireGroupMembership(db.manager, ann, MISSING));
   });
 
-  it("assertCanCreateCollectionIn: a member passes; a non-member 403, a missing group 400 (the spec's one exception)", async () => {
+  it("assertCanCreateCollectionIn: a member passes; a non-member 403, a missing group 400 (the contract's one 403)", async () => {
     assert.equal((await assertCanCreateCollectionIn(db.manager, ben, beta)).id, beta);
     assert.ok((await rejection(assertCanCreateCollectionIn(db.manager, ann, beta))) instanceof ForbiddenError);
     assert.ok((await rejection(assertCanCreateCollectionIn(db.manager, ann, MISSING))) instanceof BadRequestError);
