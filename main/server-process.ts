@@ -14,7 +14,7 @@ export interface ServerChild {
 
 const LISTENING = /listening on (http:\/\/\S+)/;
 
-/** Resolves with the URL the server prints once it listens (RUNTIME-CONTRACT.md); rejects if it exits or takes too long. */
+/** Resolves with the URL the server prints once it listens (README: Set up and run); rejects if it exits or takes too long. */
 export function waitForListening(child: ServerChild, timeoutMs = 30_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = "";

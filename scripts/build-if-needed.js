@@ -26,26 +26,38 @@ function packageBin(pkg, relative) {
 const RENDERER = path.join(root, "renderer");
 const RENDERER_INPUTS = ["index.html", "vite.config.mts", "tsconfig.json"].map((f) => path.join(RENDERER, f));
 
+function typecheckRenderer() {
+  execFileSync(process.execPath, [packageBin("typescript", "bin/tsc"), "-p", path.join(RENDERER, "tsconfig.json")], { cwd: root, stdio: "inherit" });
+}
+
+/** Builds the UI when its sources changed; true when it did. */
 function buildRendererIfNeeded() {
   const marker = path.join(RENDERER, "dist", "index.html");
-  if (!fs.existsSync(path.join(RENDERER, "index.html"))) return;
+  if (!fs.existsSync(path.join(RENDERER, "index.html"))) return false;
   const built = fs.existsSync(marker) ? fs.statSync(marker).mtimeMs : 0;
   const sources = Math.max(
     newestMtime(path.join(RENDERER, "src"), () => true),
     ...RENDERER_INPUTS.filter((f) => fs.existsSync(f)).map((f) => fs.statSync(f).mtimeMs),
   );
-  if (built >= sources) return;
+  if (built >= sources) return false;
   process.stdout.write("building the UI (tsc + vite)...\n");
-  execFileSync(process.execPath, [packageBin("typescript", "bin/tsc"), "-p", path.join(RENDERER, "tsconfig.json")], { cwd: root, stdio: "inherit" });
+  typecheckRenderer();
   execFileSync(process.execPath, [packageBin("vite", "bin/vite.js"), "build", "renderer", "--logLevel", "warn"], { cwd: root, stdio: "inherit" });
+  return true;
 }
 
 function buildIfNeeded() {
-  buildRendererIfNeeded();
+  const rendererBuilt = buildRendererIfNeeded();
   const marker = path.join(root, "dist", "server", "main.js");
   const built = fs.existsSync(marker) ? fs.statSync(marker).mtimeMs : 0;
   const sources = Math.max(fs.statSync(path.join(root, "tsconfig.json")).mtimeMs, ...SOURCE_DIRS.map((d) => newestMtime(path.join(root, d))));
   if (built >= sources) return;
+  // The UI's API types come from the server's presenters (server/http/wire-types.ts): a server
+  // change is checked against the UI as well, so a renamed field fails here, not in a browser.
+  if (!rendererBuilt && fs.existsSync(path.join(RENDERER, "index.html"))) {
+    process.stdout.write("checking the UI against the server's types (tsc)...\n");
+    typecheckRenderer();
+  }
   process.stdout.write("building (tsc)...\n");
   execFileSync(process.execPath, [packageBin("typescript", "bin/tsc"), "-p", path.join(root, "tsconfig.json")], {
     cwd: root,

@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { parseOllamaHost } from "./llm/ollama-host";
 
-/** Everything the server reads from the environment, validated once at start-up (see RUNTIME-CONTRACT.md). */
+/** Everything the server reads from the environment, validated once at start-up (README: Configuration). */
 export interface Config {
   port: number;
   host: string;

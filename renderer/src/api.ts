@@ -3,6 +3,7 @@
  * `access_token` cookie the server sets at sign-up/sign-in, so no token is
  * ever handled here.
  */
+import type * as Wire from "../../server/http/wire-types";
 
 export interface FieldError {
   field: string;
@@ -83,244 +84,50 @@ async function json<T>(method: string, path: string, body?: unknown, signal?: Ab
 const enc = encodeURIComponent;
 const PICKER_TOKEN_PATH = "/data_sources/drive/picker_token";
 
-// ---- Types (the JSON shapes of server/http/presenters.ts and the spec) ----
+// ---- Types: the server's JSON shapes, derived from its presenters and request schemas ----
 
-export interface User {
-  id: string;
-  email: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  created_at: string | null;
-  updated_at: string | null;
-  last_sign_in_at: string | null;
-}
-
-export type GroupPermission = "read" | "write" | "none";
-
-export interface Group {
-  id: string;
-  group_name: string;
-  group_permission: GroupPermission;
-  parent_group_id: string | null;
-  created_at: string;
-  is_member: boolean;
-  member_emails: string[] | null;
-}
-
-export interface GroupTreeNode {
-  id: string;
-  group_name: string;
-  group_permission: GroupPermission;
-  children: GroupTreeNode[];
-}
-
-export interface SmbSource {
-  data_source_id: string;
-  remote_system_username: string;
-  remote_system_name: string;
-  local_system_name: string;
-  default_ip: string | null;
-  port: number;
-}
-
-export interface DataSource {
-  id: string;
-  data_source_name: string;
-  kind: string;
-  owner_group_id: string;
-  collection_id: string | null;
-  created_at: string;
-  smb_source?: SmbSource | null;
-  folder_source?: FolderSource;
-}
-
-export interface FolderSource {
-  data_source_id: string;
-  path: string;
-}
-
+export type User = Wire.User;
+export type GroupPermission = Wire.CreateGroupBody["group_permission"];
+/** A group as GET /user_groups lists it (member emails only for the caller's own groups). */
+export type Group = Wire.GroupListing;
+export type GroupTreeNode = Wire.GroupTreeNode;
+export type SmbSource = Wire.SmbSource;
+export type DataSource = Wire.DataSourceListing;
+export type FolderSource = Wire.FolderSource;
 /** Whether this machine allows folder sources, and the folders (FOLDER_SOURCE_ROOTS) a source must be inside. */
-export interface FolderStatus {
-  enabled: boolean;
-  roots: string[];
-}
-
-export interface CreatedFolderSource {
-  data_source: DataSource;
-  folder_source: FolderSource;
-  pipeline: Pipeline;
-}
-
-export interface Pipeline {
-  id: string;
-  name: string;
-  description: string;
-  data_source_id: string;
-  collection_id: string;
-  status: "inactive" | "processing" | "active" | "failed" | string;
-  created_at: string;
-}
-
-export interface NewSmbSource {
-  data_source_name: string;
-  remote_system_username: string;
-  remote_smb_password: string;
-  remote_system_name: string;
-  local_system_name: string;
-  default_ip: string | null;
-  port: number;
-}
-
-export interface CreatedSmbSource {
-  data_source: DataSource;
-  smb_source: SmbSource;
-  pipeline: Pipeline;
-}
-
-/** A share maps to its first-level entry names, or to an error when it cannot be opened. */
+export type FolderStatus = Wire.FolderStatus;
+export type CreatedFolderSource = Wire.CreatedFolderSource;
+export type Pipeline = Wire.Pipeline;
+/** The SMB form's fields: the request body's two parts, flattened. */
+export type NewSmbSource = Wire.CreateSmbSourceBody["data_source"] & Wire.CreateSmbSourceBody["smb_source"];
+export type CreatedSmbSource = Wire.CreatedSmbSource;
+/**
+ * A share maps to its first-level entry names, or to an error when it cannot be opened
+ * (the server's ShareListing lives in its SMB connector, which this type check does not read).
+ */
 export type ShareListing = Record<string, string[] | { error: string }>;
-
-export interface Collection {
-  id: string;
-  name: string;
-  owner_group_id: string;
-  document_count: number;
-  chunk_count: number;
-  created_at: string;
-}
-
-export interface SearchHit {
-  document_id: string;
-  path: string;
-  title: string;
-  chunk_index: number;
-  /** Server-escaped text with matches wrapped in <mark>. */
-  snippet: string;
-  score: number;
-}
-
-export interface DocumentSummary {
-  document_id: string;
-  data_source_id: string;
-  path: string;
-  title: string;
-  size: number;
-  modified_at: string | null;
-  chunk_count: number;
-  indexed_at: string | null;
-}
-
-export interface DocumentPage {
-  total: number;
-  offset: number;
-  limit: number;
-  documents: DocumentSummary[];
-}
-
-export interface IngestJob {
-  job_id: string;
-  pipeline_id: string;
-  status: "processing" | "completed" | "failed";
-  entities_discovered: number;
-  entities_processed: number;
-  entities_failed: number;
-  entities_skipped: number;
-  bytes_processed: number;
-  current_entity: string | null;
-  error_message: string | null;
-  errors: { entity: string; message: string }[];
-  progress_percentage: number | null;
-  queued: boolean;
-  started_at: string | null;
-  completed_at: string | null;
-}
-
-export interface CatalogModel {
-  id: string;
-  model_name: string;
-  total_tokens_processed: number;
-  tokens_per_second: number | null;
-  size_bytes: number | null;
-  digest: string | null;
-  family: string | null;
-  parameter_size: string | null;
-  quantization: string | null;
-  pulled_at: string | null;
-  benchmarked_at: string | null;
-}
-
-export interface LibraryModel {
-  name: string;
-  description: string;
-  capabilities: string[];
-  sizes: string[];
-  pulls: number;
-  updated_at: string | null;
-}
-
-export interface PersonalModel {
-  id: string;
-  model_name: string;
-  hardware_notes: string;
-}
-
+export type Collection = Wire.Collection;
+/** `snippet` is server-escaped text with matches wrapped in <mark>. */
+export type SearchHit = Wire.SearchHit;
+export type DocumentSummary = Wire.DocumentSummary;
+export type DocumentPage = Wire.DocumentPage;
+export type IngestJob = Wire.IngestJob;
+export type CatalogModel = Wire.CatalogModel;
+export type LibraryModel = Wire.LibraryModel;
+export type PersonalModel = Wire.PersonalModel;
 /** One `data:` event of the POST /models stream. */
-export interface PullEvent {
-  status: string;
-  completed?: number;
-  total?: number;
-  digest?: string;
-  message?: string;
-  error?: string;
-  model?: CatalogModel;
-  /** On `retrying` events. */
-  attempt?: number;
-  max_attempts?: number;
-}
-
-export interface DriveStatus {
-  connected: boolean;
-  provider: string;
-  provider_subject: string | null;
-  email: string | null;
-  scopes: string[];
-  connected_at: string | null;
-}
-
-export interface DriveFile {
-  file_id: string;
-  name: string;
-  mime_type: string;
-  registered_at: string | null;
-}
-
-export interface DriveSource {
-  data_source_id: string;
-  owner_user_id: string;
-  file_count: number;
-}
-
-export interface CreatedDriveSource {
-  data_source: DataSource;
-  drive_source: DriveSource;
-  pipeline: Pipeline;
-}
-
-export interface DriveFilesResult {
-  data_source_id: string;
-  added: number;
-  files: DriveFile[];
-}
-
-export interface PickerToken {
-  access_token: string;
-  expires_at: string | null;
-}
+export type PullEvent = Wire.PullEvent;
+export type DriveStatus = Wire.DriveStatus;
+export type DriveFile = Wire.DriveFile;
+export type DriveSource = Wire.DriveSource;
+export type CreatedDriveSource = Wire.CreatedDriveSource;
+export type DriveFilesResult = Wire.DriveFilesResult;
+export type PickerToken = Wire.PickerToken;
 
 // ---- Accounts ----
 
-export const signUp = (email: string, password: string) => json<{ token_type: string }>("POST", "/signup", { email, password });
-export const signIn = (email: string, password: string) => json<{ token_type: string }>("POST", "/signin", { email, password });
+export const signUp = (email: string, password: string) => json<Wire.Token>("POST", "/signup", { email, password } satisfies Wire.SignUpBody);
+export const signIn = (email: string, password: string) => json<Wire.Token>("POST", "/signin", { email, password } satisfies Wire.SignInBody);
 export const signOut = () => json<unknown>("POST", "/signout");
 export const me = () => json<User>("GET", "/users/me");
 export const listUsers = () => json<User[]>("GET", "/users");
@@ -330,11 +137,11 @@ export const listUsers = () => json<User[]>("GET", "/users");
 export const listGroups = () => json<Group[]>("GET", "/user_groups");
 export const groupTree = () => json<GroupTreeNode[]>("GET", "/user_groups/tree");
 export const createGroup = (group_name: string, group_permission: GroupPermission) =>
-  json<{ created_group_id: string }>("POST", "/user_groups", { group_name, group_permission });
+  json<Wire.CreatedGroup>("POST", "/user_groups", { group_name, group_permission } satisfies Wire.CreateGroupBody);
 export const addMember = (groupId: string, email: string) => json<void>("PUT", `/user_groups/${enc(groupId)}/members/${enc(email)}`);
 export const removeMember = (groupId: string, email: string) => json<void>("DELETE", `/user_groups/${enc(groupId)}/members/${enc(email)}`);
 export const setParent = (groupId: string, parent_group_id: string | null) =>
-  json<unknown>("PUT", `/user_groups/${enc(groupId)}/parent`, { parent_group_id });
+  json<Wire.Group>("PUT", `/user_groups/${enc(groupId)}/parent`, { parent_group_id } satisfies Wire.SetParentBody);
 export const deleteGroup = (groupId: string) => json<void>("DELETE", `/user_groups/${enc(groupId)}`);
 
 // ---- Data sources ----
@@ -351,11 +158,11 @@ export const createSmbSource = (groupId: string, s: NewSmbSource) =>
       default_ip: s.default_ip,
       port: s.port,
     },
-  });
+  } satisfies Wire.CreateSmbSourceBody);
 export const listSmbShares = (sourceId: string) => json<{ shares: ShareListing }>("GET", `/data_sources/smb/list/${enc(sourceId)}`);
 export const folderStatus = () => json<FolderStatus>("GET", "/data_sources/folder");
 export const createFolderSource = (groupId: string, data_source_name: string, path: string) =>
-  json<CreatedFolderSource>("POST", `/data_sources/folder/${enc(groupId)}`, { data_source: { data_source_name }, folder_source: { path } });
+  json<CreatedFolderSource>("POST", `/data_sources/folder/${enc(groupId)}`, { data_source: { data_source_name }, folder_source: { path } } satisfies Wire.CreateFolderSourceBody);
 export const deleteDataSource = (sourceId: string) => json<void>("DELETE", `/data_sources/${enc(sourceId)}`);
 
 // ---- Google Drive ----
@@ -366,17 +173,17 @@ export const connectDrive = (returnTo: string) => json<{ auth_url: string }>("PO
 export const disconnectDrive = () => json<void>("DELETE", "/integrations/cloud/drive");
 export const drivePickerToken = () => json<PickerToken>("GET", PICKER_TOKEN_PATH);
 export const createDriveSource = (data_source_name: string, owner_group_id: string) =>
-  json<CreatedDriveSource>("POST", "/data_sources/drive/", { data_source: { data_source_name, owner_group_id } });
-export const addDriveFiles = (sourceId: string, file_ids: string[]) => json<DriveFilesResult>("POST", `/data_sources/drive/${enc(sourceId)}/files`, { file_ids });
+  json<CreatedDriveSource>("POST", "/data_sources/drive/", { data_source: { data_source_name, owner_group_id } } satisfies Wire.CreateDriveSourceBody);
+export const addDriveFiles = (sourceId: string, file_ids: string[]) => json<DriveFilesResult>("POST", `/data_sources/drive/${enc(sourceId)}/files`, { file_ids } satisfies Wire.RegisterDriveFilesBody);
 export const ingestAllDrive = (sourceId: string) => json<DriveFilesResult>("POST", `/data_sources/drive/${enc(sourceId)}/ingest_all`);
 
 // ---- Collections ----
 
 export const listCollections = () => json<Collection[]>("GET", "/collections");
-export const createCollection = (name: string, owner_group_id: string) => json<Collection>("POST", "/collections", { name, owner_group_id });
+export const createCollection = (name: string, owner_group_id: string) => json<Collection>("POST", "/collections", { name, owner_group_id } satisfies Wire.CreateCollectionBody);
 export const deleteCollection = (id: string) => json<void>("DELETE", `/collections/${enc(id)}`);
 export const searchCollection = (id: string, q: string, topK = 10, signal?: AbortSignal) =>
-  json<{ results: SearchHit[] }>("GET", `/collections/${enc(id)}/search?q=${enc(q)}&top_k=${topK}`, undefined, signal);
+  json<Wire.SearchResults>("GET", `/collections/${enc(id)}/search?q=${enc(q)}&top_k=${topK}`, undefined, signal);
 export const listDocuments = (id: string, offset = 0, limit = 50) =>
   json<DocumentPage>("GET", `/collections/${enc(id)}/documents?offset=${offset}&limit=${limit}`);
 
@@ -384,7 +191,7 @@ export const listDocuments = (id: string, offset = 0, limit = 50) =>
 
 export const listPipelines = () => json<Pipeline[]>("GET", "/data_pipelines");
 export const getPipeline = (id: string) => json<Pipeline>("GET", `/data_pipelines/${enc(id)}`);
-export const createPipeline = (p: { name: string; description: string; data_source_id: string; collection_id: string }) =>
+export const createPipeline = (p: Wire.CreatePipelineBody) =>
   json<Pipeline>("POST", "/data_pipelines", p);
 export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
 export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
@@ -405,8 +212,8 @@ export const searchLibrary = (q: string, topK = 10, signal?: AbortSignal) =>
 export const listModels = () => json<CatalogModel[]>("GET", "/models");
 export const deleteModel = (id: string) => json<void>("DELETE", `/models/${enc(id)}`);
 export const listMyModels = () => json<PersonalModel[]>("GET", "/models/my");
-export const addMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("POST", "/models/my", { model_name, hardware_notes });
-export const updateMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("PUT", "/models/my", { model_name, hardware_notes });
+export const addMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("POST", "/models/my", { model_name, hardware_notes } satisfies Wire.AddPersonalModelBody);
+export const updateMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("PUT", "/models/my", { model_name, hardware_notes } satisfies Wire.UpdatePersonalModelBody);
 export const deleteMyModel = (recordId: string) => json<void>("DELETE", `/models/my/${enc(recordId)}`);
 
 /**
@@ -416,7 +223,7 @@ export const deleteMyModel = (recordId: string) => json<void>("DELETE", `/models
  * caller may pull again; partial downloads resume).
  */
 export async function pullModel(model_name: string, onEvent: (event: PullEvent) => void, signal?: AbortSignal): Promise<CatalogModel | null> {
-  const res = await send("POST", "/models", { model_name }, signal);
+  const res = await send("POST", "/models", { model_name } satisfies Wire.PullModelBody, signal);
   if (!res.body) throw new ApiError(res.status, "The server sent no progress stream");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";

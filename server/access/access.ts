@@ -5,10 +5,12 @@ import { DataSourceRecord } from "../data/entities/data-source.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import { GroupMember } from "../data/entities/group-member.entity";
 import { Group } from "../data/entities/group.entity";
+import { User } from "../data/entities/user.entity";
+import { UserModelRecord } from "../data/entities/user-model.entity";
 import type { Actor } from "./actor";
 
 /**
- * The one place that decides who may touch which id (spec: Access rules).
+ * The one place that decides who may touch which id (docs/decisions.md: Access rules).
  * Membership is direct only. Every "may not" for an existing id throws the same
  * NotFoundError as a missing id, through the same code path, so the two cannot
  * answer differently. The single 403 is assertCanCreateCollectionIn.
@@ -41,7 +43,7 @@ export async function requireGroupMembership(db: EntityManager, actor: Actor, gr
   return group;
 }
 
-/** Creating a collection: 400 for a group that does not exist, 403 for one the actor is not in (spec rule 4). */
+/** Creating a collection: 400 for a group that does not exist, 403 for one the actor is not in (docs/decisions.md: Access rules). */
 export async function assertCanCreateCollectionIn(db: EntityManager, actor: Actor, groupId: string): Promise<Group> {
   const group = await db.findOne(Group, { where: { id: groupId } });
   if (!group) throw new BadRequestError("Owner group does not exist");
@@ -51,14 +53,14 @@ export async function assertCanCreateCollectionIn(db: EntityManager, actor: Acto
   return group;
 }
 
-/** A collection and everything that touches it: members of its owner group only (spec rule 1). */
+/** A collection and everything that touches it: members of its owner group only (docs/decisions.md: Access rules). */
 export async function requireCollectionAccess(db: EntityManager, actor: Actor, collectionId: string): Promise<Collection> {
   const collection = await db.findOne(Collection, { where: { id: collectionId } });
   if (!collection || !(await isMember(db, actor, collection.ownerGroupId))) throw new NotFoundError("Collection not found");
   return collection;
 }
 
-/** A data source: members of its owner group only (spec rule 2). */
+/** A data source: members of its owner group only (docs/decisions.md: Access rules). */
 export async function requireDataSourceAccess(db: EntityManager, actor: Actor, dataSourceId: string): Promise<DataSourceRecord> {
   const source = await db.findOne(DataSourceRecord, { where: { id: dataSourceId } });
   if (!source || !(await isMember(db, actor, source.ownerGroupId))) throw new NotFoundError("Data source not found");
@@ -92,6 +94,55 @@ export async function accessiblePipelines(db: EntityManager, actor: Actor): Prom
     .where("s.owner_group_id IN (:...groups) AND c.owner_group_id IN (:...groups)", { groups })
     .orderBy("p.created_at", "ASC")
     .getMany();
+}
+
+/**
+ * Someone's groups as the actor may see them: all of one's own; of another user only the
+ * groups both belong to, since member lists are visible to members only (docs/decisions.md: Access rules).
+ * An unknown user is a 404.
+ */
+export async function visibleGroupsOf(db: EntityManager, actor: Actor, userId: string): Promise<Group[]> {
+  if (!(await db.exists(User, { where: { id: userId } }))) throw new NotFoundError("User not found");
+  const theirs = await db.find(GroupMember, { where: { userId }, select: { groupId: true } });
+  let ids = theirs.map((m) => m.groupId);
+  if (userId !== actor.userId) {
+    const mine = new Set(await memberGroupIds(db, actor));
+    ids = ids.filter((id) => mine.has(id));
+  }
+  if (ids.length === 0) return [];
+  return db.createQueryBuilder(Group, "g").where("g.id IN (:...ids)", { ids }).orderBy("g.group_name", "ASC").getMany();
+}
+
+/**
+ * Member emails (sorted) of every group the actor belongs to, keyed by group id. A group
+ * missing from the map is not the actor's: its members stay hidden (docs/decisions.md: Access rules).
+ */
+export async function visibleMemberEmails(db: EntityManager, actor: Actor): Promise<Map<string, string[]>> {
+  const mine = await memberGroupIds(db, actor);
+  const emails = new Map(mine.map((id) => [id, [] as string[]]));
+  if (mine.length === 0) return emails;
+  const rows = await db
+    .createQueryBuilder(GroupMember, "m")
+    .innerJoin(User, "u", "u.id = m.user_id")
+    .select(["m.group_id AS group_id", "u.email AS email"])
+    .where("m.group_id IN (:...ids)", { ids: mine })
+    .orderBy("u.email", "ASC")
+    .getRawMany<{ group_id: string; email: string }>();
+  for (const row of rows) emails.get(row.group_id)?.push(row.email);
+  return emails;
+}
+
+/** The actor's own personal-model records (of one catalog model, if given), oldest first: nobody reads another's list. */
+export async function personalModelsOf(db: EntityManager, actor: Actor, modelId?: string): Promise<UserModelRecord[]> {
+  const where = modelId === undefined ? { userId: actor.userId } : { userId: actor.userId, modelId };
+  return db.find(UserModelRecord, { where, order: { createdAt: "ASC" } });
+}
+
+/** One record of the actor's personal list; another user's record answers the same 404 as a missing one. */
+export async function requirePersonalModel(db: EntityManager, actor: Actor, recordId: string): Promise<UserModelRecord> {
+  const record = await db.findOne(UserModelRecord, { where: { id: recordId } });
+  if (!record || record.userId !== actor.userId) throw new NotFoundError("Personal model record not found");
+  return record;
 }
 
 async function canReachBoth(db: EntityManager, actor: Actor, dataSourceId: string, collectionId: string): Promise<boolean> {

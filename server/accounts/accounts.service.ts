@@ -1,12 +1,11 @@
 import crypto from "node:crypto";
 import bcrypt from "bcryptjs";
 import type { DataSource } from "typeorm";
-import { ConflictError, NotFoundError, UnauthorizedError } from "../errors";
+import { ConflictError, UnauthorizedError } from "../errors";
 import { User } from "../data/entities/user.entity";
 import { isUniqueViolation } from "../data/db-errors";
-import { Group } from "../data/entities/group.entity";
-import { GroupMember } from "../data/entities/group-member.entity";
-import { memberGroupIds } from "../access/access";
+import type { Group } from "../data/entities/group.entity";
+import { visibleGroupsOf } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { IdentityProvider } from "./identity-provider";
 import type { SignInGuard } from "./sign-in-limiter";
@@ -113,23 +112,8 @@ export class AccountsService {
     return this.db.manager.find(User, { order: { email: "ASC" } });
   }
 
-  /**
-   * A user's groups. Your own: all of them. Someone else's: only the groups you share,
-   * since member lists are visible to members only (decisions: groups).
-   */
+  /** A user's groups, as far as the actor may see them (access: visibleGroupsOf). */
   async groupsOfUser(actor: Actor, userId: string): Promise<Group[]> {
-    if (!(await this.db.manager.exists(User, { where: { id: userId } }))) throw new NotFoundError("User not found");
-    const theirs = await this.db.manager.find(GroupMember, { where: { userId }, select: { groupId: true } });
-    let ids = theirs.map((m) => m.groupId);
-    if (userId !== actor.userId) {
-      const mine = new Set(await memberGroupIds(this.db.manager, actor));
-      ids = ids.filter((id) => mine.has(id));
-    }
-    if (ids.length === 0) return [];
-    return this.db.manager
-      .createQueryBuilder(Group, "g")
-      .where("g.id IN (:...ids)", { ids })
-      .orderBy("g.group_name", "ASC")
-      .getMany();
+    return visibleGroupsOf(this.db.manager, actor, userId);
   }
 }

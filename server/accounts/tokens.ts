@@ -8,7 +8,7 @@ export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 const SECRET_KEY = "jwt-signing-secret";
 const ALGORITHM = "HS256";
 
-/** Service access tokens: HS256 JWTs with sub, email, iat, exp (decisions: accounts and sessions). */
+/** Service access tokens: HS256 JWTs with sub, email, iat, exp (docs/decisions.md: Accounts and sessions). */
 export class TokenService {
   /** The secret imported once as an HMAC key: importing it per request costs more than the HMAC itself. */
   private constructor(private readonly key: crypto.webcrypto.CryptoKey) {}

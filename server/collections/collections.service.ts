@@ -4,24 +4,14 @@ import { BadRequestError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } from "../access/access";
 import type { Actor } from "../access/actor";
-import { assertNoActiveIngestion } from "../ingest/active-jobs";
-import type { DocumentSummary, SearchHit, SearchIndex } from "../search/search-index";
-
-export interface CollectionStats {
-  documentCount: number;
-  chunkCount: number;
-}
-
-/** What the collection service needs from the index for counts and deletion. */
-export interface CollectionIndex {
-  stats(collectionId: string): Promise<CollectionStats>;
-  drop(collectionId: string): Promise<void>;
-}
+import type { IngestQueue } from "../ingest/job-queue";
+import type { CollectionStats, DocumentSummary, SearchHit, SearchIndex } from "../search/search-index";
 
 export class CollectionsService {
   constructor(
     private readonly db: DataSource,
     private readonly index: SearchIndex,
+    private readonly queue: IngestQueue,
   ) {}
 
   async create(actor: Actor, name: string, ownerGroupId: string): Promise<Collection> {
@@ -53,7 +43,7 @@ export class CollectionsService {
   async delete(actor: Actor, collectionId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       await requireCollectionAccess(tx, actor, collectionId);
-      await assertNoActiveIngestion(tx, { collectionId });
+      await this.queue.assertNoActiveJob(tx, { collectionId });
       await tx.delete(Collection, { id: collectionId });
     });
     await this.index.drop(collectionId);

@@ -4,21 +4,10 @@ import { BadRequestError, ConflictError, NotFoundError } from "../errors";
 import { Group, type GroupPermission } from "../data/entities/group.entity";
 import { GroupMember } from "../data/entities/group-member.entity";
 import { User } from "../data/entities/user.entity";
-import { memberGroupIds, requireGroupMembership } from "../access/access";
+import { requireGroupMembership, visibleMemberEmails } from "../access/access";
 import type { Actor } from "../access/actor";
+import type { GroupListing, GroupTreeNode } from "./group-listing";
 import { groupOwnedResources } from "./group-owned-resources";
-
-export interface GroupListing {
-  group: Group;
-  isMember: boolean;
-  /** Only for groups the caller belongs to. */
-  memberEmails: string[] | null;
-}
-
-export interface GroupTreeNode {
-  group: Group;
-  children: GroupTreeNode[];
-}
 
 export class GroupsService {
   constructor(private readonly db: DataSource) {}
@@ -35,23 +24,11 @@ export class GroupsService {
     });
   }
 
+  /** Every group; member emails only of the actor's own (access: visibleMemberEmails). */
   async list(actor: Actor): Promise<GroupListing[]> {
     const groups = await this.db.manager.find(Group, { order: { groupName: "ASC" } });
-    const mine = new Set(await memberGroupIds(this.db.manager, actor));
-    const members = mine.size
-      ? await this.db.manager
-          .createQueryBuilder(GroupMember, "m")
-          .innerJoin(User, "u", "u.id = m.user_id")
-          .select(["m.group_id AS group_id", "u.email AS email"])
-          .where("m.group_id IN (:...ids)", { ids: [...mine] })
-          .orderBy("u.email", "ASC")
-          .getRawMany<{ group_id: string; email: string }>()
-      : [];
-    return groups.map((group) => ({
-      group,
-      isMember: mine.has(group.id),
-      memberEmails: mine.has(group.id) ? members.filter((m) => m.group_id === group.id).map((m) => m.email) : null,
-    }));
+    const emails = await visibleMemberEmails(this.db.manager, actor);
+    return groups.map((group) => ({ group, isMember: emails.has(group.id), memberEmails: emails.get(group.id) ?? null }));
   }
 
   async tree(): Promise<GroupTreeNode[]> {

@@ -2,8 +2,8 @@ import { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
 import { clearTokenCookie, requireAuth, setTokenCookie } from "./auth.middleware";
 import type { TokenService } from "../accounts/tokens";
-import { presentToken, presentUser } from "./presenters";
-import { signInBody, signUpBody } from "./schemas";
+import { presentToken, presentUser } from "./accounts.presenters";
+import { signInBody, signUpBody } from "./accounts.schemas";
 import { parse } from "./validate";
 
 export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean): Router {

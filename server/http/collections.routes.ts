@@ -1,8 +1,9 @@
 import { Router } from "express";
 import type { CollectionsService } from "../collections/collections.service";
 import { actorOf } from "./auth.middleware";
-import { presentCollection, presentDocument, presentSearchHit } from "./presenters";
-import { createCollectionBody, idParams, pageQuery, searchQuery } from "./schemas";
+import { presentCollection, presentDocumentPage, presentSearchResults } from "./collections.presenters";
+import { createCollectionBody, pageQuery, searchQuery } from "./collections.schemas";
+import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 export function collectionsRoutes(collections: CollectionsService): Router {
@@ -21,14 +22,13 @@ export function collectionsRoutes(collections: CollectionsService): Router {
   router.get("/collections/:id/search", async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const { q, top_k } = parse(searchQuery, req.query, "query");
-    res.json({ results: (await collections.search(actorOf(res), id, q, top_k)).map(presentSearchHit) });
+    res.json(presentSearchResults(await collections.search(actorOf(res), id, q, top_k)));
   });
 
   router.get("/collections/:id/documents", async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const { offset, limit } = parse(pageQuery, req.query, "query");
-    const { total, items } = await collections.documents(actorOf(res), id, offset, limit);
-    res.json({ total, offset, limit, documents: items.map(presentDocument) });
+    res.json(presentDocumentPage(await collections.documents(actorOf(res), id, offset, limit), offset, limit));
   });
 
   router.delete("/collections/:id", async (req, res) => {

@@ -2,7 +2,7 @@ import { Router } from "express";
 import type { SourcesService } from "../sources/sources.service";
 import { actorOf } from "./auth.middleware";
 import { presentListedSource } from "./data-sources.presenters";
-import { idParams } from "./schemas";
+import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 /** The routes every kind shares; each kind's own routes (creation, ...) come from its folder under connectors/. */

@@ -1,8 +1,9 @@
 import { Router } from "express";
 import type { GroupsService } from "../groups/groups.service";
 import { actorOf } from "./auth.middleware";
-import { presentGroup, presentGroupListing, presentTree } from "./presenters";
-import { createGroupBody, idParams, memberParams, setParentBody } from "./schemas";
+import { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
+import { idParams } from "./common.schemas";
+import { createGroupBody, memberParams, setParentBody } from "./groups.schemas";
 import { parse } from "./validate";
 
 export function groupsRoutes(groups: GroupsService): Router {
@@ -11,7 +12,7 @@ export function groupsRoutes(groups: GroupsService): Router {
   router.post("/user_groups", async (req, res) => {
     const body = parse(createGroupBody, req.body, "body");
     const group = await groups.create(actorOf(res), body.group_name, body.group_permission);
-    res.status(201).json({ created_group_id: group.id });
+    res.status(201).json(presentCreatedGroup(group));
   });
 
   router.get("/user_groups", async (_req, res) => {

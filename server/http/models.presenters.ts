@@ -1,9 +1,10 @@
 import type { ModelRecord } from "../data/entities/model.entity";
-import type { LibraryEntry } from "../llm/model-library";
-import type { PersonalModel } from "../llm/models.service";
+import type { LibraryEntry } from "../llm/library-entry";
+import type { PullEvent } from "../llm/model-pulls";
+import type { PersonalModel } from "../llm/personal-model";
 import { isoNoZone } from "../time";
 
-/** Presenters of the model routes (kept beside presenters.ts until they are merged into it). */
+/** A model of the organisation's catalog. */
 export function presentModel(m: ModelRecord) {
   return {
     id: m.id,
@@ -40,4 +41,9 @@ export function presentLibraryEntry(e: LibraryEntry) {
     pulls: e.pulls,
     updated_at: e.updated_at,
   };
+}
+
+/** One event of the POST /models stream; a completed event carries the presented catalog record. */
+export function presentPullEvent({ model, ...event }: PullEvent): Omit<PullEvent, "model"> & { model?: ReturnType<typeof presentModel> } {
+  return model ? { ...event, model: presentModel(model) } : event;
 }

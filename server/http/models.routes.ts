@@ -1,9 +1,7 @@
 import { Router } from "express";
-import { ModelRecord } from "../data/entities/model.entity";
-import type { PullEvent } from "../llm/model-pulls";
 import type { ModelsService } from "../llm/models.service";
 import { actorOf } from "./auth.middleware";
-import { presentLibraryEntry, presentModel, presentPersonalModel } from "./models.presenters";
+import { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
 import {
   addPersonalModelBody,
   librarySearchQuery,
@@ -14,10 +12,6 @@ import {
 } from "./models.schemas";
 import { openEventStream } from "./sse";
 import { parse } from "./validate";
-
-function presentEvent(event: PullEvent): object {
-  return event.model instanceof ModelRecord ? { ...event, model: presentModel(event.model) } : event;
-}
 
 export function modelsRoutes(models: ModelsService): Router {
   const router = Router();
@@ -40,7 +34,7 @@ export function modelsRoutes(models: ModelsService): Router {
     const pull = models.pull(body.model_name);
     const stream = openEventStream(req, res, models.options.keepAliveMs);
     const unsubscribe = pull.subscribe((event) => {
-      stream.send(presentEvent(event));
+      stream.send(presentPullEvent(event));
       if (event.status === "completed" || event.status === "error") stream.end();
     });
     stream.onClose(unsubscribe);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Request schemas of the model routes (kept beside schemas.ts until they are merged into it). */
+/** Request schemas of the model routes. */
 const modelName = z
   .string()
   .trim()

@@ -1,8 +1,9 @@
 import { Router } from "express";
 import type { PipelinesService } from "../pipelines/pipelines.service";
 import { actorOf } from "./auth.middleware";
-import { presentJob, presentPipeline } from "./presenters";
-import { createPipelineBody, idParams } from "./schemas";
+import { presentJob, presentPipeline } from "./pipelines.presenters";
+import { idParams } from "./common.schemas";
+import { createPipelineBody } from "./pipelines.schemas";
 import { parse } from "./validate";
 
 export function pipelinesRoutes(pipelines: PipelinesService): Router {

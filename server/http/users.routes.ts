@@ -1,8 +1,9 @@
 import { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
 import { actorOf } from "./auth.middleware";
-import { presentGroup, presentUser } from "./presenters";
-import { idParams } from "./schemas";
+import { presentUser } from "./accounts.presenters";
+import { presentGroup } from "./groups.presenters";
+import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 export function usersRoutes(accounts: AccountsService): Router {

@@ -1,11 +1,11 @@
 import crypto from "node:crypto";
 import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
-import type { DataSource } from "typeorm";
+import type { DataSource, EntityManager } from "typeorm";
 import { ServiceUnavailableError } from "../errors";
 import { IngestJob } from "../data/entities/ingest-job.entity";
 import type { Logger } from "../logger";
 import { RedisClient } from "../redis/redis-client";
-import { finishJob, hasActiveJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler } from "./job-queue";
+import { assertNoActiveJob, finishJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler, type JobTarget } from "./job-queue";
 
 const QUEUE_NAME = "ingest";
 /** How often every process looks for running jobs whose process is gone. */
@@ -84,8 +84,9 @@ export class BullmqJobQueue implements IngestQueue {
     return job;
   }
 
-  hasActiveJob(pipelineIds: string[]): Promise<boolean> {
-    return hasActiveJob(this.db, pipelineIds);
+  /** The job rows are the truth in team mode too, so the guard reads the database like the in-process queue. */
+  assertNoActiveJob(tx: EntityManager, target: JobTarget): Promise<void> {
+    return assertNoActiveJob(tx, target);
   }
 
   /** Interrupts this process's running job (recorded failed), then closes the worker and connections. */

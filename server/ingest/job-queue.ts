@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { DataSource } from "typeorm";
+import type { DataSource, EntityManager } from "typeorm";
 import { ConflictError } from "../errors";
 import { IngestJob } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
@@ -20,11 +20,15 @@ export class JobInterrupted extends Error {
   }
 }
 
+/** What a queued or running job writes to: its pipeline's source and collection. */
+export type JobTarget = { dataSourceId: string } | { collectionId: string };
+
 /** What the API needs from the ingestion queue: the in-process JobQueue or the BullMQ one (team mode). */
 export interface IngestQueue {
   start(): Promise<void>;
   enqueue(pipelineId: string): Promise<IngestJob>;
-  hasActiveJob(pipelineIds: string[]): Promise<boolean>;
+  /** 409 while a job that writes to the target is queued or running; call it in the deleting transaction. */
+  assertNoActiveJob(tx: EntityManager, target: JobTarget): Promise<void>;
   stop(): Promise<void>;
   idle(): Promise<void>;
 }
@@ -62,9 +66,8 @@ export class JobQueue implements IngestQueue {
     return job;
   }
 
-  /** True while a job of any of these pipelines is queued or running. */
-  async hasActiveJob(pipelineIds: string[]): Promise<boolean> {
-    return hasActiveJob(this.db, pipelineIds);
+  assertNoActiveJob(tx: EntityManager, target: JobTarget): Promise<void> {
+    return assertNoActiveJob(tx, target);
   }
 
   /** Interrupts the running job (it is recorded failed) and waits for it, so shutdown leaves a true record. */
@@ -137,12 +140,17 @@ export async function recordQueuedJob(db: DataSource, pipelineId: string): Promi
   });
 }
 
-export async function hasActiveJob(db: DataSource, pipelineIds: string[]): Promise<boolean> {
-  if (pipelineIds.length === 0) return false;
-  return db.manager
+/** Deleting what a queued or running job writes to would pull the ground from under it: 409 until it ends. */
+export async function assertNoActiveJob(tx: EntityManager, target: JobTarget): Promise<void> {
+  const active = await tx
     .createQueryBuilder(IngestJob, "j")
-    .where("j.pipeline_id IN (:...pipelineIds) AND j.run_state IN ('queued', 'running')", { pipelineIds })
+    .innerJoin(Pipeline, "p", "p.id = j.pipeline_id")
+    .where("j.run_state IN ('queued', 'running')")
+    .andWhere("dataSourceId" in target ? "p.data_source_id = :id" : "p.collection_id = :id", {
+      id: "dataSourceId" in target ? target.dataSourceId : target.collectionId,
+    })
     .getExists();
+  if (active) throw new ConflictError("An ingestion job is queued or running here; delete once it has finished");
 }
 
 /** Marks the job running, runs the handler with live progress, and records how it ended (rows first). */

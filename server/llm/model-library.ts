@@ -3,16 +3,9 @@ import path from "node:path";
 import { z } from "zod";
 import shipped from "./model-library.json";
 
-/** One model of the public library, as search answers it (decisions: library search result). */
-export const libraryEntrySchema = z.object({
-  name: z.string().min(1).max(200),
-  description: z.string().max(2000).default(""),
-  capabilities: z.array(z.string().max(40)).max(20).default([]),
-  sizes: z.array(z.string().max(40)).max(50).default([]),
-  pulls: z.number().int().nonnegative().default(0),
-  updated_at: z.string().max(40).nullable().default(null),
-});
-export type LibraryEntry = z.infer<typeof libraryEntrySchema>;
+import { libraryEntrySchema, type LibraryEntry } from "./library-entry";
+
+export type { LibraryEntry } from "./library-entry";
 
 /** A catalog file: `{models: [...]}` (what ships) or a bare array. */
 const catalogFileSchema = z.union([

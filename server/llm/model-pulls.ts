@@ -1,7 +1,22 @@
-/** One event of the POST /models stream (spec: Events). */
+import type { ModelRecord } from "../data/entities/model.entity";
+
+/** One event of the POST /models stream (docs/decisions.md: Model pull events); which fields it carries depends on its status. */
 export interface PullEvent {
+  /** "pulling <layer>", "retrying", "benchmarking", "completed" or "error". */
   status: string;
-  [field: string]: unknown;
+  /** Layer progress. */
+  digest?: string;
+  total?: number;
+  completed?: number;
+  /** benchmarking */
+  message?: string;
+  /** retrying */
+  attempt?: number;
+  max_attempts?: number;
+  /** retrying and error */
+  error?: string;
+  /** completed: the catalog record, presented on the way out. */
+  model?: ModelRecord;
 }
 
 export type Subscriber = (event: PullEvent) => void;

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import type { DataSource } from "typeorm";
+import { personalModelsOf, requirePersonalModel } from "../access/access";
 import type { Actor } from "../access/actor";
 import { ConflictError, HttpError, NotFoundError, ServiceUnavailableError } from "../errors";
 import { ModelRecord } from "../data/entities/model.entity";
@@ -9,19 +10,15 @@ import type { Logger } from "../logger";
 import { loadLibrary, parseCatalog, refreshedCatalogPath, type LibraryEntry, type ModelLibrary } from "./model-library";
 import { PullRegistry, type PullEvent, type RunningPull } from "./model-pulls";
 import type { ModelsOptions } from "./models.options";
+import type { PersonalModel } from "./personal-model";
 import type { SharedPulls } from "./shared-pulls";
 import { canonicalModelName, OllamaClient, OllamaError, OllamaUnreachableError, type GenerateTimings, type PullProgress } from "./ollama.client";
 
-/** Spec: a failed download is retried automatically twice. */
+/** A failed download is retried automatically twice (docs/decisions.md: Limits). */
 export const PULL_ATTEMPTS = 3;
 /** The fixed benchmark: same prompt, greedy decoding, bounded output, so runs compare. */
 export const BENCHMARK_PROMPT = "Explain in three short paragraphs how a hydroelectric sluice gate controls the flow of water.";
 const BENCHMARK_OPTIONS = { temperature: 0, seed: 42, num_predict: 128 };
-
-export interface PersonalModel {
-  record: UserModelRecord;
-  modelName: string;
-}
 
 const SHUTDOWN_ERROR = "The server is shutting down; call POST /models again to resume the download";
 
@@ -197,7 +194,7 @@ export class ModelsService {
     return this.db.transaction(async (tx) => {
       const model = await tx.findOneBy(ModelRecord, { modelName: canonicalModelName(rawName) });
       if (!model) throw notInCatalog(rawName);
-      if (await tx.exists(UserModelRecord, { where: { userId: actor.userId, modelId: model.id } })) {
+      if ((await personalModelsOf(tx, actor, model.id)).length > 0) {
         throw new ConflictError(`${model.modelName} is already in your list`);
       }
       const now = new Date();
@@ -208,7 +205,7 @@ export class ModelsService {
   }
 
   async listMine(actor: Actor): Promise<PersonalModel[]> {
-    const records = await this.db.manager.find(UserModelRecord, { where: { userId: actor.userId }, order: { createdAt: "ASC" } });
+    const records = await personalModelsOf(this.db.manager, actor);
     const models = await this.db.manager.find(ModelRecord);
     const names = new Map(models.map((m) => [m.id, m.modelName]));
     return records.filter((r) => names.has(r.modelId)).map((record) => ({ record, modelName: names.get(record.modelId)! }));
@@ -218,7 +215,7 @@ export class ModelsService {
     return this.db.transaction(async (tx) => {
       const model = await tx.findOneBy(ModelRecord, { modelName: canonicalModelName(rawName) });
       if (!model) throw notInCatalog(rawName);
-      const record = await tx.findOneBy(UserModelRecord, { userId: actor.userId, modelId: model.id });
+      const [record] = await personalModelsOf(tx, actor, model.id);
       if (!record) throw new NotFoundError(`${model.modelName} is not in your list`);
       record.hardwareNotes = hardwareNotes;
       record.updatedAt = new Date();
@@ -230,8 +227,8 @@ export class ModelsService {
   /** Another user's record id answers 404 like an unknown one. */
   async deleteMine(actor: Actor, recordId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const result = await tx.delete(UserModelRecord, { id: recordId, userId: actor.userId });
-      if (!result.affected) throw new NotFoundError("Personal model record not found");
+      const record = await requirePersonalModel(tx, actor, recordId);
+      await tx.delete(UserModelRecord, { id: record.id });
     });
   }
 }

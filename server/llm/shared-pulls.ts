@@ -18,7 +18,8 @@ const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 interface Wire {
   seq: number;
   key: string;
-  event: PullEvent;
+  /** A completed event names its model instead of carrying the record. */
+  event: PullEvent | { status: "completed"; model_name: string };
   final?: boolean;
 }
 

@@ -1,8 +1,7 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
 import { NotFoundError } from "../errors";
-import type { CollectionStats } from "../collections/collections.service";
-import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
 import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 

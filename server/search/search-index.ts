@@ -1,5 +1,3 @@
-import type { CollectionIndex } from "../collections/collections.service";
-
 /**
  * The collection index behind one interface, so other engines (PostgreSQL full-text,
  * vectors) can slot in. Documents are keyed by (sourceId, path): several sources may
@@ -50,6 +48,17 @@ export interface SearchHit {
   snippet: string;
   /** Higher is better. */
   score: number;
+}
+
+export interface CollectionStats {
+  documentCount: number;
+  chunkCount: number;
+}
+
+/** What the collection service needs from the index for counts and deletion. */
+export interface CollectionIndex {
+  stats(collectionId: string): Promise<CollectionStats>;
+  drop(collectionId: string): Promise<void>;
 }
 
 export interface SearchIndex extends CollectionIndex {

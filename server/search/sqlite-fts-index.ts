@@ -4,8 +4,7 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
-import type { CollectionStats } from "../collections/collections.service";
-import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
 import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 

@@ -1,8 +1,7 @@
 import { Worker } from "node:worker_threads";
-import type { CollectionStats } from "../collections/collections.service";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { WriterReply, WriterRequest } from "./index-writer.worker";
-import type { DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
 
 const WORKER = workerScript(__filename, "index-writer.worker");

@@ -1,8 +1,7 @@
 import type { DataSource } from "typeorm";
 import { StoredSecret } from "../data/entities/stored-secret.entity";
-import { SecretStoreError } from "./file-store";
 import { packSealed, seal, unpackSealed, unseal } from "./seal";
-import type { SecretStore } from "./secrets";
+import { SecretStoreError, type SecretStore } from "./secret-store";
 
 /** A row every process checks its key against, so a wrong SECRETS_KEY stops start-up instead of failing jobs later. */
 const KEY_CHECK_NAME = "sluice-secrets-key-check";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { promises as fsp } from "node:fs";
 import * as path from "node:path";
-import type { SecretStore } from "./secrets";
+import { SecretStoreError, type SecretStore } from "./secret-store";
 import { SEAL_KEY_BYTES, seal, unseal } from "./seal";
 
 export const SECRETS_FILE_NAME = "secrets.enc.json";
@@ -9,14 +9,6 @@ export const KEY_FILE_NAME = "secret.key";
 
 const KEY_BYTES = SEAL_KEY_BYTES;
 const FILE_VERSION = 1;
-
-/** A secret store failure: unreadable/tampered files, an unusable keychain. Never carries a secret value. */
-export class SecretStoreError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "SecretStoreError";
-  }
-}
 
 interface EncryptedEntry {
   iv: string;

@@ -2,8 +2,7 @@ import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import * as path from "node:path";
 import type { AsyncEntry as AsyncEntryType, EntryOptions } from "@napi-rs/keyring";
-import { SecretStoreError } from "./file-store";
-import type { SecretStore } from "./secrets";
+import { SecretStoreError, type SecretStore } from "./secret-store";
 
 type KeyringModule = typeof import("@napi-rs/keyring");
 

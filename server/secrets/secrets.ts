@@ -1,20 +1,11 @@
 import { FileSecretStore } from "./file-store";
 import { KeychainSecretStore, probeKeychain } from "./keychain-store";
+import type { SecretStore } from "./secret-store";
 
-export { FileSecretStore, SecretStoreError, SECRETS_FILE_NAME, KEY_FILE_NAME } from "./file-store";
+// The stores import only secret-store.ts (the interface and its error), never this file: no import circle.
+export { SecretStoreError, type SecretStore } from "./secret-store";
+export { FileSecretStore, SECRETS_FILE_NAME, KEY_FILE_NAME } from "./file-store";
 export { KeychainSecretStore, keychainAccount, keychainNamespace, probeKeychain } from "./keychain-store";
-
-/** Where the product keeps every secret: the JWT signing secret, SMB passwords, OAuth tokens. */
-export interface SecretStore {
-  /** The stored value, or null when there is none. */
-  get(key: string): Promise<string | null>;
-  set(key: string, value: string): Promise<void>;
-  /** The stored value; when there is none, stores make()'s and returns what is stored then. */
-  getOrCreate(key: string, make: () => string): Promise<string>;
-  /** Removes the value; a missing key is not an error. */
-  delete(key: string): Promise<void>;
-  readonly kind: "keychain" | "file" | "database";
-}
 
 export interface OpenSecretStoreOptions {
   dataDir: string;

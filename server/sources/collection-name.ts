@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 
-/** The auto-provisioned collection of a source: `<slug-of-source-name>_<8 hex chars>` (spec). */
+/** The auto-provisioned collection of a source: `<slug-of-source-name>_<8 hex chars>` (docs/decisions.md: Data source creation). */
 export function autoCollectionName(sourceName: string): string {
   const slug =
     sourceName

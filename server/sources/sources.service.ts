@@ -10,7 +10,7 @@ import type { CreatedSource, NewSource, SourceCreator } from "../connectors/sour
 import type { SecretStore } from "../secrets/secrets";
 import type { SearchIndex } from "../search/search-index";
 import { provisionSource } from "./provision-source";
-import { assertNoActiveIngestion } from "../ingest/active-jobs";
+import type { IngestQueue } from "../ingest/job-queue";
 
 export interface ListedSource {
   source: DataSourceRecord;
@@ -25,6 +25,7 @@ export class SourcesService implements SourceCreator {
     private readonly secrets: SecretStore,
     private readonly kinds: KindRegistry,
     private readonly index: SearchIndex,
+    private readonly queue: IngestQueue,
   ) {}
 
   /**
@@ -69,7 +70,7 @@ export class SourcesService implements SourceCreator {
   async delete(actor: Actor, dataSourceId: string): Promise<void> {
     const { source, dropped, kept } = await this.db.transaction(async (tx) => {
       const source = await requireDataSourceAccess(tx, actor, dataSourceId);
-      await assertNoActiveIngestion(tx, { dataSourceId });
+      await this.queue.assertNoActiveJob(tx, { dataSourceId });
       const targeted = (await tx.find(Pipeline, { where: { dataSourceId } })).map((p) => p.collectionId);
       await tx.delete(Pipeline, { dataSourceId });
       await tx.delete(DataSourceRecord, { id: dataSourceId });

@@ -10,6 +10,21 @@ import {
   requireCollectionAccess,
   requireGroupMembership,
 } from "../../server/access/access";
+import {
+  accessiblePipelines,
+  assertCanConnect,
+  listGroupOwned,
+  personalModelsOf,
+  requireDataSourceAccess,
+  requirePersonalModel,
+  requirePipelineAccess,
+  visibleGroupsOf,
+  visibleMemberEmails,
+} from "../../server/access/access";
+import { DataSourceRecord } from "../../server/data/entities/data-source.entity";
+import { ModelRecord } from "../../server/data/entities/model.entity";
+import { Pipeline } from "../../server/data/entities/pipeline.entity";
+import { UserModelRecord } from "../../server/data/entities/user-model.entity";
 import { openDatabase } from "../../server/data/data-source";
 import { Collection } from "../../server/data/entities/collection.entity";
 import { GroupMember } from "../../server/data/entities/group-member.entity";
@@ -95,5 +110,155 @@ describe("access rules of source kinds", () => {
       () => assertOwnsDriveSource(bob, alice.userId),
       (error: unknown) => error instanceof ConflictError && /Only the user whose Google Drive this source reads/.test((error as Error).message),
     );
+  });
+});
+
+/**
+ * Every function of access.ts: allowed, denied (the same NotFoundError as a missing id) and
+ * missing. Its own people and rows, so it leans on nothing above: Ann is in "alpha" and
+ * "shared", Ben in "beta" (a child of "alpha") and "shared", Cid in no group.
+ */
+describe("every access rule: allowed, denied, missing", () => {
+  const id = () => crypto.randomUUID();
+  const ann = { userId: id(), email: "ann@example.com" };
+  const ben = { userId: id(), email: "ben@example.com" };
+  const cid = { userId: id(), email: "cid@example.com" };
+  const [alpha, beta, shared] = [id(), id(), id()];
+  const [colA, colA2, colB] = [id(), id(), id()];
+  const [srcA, srcB] = [id(), id()];
+  const [pipeAA, pipeBA] = [id(), id()];
+  const [model, annRecord, benRecord] = [id(), id(), id()];
+
+  before(async () => {
+    const m = db.manager;
+    const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute));
+    for (const actor of [ann, ben, cid]) await m.insert(User, { id: actor.userId, email: actor.email, createdAt: at(0), updatedAt: at(0) });
+    await m.insert(Group, { id: alpha, groupName: "alpha", groupPermission: "write", parentGroupId: null, createdAt: at(0) });
+    await m.insert(Group, { id: beta, groupName: "beta", groupPermission: "write", parentGroupId: alpha, createdAt: at(0) });
+    await m.insert(Group, { id: shared, groupName: "shared", groupPermission: "read", parentGroupId: null, createdAt: at(0) });
+    for (const [groupId, actor] of [[alpha, ann], [shared, ann], [beta, ben], [shared, ben]] as const) {
+      await m.insert(GroupMember, { groupId, userId: actor.userId, createdAt: at(0) });
+    }
+    await m.insert(Collection, { id: colA, name: "zeta_docs", ownerGroupId: alpha, createdAt: at(1) });
+    await m.insert(Collection, { id: colA2, name: "alpha_docs", ownerGroupId: alpha, createdAt: at(2) });
+    await m.insert(Collection, { id: colB, name: "beta_docs", ownerGroupId: beta, createdAt: at(3) });
+    await m.insert(DataSourceRecord, { id: srcA, name: "share a", kind: "smb", ownerGroupId: alpha, autoCollectionId: null, createdAt: at(4) });
+    await m.insert(DataSourceRecord, { id: srcB, name: "share b", kind: "smb", ownerGroupId: beta, autoCollectionId: null, createdAt: at(5) });
+    const pipeline = { description: "", status: "inactive" as const };
+    await m.insert(Pipeline, { id: pipeAA, name: "a to a", dataSourceId: srcA, collectionId: colA, createdAt: at(6), ...pipeline });
+    // Ben owns the source, Ann the collection: neither may reach this pipeline.
+    await m.insert(Pipeline, { id: pipeBA, name: "b to a", dataSourceId: srcB, collectionId: colA, createdAt: at(7), ...pipeline });
+    await m.insert(ModelRecord, {
+      id: model,
+      modelName: "llama3.2:latest",
+      totalTokensProcessed: 0,
+      tokensPerSecond: 0,
+      timeToFirstTokenMs: null,
+      sizeBytes: 0,
+      digest: "",
+      family: null,
+      parameterSize: null,
+      quantization: null,
+      pulledAt: at(0),
+      benchmarkedAt: null,
+    });
+    for (const [recordId, actor] of [[annRecord, ann], [benRecord, ben]] as const) {
+      await m.insert(UserModelRecord, { id: recordId, userId: actor.userId, modelId: model, hardwareNotes: "", createdAt: at(8), updatedAt: at(8) });
+    }
+  });
+
+  /** Denied and missing must be indistinguishable: both NotFoundError with one message. */
+  async function sameNotFound(denied: Promise<unknown>, missing: Promise<unknown>): Promise<string> {
+    const [a, b] = [await rejection(denied), await rejection(missing)];
+    assert.ok(a instanceof NotFoundError, `denied: ${a}`);
+    assert.ok(b instanceof NotFoundError, `missing: ${b}`);
+    assert.equal(a.message, b.message);
+    return a.message;
+  }
+
+  it("isMember: direct members only; a parent group's member and a missing group are not", async () => {
+    assert.equal(await isMember(db.manager, ann, alpha), true);
+    assert.equal(await isMember(db.manager, ann, beta), false, "beta is a child of Ann's group: nothing is inherited");
+    assert.equal(await isMember(db.manager, ann, MISSING), false);
+  });
+
+  it("memberGroupIds: the actor's groups; none for a user in no group", async () => {
+    assert.deepEqual((await memberGroupIds(db.manager, ann)).sort(), [alpha, shared].sort());
+    assert.deepEqual(await memberGroupIds(db.manager, cid), []);
+  });
+
+  it("listGroupOwned: rows of the actor's groups only, in the given order", async () => {
+    assert.deepEqual((await listGroupOwned(db.manager, ann, Collection, "name")).map((c) => c.id), [colA2, colA]);
+    assert.deepEqual((await listGroupOwned(db.manager, ben, Collection, "name")).map((c) => c.id), [colB]);
+    assert.deepEqual((await listGroupOwned(db.manager, ann, DataSourceRecord, "created_at")).map((s) => s.id), [srcA]);
+    assert.deepEqual(await listGroupOwned(db.manager, cid, Collection, "name"), []);
+  });
+
+  it("requireGroupMembership: a member passes; a non-member and a missing group get the same NotFound", async () => {
+    assert.equal((await requireGroupMembership(db.manager, ann, alpha)).id, alpha);
+    await sameNotFound(requireGroupMembership(db.manager, ann, beta), requireGroupMembership(db.manager, ann, MISSING));
+  });
+
+  it("assertCanCreateCollectionIn: a member passes; a non-member 403, a missing group 400 (the contract's one 403)", async () => {
+    assert.equal((await assertCanCreateCollectionIn(db.manager, ben, beta)).id, beta);
+    assert.ok((await rejection(assertCanCreateCollectionIn(db.manager, ann, beta))) instanceof ForbiddenError);
+    assert.ok((await rejection(assertCanCreateCollectionIn(db.manager, ann, MISSING))) instanceof BadRequestError);
+  });
+
+  it("requireCollectionAccess: the owner group's member passes; others and missing ids get the same NotFound", async () => {
+    assert.equal((await requireCollectionAccess(db.manager, ann, colA)).id, colA);
+    await sameNotFound(requireCollectionAccess(db.manager, ann, colB), requireCollectionAccess(db.manager, ann, MISSING));
+  });
+
+  it("requireDataSourceAccess: the owner group's member passes; others and missing ids get the same NotFound", async () => {
+    assert.equal((await requireDataSourceAccess(db.manager, ann, srcA)).id, srcA);
+    const message = await sameNotFound(requireDataSourceAccess(db.manager, ann, srcB), requireDataSourceAccess(db.manager, ann, MISSING));
+    assert.equal(message, "Data source not found");
+  });
+
+  it("requirePipelineAccess: needs both ends; either end denied is the same NotFound as a missing pipeline", async () => {
+    assert.equal((await requirePipelineAccess(db.manager, ann, pipeAA)).id, pipeAA);
+    await sameNotFound(requirePipelineAccess(db.manager, ann, pipeBA), requirePipelineAccess(db.manager, ann, MISSING));
+    await sameNotFound(requirePipelineAccess(db.manager, ben, pipeBA), requirePipelineAccess(db.manager, ben, MISSING));
+  });
+
+  it("assertCanConnect: both ends reachable passes; one denied end is the same NotFound as a missing one", async () => {
+    await assertCanConnect(db.manager, ann, srcA, colA);
+    await sameNotFound(assertCanConnect(db.manager, ann, srcB, colA), assertCanConnect(db.manager, ann, MISSING, colA));
+    await sameNotFound(assertCanConnect(db.manager, ann, srcA, colB), assertCanConnect(db.manager, ann, srcA, MISSING));
+  });
+
+  it("accessiblePipelines: only pipelines whose source and collection are both reachable", async () => {
+    assert.deepEqual((await accessiblePipelines(db.manager, ann)).map((p) => p.id), [pipeAA]);
+    assert.deepEqual(await accessiblePipelines(db.manager, ben), [], "Ben owns pipeBA's source but not its collection");
+    assert.deepEqual(await accessiblePipelines(db.manager, cid), []);
+  });
+
+  it("visibleGroupsOf: all of one's own groups; of another user only the shared ones; a missing user is NotFound", async () => {
+    assert.deepEqual((await visibleGroupsOf(db.manager, ann, ann.userId)).map((g) => g.id), [alpha, shared]);
+    assert.deepEqual((await visibleGroupsOf(db.manager, ann, ben.userId)).map((g) => g.id), [shared], "beta stays hidden from Ann");
+    assert.deepEqual(await visibleGroupsOf(db.manager, cid, ben.userId), []);
+    const missing = await rejection(visibleGroupsOf(db.manager, ann, MISSING));
+    assert.ok(missing instanceof NotFoundError);
+    assert.equal(missing.message, "User not found");
+  });
+
+  it("visibleMemberEmails: member lists of the actor's own groups only", async () => {
+    const emails = await visibleMemberEmails(db.manager, ann);
+    assert.deepEqual(Object.fromEntries(emails), { [alpha]: [ann.email], [shared]: [ann.email, ben.email] });
+    assert.equal(emails.has(beta), false, "beta's members stay hidden from a non-member");
+    assert.equal((await visibleMemberEmails(db.manager, cid)).size, 0);
+  });
+
+  it("personalModelsOf: the actor's own records only", async () => {
+    assert.deepEqual((await personalModelsOf(db.manager, ann)).map((r) => r.id), [annRecord]);
+    assert.deepEqual((await personalModelsOf(db.manager, ben, model)).map((r) => r.id), [benRecord]);
+    assert.deepEqual(await personalModelsOf(db.manager, ann, MISSING), []);
+    assert.deepEqual(await personalModelsOf(db.manager, cid), []);
+  });
+
+  it("requirePersonalModel: the owner passes; another user's record is the same NotFound as a missing one", async () => {
+    assert.equal((await requirePersonalModel(db.manager, ann, annRecord)).id, annRecord);
+    await sameNotFound(requirePersonalModel(db.manager, ann, benRecord), requirePersonalModel(db.manager, ann, MISSING));
   });
 });

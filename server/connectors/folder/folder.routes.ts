@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
 import { presentDataSource } from "../../http/data-sources.presenters";
-import { presentPipeline } from "../../http/presenters";
-import { groupIdParams } from "../../http/schemas";
+import { presentPipeline } from "../../http/pipelines.presenters";
+import { groupIdParams } from "../../http/common.schemas";
 import { parse } from "../../http/validate";
 import type { FolderSources } from "./folder-sources.service";
 import { presentFolderSource, presentFolderStatus } from "./folder.presenters";

@@ -2,7 +2,6 @@ import { isoNoZone } from "../../time";
 import type { DriveFileRecord } from "./drive-file.entity";
 import type { DriveGrant } from "./drive-grant.entity";
 import type { DriveSourceRecord } from "./drive-source.entity";
-import type { AccessToken } from "./drive-tokens";
 
 /** Connection status; tokens are never part of it. */
 export function presentDriveStatus(grant: DriveGrant | null) {
@@ -16,8 +15,8 @@ export function presentDriveStatus(grant: DriveGrant | null) {
   };
 }
 
-/** The one place an OAuth token leaves the server (decisions: wire conventions). */
-export function presentPickerToken(token: AccessToken) {
+/** The one place an OAuth token leaves the server (docs/decisions.md: Wire conventions). */
+export function presentPickerToken(token: { token: string; expiresAt: Date }) {
   return { access_token: token.token, expires_at: isoNoZone(token.expiresAt) };
 }
 

@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
 import { presentDataSource } from "../../http/data-sources.presenters";
-import { presentPipeline } from "../../http/presenters";
-import { idParams } from "../../http/schemas";
+import { presentPipeline } from "../../http/pipelines.presenters";
+import { idParams } from "../../http/common.schemas";
 import { parse } from "../../http/validate";
 import type { DriveService } from "./drive.service";
 import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";

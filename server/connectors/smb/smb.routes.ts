@@ -1,8 +1,8 @@
 import { Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
 import { presentDataSource } from "../../http/data-sources.presenters";
-import { presentPipeline } from "../../http/presenters";
-import { groupIdParams, idParams } from "../../http/schemas";
+import { presentPipeline } from "../../http/pipelines.presenters";
+import { groupIdParams, idParams } from "../../http/common.schemas";
 import { parse } from "../../http/validate";
 import type { SmbSources } from "./smb-sources.service";
 import { presentSmbSource } from "./smb.presenters";

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
 
-/** Direct membership only: parent groups do not inherit (spec). */
+/** Direct membership only: parent groups do not inherit (docs/decisions.md: Access rules). */
 @Entity({ name: "group_members" })
 export class GroupMember {
   @PrimaryColumn({ type: "varchar", name: "group_id" })

@@ -9,7 +9,7 @@ export class User {
   @Column({ type: "varchar", unique: true })
   email: string;
 
-  /** Null for accounts created by social sign-in. Never leaves the server (see http/presenters.ts). */
+  /** Null for accounts created by social sign-in. Never leaves the server (see http/accounts.presenters.ts). */
   @Column({ type: "varchar", name: "password_hash", nullable: true })
   passwordHash: string | null;
 

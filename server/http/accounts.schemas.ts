@@ -1,0 +1,20 @@
+import { z } from "zod";
+
+/** Request schemas of sign-up and sign-in, with the contract's limits (docs/decisions.md: Limits). */
+
+export const PASSWORD = z
+  .string()
+  .min(8, "must be at least 8 characters")
+  .max(100, "must be at most 100 characters")
+  .regex(/\p{L}/u, "must contain at least one letter")
+  .regex(/\p{Nd}/u, "must contain at least one digit");
+
+export const EMAIL = z.email("must be a valid email address").max(254, "must be at most 254 characters");
+
+export const signUpBody = z.object({ email: EMAIL, password: PASSWORD });
+
+// Sign-in checks only presence: a wrong password is a 401, not a lesson in the rules.
+export const signInBody = z.object({
+  email: z.string().min(1, "is required").max(254),
+  password: z.string().min(1, "is required").max(1000),
+});

@@ -1,0 +1,89 @@
+/**
+ * The JSON shapes of the API, derived from the presenters (responses) and the request
+ * schemas (bodies), for the UI to import with `import type`: a field renamed here breaks
+ * the UI's build. Types only, so nothing of the server reaches the UI's bundle. The UI's
+ * type check reads the presenters and what they import, without Node's types: presenters
+ * import entity and plain type modules only, never services.
+ */
+import type { z } from "zod";
+import type { presentToken, presentUser } from "./accounts.presenters";
+import type { signInBody, signUpBody } from "./accounts.schemas";
+import type { presentCollection, presentDocument, presentDocumentPage, presentSearchHit, presentSearchResults } from "./collections.presenters";
+import type { createCollectionBody } from "./collections.schemas";
+import type { presentDataSource } from "./data-sources.presenters";
+import type { presentSmbSource } from "../connectors/smb/smb.presenters";
+import type { createSmbSourceBody } from "../connectors/smb/smb.schemas";
+import type { presentFolderSource, presentFolderStatus } from "../connectors/folder/folder.presenters";
+import type { createFolderSourceBody } from "../connectors/folder/folder.schemas";
+import type { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "../connectors/gdrive/drive.presenters";
+import type { createDriveSourceBody, registerDriveFilesBody } from "../connectors/gdrive/drive.schemas";
+import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
+import type { createGroupBody, setParentBody } from "./groups.schemas";
+import type { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
+import type { addPersonalModelBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
+import type { presentJob, presentPipeline } from "./pipelines.presenters";
+import type { createPipelineBody } from "./pipelines.schemas";
+
+// ---- accounts and users ----
+export type User = ReturnType<typeof presentUser>;
+export type Token = ReturnType<typeof presentToken>;
+export type SignUpBody = z.input<typeof signUpBody>;
+export type SignInBody = z.input<typeof signInBody>;
+
+// ---- groups ----
+export type Group = ReturnType<typeof presentGroup>;
+export type GroupListing = ReturnType<typeof presentGroupListing>;
+export type GroupTreeNode = ReturnType<typeof presentTree>;
+export type CreatedGroup = ReturnType<typeof presentCreatedGroup>;
+export type CreateGroupBody = z.input<typeof createGroupBody>;
+export type SetParentBody = z.input<typeof setParentBody>;
+
+// ---- collections ----
+export type Collection = ReturnType<typeof presentCollection>;
+export type SearchHit = ReturnType<typeof presentSearchHit>;
+export type SearchResults = ReturnType<typeof presentSearchResults>;
+export type DocumentSummary = ReturnType<typeof presentDocument>;
+export type DocumentPage = ReturnType<typeof presentDocumentPage>;
+export type CreateCollectionBody = z.input<typeof createCollectionBody>;
+
+// ---- data sources (every kind, SMB) ----
+export type DataSource = ReturnType<typeof presentDataSource>;
+export type SmbSource = ReturnType<typeof presentSmbSource>;
+/** GET /data_sources: each source with its SMB details (null for other kinds) and what its kind adds; built in data-sources.presenters.ts. */
+export type DataSourceListing = DataSource & { smb_source: SmbSource | null; folder_source?: FolderSource };
+/** POST /data_sources/smb/{group_id}; built in connectors/smb/smb.routes.ts. */
+export type CreatedSmbSource = { data_source: DataSource; smb_source: SmbSource; pipeline: Pipeline };
+export type CreateSmbSourceBody = z.input<typeof createSmbSourceBody>;
+
+// ---- data sources (folders) ----
+export type FolderSource = ReturnType<typeof presentFolderSource>;
+export type FolderStatus = ReturnType<typeof presentFolderStatus>;
+/** POST /data_sources/folder/{group_id}; built in connectors/folder/folder.routes.ts. */
+export type CreatedFolderSource = { data_source: DataSource; folder_source: FolderSource; pipeline: Pipeline };
+export type CreateFolderSourceBody = z.input<typeof createFolderSourceBody>;
+
+// ---- Google Drive ----
+export type DriveStatus = ReturnType<typeof presentDriveStatus>;
+export type DriveFile = ReturnType<typeof presentDriveFile>;
+export type DriveSource = ReturnType<typeof presentDriveSource>;
+export type PickerToken = ReturnType<typeof presentPickerToken>;
+/** POST /data_sources/drive; built in connectors/gdrive/drive.routes.ts. */
+export type CreatedDriveSource = { data_source: DataSource; drive_source: DriveSource; pipeline: Pipeline };
+/** POST /data_sources/drive/{id}/files and .../ingest_all; built in connectors/gdrive/drive.routes.ts. */
+export type DriveFilesResult = { data_source_id: string; added: number; files: DriveFile[] };
+export type CreateDriveSourceBody = z.input<typeof createDriveSourceBody>;
+export type RegisterDriveFilesBody = z.input<typeof registerDriveFilesBody>;
+
+// ---- pipelines and ingestion ----
+export type Pipeline = ReturnType<typeof presentPipeline>;
+export type IngestJob = ReturnType<typeof presentJob>;
+export type CreatePipelineBody = z.input<typeof createPipelineBody>;
+
+// ---- models ----
+export type CatalogModel = ReturnType<typeof presentModel>;
+export type LibraryModel = ReturnType<typeof presentLibraryEntry>;
+export type PersonalModel = ReturnType<typeof presentPersonalModel>;
+export type PullEvent = ReturnType<typeof presentPullEvent>;
+export type PullModelBody = z.input<typeof pullModelBody>;
+export type AddPersonalModelBody = z.input<typeof addPersonalModelBody>;
+export type UpdatePersonalModelBody = z.input<typeof updatePersonalModelBody>;
