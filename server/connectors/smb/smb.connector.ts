@@ -19,7 +19,7 @@ import {
   type Smb2ClientStats,
 } from "./smb2-client";
 import { SmbLogonError } from "./smb-errors";
-import { AUTH_FAILURES, FileAttribute, Status, statusName } from "./smb2-messages";
+import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -142,7 +142,10 @@ function mapError(path: string, e: unknown, o: SmbConnectorOptions): Error {
   const where = `${o.host}:${o.port}`;
   if (e instanceof ConnectorAuthError || e instanceof ConnectorEntryError || e instanceof ConnectorUnreachableError) return e;
   if (e instanceof Smb2StatusError) {
-    if (AUTH_FAILURES.has(e.status)) return new SmbLogonError(`SMB login to ${where} as "${o.username}" failed (${statusName(e.status)})`);
+    // Any refusal of the session itself is a failed login, never a problem with one path.
+    if (AUTH_FAILURES.has(e.status) || e.command === Command.SESSION_SETUP) {
+      return new SmbLogonError(`SMB login to ${where} as "${o.username}" failed (${statusName(e.status)})`);
+    }
     return new ConnectorEntryError(path, entryMessage(path, e.status));
   }
   if (e instanceof Smb2Unreachable) return new ConnectorUnreachableError(e.message);

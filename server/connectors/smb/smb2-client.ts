@@ -174,7 +174,16 @@ export class Smb2Client {
       }
       conn.supportsMultiCredit = neg.dialect >= Dialect.SMB210 && (neg.capabilities & Capabilities.LARGE_MTU) !== 0;
 
-      const login = await this.authenticate(conn, neg);
+      const login = await this.authenticate(conn, neg).catch((e: unknown) => {
+        // Servers that require encryption refuse the session outright to a client that cannot
+        // encrypt (Samba: ACCESS_DENIED at SESSION_SETUP). Without a cipher, that is the likely cause.
+        if (e instanceof Smb2StatusError && e.status === Status.ACCESS_DENIED && !cipherFor(neg)) {
+          throw new SmbEncryptionRequiredError(
+            `The SMB server ${this.where} refused the session (access denied): it probably requires encryption, which needs SMB 3, and it offered only SMB ${dialectName(neg.dialect)}`,
+          );
+        }
+        throw e;
+      });
       const flags = parseSessionSetup(login.done.message).sessionFlags;
       // A server with `map to guest = bad user` lets unknown users in as guest. We were
       // given credentials, so a guest session means they were not accepted.
@@ -549,9 +558,10 @@ function cipherFor(neg: NegotiateResponse): CipherId | 0 {
   return 0;
 }
 
+const DIALECT_NAMES: Record<number, string> = { 0x0202: "2.0.2", 0x0210: "2.1", 0x0300: "3.0", 0x0302: "3.0.2", 0x0311: "3.1.1" };
+
 export function dialectName(dialect: number): string {
-  const hex = dialect.toString(16).padStart(4, "0");
-  return `${hex[1]}.${hex[2]}.${hex[3]}`;
+  return DIALECT_NAMES[dialect] ?? `0x${dialect.toString(16)}`;
 }
 
 function isSessionGone(e: unknown): boolean {
