@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { SmbConnector } from "../../server/connectors/smb/smb.connector";
-import { SmbBadSignatureError } from "../../server/connectors/smb/smb-errors";
+import { SmbBadSignatureError, SmbSigningRequiredError } from "../../server/connectors/smb/smb-errors";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { startSamba, type SambaServer, type StartSambaOptions } from "../fixtures/samba";
 import { startSluice } from "../fixtures/sluice-server";
@@ -130,6 +130,36 @@ withProxy("SMB 3.1.1 preauth integrity", {}, ({ proxy, make }) => {
       for (const m of messagesOf(frame)) if (m.readUInt16LE(12) === NEGOTIATE) m[64 + 8] ^= 0xff;
     };
     await assert.rejects(c.test(), (e: unknown) => e instanceof SmbBadSignatureError && /login/.test(e.message));
+  });
+});
+
+withProxy("SMB 3.1.1 signing algorithm", {}, ({ proxy, make }) => {
+  it("a server choosing a signing algorithm Sluice did not offer: SmbSigningRequiredError", async () => {
+    const c = make();
+    proxy().tamper = (frame) => {
+      for (const m of messagesOf(frame)) {
+        if (m.readUInt16LE(12) !== NEGOTIATE) continue;
+        let off = m.readUInt32LE(64 + 60);
+        for (let i = 0; i < m.readUInt16LE(64 + 6); i++) {
+          const len = m.readUInt16LE(off + 2);
+          if (m.readUInt16LE(off) === 0x8) m.writeUInt16LE(0x7, off + 8 + 2);
+          off = (off + 8 + len + 7) & ~7;
+        }
+      }
+    };
+    await assert.rejects(c.test(), (e: unknown) => e instanceof SmbSigningRequiredError && e.reason === "signing_required");
+  });
+});
+
+withProxy("a server that offers no SPNEGO (SMB 2.1)", { globalOptions: { "server max protocol": "SMB2_10" } }, ({ proxy, make }) => {
+  it("logs in with raw NTLMSSP when the NEGOTIATE response has no security buffer", async () => {
+    const c = make();
+    proxy().tamper = (frame) => {
+      for (const m of messagesOf(frame)) if (m.readUInt16LE(12) === NEGOTIATE) m.writeUInt16LE(0, 64 + 58);
+    };
+    assert.ok((await c.list("docs")).some((e) => e.name === "readme.txt"));
+    assert.equal(c.stats.spnego, false);
+    assert.equal(c.stats.dialect, 0x0210);
   });
 });
 

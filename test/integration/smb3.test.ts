@@ -242,13 +242,18 @@ for (const setup of setups) {
       await assert.rejects(make({ username: users[0].typed || samba.username, password: "wrong" }).test(), ConnectorAuthError);
     });
 
-    it("API: source creation, share listing, a full ingestion and search", async () => {
-      const created = await addSmbSource(request, owner.token, group, { username: users[users.length - 1].typed || samba.username, password: samba.password, port: samba.port }, `SMB3 ${setup.name}`);
-      const listing = await request("GET", `/data_sources/smb/list/${created.data_source.id}`, { token: owner.token });
-      assert.equal(listing.status, 200, listing.text);
-      assert.deepEqual(Object.keys(listing.body.shares).sort(), smbclientShares(samba, setup.smbclient));
-      assert.deepEqual([...listing.body.shares.vault].sort(), ["big.bin", "minutes.txt"]);
-      assert.equal(typeof listing.body.shares.private.error, "string");
+    it("API: source creation and share listing (each user name form), a full ingestion and search", async () => {
+      let created: Awaited<ReturnType<typeof addSmbSource>> | undefined;
+      for (const user of users) {
+        const username = user.typed || samba.username;
+        created = await addSmbSource(request, owner.token, group, { username, password: samba.password, port: samba.port }, `SMB3 ${setup.name} ${username}`);
+        const listing = await request("GET", `/data_sources/smb/list/${created.data_source.id}`, { token: owner.token });
+        assert.equal(listing.status, 200, listing.text);
+        assert.deepEqual(Object.keys(listing.body.shares).sort(), smbclientShares(samba, setup.smbclient));
+        assert.deepEqual([...listing.body.shares.vault].sort(), ["big.bin", "minutes.txt"]);
+        assert.equal(typeof listing.body.shares.private.error, "string");
+      }
+      if (!created) throw new Error("no source");
 
       const trigger = await request("POST", `/data_pipelines/${created.pipeline.id}/ingest`, { token: owner.token });
       assert.equal(trigger.status, 202, trigger.text);
