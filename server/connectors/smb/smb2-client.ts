@@ -11,7 +11,7 @@ import { decodeChallenge, encodeAuthenticate, encodeNegotiate, ntlmGetMic, ntlmV
 import { Cipher, Dialect, MessageCipher, MessageSigner, PreauthHash, SigningAlgorithm, deriveSessionKeys, type CipherId, type SigningAlgorithmId } from "./smb-crypto";
 import { SmbBadSignatureError, SmbEncryptionRequiredError, SmbSigningRequiredError } from "./smb-errors";
 import { parseSmbUsername } from "./smb-username";
-import { NTLMSSP_OID, NegState, mechTypeList, negTokenInit, negTokenResp, offeredMechs, parseNegTokenResp } from "./spnego";
+import { NTLMSSP_OID, NegState, mechTypeList, negTokenInit, negTokenResp, offeredMechs, parseNegTokenResp, type ServerNegTokenResp } from "./spnego";
 import { Smb2Connection, Smb2ConnectionLost, Smb2StatusError, Smb2Unreachable } from "./smb2-connection";
 import {
   Access,
@@ -270,11 +270,11 @@ export class Smb2Client {
     const done = await conn.request(Command.SESSION_SETUP, sessionSetupRequest(spnego ? negTokenResp(auth.message, mechListMic) : auth.message));
     if (spnego) {
       const final = parseSessionSetup(done.message).token;
-      const resp = final.length ? parseNegTokenResp(final) : {};
-      if ("negState" in resp && resp.negState !== undefined && resp.negState !== NegState.ACCEPT_COMPLETED) {
+      const resp: ServerNegTokenResp = final.length ? parseNegTokenResp(final) : {};
+      if (resp.negState !== undefined && resp.negState !== NegState.ACCEPT_COMPLETED) {
         throw new Smb2StatusError(Status.LOGON_FAILURE, Command.SESSION_SETUP);
       }
-      if (mechListMic && "mechListMic" in resp && resp.mechListMic && !ntlmVerifyMic(auth.sessionKey, mechTypeList(), resp.mechListMic)) {
+      if (mechListMic && resp.mechListMic && !ntlmVerifyMic(auth.sessionKey, mechTypeList(), resp.mechListMic)) {
         throw new SmbBadSignatureError("The SMB server's SPNEGO mechListMIC does not verify: the login may have been tampered with");
       }
     }
