@@ -19,6 +19,8 @@ export interface Config {
   databaseUrl: string | null;
   /** REDIS_URL (team server mode): the ingestion queue on BullMQ, shared sign-in counts. Null: in-process queue on the database. */
   redisUrl: string | null;
+  /** REDIS_SENTINELS: the Sentinels (host:port, comma-separated) that name the master; REDIS_URL's host is then the master group name. */
+  redisSentinels: Array<{ host: string; port: number }> | null;
   /** Key prefix in Redis (REDIS_PREFIX), so several Sluice instances can share one Redis. */
   redisPrefix: string;
   /** SLUICE_WORKER=0 makes an API process in team mode take no ingestion jobs itself. */
@@ -126,7 +128,20 @@ function parseSecretsKey(raw: string | undefined): Buffer | null {
   throw new ConfigError("SECRETS_KEY must be 32 random bytes written as 64 hex digits or in base64 (e.g. the output of: openssl rand -base64 32)");
 }
 
-function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisPrefix" | "runWorker" | "jwtSecret" | "secretsKey"> {
+/** "host:port,host:port" -> addresses; with Sentinels, REDIS_URL's host is the master group name, so it carries no port. */
+function parseSentinels(raw: string | undefined, redisUrl: string | null): Config["redisSentinels"] {
+  if (raw === undefined) return null;
+  if (redisUrl === null) throw new ConfigError("REDIS_SENTINELS needs REDIS_URL, whose host is the Sentinel master group name (e.g. redis://mymaster)");
+  if (new URL(redisUrl).port) throw new ConfigError("with REDIS_SENTINELS, REDIS_URL's host is the Sentinel master group name and takes no port (e.g. redis://mymaster)");
+  return raw.split(",").map((entry) => {
+    const match = /^\s*(\[[0-9a-fA-F:.]+\]|[^\s:]+):(\d{1,5})\s*$/.exec(entry);
+    const port = Number(match?.[2]);
+    if (!match || port < 1 || port > 65535) throw new ConfigError(`REDIS_SENTINELS must be host:port pairs separated by commas, got "${raw}"`);
+    return { host: match[1].replace(/^\[|\]$/g, ""), port };
+  });
+}
+
+function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisSentinels" | "redisPrefix" | "runWorker" | "jwtSecret" | "secretsKey"> {
   const redisUrl = optional(env, "REDIS_URL") ?? null;
   if (redisUrl !== null) {
     let protocol = "";
@@ -136,12 +151,14 @@ function teamConfig(env: NodeJS.ProcessEnv): Pick<Config, "redisUrl" | "redisPre
       // reported below
     }
     if (protocol !== "redis:" && protocol !== "rediss:") throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got "${redisUrl}"`);
+    if (!/^\/?\d*$/.test(new URL(redisUrl).pathname)) throw new ConfigError("REDIS_URL's path must be a database number (e.g. redis://host:6379/2)");
   }
+  const redisSentinels = parseSentinels(optional(env, "REDIS_SENTINELS"), redisUrl);
   const redisPrefix = optional(env, "REDIS_PREFIX") ?? "sluice";
   if (!/^[A-Za-z0-9_.-]{1,100}$/.test(redisPrefix)) throw new ConfigError(`REDIS_PREFIX must be 1 to 100 letters, digits, "_", "." or "-", got "${redisPrefix}"`);
   const worker = optional(env, "SLUICE_WORKER") ?? "1";
   if (worker !== "0" && worker !== "1") throw new ConfigError(`SLUICE_WORKER must be "0" or "1", got "${worker}"`);
   const jwtSecret = optional(env, "JWT_SECRET") ?? null;
   if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError("JWT_SECRET must be at least 32 characters");
-  return { redisUrl, redisPrefix, runWorker: worker === "1", jwtSecret, secretsKey: parseSecretsKey(optional(env, "SECRETS_KEY")) };
+  return { redisUrl, redisSentinels, redisPrefix, runWorker: worker === "1", jwtSecret, secretsKey: parseSecretsKey(optional(env, "SECRETS_KEY")) };
 }

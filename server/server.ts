@@ -13,7 +13,7 @@ import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
 import { modelsOptionsFromEnv } from "./llm/models.options";
-import { RedisClient } from "./redis/redis-client";
+import { openRedis } from "./redis/redis-connection";
 import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
 import { SharedPulls } from "./llm/shared-pulls";
 
@@ -30,17 +30,17 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
   const handler = ingestHandler({ db, connectors, index, parsers });
-  // Team mode (REDIS_URL): the queue on BullMQ, shared by every API and worker process.
-  const queue = config.redisUrl
-    ? new BullmqJobQueue(db, handler, logger, { redisUrl: config.redisUrl, prefix: config.redisPrefix, runWorker: config.runWorker })
+  // Team mode (REDIS_URL): the queue on BullMQ, shared by every API and worker process; one connection for queue, locks and counts.
+  const redis = config.redisUrl ? openRedis({ redisUrl: config.redisUrl, redisSentinels: config.redisSentinels }, logger) : null;
+  const queue = redis
+    ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker: config.runWorker })
     : new JobQueue(db, handler, logger);
   // Listen first: with PORT=0 the address (and so the OAuth redirect URI) is only known then.
   const server = await listen(config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
-  const sharedPulls = config.redisUrl ? SharedPulls.open(config.redisUrl, config.redisPrefix, db, logger) : undefined;
+  const sharedPulls = redis ? SharedPulls.open(redis, config.redisPrefix, db, logger) : undefined;
   const models = new ModelsService(db, modelsOptionsFromEnv(config.ollamaHost, config.dataDir), logger, sharedPulls);
-  const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl, offlineTimeoutMs: 5000 }) : null;
   const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
   const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, connectors, queue, models, signInLimiter });
   server.on("request", app);

@@ -5,6 +5,7 @@ import { driveConnectors } from "./connectors/gdrive/drive-connectors";
 import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ingestHandler } from "./ingest/ingest-job";
 import { ParserPool } from "./ingest/parse/parser-pool";
+import { openRedis } from "./redis/redis-connection";
 import { consoleLogger as logger } from "./logger";
 
 /** `npm run worker`: takes ingestion jobs from the team queue (REDIS_URL); no HTTP server. Stops cleanly on SIGINT/SIGTERM. */
@@ -14,8 +15,9 @@ async function main(): Promise<void> {
   const { db, index, secrets } = await openStorage(config, logger);
   const parsers = new ParserPool();
   const connectors = new ConnectorRegistry(secrets, config.smbTimeoutMs, driveConnectors(config.google, secrets));
+  const redis = openRedis({ redisUrl: config.redisUrl, redisSentinels: config.redisSentinels }, logger);
   const queue = new BullmqJobQueue(db, ingestHandler({ db, connectors, index, parsers }), logger, {
-    redisUrl: config.redisUrl,
+    redis,
     prefix: config.redisPrefix,
     runWorker: true,
   });
@@ -28,6 +30,7 @@ async function main(): Promise<void> {
     logger.info(`${signal} received, stopping the worker`);
     // The running job stops between files and is recorded failed, as in the API process.
     await queue.stop();
+    await redis.quit().catch(() => undefined);
     await parsers.close();
     await index.close();
     if (db.isInitialized) await db.destroy();
