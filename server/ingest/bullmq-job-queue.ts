@@ -4,6 +4,7 @@ import type { DataSource } from "typeorm";
 import { ServiceUnavailableError } from "../errors";
 import { IngestJob } from "../data/entities/ingest-job.entity";
 import type { Logger } from "../logger";
+import { isConnectionError } from "../redis/redis-connection";
 import { finishJob, hasActiveJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler } from "./job-queue";
 
 const QUEUE_NAME = "ingest";
@@ -47,7 +48,7 @@ export class BullmqJobQueue implements IngestQueue {
     this.redis = options.redis;
     this.ownerId = String(options.redis.options.connectionName);
     this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
-    this.queue.on("error", (error) => this.logger.warn(`ingestion queue (Redis): ${error.message}`));
+    this.queue.on("error", (error) => this.logError("ingestion queue", error));
   }
 
   async start(): Promise<void> {
@@ -68,7 +69,7 @@ export class BullmqJobQueue implements IngestQueue {
         stalledInterval: 5_000,
         drainDelay: WORKER_BLOCK_SECONDS,
       });
-      this.worker.on("error", (error) => this.logger.warn(`ingestion worker (Redis): ${error.message}`));
+      this.worker.on("error", (error) => this.logError("ingestion worker", error));
     }
     this.sweeper = setInterval(() => void this.sweep().catch((error: Error) => this.logger.warn(`ingestion sweep: ${error.message}`)), SWEEP_EVERY_MS);
     this.sweeper.unref();
@@ -149,6 +150,11 @@ export class BullmqJobQueue implements IngestQueue {
       await this.redis.del(`${this.options.prefix}:${QUEUE_NAME}:${job.id}:lock`);
       this.logger.warn(`ingestion job ${job.id} was interrupted (its process is gone) and is marked failed`);
     }
+  }
+
+  /** Connection errors reach here too (BullMQ forwards them); the connection's own log line has them already. */
+  private logError(what: string, error: Error): void {
+    if (!isConnectionError(error)) this.logger.warn(`${what} (Redis): ${error.message}`);
   }
 
   private ownerKey(jobId: string): string {

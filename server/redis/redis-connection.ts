@@ -71,9 +71,20 @@ function logConnectionErrors(redis: Redis, logger: Logger): void {
   redis.on("ready", () => (last = ""));
 }
 
+/**
+ * A socket or TLS error of a connection (not a command's): the shared connection's own listener
+ * logs it once per outage, so listeners that BullMQ forwards the same errors to can skip it.
+ */
+export function isConnectionError(error: Error & { code?: string; syscall?: string }): boolean {
+  return error.syscall !== undefined || isCertificateError(error);
+}
+
+function isCertificateError(error: Error & { code?: string }): boolean {
+  return /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(error.code ?? "");
+}
+
 /** Certificate errors say what to do about them: they do not go away by retrying. */
 export function explainRedisError(error: Error & { code?: string }): string {
-  const code = error.code ?? "";
-  if (!/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)) return error.message;
-  return `the Redis server's TLS certificate is not trusted (${code}: ${error.message}); if it is signed by a private CA, give that CA's PEM file to Sluice as NODE_EXTRA_CA_CERTS`;
+  if (!isCertificateError(error)) return error.message;
+  return `the Redis server's TLS certificate is not trusted (${error.code}: ${error.message}); if it is signed by a private CA, give that CA's PEM file to Sluice as NODE_EXTRA_CA_CERTS`;
 }

@@ -457,5 +457,7 @@ describe("team server mode: connections per process, and Redis going away", { sk
     assert.equal((await request("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token })).status, 202);
     const job = await waitForJobEnd(request, user.token, source.pipeline.id);
     assert.equal(job.status, "completed", JSON.stringify(job));
+    const refused = server.output().match(/.*ECONNREFUSED.*/g) ?? [];
+    assert.equal(refused.length, 1, `the outage is logged once, not once per reconnect attempt and listener:\n${refused.join("\n")}`);
   });
 });
