@@ -176,9 +176,10 @@ export class SqliteFtsIndex implements SearchIndex {
 
   async removeUnfinished(collectionId: string): Promise<void> {
     const db = this.database(collectionId, false);
-    if (!db) return;
+    const orphans = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
+    // Read first: most jobs find nothing, and need not take the write lock for it.
+    if (!db || db.prepare(`${orphans} LIMIT 1`).get() === undefined) return;
     db.transaction(() => {
-      const orphans = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
       db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (${orphans})`).run();
       db.prepare(`DELETE FROM chunks WHERE rowid IN (${orphans})`).run();
     }).immediate();
