@@ -31,7 +31,12 @@ export async function emlText(bytes: Uint8Array): Promise<{ title?: string; text
   // A message without any header is just text with an .eml name: nothing a mail reader would show.
   if (parsed.headers.size === 0) throw corruptFile("e-mail message");
   const addresses = (value: AddressObject | AddressObject[] | undefined): string | undefined =>
-    value === undefined ? undefined : (Array.isArray(value) ? value : [value]).map((a) => a.text).join(", ");
+    value === undefined
+      ? undefined
+      : (Array.isArray(value) ? value : [value])
+          .flatMap((a) => a.value)
+          .map((a) => (a.name ? `${a.name} <${a.address ?? ""}>` : (a.address ?? "")))
+          .join(", ");
   const body = parsed.text?.trim() ? parsed.text : typeof parsed.html === "string" ? htmlText(parsed.html).text : "";
   return messageText({ subject: parsed.subject, from: addresses(parsed.from), to: addresses(parsed.to), date: parsed.date?.toISOString(), body });
 }

@@ -35,7 +35,7 @@ const WORD_RULES: MarkupRules = {
 /**
  * All of a Word document's text: the body (text boxes and tables included), then footnotes,
  * endnotes and comments, then each distinct header and footer. Read from the XML parts directly:
- * mammoth's raw text leaves out headers, footers and text boxes.
+ * mammoth's raw text leaves out headers and footers (its README: "ignored").
  */
 export function docxText(bytes: Uint8Array): { title?: string; text: string } {
   const zip = openZip(bytes, "DOCX", (name) => name.startsWith("word/") ? name.endsWith(".xml") : name === "docProps/core.xml" || name === "_rels/.rels");
