@@ -30,6 +30,7 @@ import { errorHandler, notFound } from "./http/error.middleware";
 import { groupsRoutes } from "./http/groups.routes";
 import { requestLog } from "./http/request-log.middleware";
 import { usersRoutes } from "./http/users.routes";
+import { diskHealth } from "./disk/disk-space";
 
 export interface AppDeps {
   config: Config;
@@ -63,8 +64,9 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
 
   const api = express.Router();
   api.use(express.json({ limit: BODY_LIMIT }));
-  api.get("/health", (_req, res) => {
-    res.json({ status: "ok" });
+  api.get("/health", async (_req, res) => {
+    // status first, as the runtime contract has it; the rest are additions beside it.
+    res.json({ status: "ok", ...(await diskHealth(config.dataDir)) });
   });
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);

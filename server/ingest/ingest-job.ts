@@ -15,6 +15,9 @@ import type { ParserPool } from "./parse/parser-pool";
 import { isUnder, walkSource } from "./walk-source";
 import { BatchedIndexWriter } from "./batched-index-writer";
 import { ByteBudget } from "./byte-budget";
+import { isFatalIndexError } from "./batched-index-writer";
+import { isDiskFull, type DiskGuard } from "../disk/disk-space";
+import { IndexDamagedError } from "../search/index-damage";
 
 /** Files larger than this are not read into memory for parsing; they are listed as failed. */
 export const MAX_INDEXED_FILE_BYTES = 200 * 1024 * 1024;
@@ -32,6 +35,8 @@ export interface IngestDeps {
   connectors: KindRegistry;
   index: SearchIndex;
   parsers: ParserPool;
+  /** DATA_DIR's free-space minimum; null where storage is not under DATA_DIR (a team server on PostgreSQL). */
+  disk: DiskGuard | null;
 }
 
 /**
@@ -40,14 +45,34 @@ export interface IngestDeps {
  */
 export function ingestHandler(deps: IngestDeps): JobHandler {
   return async (job, progress, signal) => {
-    const { source, collection } = await loadPipeline(deps.db, job);
-    const connector = await deps.connectors.forSource(deps.db.manager, source);
     try {
-      await syncSource(deps, connector, source.id, collection.id, progress, signal);
-    } finally {
-      await connector.close();
+      // Before anything is written: a job that cannot finish should not start filling the disk.
+      await deps.disk?.assertRoom();
+      const { source, collection } = await loadPipeline(deps.db, job);
+      const connector = await deps.connectors.forSource(deps.db.manager, source);
+      try {
+        await syncSource(deps, connector, source.id, collection.id, progress, signal);
+      } finally {
+        await connector.close();
+      }
+    } catch (error) {
+      // A write that found the disk full, wherever it was (index thread, database): the cause and the space, not SQLite's words.
+      if (deps.disk && isDiskFull(error)) throw await deps.disk.failure();
+      throw error;
     }
   };
+}
+
+/** The documents this source has in the collection; a damaged index file is set aside first, so this run rebuilds it. */
+async function indexedStateOrRebuild(deps: IngestDeps, collectionId: string, sourceId: string, progress: JobProgress): Promise<Map<string, IndexedState>> {
+  try {
+    return await deps.index.indexedState(collectionId, sourceId);
+  } catch (error) {
+    if (!(error instanceof IndexDamagedError)) throw error;
+    const aside = await deps.index.moveAside(collectionId);
+    progress.noteError("index", `The collection's index was damaged; it was moved aside${aside ? ` to ${aside}` : ""} and is rebuilt by this run`);
+    return deps.index.indexedState(collectionId, sourceId);
+  }
 }
 
 async function loadPipeline(db: DataSource, job: IngestJob) {
@@ -75,7 +100,7 @@ async function syncSource(
   } catch (error) {
     throw new Error(`Source unreachable: ${(error as Error).message}`);
   }
-  const indexed = await deps.index.indexedState(collectionId, sourceId);
+  const indexed = await indexedStateOrRebuild(deps, collectionId, sourceId, progress);
 
   const walk = await walkSource(connector, {
     signal,
@@ -94,6 +119,7 @@ async function syncSource(
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
   await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
     checkAbort();
+    await deps.disk?.assertRoomNow();
     await ingestFile(deps, connector, writer, budget, collectionId, sourceId, file, indexed.get(file.path), progress);
   });
   await writer.flush();
@@ -163,6 +189,8 @@ async function ingestFile(
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    // So are a full disk and a damaged index: every later file would fail the same way.
+    if (isFatalIndexError(error) || isDiskFull(error)) throw error;
     progress.failed(file.path, (error as Error).message || "Could not be read", bytesRead);
   } finally {
     budget.release(held);
