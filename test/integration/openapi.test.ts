@@ -1,62 +1,43 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import express, { type Express, type Router } from "express";
-import { createApp } from "../../server/app";
 import { loadConfig } from "../../server/config";
 import { documentedRouter } from "../../server/http/documented-router";
 import { openApiDocument, type OpenApiDocument, type Operation } from "../../server/http/openapi";
-import { openIngestion, type Ingestion } from "../../server/ingestion";
-import { ModelsService } from "../../server/llm/models.service";
-import { modelsOptions } from "../../server/llm/models.options";
 import { createLogger } from "../../server/logger";
-import { openStorage, type Storage } from "../../server/storage";
+import { startServer, type RunningServer } from "../../server/server";
 import { client, signUp, type Request } from "../fixtures/http-client";
 import { tempDir } from "../fixtures/sluice-server";
 
-// The app is built here, in this process, as server.ts builds it, so its Express router stack can
-// be walked; it is served over a real socket like the spawned servers of the other tests.
+// The server runs in this process (startServer, as `npm start` runs it), so the Express router
+// stack of its app can be walked; it is reached over a real socket like the spawned servers.
 
 const ROOT = path.resolve(__dirname, "..", "..", __filename.endsWith(".ts") ? "" : "..");
 
 let app: Express;
-let httpServer: http.Server;
-let storage: Storage;
-let ingestion: Ingestion;
-let models: ModelsService;
+let server: RunningServer;
 let request: Request;
 let doc: OpenApiDocument;
 let token: string;
+const dataDir = tempDir("sluice-openapi-");
 
 before(async () => {
-  const dataDir = tempDir("sluice-openapi-");
   const config = loadConfig({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", SLUICE_SECRETS: "file", OLLAMA_HOST: "http://127.0.0.1:9" });
-  const logger = createLogger("error");
-  storage = await openStorage(config, logger);
-  ingestion = openIngestion(config, storage, logger, false);
-  models = new ModelsService(storage.db, modelsOptions(config), logger);
-  httpServer = http.createServer();
-  await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-  app = await createApp({ config, publicUrl: url, db: storage.db, secrets: storage.secrets, logger, index: storage.index, kinds: ingestion.kinds, queue: ingestion.queue, models });
-  httpServer.on("request", app);
-  request = client(`${url}/api`);
+  server = await startServer(config, createLogger("error"));
+  app = server.app;
+  request = client(`${server.url}/api`);
   const res = await request("GET", "/openapi.json");
   assert.equal(res.status, 200, res.text);
+  assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
   doc = res.body;
   token = (await signUp(request, "openapi")).token;
 });
 
 after(async () => {
-  httpServer.closeAllConnections();
-  await new Promise((resolve) => httpServer.close(resolve));
-  await ingestion.close();
-  await models.close();
-  await storage.index.close();
-  await storage.db.destroy();
+  await server.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 interface Layer {
