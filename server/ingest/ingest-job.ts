@@ -107,6 +107,11 @@ async function syncSource(
   await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
     checkAbort();
     const state = indexed.get(file.path);
+    if (file.refused) {
+      // Whatever was indexed under this path is no longer the source's to show.
+      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+      return progress.failed(file.path, file.refused);
+    }
     if (unchanged(file, state)) return progress.processed("unchanged");
     if (!isSupported(file.name)) return progress.processed("skipped");
     const target = { deps, connector, collectionId, sourceId, progress };
@@ -153,13 +158,6 @@ async function ingestFile(
   file: RemoteEntry,
   state: IndexedState | undefined,
 ): Promise<void> {
-  if (file.refused) {
-    // Whatever was indexed under this path is no longer the source's to show.
-    if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-    return progress.failed(file.path, file.refused);
-  }
-  if (unchanged(file, state)) return progress.processed("unchanged");
-  if (!isSupported(file.name)) return progress.processed("skipped");
   if (file.size > MAX_PARSED_FILE_BYTES) {
     return progress.failed(file.path, `File is larger than the ${MAX_PARSED_FILE_BYTES / 1024 / 1024} MB indexing limit`);
   }
