@@ -93,20 +93,4 @@ describe("a damaged collection index", { skip: process.env.SLUICE_TEST_BACKEND =
     assert.equal(res.status, 200);
     assert.ok(res.body.results.some((r: { path: string }) => r.path.endsWith("note-42.txt")));
   });
-
-  it("a file damaged while the server runs is found by the next read that meets it, and listed damaged from then on", async () => {
-    const file = indexFile(healthy.collection);
-    // Overwritten in place, as a bad sync tool would: SQLite's header stays, the pages behind it are garbage.
-    const fd = fs.openSync(file, "r+");
-    const size = fs.fstatSync(fd).size;
-    fs.writeSync(fd, Buffer.alloc(size - 4096, 0x5a), 0, size - 4096, 4096);
-    fs.closeSync(fd);
-    const res = await request("GET", `/collections/${healthy.collection}/search?q=pelican9`, { token });
-    assert.equal(res.status, 503, res.text);
-    assert.match(res.body.detail, DAMAGED);
-    assert.equal((await listed(healthy.collection)).index_status, "damaged");
-    assert.equal((await listed(damaged.collection)).index_status, "ok");
-    assert.equal((await ingest(healthy.pipeline)).status, "completed");
-    assert.equal((await listed(healthy.collection)).index_status, "ok");
-  });
 });
