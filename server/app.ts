@@ -72,7 +72,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(express.json({ limit: BODY_LIMIT }));
   // The document describes the finished router, so it is built below, once every route is on it.
   let openApi: OpenApiDocument | undefined;
-  api.use(serviceRoutes(() => openApi!));
+  api.use(serviceRoutes(() => openApi!, config.dataDir));
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens));

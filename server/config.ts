@@ -45,6 +45,8 @@ export interface Config {
   logLevel: LogLevel;
   /** FOLDER_SOURCE_ROOTS: the folders (absolute paths) that folder data sources may read under; empty: none. */
   folderSourceRoots: string[];
+  /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
+  minFreeDiskBytes: number;
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -165,6 +167,7 @@ const environmentSchema = z.object({
       .transform((value) => value.toLowerCase())
       .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })),
   ),
+  MIN_FREE_DISK_MB: setting(integer(0, 1_000_000_000, "must be a whole number of megabytes (0 or more)").default(100)),
   FOLDER_SOURCE_ROOTS: z
     .string()
     .optional()
@@ -227,5 +230,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,
     logLevel: e.LOG_LEVEL,
     folderSourceRoots: e.FOLDER_SOURCE_ROOTS,
+    minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
   };
 }

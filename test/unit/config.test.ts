@@ -160,5 +160,12 @@ describe("OLLAMA_HOST, read as Ollama reads it", () => {
     assert.throws(() => loadConfig({ OLLAMA_HOST: "ollama lan" }), /OLLAMA_HOST must be an address such as/);
     assert.throws(() => loadConfig({ OLLAMA_HOST: "http://ollama.lan:11434?x=1" }), /OLLAMA_HOST must have a port/);
   });
-});
 
+  it("MIN_FREE_DISK_MB: 100 MB by default, in decimal megabytes, 0 allowed, anything else named", () => {
+    assert.equal(loadConfig({}).minFreeDiskBytes, 100_000_000);
+    assert.equal(loadConfig({ MIN_FREE_DISK_MB: "0" }).minFreeDiskBytes, 0);
+    assert.equal(loadConfig({ MIN_FREE_DISK_MB: " 2048 " }).minFreeDiskBytes, 2_048_000_000);
+    assert.throws(() => loadConfig({ MIN_FREE_DISK_MB: "1.5" }), /MIN_FREE_DISK_MB must be a whole number of megabytes \(0 or more\), got "1.5"/);
+    assert.throws(() => loadConfig({ MIN_FREE_DISK_MB: "-1" }), /MIN_FREE_DISK_MB must be a whole number/);
+  });
+});
