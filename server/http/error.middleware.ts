@@ -34,6 +34,12 @@ export function errorHandler(logger: Logger) {
       res.status(bodyError.status).json({ detail: "The request body could not be read" });
       return;
     }
+    // The router could not percent-decode a path parameter (`%FF`): such a path names nothing,
+    // so it answers as any unknown id does (docs/decisions.md: HTTP).
+    if (error instanceof URIError && bodyError.status === 400) {
+      res.status(404).json({ detail: "Not found" });
+      return;
+    }
     const requestId = requestIdOf(res);
     const err = error as Error;
     logger.error({ reqId: requestId }, `${req.method} ${req.path} failed: ${err?.name ?? "Error"}: ${err?.message ?? String(error)}`);
