@@ -7,11 +7,14 @@ import { parse } from "../../http/validate";
 import type { SmbSources } from "./smb-sources.service";
 import { presentSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
+import { smbConnectLimiter } from "./smb-connect-limiter";
 
 export function smbRoutes(smb: SmbSources): Router {
   const router = Router();
+  // One count per user for both routes: each makes Sluice connect wherever the caller says.
+  const connectAttempts = smbConnectLimiter();
 
-  router.post("/data_sources/smb/:group_id", async (req, res) => {
+  router.post("/data_sources/smb/:group_id", connectAttempts, async (req, res) => {
     const { group_id } = parse(groupIdParams, req.params, "params");
     const { data_source, smb_source } = parse(createSmbSourceBody, req.body, "body");
     const created = await smb.create(actorOf(res), group_id, {
@@ -30,7 +33,7 @@ export function smbRoutes(smb: SmbSources): Router {
     });
   });
 
-  router.get("/data_sources/smb/list/:id", async (req, res) => {
+  router.get("/data_sources/smb/list/:id", connectAttempts, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     res.json({ shares: await smb.shareListing(actorOf(res), id) });
   });
