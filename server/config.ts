@@ -25,6 +25,8 @@ export interface Config {
   databaseUrl: string | null;
   /** REDIS_URL (team server mode): the ingestion queue on BullMQ, shared sign-in counts. Null: in-process queue on the database. */
   redisUrl: string | null;
+  /** REDIS_SENTINELS: the Sentinels (host:port, comma-separated) that name the master; REDIS_URL's host is then the master group name. */
+  redisSentinels: Array<{ host: string; port: number }> | null;
   /** Key prefix in Redis (REDIS_PREFIX), so several Sluice instances can share one Redis. */
   redisPrefix: string;
   /** SLUICE_WORKER=0 makes an API process in team mode take no ingestion jobs itself. */
@@ -145,7 +147,22 @@ const environmentSchema = z.object({
   REDIS_URL: setting(
     z
       .string()
-      .refine((value) => ["redis:", "rediss:"].includes(protocolOf(value)), { error: "must be a redis:// or rediss:// URL" })
+      .refine((value) => ["redis:", "rediss:"].includes(protocolOf(value)), { error: "must be a redis:// or rediss:// URL", abort: true })
+      .refine((value) => /^\/?\d*$/.test(new URL(value).pathname), { error: "must have a database number as its path, if any (e.g. redis://host:6379/2)" })
+      .optional(),
+  ),
+  REDIS_SENTINELS: setting(
+    z
+      .string()
+      .transform((raw, ctx) =>
+        raw.split(",").flatMap((entry) => {
+          const match = /^\s*(\[[0-9a-fA-F:.]+\]|[^\s:]+):(\d{1,5})\s*$/.exec(entry);
+          const port = Number(match?.[2]);
+          if (match && port >= 1 && port <= 65535) return [{ host: match[1].replace(/^\[|\]$/g, ""), port }];
+          ctx.addIssue({ code: "custom", message: "must be host:port pairs separated by commas" });
+          return [];
+        }),
+      )
       .optional(),
   ),
   REDIS_PREFIX: setting(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, { error: 'must be 1 to 100 letters, digits, "_", "." or "-"' }).default("sluice")),
@@ -178,6 +195,11 @@ const environmentSchema = z.object({
       }
       return entries.map((entry) => path.resolve(entry));
     }),
+}).superRefine((e, ctx) => {
+  // With Sentinels, REDIS_URL's host is the master group name (as redis-rb and Sidekiq read it), so it takes no port.
+  if (!e.REDIS_SENTINELS) return;
+  if (!e.REDIS_URL) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "needs REDIS_URL, whose host is the Sentinel master group name (e.g. redis://mymaster)" });
+  else if (new URL(e.REDIS_URL).port) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "makes REDIS_URL's host the Sentinel master group name, which takes no port (e.g. redis://mymaster)" });
 });
 
 /** The OS per-user app-data folder, as Electron's app.getPath("appData") would give it. */
@@ -216,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smbAllowedNetworks: e.SMB_ALLOWED_NETWORKS ?? null,
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,
+    redisSentinels: e.REDIS_SENTINELS ?? null,
     redisPrefix: e.REDIS_PREFIX,
     runWorker: e.SLUICE_WORKER === "1",
     jwtSecret: e.JWT_SECRET ?? null,

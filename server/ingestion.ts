@@ -1,3 +1,4 @@
+import type { Redis } from "ioredis";
 import type { Config } from "./config";
 import { KindRegistry } from "./connectors/registry";
 import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
@@ -16,15 +17,15 @@ export interface Ingestion {
 
 /**
  * The ingestion wiring of every process, API and worker alike: the source kinds, the parser
- * pool, the job handler and its queue. Team mode (REDIS_URL) puts the queue on BullMQ, shared
+ * pool, the job handler and its queue. Team mode (a Redis connection, from REDIS_URL) puts the queue on BullMQ, shared
  * by every API and worker process; `runWorker` says whether this process takes jobs.
  */
-export function openIngestion(config: Config, { db, index, secrets }: Storage, logger: Logger, runWorker: boolean): Ingestion {
+export function openIngestion(config: Config, { db, index, secrets }: Storage, logger: Logger, runWorker: boolean, redis: Redis | null): Ingestion {
   const parsers = new ParserPool();
   const kinds = new KindRegistry({ secrets, config });
   const handler = ingestHandler({ db, connectors: kinds, index, parsers });
-  const queue = config.redisUrl
-    ? new BullmqJobQueue(db, handler, logger, { redisUrl: config.redisUrl, prefix: config.redisPrefix, runWorker })
+  const queue = redis
+    ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker })
     : new JobQueue(db, handler, logger);
   return {
     kinds,

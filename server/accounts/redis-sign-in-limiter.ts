@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { TooManyRequestsError } from "../errors";
-import type { RedisClient } from "../redis/redis-client";
+import type { Redis } from "ioredis";
 import { DEFAULT_SIGN_IN_LIMITS, type SignInGuard, type SignInLimits } from "./sign-in-limiter";
 
 /**
@@ -9,7 +9,8 @@ import { DEFAULT_SIGN_IN_LIMITS, type SignInGuard, type SignInLimits } from "./s
  */
 export class RedisSignInLimiter implements SignInGuard {
   constructor(
-    private readonly redis: RedisClient,
+    /** The process's shared connection (openRedis): a command fails after its timeout while Redis is unreachable. */
+    private readonly redis: Redis,
     private readonly prefix: string,
     private readonly limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS,
   ) {}
@@ -17,10 +18,10 @@ export class RedisSignInLimiter implements SignInGuard {
   async assertAllowed(ip: string, email: string): Promise<void> {
     const now = Date.now();
     for (const key of this.keys(ip, email)) {
-      await this.redis.call("ZREMRANGEBYSCORE", key, "-inf", now - this.limits.windowMs);
-      const count = Number(await this.redis.zcard(key));
+      await this.redis.zremrangebyscore(key, "-inf", now - this.limits.windowMs);
+      const count = await this.redis.zcard(key);
       if (count >= this.limits.maxFailures) {
-        const oldest = Number((await this.redis.zrange(key, 0, 0, { WITHSCORES: true }))[1]);
+        const oldest = Number((await this.redis.zrange(key, 0, 0, "WITHSCORES"))[1]);
         const retryAfter = Math.max(1, Math.ceil((oldest + this.limits.windowMs - now) / 1000));
         throw new TooManyRequestsError(`Too many failed sign-in attempts; try again in ${retryAfter} seconds`, retryAfter);
       }
@@ -30,8 +31,8 @@ export class RedisSignInLimiter implements SignInGuard {
   async recordFailure(ip: string, email: string): Promise<void> {
     const now = Date.now();
     for (const key of this.keys(ip, email)) {
-      await this.redis.call("ZADD", key, now, `${now}:${crypto.randomUUID()}`);
-      await this.redis.call("PEXPIRE", key, this.limits.windowMs);
+      await this.redis.zadd(key, now, `${now}:${crypto.randomUUID()}`);
+      await this.redis.pexpire(key, this.limits.windowMs);
     }
   }
 

@@ -1,18 +1,21 @@
-import crypto from "node:crypto";
-import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
+import { Queue, Worker, type Job } from "bullmq";
+import type { Redis } from "ioredis";
 import type { DataSource, EntityManager } from "typeorm";
 import { ServiceUnavailableError } from "../errors";
 import { IngestJob } from "../data/entities/ingest-job.entity";
 import type { Logger } from "../logger";
-import { RedisClient } from "../redis/redis-client";
+import { isConnectionError } from "../redis/redis-connection";
 import { assertNoActiveJob, finishJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler, type JobTarget } from "./job-queue";
 
 const QUEUE_NAME = "ingest";
 /** How often every process looks for running jobs whose process is gone. */
 const SWEEP_EVERY_MS = 3_000;
+/** The worker's longest wait for a job (BZPOPMIN), kept under the connection's command timeout (REDIS_TIMEOUT_MS). */
+const WORKER_BLOCK_SECONDS = 2;
 
 export interface BullmqQueueOptions {
-  redisUrl: string;
+  /** The process's connection (openRedis): the queue and the worker share it; BullMQ adds only the worker's blocking one. */
+  redis: Redis;
   prefix: string;
   /** Take jobs in this process (API processes with SLUICE_WORKER=1, and `npm run worker`). */
   runWorker: boolean;
@@ -22,15 +25,14 @@ export interface BullmqQueueOptions {
  * The ingestion queue of team mode: rows first in the database as before (the API reads only
  * the database, and the 409 rule is still its transaction), plus a BullMQ job carrying the row's
  * id. Global concurrency 1 keeps one job at a time across every process; BullMQ's wait list keeps
- * trigger order. The process running a job names itself in Redis (an owner key and a named
- * connection), so when that process dies, any other marks the row failed "Interrupted by
+ * trigger order. The process running a job names itself in Redis (an owner key holding the name
+ * of its connection), so when that process dies, any other marks the row failed "Interrupted by
  * shutdown" at once instead of running the job again; BullMQ's stalled check then drops it.
  */
 export class BullmqJobQueue implements IngestQueue {
-  private readonly ownerId = crypto.randomUUID();
-  private readonly redis: RedisClient;
-  private readonly queueClient: RedisClient;
-  private workerClient: RedisClient | null = null;
+  private readonly redis: Redis;
+  /** This process's connection name: what an owner key holds while it runs a job. */
+  private readonly ownerId: string;
   private readonly queue: Queue;
   private worker: Worker | null = null;
   private readonly abort = new AbortController();
@@ -43,15 +45,15 @@ export class BullmqJobQueue implements IngestQueue {
     private readonly logger: Logger,
     private readonly options: BullmqQueueOptions,
   ) {
-    this.redis = new RedisClient({ url: options.redisUrl, connectionName: ownerConnectionName(this.ownerId) });
-    // Triggers fail with 503 after 5 s rather than hang while Redis is unreachable.
-    this.queueClient = new RedisClient({ url: options.redisUrl, offlineTimeoutMs: 5_000 });
-    this.queue = new Queue(QUEUE_NAME, { connection: this.queueClient as unknown as ConnectionOptions, prefix: options.prefix });
-    this.queue.on("error", (error) => this.logger.warn(`ingestion queue (Redis): ${error.message}`));
+    this.redis = options.redis;
+    this.ownerId = String(options.redis.options.connectionName);
+    this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
+    this.queue.on("error", (error) => this.logError("ingestion queue", error));
   }
 
   async start(): Promise<void> {
-    await this.redis.connect();
+    // Waits for Redis as long as it takes (a process started before Redis comes up once it is).
+    await this.queue.waitUntilReady();
     await this.queue.setGlobalConcurrency(1);
     await this.sweep();
     // A row queued but missing in Redis (Redis lost its data, or a crash between the two writes)
@@ -59,15 +61,15 @@ export class BullmqJobQueue implements IngestQueue {
     const queued = await this.db.manager.find(IngestJob, { where: { runState: "queued" }, order: { queueSeq: "ASC" } });
     for (const job of queued) await this.add(job.id);
     if (this.options.runWorker) {
-      this.workerClient = new RedisClient({ url: this.options.redisUrl });
       this.worker = new Worker(QUEUE_NAME, (job) => this.process(job), {
-        connection: this.workerClient as unknown as ConnectionOptions,
+        connection: this.redis,
         prefix: this.options.prefix,
         concurrency: 1,
         lockDuration: 15_000,
         stalledInterval: 5_000,
+        drainDelay: WORKER_BLOCK_SECONDS,
       });
-      this.worker.on("error", (error) => this.logger.warn(`ingestion worker (Redis): ${error.message}`));
+      this.worker.on("error", (error) => this.logError("ingestion worker", error));
     }
     this.sweeper = setInterval(() => void this.sweep().catch((error: Error) => this.logger.warn(`ingestion sweep: ${error.message}`)), SWEEP_EVERY_MS);
     this.sweeper.unref();
@@ -89,7 +91,7 @@ export class BullmqJobQueue implements IngestQueue {
     return assertNoActiveJob(tx, target);
   }
 
-  /** Interrupts this process's running job (recorded failed), then closes the worker and connections. */
+  /** Interrupts this process's running job (recorded failed), then closes the worker and the queue (not the shared connection). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
@@ -97,7 +99,6 @@ export class BullmqJobQueue implements IngestQueue {
     this.abort.abort();
     await this.worker?.close();
     await this.queue.close();
-    await Promise.all([this.redis, this.queueClient, this.workerClient].map((c) => c?.quit().catch(() => undefined)));
   }
 
   /** Resolves once no job is queued or running anywhere (tests and benchmarks). */
@@ -134,13 +135,13 @@ export class BullmqJobQueue implements IngestQueue {
     const running = await this.db.manager.find(IngestJob, { where: { runState: "running" } });
     if (running.length === 0) return;
     const live = new Set(
-      String(await this.redis.clientList())
+      String(await this.redis.client("LIST"))
         .split("\n")
         .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? ""),
     );
     for (const job of running) {
       const owner = await this.redis.get(this.ownerKey(job.id));
-      if (owner && live.has(ownerConnectionName(owner))) continue;
+      if (owner && live.has(owner)) continue;
       // Re-read: the job may have ended between the two reads.
       const current = await this.db.manager.findOne(IngestJob, { where: { id: job.id } });
       if (current?.runState !== "running") continue;
@@ -152,11 +153,12 @@ export class BullmqJobQueue implements IngestQueue {
     }
   }
 
+  /** Connection errors reach here too (BullMQ forwards them); the connection's own log line has them already. */
+  private logError(what: string, error: Error): void {
+    if (!isConnectionError(error)) this.logger.warn(`${what} (Redis): ${error.message}`);
+  }
+
   private ownerKey(jobId: string): string {
     return `${this.options.prefix}:ingest-owner:${jobId}`;
   }
-}
-
-function ownerConnectionName(ownerId: string): string {
-  return `sluice-owner-${ownerId}`;
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConfigError, loadConfig } from "../../server/config";
+import { reconnectDelay, redisOptions } from "../../server/redis/redis-connection";
 
 describe("team server mode settings", () => {
   it("REDIS_URL is off by default; redis:// and rediss:// are taken", () => {
@@ -13,6 +14,61 @@ describe("team server mode settings", () => {
     for (const bad of ["http://127.0.0.1:6379", "127.0.0.1:6379", "redis//x"]) {
       assert.throws(() => loadConfig({ REDIS_URL: bad }), ConfigError, bad);
     }
+  });
+
+  it("REDIS_URL's path is a database number, and a bad one is an error that does not repeat the URL", () => {
+    assert.throws(
+      () => loadConfig({ REDIS_URL: "redis://:secret@cache.example/queue" }),
+      (error: unknown) => error instanceof ConfigError && /database number/.test(error.message) && !error.message.includes("secret"),
+    );
+  });
+
+  it("REDIS_SENTINELS takes host:port pairs; REDIS_URL's host is then the master group name", () => {
+    assert.equal(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379" }).redisSentinels, null);
+    assert.deepEqual(loadConfig({ REDIS_URL: "redis://mymaster/1", REDIS_SENTINELS: "10.0.0.1:26379, sentinel-b.example:26380,[::1]:26381" }).redisSentinels, [
+      { host: "10.0.0.1", port: 26379 },
+      { host: "sentinel-b.example", port: 26380 },
+      { host: "::1", port: 26381 },
+    ]);
+    assert.throws(() => loadConfig({ REDIS_SENTINELS: "10.0.0.1:26379" }), /needs REDIS_URL/);
+    assert.throws(() => loadConfig({ REDIS_URL: "redis://mymaster:6379", REDIS_SENTINELS: "10.0.0.1:26379" }), /takes no port/);
+    for (const bad of ["10.0.0.1", "10.0.0.1:0", "10.0.0.1:26379,", "a:b"]) {
+      assert.throws(() => loadConfig({ REDIS_URL: "redis://mymaster", REDIS_SENTINELS: bad }), /host:port pairs/, bad);
+    }
+  });
+
+  it("one place turns the configuration into ioredis options: address, credentials, database, timeouts", () => {
+    assert.deepEqual(redisOptions({ redisUrl: "redis://ops:p%40ss@cache.example:6380/2", redisSentinels: null }), {
+      host: "cache.example",
+      port: 6380,
+      username: "ops",
+      password: "p@ss",
+      db: 2,
+      maxRetriesPerRequest: null,
+      commandTimeout: 5000,
+      connectTimeout: 5000,
+      retryStrategy: reconnectDelay,
+    });
+    const plain = redisOptions({ redisUrl: "redis://[::1]", redisSentinels: null });
+    assert.equal(plain.host, "::1");
+    assert.equal(plain.port, 6379);
+    assert.equal(plain.db, 0);
+    assert.equal("password" in plain || "tls" in plain, false);
+  });
+
+  it("rediss:// turns TLS on without a servername (Node sends SNI for host names only); Sentinel mode names the master", () => {
+    assert.deepEqual(redisOptions({ redisUrl: "rediss://127.0.0.1:6390", redisSentinels: null }).tls, {});
+    const sentinel = redisOptions({ redisUrl: "rediss://:pw@mymaster/1", redisSentinels: [{ host: "10.0.0.1", port: 26379 }] });
+    assert.equal(sentinel.name, "mymaster");
+    assert.deepEqual(sentinel.sentinels, [{ host: "10.0.0.1", port: 26379 }]);
+    assert.equal(sentinel.enableTLSForSentinelMode, true);
+    assert.equal(sentinel.password, "pw");
+    assert.equal(sentinel.db, 1);
+    assert.equal("host" in sentinel, false);
+  });
+
+  it("reconnects back off from 200 ms, doubling, to at most 3 s", () => {
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 50].map(reconnectDelay), [200, 400, 800, 1600, 3000, 3000, 3000]);
   });
 
   it("SLUICE_WORKER, REDIS_PREFIX and JWT_SECRET are validated", () => {

@@ -133,7 +133,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
         <Field id="smb-port" label="Port" problem={problems.port}>
           {(p) => <input {...p} value={f.port} onChange={set("port")} inputMode="numeric" />}
         </Field>
-        <Field id="smb-user" label="User name" problem={problems.user}>
+        <Field id="smb-user" label="User name" problem={problems.user} hint="As you sign in to Windows: DOMAIN\user, user@domain, or just user (the server's own domain)">
           {(p) => <input {...p} value={f.user} onChange={set("user")} autoComplete="off" spellCheck={false} />}
         </Field>
         <Field id="smb-password" label="Password" problem={problems.password}>
