@@ -17,7 +17,7 @@ export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
 /**
  * The whole answer for a server that can't be reached: a closed port, a silent one, a name that
  * does not resolve and a protocol error all read the same, so the API is no port scanner
- * (docs/decisions.md: SMB sources).
+ * (docs/decisions.md: Data sources and pipelines).
  */
 export const SMB_SERVER_UNREACHABLE = "SMB server unreachable";
 
