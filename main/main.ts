@@ -1,12 +1,13 @@
 import path from "node:path";
-import { app, BrowserWindow, ipcMain, Menu, nativeImage, shell, Tray, utilityProcess, type UtilityProcess } from "electron";
+import { app, BrowserWindow, ipcMain, Menu, nativeImage, session, shell, Tray, utilityProcess, type IpcMainInvokeEvent, type UtilityProcess } from "electron";
 import { ELECTRON_SQLITE_BINDING_ENV } from "../server/data/sqlite-binding";
+import { CONTENT_SECURITY_POLICY } from "../server/http/security-headers";
 import { lanUrls } from "./lan-addresses";
 import { openRotatingLog, type RotatingLog } from "./log-file";
 import { electronSqliteBinding } from "./native-binding";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
-import { isAppUrl, isExternalWebUrl } from "./url-guards";
+import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "./url-guards";
 
 /**
  * The desktop shell: runs the headless server (dist/server/main.js) as a utility process,
@@ -94,12 +95,15 @@ function openWindow(): void {
     title: "Sluice",
     webPreferences: { contextIsolation: true, sandbox: true, nodeIntegration: false, preload: PRELOAD },
   });
-  window.webContents.on("will-navigate", (event, target) => {
-    if (!isAppUrl(target, serverUrl)) {
+  // A redirect is a navigation too: a page of the app answering 302 elsewhere must not take the window along.
+  const guardNavigation = (event: { url: string; preventDefault(): void }) => {
+    if (!isAppUrl(event.url, serverUrl)) {
       event.preventDefault();
-      if (isExternalWebUrl(target)) void shell.openExternal(target);
+      if (isExternalWebUrl(event.url)) void shell.openExternal(event.url);
     }
-  });
+  };
+  window.webContents.on("will-navigate", guardNavigation);
+  window.webContents.on("will-redirect", guardNavigation);
   window.webContents.setWindowOpenHandler(({ url }) => {
     // OAuth consent pages and other links go to the system browser, never a new app window.
     if (isExternalWebUrl(url)) void shell.openExternal(url);
@@ -127,11 +131,34 @@ function refreshTray(): void {
   );
 }
 
+/** An IPC handler that answers only the app's own page in the top frame of the window. */
+function fromAppPage<A extends unknown[], R>(handler: (...args: A) => R) {
+  return (event: IpcMainInvokeEvent, ...args: A): R => {
+    const frame = event.senderFrame;
+    if (!isTrustedIpcSender(frame ? { url: frame.url, isMainFrame: frame.parent === null } : null, serverUrl)) {
+      throw new Error("Refused: only the Sluice window may ask this");
+    }
+    return handler(...args);
+  };
+}
+
 function registerIpc(): void {
-  ipcMain.handle("sluice:get-lan-access", () => lanState());
-  ipcMain.handle("sluice:set-lan-access", (_event, enabled: unknown) => setLanAccess(enabled === true));
-  ipcMain.handle("sluice:open-external", (_event, url: unknown) => {
-    if (typeof url === "string" && isExternalWebUrl(url)) return shell.openExternal(url);
+  ipcMain.handle("sluice:get-lan-access", fromAppPage(() => lanState()));
+  ipcMain.handle("sluice:set-lan-access", fromAppPage((enabled: unknown) => setLanAccess(enabled === true)));
+  ipcMain.handle(
+    "sluice:open-external",
+    fromAppPage((url: unknown) => {
+      if (typeof url === "string" && isExternalWebUrl(url)) return shell.openExternal(url);
+    }),
+  );
+}
+
+/** The window's session: every permission request (camera, location, notifications...) denied, as the app needs none; the server's CSP always. */
+function lockDownSession(): void {
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: withContentSecurityPolicy(details.responseHeaders, CONTENT_SECURITY_POLICY) });
   });
 }
 
@@ -155,6 +182,7 @@ if (!app.requestSingleInstanceLock()) {
     // logs) is the user's alone too; the server does the same for its own (docs/decisions.md: Data directory).
     if (process.platform !== "win32") process.umask(0o077);
     settings = readSettings(app.getPath("userData"));
+    lockDownSession();
     registerIpc();
     await startServer();
     tray = new Tray(nativeImage.createEmpty());
