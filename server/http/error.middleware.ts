@@ -35,6 +35,12 @@ export function errorHandler(logger: Logger) {
       res.status(bodyError.status).json({ detail: "The request body could not be read" });
       return;
     }
+    // The router could not percent-decode a path parameter (`%FF`): such a path names nothing,
+    // so it answers as any unknown id does (docs/decisions.md: HTTP).
+    if (error instanceof URIError && bodyError.status === 400) {
+      res.status(404).json({ detail: "Not found" });
+      return;
+    }
     if (isDiskFull(error)) {
       // 507 Insufficient Storage (RFC 4918): nothing was saved, and the user can act on it.
       logger.error(`${req.method} ${req.path} failed: the disk holding DATA_DIR is full`);

@@ -422,7 +422,9 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number): Se
   for (const { rowid, bm25 } of top) {
     const chunk = ref.get(rowid) as ChunkRefRow | undefined;
     if (!chunk) continue;
-    const raw = snippet.pluck().get(match, rowid) as string | null | undefined;
+    // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
+    // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
+    const raw = snippet.pluck().get(match, BigInt(rowid)) as string | null | undefined;
     hits.push({
       documentId: chunk.document_id,
       path: chunk.path,
@@ -445,7 +447,8 @@ function rankedChunks(db: Database.Database, match: string, limit: number): Rank
   // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
   const sql = `SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE chunks_fts MATCH ?${floor === undefined ? "" : " AND rowid > ?"}
                ORDER BY bm25 LIMIT ?`;
-  const args = floor === undefined ? [match, limit] : [match, floor, limit];
+  // The floor as a BigInt too, so FTS5 itself starts its doclist there (see the snippet query in searchFile()).
+  const args = floor === undefined ? [match, limit] : [match, BigInt(floor), limit];
   return db.prepare(sql).all(...args) as RankedRow[];
 }
 
