@@ -1,3 +1,4 @@
+import { DatabaseConnectionLost } from "../data/database-outage";
 import type { DocumentInput, SearchIndex } from "../search/search-index";
 import type { JobProgress } from "./job-progress";
 
@@ -27,6 +28,8 @@ export class BatchedIndexWriter {
   private chunks = 0;
   private oldest = 0;
   private readonly writing = new Set<Promise<void>>();
+  /** Set when the database stayed away past the grace: the job fails with it rather than failing every file. */
+  private lost: DatabaseConnectionLost | null = null;
 
   constructor(
     private readonly index: SearchIndex,
@@ -35,6 +38,7 @@ export class BatchedIndexWriter {
   ) {}
 
   add(doc: DocumentInput, bytes: number): Promise<void> {
+    if (this.lost) return Promise.reject(this.lost);
     if (this.pending.length === 0) this.oldest = Date.now();
     this.pending.push({ doc, bytes });
     this.chunks += doc.chunks.length;
@@ -46,6 +50,7 @@ export class BatchedIndexWriter {
   async flush(): Promise<void> {
     if (this.pending.length > 0) await this.startWrite();
     await Promise.all(this.writing);
+    if (this.lost) throw this.lost;
   }
 
   /**
@@ -66,12 +71,14 @@ export class BatchedIndexWriter {
     try {
       await this.index.upsertDocuments(this.collectionId, batch.map((p) => p.doc));
       for (const p of batch) this.progress.processed("indexed", p.bytes);
-    } catch {
+    } catch (error) {
+      if (error instanceof DatabaseConnectionLost) return void (this.lost = error);
       for (const p of batch) {
         try {
           await this.index.upsertDocument(this.collectionId, p.doc);
           this.progress.processed("indexed", p.bytes);
         } catch (error) {
+          if (error instanceof DatabaseConnectionLost) return void (this.lost = error);
           this.progress.failed(p.doc.path, `Could not be added to the index: ${(error as Error).message}`, p.bytes);
         }
       }

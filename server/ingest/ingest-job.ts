@@ -15,6 +15,8 @@ import type { ParserPool } from "./parse/parser-pool";
 import { isUnder, walkSource } from "./walk-source";
 import { BatchedIndexWriter } from "./batched-index-writer";
 import { ByteBudget } from "./byte-budget";
+import { DatabaseConnectionLost } from "../data/database-outage";
+import { OutageRetryingIndex } from "./outage-retrying-index";
 
 /** Files larger than this are not read into memory for parsing; they are listed as failed. */
 export const MAX_INDEXED_FILE_BYTES = 200 * 1024 * 1024;
@@ -40,10 +42,13 @@ export interface IngestDeps {
  */
 export function ingestHandler(deps: IngestDeps): JobHandler {
   return async (job, progress, signal) => {
-    const { source, collection } = await loadPipeline(deps.db, job);
-    const connector = await deps.connectors.forSource(deps.db.manager, source);
+    // Every database read and write of the run rides out a short outage (DB_OUTAGE_GRACE_S).
+    const retry = <T>(fn: () => Promise<T>) => progress.outage.run(fn, signal);
+    const { source, collection } = await retry(() => loadPipeline(deps.db, job));
+    const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
+    const index = new OutageRetryingIndex(deps.index, progress.outage, signal);
     try {
-      await syncSource(deps, connector, source.id, collection.id, progress, signal);
+      await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal);
     } finally {
       await connector.close();
     }
@@ -94,7 +99,7 @@ async function syncSource(
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
   await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
     checkAbort();
-    await ingestFile(deps, connector, writer, budget, collectionId, sourceId, file, indexed.get(file.path), progress);
+    await ingestFile(deps, connector, writer, budget, collectionId, sourceId, file, indexed.get(file.path), progress, signal);
   });
   await writer.flush();
   checkAbort();
@@ -123,6 +128,7 @@ async function ingestFile(
   file: RemoteEntry,
   state: IndexedState | undefined,
   progress: JobProgress,
+  signal: AbortSignal,
 ): Promise<void> {
   if (file.refused) {
     // Whatever was indexed under this path is no longer the source's to show.
@@ -163,6 +169,8 @@ async function ingestFile(
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    // So is a database gone for longer than the grace, and a shutdown while waiting for it.
+    if (error instanceof DatabaseConnectionLost || signal.aborted) throw error;
     progress.failed(file.path, (error as Error).message || "Could not be read", bytesRead);
   } finally {
     budget.release(held);
