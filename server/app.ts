@@ -29,7 +29,9 @@ import { requireAuth } from "./http/auth.middleware";
 import { collectionsRoutes } from "./http/collections.routes";
 import { errorHandler, notFound } from "./http/error.middleware";
 import { groupsRoutes } from "./http/groups.routes";
+import { openApiDocument, type OpenApiDocument } from "./http/openapi";
 import { requestLog } from "./http/request-log.middleware";
+import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
 import { readinessRoutes } from "./health";
 
@@ -67,9 +69,9 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
 
   const api = express.Router();
   api.use(express.json({ limit: BODY_LIMIT }));
-  api.get("/health", (_req, res) => {
-    res.json({ status: "ok" });
-  });
+  // The document describes the finished router, so it is built below, once every route is on it.
+  let openApi: OpenApiDocument | undefined;
+  api.use(serviceRoutes(() => openApi!));
   api.use(readinessRoutes({ db, redis: redis ?? null, ollamaHost: config.ollamaHost }));
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
@@ -83,6 +85,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));
   api.use(notFound);
+  openApi = openApiDocument(api);
 
   const app = express();
   app.disable("x-powered-by");

@@ -1,7 +1,8 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type { Redis } from "ioredis";
 import type { DataSource } from "typeorm";
 import { DATABASE_RETRY_AFTER_SECONDS } from "./errors";
+import { documentedRouter } from "./http/documented-router";
 
 /** A check not answered within this counts as unreachable: a load balancer's probe must not hang. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -60,8 +61,14 @@ export async function readiness({ db, redis, ollamaHost }: ReadinessDeps): Promi
  * with a detail and Retry-After. /health itself stays the liveness answer (the process is up).
  */
 export function readinessRoutes(deps: ReadinessDeps): Router {
-  const router = Router();
-  router.get("/health/ready", async (_req, res) => {
+  const routes = documentedRouter("Service");
+  const description = {
+    summary: "Whether this instance can serve (readiness, for load balancers and watchdogs)",
+    returns: '`{"status": "ok", "checks": {"database": "ok", "redis": "ok", "model_server": "ok" | "unreachable"}}` (`redis` in team mode only; the model server is reported, not required)',
+    errors: { 503: "The database (or Redis, in team mode) is unreachable: the same body with `status` `unavailable`, a `detail` and `Retry-After`" },
+    public: true,
+  };
+  routes.get("/health/ready", description, async (_req, res) => {
     const { ready, checks } = await readiness(deps);
     if (ready) return void res.json({ status: "ok", checks });
     const down = Object.entries(checks)
@@ -70,5 +77,5 @@ export function readinessRoutes(deps: ReadinessDeps): Router {
     res.setHeader("Retry-After", String(DATABASE_RETRY_AFTER_SECONDS));
     res.status(503).json({ status: "unavailable", detail: `Not ready: ${down.join(" and ")} ${down.length > 1 ? "are" : "is"} unreachable`, checks });
   });
-  return router;
+  return routes.router;
 }

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Express } from "express";
 import http from "node:http";
 import { createApp } from "./app";
 import { openStorage } from "./storage";
@@ -15,6 +16,8 @@ import { SharedPulls } from "./llm/shared-pulls";
 export interface RunningServer {
   url: string;
   port: number;
+  /** The Express app it serves (test/integration/openapi.test.ts walks its routes). */
+  app: Express;
   /** Stops taking requests, fails the running job durably, closes indexes and the database. */
   close(): Promise<void>;
 }
@@ -46,6 +49,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   return {
     url,
     port,
+    app,
     close: async () => {
       await ingestion.close();
       // Ends every POST /models stream with an error event, so the HTTP server can close.

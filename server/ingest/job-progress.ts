@@ -42,6 +42,12 @@ export class JobProgress {
     this.touch();
   }
 
+  /** Bytes of a file still being processed (a big file streamed into the index). */
+  advance(bytes: number): void {
+    this.bytesProcessed += bytes;
+    this.touch();
+  }
+
   /** bytes: what was read before the file failed (it still crossed the network). */
   failed(entity: string, message: string, bytes = 0): void {
     this.entitiesProcessed += 1;

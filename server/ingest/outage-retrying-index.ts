@@ -1,5 +1,5 @@
 import type { DatabaseOutage } from "../data/database-outage";
-import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "../search/search-index";
+import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "../search/search-index";
 
 /**
  * The index as the ingestion job sees it: every call rides out a database outage (the team
@@ -23,6 +23,15 @@ export class OutageRetryingIndex implements SearchIndex {
 
   upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
     return this.retry(() => this.index.upsertDocuments(collectionId, docs));
+  }
+
+  /** The start of a streamed document; its parts are written by the staged document itself (an outage fails that one file). */
+  stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    return this.retry(() => this.index.stageDocument(collectionId, doc));
+  }
+
+  removeUnfinished(collectionId: string): Promise<void> {
+    return this.retry(() => this.index.removeUnfinished(collectionId));
   }
 
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {

@@ -4,9 +4,10 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
-import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
 import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
+import { stagedDocument } from "./staged-document";
 
 export { markSnippet, parseQuery, type QueryUnit } from "./query";
 
@@ -123,6 +124,65 @@ export class SqliteFtsIndex implements SearchIndex {
       });
     }).immediate();
     return ids;
+  }
+
+  /**
+   * A staged document's chunks are rows without a `documents` row: searches skip them (a hit
+   * is joined to its document) until commitStaged writes that row in place of the old one.
+   */
+  async stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    this.database(collectionId, true);
+    return stagedDocument(crypto.randomUUID(), {
+      add: (id, chunks) => this.stageChunks(collectionId, id, doc, chunks),
+      commit: (id, chunkCount) => this.commitStaged(collectionId, id, doc, chunkCount),
+      discard: (id) => this.discardStaged(collectionId, id),
+    });
+  }
+
+  /** One batch of a staged document's chunks, in one transaction. */
+  async stageChunks(collectionId: string, documentId: string, doc: DocumentHeader, chunks: ChunkInput[]): Promise<void> {
+    const db = this.database(collectionId, true)!;
+    const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+    const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+    const title = clean(doc.title);
+    const docPath = clean(doc.path);
+    db.transaction(() => {
+      for (const chunk of chunks) {
+        const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
+        insertFts.run(lastInsertRowid, title, docPath, clean(chunk.text));
+      }
+    }).immediate();
+  }
+
+  /** The staged document takes the old version's place, in one transaction. */
+  async commitStaged(collectionId: string, documentId: string, doc: DocumentHeader, chunkCount: number): Promise<void> {
+    const db = this.database(collectionId, true)!;
+    const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+    db.transaction(() => {
+      const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
+      if (old !== undefined) deleteDocument(db, old);
+      db.prepare(
+        `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now());
+    }).immediate();
+  }
+
+  async discardStaged(collectionId: string, documentId: string): Promise<void> {
+    const db = this.database(collectionId, false);
+    if (!db) return;
+    db.transaction(() => deleteDocument(db, documentId)).immediate();
+  }
+
+  async removeUnfinished(collectionId: string): Promise<void> {
+    const db = this.database(collectionId, false);
+    const orphans = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
+    // Read first: most jobs find nothing, and need not take the write lock for it.
+    if (!db || db.prepare(`${orphans} LIMIT 1`).get() === undefined) return;
+    db.transaction(() => {
+      db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (${orphans})`).run();
+      db.prepare(`DELETE FROM chunks WHERE rowid IN (${orphans})`).run();
+    }).immediate();
   }
 
   async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {

@@ -1,7 +1,9 @@
 import { Worker } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { WriterReply, WriterRequest } from "./index-writer.worker";
-import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import crypto from "node:crypto";
+import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
+import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
 
 const WORKER = workerScript(__filename, "index-writer.worker");
@@ -58,6 +60,20 @@ export class ThreadedSqliteIndex implements SearchIndex {
   upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
     this.reader.filePath(collectionId); // validates the id here, as every other method does
     return this.call("upsertDocuments", collectionId, docs);
+  }
+
+  async stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    this.reader.filePath(collectionId);
+    return stagedDocument(crypto.randomUUID(), {
+      add: (id, chunks) => this.call("stageChunks", collectionId, id, doc, chunks),
+      commit: (id, chunkCount) => this.call("commitStaged", collectionId, id, doc, chunkCount),
+      discard: (id) => this.call("discardStaged", collectionId, id),
+    });
+  }
+
+  removeUnfinished(collectionId: string): Promise<void> {
+    this.reader.filePath(collectionId);
+    return this.call("removeUnfinished", collectionId);
   }
 
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {

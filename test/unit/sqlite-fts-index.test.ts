@@ -5,6 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { DataSource } from "typeorm";
+import Database from "better-sqlite3";
 import { SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
 import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
@@ -299,6 +300,51 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(hit.snippet.match(/<[^>]*>/g), ["<mark>", "</mark>", "<mark>", "</mark>"]);
     });
 
+    test("a document written in parts replaces the old version only at commit", async () => {
+      const { index, collection } = await engine.newIndex();
+      const { chunks: _, ...header } = doc("big.log", []);
+      const old = await index.upsertDocument(collection, doc("big.log", ["old walrus line"]));
+      const staged = await index.stageDocument(collection, { ...header, size: 12345 });
+      await staged.addChunks([
+        { chunkIndex: 0, text: "first narwhal batch" },
+        { chunkIndex: 1, text: "still the first batch" },
+      ]);
+      await staged.addChunks([{ chunkIndex: 2, text: "second batch with a pelican" }]);
+      assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [old], "the old version answers until commit");
+      assert.deepEqual(await index.search(collection, "narwhal", 10), [], "staged chunks are not searchable yet");
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      const id = await staged.commit();
+      assert.notEqual(id, old);
+      assert.deepEqual(await index.search(collection, "walrus", 10), []);
+      assert.deepEqual((await index.search(collection, "narwhal", 10)).map((h) => [h.documentId, h.chunkIndex]), [[id, 0]]);
+      assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => [h.documentId, h.chunkIndex]), [[id, 2]]);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 3 });
+      const [listed] = (await index.listDocuments(collection, 0, 10)).items;
+      assert.equal(listed.size, 12345);
+      assert.equal(listed.chunkCount, 3);
+      await assert.rejects(staged.addChunks([{ chunkIndex: 3, text: "late" }]), /already committed or discarded/);
+    });
+
+    test("a discarded document in parts leaves the old version and nothing of its own", async () => {
+      const { index, collection } = await engine.newIndex();
+      const { chunks: _, ...header } = doc("big.log", []);
+      const old = await index.upsertDocument(collection, doc("big.log", ["old walrus line"]));
+      const staged = await index.stageDocument(collection, header);
+      await staged.addChunks([{ chunkIndex: 0, text: "doomed narwhal batch" }]);
+      await staged.discard();
+      await staged.discard(); // twice is fine
+      assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [old]);
+      assert.deepEqual(await index.search(collection, "narwhal", 10), []);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      // A new file in parts, with no old version, shows up at its commit.
+      const fresh = await index.stageDocument(collection, { ...header, path: "fresh.log" });
+      await fresh.addChunks([{ chunkIndex: 0, text: "fresh heron" }]);
+      assert.equal((await index.listDocuments(collection, 0, 10)).total, 1);
+      await fresh.commit();
+      assert.equal((await index.search(collection, "heron", 10))[0]?.path, "fresh.log");
+      assert.equal((await index.listDocuments(collection, 0, 10)).total, 2);
+    });
+
     test("a title hit ranks above a single body hit", async () => {
       const { index, collection } = await engine.newIndex();
       const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
@@ -310,6 +356,31 @@ for (const engine of [sqlite, postgres]) {
     });
   });
 }
+
+test("SQLite: removeUnfinished drops the chunks of a document in parts whose process died before commit", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  const crashed = new SqliteFtsIndex({ dir: dir! });
+  await crashed.upsertDocument(collection, doc("kept.txt", ["kept walrus"]));
+  const { chunks: _, ...header } = doc("big.log", []);
+  const staged = await crashed.stageDocument(collection, header);
+  await staged.addChunks([{ chunkIndex: 0, text: "orphan narwhal" }, { chunkIndex: 1, text: "orphan pelican" }]);
+  await crashed.close(); // neither committed nor discarded: the process "died"
+
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  const rows = () => {
+    const db = new Database(index.filePath(collection), { readonly: true });
+    try {
+      return [db.prepare("SELECT count(*) FROM chunks").pluck().get(), db.prepare("SELECT count(*) FROM chunks_fts").pluck().get()];
+    } finally {
+      db.close();
+    }
+  };
+  assert.deepEqual(rows(), [3, 3]);
+  await index.removeUnfinished(collection);
+  assert.deepEqual(rows(), [1, 1]);
+  assert.equal((await index.search(collection, "walrus", 10)).length, 1);
+});
 
 test("parseQuery turns input into quoted units", () => {
   assert.deepEqual(parseQuery('find "exact phrase" e-mail col:x AND'), [

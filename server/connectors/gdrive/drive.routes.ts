@@ -1,5 +1,6 @@
-import { Router } from "express";
+import type { Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
+import { documentedRouter } from "../../http/documented-router";
 import { presentDataSource } from "../../http/data-sources.presenters";
 import { presentPipeline } from "../../http/pipelines.presenters";
 import { idParams } from "../../http/common.schemas";
@@ -13,39 +14,70 @@ import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerD
  * carries no bearer token; the user comes from the single-use state.
  */
 export function driveCallbackRoutes(drive: DriveService): Router {
-  const router = Router();
-  router.get("/integrations/cloud/drive/callback", async (req, res) => {
+  const routes = documentedRouter("Google Drive");
+  routes.get("/integrations/cloud/drive/callback", {
+    summary: "The browser's return from Google's consent page (not for API clients)",
+    query: driveCallbackQuery,
+    status: 302,
+    returns: "Redirects to the return_to path of the connect call, with `drive_error` when the user declined",
+    errors: { 400: "Unknown, used or expired state, or Google refused the code", 503: "No Google OAuth client is configured, or Google cannot be reached" },
+    public: true,
+  }, async (req, res) => {
     const query = parse(driveCallbackQuery, req.query, "query");
     res.setHeader("Cache-Control", "no-store");
     res.redirect(302, await drive.callback(query));
   });
-  return router;
+  return routes.router;
 }
 
 /** The signed-in Drive endpoints: connection and drive data sources. */
 export function driveRoutes(drive: DriveService): Router {
-  const router = Router();
+  const routes = documentedRouter("Google Drive");
 
-  router.get("/integrations/cloud/drive", async (_req, res) => {
+  routes.get("/integrations/cloud/drive", {
+    summary: "Whether the caller has connected Google Drive",
+    returns: "`{connected, provider_subject, scopes, ...}`",
+    errors: { 503: "No Google OAuth client is configured" },
+  }, async (_req, res) => {
     res.json(presentDriveStatus(await drive.status(actorOf(res))));
   });
 
-  router.post("/integrations/cloud/drive/connect", (req, res) => {
+  routes.post("/integrations/cloud/drive/connect", {
+    summary: "Start connecting Google Drive",
+    query: connectDriveQuery,
+    returns: "`{auth_url}`: Google's consent page, to open in a browser",
+    errors: { 400: "return_to is not a path on this server", 503: "No Google OAuth client is configured" },
+  }, (req, res) => {
     const { return_to } = parse(connectDriveQuery, req.query, "query");
     res.json({ auth_url: drive.connect(actorOf(res), return_to) });
   });
 
-  router.delete("/integrations/cloud/drive", async (_req, res) => {
+  routes.delete("/integrations/cloud/drive", {
+    summary: "Disconnect Google Drive: revoke the grant at Google and forget it",
+    status: 204,
+    returns: "Disconnected",
+    errors: { 503: "No Google OAuth client is configured" },
+  }, async (_req, res) => {
     await drive.disconnect(actorOf(res));
     res.status(204).end();
   });
 
-  router.get("/data_sources/drive/picker_token", async (_req, res) => {
+  routes.get("/data_sources/drive/picker_token", {
+    summary: "A short-lived Google token for the browser's file picker",
+    returns: "`{access_token, expires_at}`",
+    errors: { 401: "Google refused the stored grant: reconnect Google Drive", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured, or Google cannot be reached" },
+  }, async (_req, res) => {
     res.setHeader("Cache-Control", "no-store");
     res.json(presentPickerToken(await drive.pickerToken(actorOf(res))));
   });
 
-  router.post("/data_sources/drive", async (req, res) => {
+  routes.post("/data_sources/drive", {
+    summary: "Create a Google Drive source read with the caller's grant, with its auto-provisioned collection and pipeline",
+    body: createDriveSourceBody,
+    status: 201,
+    returns: "`{data_source, drive_source, pipeline}`",
+    errors: { 404: "No such group among the caller's", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured" },
+  }, async (req, res) => {
     const { data_source } = parse(createDriveSourceBody, req.body, "body");
     const created = await drive.createSource(actorOf(res), data_source.data_source_name, data_source.owner_group_id);
     res.status(201).json({
@@ -55,18 +87,40 @@ export function driveRoutes(drive: DriveService): Router {
     });
   });
 
-  router.post("/data_sources/drive/:id/files", async (req, res) => {
+  routes.post("/data_sources/drive/:id/files", {
+    summary: "Register Drive files with the source, each checked with Google",
+    params: idParams,
+    body: registerDriveFilesBody,
+    returns: "`{data_source_id, added, files}`",
+    errors: {
+      400: "Not a Google Drive source",
+      404: "No such data source among the caller's",
+      409: "The source reads another user's Drive, or the grant is missing or refused: reconnect",
+      422: "A file id is not a file this grant can read (trashed, a folder, or not shared)",
+      503: "No Google OAuth client is configured, or Google cannot be reached",
+    },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const { file_ids } = parse(registerDriveFilesBody, req.body, "body");
     const result = await drive.registerFiles(actorOf(res), id, file_ids);
     res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
   });
 
-  router.post("/data_sources/drive/:id/ingest_all", async (req, res) => {
+  routes.post("/data_sources/drive/:id/ingest_all", {
+    summary: "Register every file the grant covers",
+    params: idParams,
+    returns: "`{data_source_id, added, files}`",
+    errors: {
+      400: "Not a Google Drive source",
+      404: "No such data source among the caller's",
+      409: "The grant covers no files; or the source reads another user's Drive, or the grant is missing or refused",
+      503: "No Google OAuth client is configured, or Google cannot be reached",
+    },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const result = await drive.ingestAll(actorOf(res), id);
     res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
   });
 
-  return router;
+  return routes.router;
 }

@@ -65,6 +65,7 @@ export type ShareListing = Record<string, string[] | { error: string }>;
 const STYPE_DISKTREE = 0;
 
 export class SmbConnector implements Connector {
+  readonly topLevelName = "share";
   private readonly client: Smb2Client;
 
   constructor(private readonly opts: SmbConnectorOptions) {

@@ -4,6 +4,7 @@ import mammoth from "mammoth";
 import { extractText as extractPdfText, getDocumentProxy, getMeta } from "unpdf";
 import { extensionOf, formatOf, titleFromFileName } from "./file-types";
 import { ParseError } from "./parse-types";
+import { decodeText } from "./text-decoder";
 
 export interface ExtractedText {
   title: string;
@@ -48,17 +49,6 @@ export async function extractText(fileName: string, bytes: Uint8Array): Promise<
 }
 
 // ---------------------------------------------------------------- plain text
-
-/** UTF-8 (or UTF-16 with a BOM) without the BOM; bytes that are not valid UTF-8 are read as latin1. */
-export function decodeText(bytes: Uint8Array): string {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder("utf-16le").decode(bytes);
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder("utf-16be").decode(bytes);
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes); // strips a UTF-8 BOM
-  } catch {
-    return new TextDecoder("latin1").decode(bytes);
-  }
-}
 
 /** Keys and values of a JSON document, one "key: value" line each, nested values indented. */
 function jsonText(source: string): string {

@@ -6,6 +6,7 @@ const FORMATS: Readonly<Record<string, FileFormat>> = {
   md: "text",
   markdown: "text",
   csv: "text",
+  log: "text",
   json: "json",
   html: "html",
   htm: "html",
