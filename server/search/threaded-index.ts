@@ -5,6 +5,7 @@ import crypto from "node:crypto";
 import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
+import { IndexReaderPool } from "./index-reader-pool";
 
 const WORKER = workerScript(__filename, "index-writer.worker");
 
@@ -20,8 +21,12 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private nextId = 1;
   private failure: Error | null = null;
 
-  constructor(options: { dir: string }) {
-    this.reader = new SqliteFtsIndex(options);
+  /** Searches and document pages run on reader threads (index-reader-pool.ts); the rest reads on the caller's thread. */
+  private readonly readers: IndexReaderPool;
+
+  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number } }) {
+    this.reader = new SqliteFtsIndex({ dir: options.dir });
+    this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
     this.worker = new Worker(WORKER.file, {
       workerData: { dir: options.dir },
       execArgv: WORKER.execArgv,
@@ -86,11 +91,13 @@ export class ThreadedSqliteIndex implements SearchIndex {
   }
 
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
-    return this.reader.listDocuments(collectionId, offset, limit);
+    this.reader.filePath(collectionId);
+    return this.readers.run("listDocuments", collectionId, offset, limit);
   }
 
   search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
-    return this.reader.search(collectionId, query, topK);
+    this.reader.filePath(collectionId);
+    return this.readers.run("search", collectionId, query, topK);
   }
 
   stats(collectionId: string): Promise<CollectionStats> {
@@ -101,12 +108,14 @@ export class ThreadedSqliteIndex implements SearchIndex {
   async drop(collectionId: string): Promise<void> {
     this.reader.filePath(collectionId);
     await this.call("release", collectionId);
+    await this.readers.release(collectionId);
     await this.reader.drop(collectionId);
   }
 
   async close(): Promise<void> {
     if (!this.failure) await this.call("close").catch(() => undefined);
     await this.worker.terminate();
+    await this.readers.close();
     await this.reader.close();
   }
 }

@@ -1,0 +1,24 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { SqliteFtsIndex } from "./sqlite-fts-index";
+
+/** One search reader thread: its own read-only connections to the collection files (index-reader-pool.ts). */
+
+export interface ReaderRequest {
+  id: number;
+  method: "search" | "listDocuments" | "release";
+  args: unknown[];
+}
+
+export type ReaderReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; message: string };
+
+const index = new SqliteFtsIndex({ dir: (workerData as { dir: string }).dir, readOnly: true });
+
+parentPort!.on("message", async (request: ReaderRequest) => {
+  try {
+    const method = index[request.method] as (...args: unknown[]) => Promise<unknown>;
+    const result = await method.apply(index, request.args);
+    parentPort!.postMessage({ id: request.id, ok: true, result } satisfies ReaderReply);
+  } catch (error) {
+    parentPort!.postMessage({ id: request.id, ok: false, message: (error as Error).message } satisfies ReaderReply);
+  }
+});
