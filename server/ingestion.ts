@@ -8,6 +8,7 @@ import { JobQueue, type IngestQueue } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import type { Storage } from "./storage";
+import { DiskGuard } from "./disk/disk-space";
 
 export interface Ingestion {
   kinds: KindRegistry;
@@ -25,7 +26,9 @@ export function openIngestion(config: Config, { db, index, secrets }: Storage, l
   const parsers = new ParserPool();
   const kinds = new KindRegistry({ secrets, config });
   const outage = new DatabaseOutage(config.dbOutageGraceMs, (message) => logger.warn(`ingestion: ${message}`));
-  const handler = ingestHandler({ db, connectors: kinds, index, parsers });
+  // A team server on PostgreSQL keeps nothing it indexes under DATA_DIR: no minimum there.
+  const disk = config.databaseUrl ? null : new DiskGuard(config.dataDir, config.minFreeDiskBytes);
+  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk });
   const queue = redis
     ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage })
     : new JobQueue(db, handler, logger, outage);

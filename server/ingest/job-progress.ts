@@ -69,7 +69,7 @@ export class JobProgress {
 
   /** Writes now if the last write is older than PERSIST_EVERY_MS. */
   touch(): void {
-    // A periodic write that fails is not the job failing: the next one, or the final flush, writes the same counters.
+    // A failed periodic write (a full disk, a database outage) is not the job failing: the next one, or the final flush, writes the same counters; never an unhandled rejection that stops the process.
     if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) this.flush().catch(() => undefined);
   }
 

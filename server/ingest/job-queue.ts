@@ -169,24 +169,46 @@ export async function assertNoActiveJob(tx: EntityManager, target: JobTarget): P
  */
 export async function runJob(db: DataSource, handler: JobHandler, logger: Logger, job: IngestJob, signal: AbortSignal, outage: DatabaseOutage): Promise<void> {
   const progress = new JobProgress(db, job.id, outage);
-  let status: "completed" | "failed" = "completed";
-  let message: string | null = null;
   try {
     job.runState = "running";
     job.startedAt = new Date();
     await outage.run(() => db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
     await handler(job, progress, signal);
     progress.currentEntity = "Done";
+    const recorded = await outage.untilReachable(async () => {
+      await progress.flush();
+      await finishJob(db, job.id, job.pipelineId, "completed", null);
+    }, signal);
+    if (!recorded) logger.warn(`ingestion job ${job.id} completed while the database was unreachable and the process stopping; it is recorded at the next start`);
   } catch (error) {
-    status = "failed";
-    message = signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
+    const message = signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
+    // The counters are worth keeping (written once the database answers) but must not stand in the way of recording the end.
+    await outage.untilReachable(() => progress.flush(), signal).catch(() => undefined);
+    await recordFailure(db, logger, job, message, signal);
+    logger.warn(`ingestion job ${job.id} failed: ${message}`);
   }
-  const recorded = await outage.untilReachable(async () => {
-    await progress.flush();
-    await finishJob(db, job.id, job.pipelineId, status, message);
-  }, signal);
-  if (!recorded) logger.warn(`ingestion job ${job.id} ended (${message ?? status}) while the database was unreachable and the process stopping; it is recorded at the next start`);
-  else if (status === "failed") logger.warn(`ingestion job ${job.id} failed: ${message}`);
+}
+
+const RECORD_RETRY_MS = 5000;
+
+/**
+ * Records a failed job, retrying while the database cannot take the write (a full disk): the
+ * queue waits meanwhile, and the job's row stays true. At shutdown it gives up; the next
+ * start marks a job left running as failed.
+ */
+async function recordFailure(db: DataSource, logger: Logger, job: IngestJob, message: string, signal: AbortSignal): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await finishJob(db, job.id, job.pipelineId, "failed", message);
+    } catch (error) {
+      if (attempt === 0) logger.error(`ingestion job ${job.id} failed (${message}) and could not be recorded: ${(error as Error).message}; retrying`);
+      if (signal.aborted) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RECORD_RETRY_MS);
+        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
+  }
 }
 
 export async function finishJob(db: DataSource, jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {

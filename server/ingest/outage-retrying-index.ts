@@ -54,6 +54,10 @@ export class OutageRetryingIndex implements SearchIndex {
     return this.retry(() => this.index.stats(collectionId));
   }
 
+  moveAside(collectionId: string): Promise<string | null> {
+    return this.retry(() => this.index.moveAside(collectionId));
+  }
+
   drop(collectionId: string): Promise<void> {
     return this.retry(() => this.index.drop(collectionId));
   }

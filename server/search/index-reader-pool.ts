@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { ServiceUnavailableError } from "../errors";
+import { IndexDamagedError } from "./index-damage";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { ReaderReply, ReaderRequest } from "./index-reader.worker";
 
@@ -60,8 +61,8 @@ export class IndexReaderPool {
     });
   }
 
-  /** Every thread lets go of one collection's file (it is about to be deleted). */
-  async release(collectionId: string): Promise<void> {
+  /** Every thread lets go of one collection's file (it is about to be deleted or moved), or takes it for damaged. */
+  async broadcast(method: "release" | "markDamaged", collectionId: string): Promise<void> {
     await Promise.all(
       this.readers.map(
         (reader) =>
@@ -69,7 +70,7 @@ export class IndexReaderPool {
             const id = this.nextId++;
             this.control.set(id, { resolve, reject });
             this.sent(reader);
-            reader.worker.postMessage({ id, method: "release", args: [collectionId] } satisfies ReaderRequest);
+            reader.worker.postMessage({ id, method, args: [collectionId] } satisfies ReaderRequest);
           }),
       ),
     );
@@ -99,12 +100,12 @@ export class IndexReaderPool {
       const control = this.control.get(reply.id);
       if (control) {
         this.control.delete(reply.id);
-        return reply.ok ? control.resolve() : control.reject(new Error(reply.message));
+        return reply.ok ? control.resolve() : control.reject(replyError(reply));
       }
       const task = reader.busy;
       reader.busy = null;
       if (reply.ok) task?.resolve(reply.result);
-      else task?.reject(new Error(reply.message));
+      else task?.reject(replyError(reply));
       this.next(reader);
     });
     // A thread that dies fails its task only; a new one takes its place.
@@ -140,4 +141,10 @@ export class IndexReaderPool {
     this.sent(reader);
     reader.worker.postMessage({ id: this.nextId++, method: task.method, args: task.args } satisfies ReaderRequest);
   }
+}
+
+/** A reader's error as the caller's: a damaged index keeps its 503 across the thread boundary. */
+function replyError(reply: Extract<ReaderReply, { ok: false }>): Error {
+  if (reply.code === "SLUICE_INDEX_DAMAGED") return new IndexDamagedError();
+  return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
 }

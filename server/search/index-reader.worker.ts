@@ -5,11 +5,12 @@ import { SqliteFtsIndex } from "./sqlite-fts-index";
 
 export interface ReaderRequest {
   id: number;
-  method: "search" | "listDocuments" | "release";
+  method: "search" | "listDocuments" | "release" | "markDamaged";
   args: unknown[];
 }
 
-export type ReaderReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; message: string };
+/** code: SQLite's, or SLUICE_INDEX_DAMAGED, so the caller can tell a damaged index apart. */
+export type ReaderReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; message: string; code?: string };
 
 const index = new SqliteFtsIndex({ dir: (workerData as { dir: string }).dir, readOnly: true });
 
@@ -19,6 +20,7 @@ parentPort!.on("message", async (request: ReaderRequest) => {
     const result = await method.apply(index, request.args);
     parentPort!.postMessage({ id: request.id, ok: true, result } satisfies ReaderReply);
   } catch (error) {
-    parentPort!.postMessage({ id: request.id, ok: false, message: (error as Error).message } satisfies ReaderReply);
+    const code = (error as { code?: unknown }).code;
+    parentPort!.postMessage({ id: request.id, ok: false, message: (error as Error).message, code: typeof code === "string" ? code : undefined } satisfies ReaderReply);
   }
 });

@@ -102,7 +102,7 @@ describe("IndexReaderPool", () => {
     const gone = crypto.randomUUID();
     await writer.upsertDocument(gone, doc(3000, "walrus"));
     assert.equal((await readers.run<unknown[]>("search", gone, "walrus", 5)).length, 3, "its three chunks");
-    await readers.release(gone);
+    await readers.broadcast("release", gone);
     await writer.drop(gone);
     assert.deepEqual(await readers.run("search", gone, "walrus", 5), []);
   });
