@@ -101,7 +101,7 @@ describe("a database outage on a team server", { skip }, () => {
         // A trigger made now is refused, saying so: it is not silently lost.
         assertUnavailable(await request("POST", `/data_pipelines/${other.id}/ingest`, { token }), "POST ingest");
         const live = await request("GET", "/health");
-        assert.deepEqual([live.status, live.body], [200, { status: "ok" }], "liveness does not depend on the database");
+        assert.deepEqual([live.status, live.body?.status], [200, "ok"], "liveness does not depend on the database");
         const ready = await request("GET", "/health/ready");
         assert.equal(ready.status, 503, ready.text);
         assert.equal(ready.body.checks.database, "unreachable");
