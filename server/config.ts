@@ -45,6 +45,10 @@ export interface Config {
   logLevel: LogLevel;
   /** FOLDER_SOURCE_ROOTS: the folders (absolute paths) that folder data sources may read under; empty: none. */
   folderSourceRoots: string[];
+  /** SLUICE_SCHEDULER_TICK_MS: how often each process looks for due pipeline schedules. */
+  schedulerTickMs: number;
+  /** SLUICE_TEST_CLOCK_FILE (tests only): a file whose ISO 8601 text is the time schedules read; null: the system clock. */
+  testClockFile: string | null;
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -165,6 +169,8 @@ const environmentSchema = z.object({
       .transform((value) => value.toLowerCase())
       .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })),
   ),
+  SLUICE_SCHEDULER_TICK_MS: setting(integer(10, 3_600_000, "must be an integer from 10 to 3600000").default(15_000)),
+  SLUICE_TEST_CLOCK_FILE: setting(z.string().optional()),
   FOLDER_SOURCE_ROOTS: z
     .string()
     .optional()
@@ -227,5 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,
     logLevel: e.LOG_LEVEL,
     folderSourceRoots: e.FOLDER_SOURCE_ROOTS,
+    schedulerTickMs: e.SLUICE_SCHEDULER_TICK_MS,
+    testClockFile: e.SLUICE_TEST_CLOCK_FILE ? path.resolve(e.SLUICE_TEST_CLOCK_FILE) : null,
   };
 }

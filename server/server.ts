@@ -40,6 +40,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter });
   server.on("request", app);
   await queue.start();
+  ingestion.scheduler.start();
 
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {

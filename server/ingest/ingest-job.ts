@@ -132,6 +132,7 @@ async function syncSource(
   if (gone.length) {
     progress.at(`Removing ${gone.length} deleted file(s) from the collection`);
     await deps.index.removeDocuments(collectionId, sourceId, gone);
+    progress.removed(gone.length);
   }
 }
 
@@ -186,6 +187,7 @@ async function ingestFile(
         chunks: parsed.chunks,
       },
       bytesRead,
+      state ? "changed" : "added",
     );
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
@@ -239,7 +241,7 @@ async function ingestStreamed(
       await staged.discard().catch(() => undefined);
       throw new Error(`Could not be added to the index: ${(error as Error).message}`);
     }
-    progress.processed("indexed");
+    progress.processed(state ? "changed" : "added");
   } catch (error) {
     if (error instanceof JobInterrupted) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
