@@ -1,6 +1,6 @@
 import type { DataSource } from "typeorm";
-import { LessThanOrEqual } from "typeorm";
-import { ConflictError } from "../errors";
+import { IsNull, LessThanOrEqual } from "typeorm";
+import { ConflictError, HttpError } from "../errors";
 import { PipelineSchedule } from "../data/entities/pipeline-schedule.entity";
 import type { IngestQueue } from "../ingest/job-queue";
 import type { Logger } from "../logger";
@@ -58,17 +58,25 @@ export class Scheduler {
     const due = await this.db.manager.find(PipelineSchedule, { where: { paused: false, nextRunAt: LessThanOrEqual(now) }, order: { nextRunAt: "ASC" } });
     const result: TickResult = { started: [], skipped: [] };
     for (const schedule of due) {
-      if (!(await this.claim(schedule, now))) continue;
+      const next = nextRunAfter(ruleOf(schedule), now);
+      if (!(await this.claim(schedule, next))) continue;
       try {
-        await this.queue.enqueue(schedule.pipelineId, "schedule");
+        const job = await this.queue.enqueue(schedule.pipelineId, "schedule");
         result.started.push(schedule.pipelineId);
+        this.logger.info(`scheduled run of pipeline ${schedule.pipelineId} started: job ${job.id}`);
       } catch (error) {
         if (error instanceof ConflictError) {
           await this.db.manager.increment(PipelineSchedule, { pipelineId: schedule.pipelineId }, "skippedRuns", 1);
           result.skipped.push(schedule.pipelineId);
           this.logger.info(`scheduled run of pipeline ${schedule.pipelineId} skipped: its previous job is still queued or running`);
+        } else if (error instanceof HttpError) {
+          // Recorded as a failed job already (the team queue unreachable): that run is over.
+          this.logger.warn(`scheduled run of pipeline ${schedule.pipelineId} could not start: ${error.detail}`);
         } else {
-          this.logger.warn(`scheduled run of pipeline ${schedule.pipelineId} could not start: ${(error as Error).message}`);
+          // Nothing was recorded (the database was busy, e.g. SQLite shared by several processes):
+          // give the claim back, so the next tick of any process starts the run.
+          await this.unclaim(schedule, next).catch(() => undefined);
+          this.logger.warn(`scheduled run of pipeline ${schedule.pipelineId} could not start, trying again: ${(error as Error).message}`);
         }
       }
     }
@@ -80,14 +88,18 @@ export class Scheduler {
    * match it, and that process starts the run. Counting from now makes an interval run
    * every N minutes from each due run's start.
    */
-  private async claim(schedule: PipelineSchedule, now: Date): Promise<boolean> {
-    const next = nextRunAfter(ruleOf(schedule), now);
+  private async claim(schedule: PipelineSchedule, next: Date | null): Promise<boolean> {
     const result = await this.db.manager.update(
       PipelineSchedule,
       { pipelineId: schedule.pipelineId, paused: false, nextRunAt: schedule.nextRunAt! },
       { nextRunAt: next },
     );
     return result.affected === 1;
+  }
+
+  /** Puts next_run_at back to the slot claimed, unless the schedule changed since. */
+  private async unclaim(schedule: PipelineSchedule, next: Date | null): Promise<void> {
+    await this.db.manager.update(PipelineSchedule, { pipelineId: schedule.pipelineId, nextRunAt: next ?? IsNull() }, { nextRunAt: schedule.nextRunAt });
   }
 
   private tickInBackground(): void {
