@@ -27,6 +27,9 @@ import { pipelinesRoutes } from "./http/pipelines.routes";
 import { GroupsService } from "./groups/groups.service";
 import { accountsRoutes } from "./http/accounts.routes";
 import { requireAuth } from "./http/auth.middleware";
+import { refuseCrossSite } from "./http/cross-site.middleware";
+import { AllowedHosts, hostGuard } from "./http/host-guard.middleware";
+import { securityHeaders } from "./http/security-headers";
 import { collectionsRoutes } from "./http/collections.routes";
 import { errorHandler, notFound } from "./http/error.middleware";
 import { groupsRoutes } from "./http/groups.routes";
@@ -67,10 +70,12 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   const secureCookies = publicUrl.startsWith("https:");
 
   const api = express.Router();
+  // Before anything reads the body: a cross-site form post with the cookie acts on nothing.
+  api.use(refuseCrossSite(publicUrl));
   api.use(express.json({ limit: BODY_LIMIT }));
   // The document describes the finished router, so it is built below, once every route is on it.
   let openApi: OpenApiDocument | undefined;
-  api.use(serviceRoutes(() => openApi!));
+  api.use(serviceRoutes(() => openApi!, config.dataDir));
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens));
@@ -88,12 +93,10 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   const app = express();
   app.disable("x-powered-by");
   app.set("query parser", "simple");
-  app.use((_req, res, next) => {
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    res.setHeader("Referrer-Policy", "no-referrer");
-    next();
-  });
+  app.use(securityHeaders());
   app.use(requestLog(logger));
+  // Against DNS rebinding: a name this server does not answer to is refused before any route.
+  app.use(hostGuard(new AllowedHosts({ bindHost: config.host, publicUrl })));
   app.use(cookieParser());
   app.use("/api", api);
   if (fs.existsSync(path.join(RENDERER_DIST, "index.html"))) {

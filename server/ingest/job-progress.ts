@@ -80,7 +80,8 @@ export class JobProgress {
 
   /** Writes now if the last write is older than PERSIST_EVERY_MS. */
   touch(): void {
-    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) void this.flush();
+    // A failed write (a full disk) is the job's to report at its end, never an unhandled rejection that stops the process.
+    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) this.flush().catch(() => undefined);
   }
 
   /** Writes the counters now (serialized with any write in flight). */

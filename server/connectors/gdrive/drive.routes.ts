@@ -1,37 +1,84 @@
-import type { Router } from "express";
+import type { Response, Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
 import { documentedRouter } from "../../http/documented-router";
 import { presentDataSource } from "../../http/data-sources.presenters";
 import { presentPipeline } from "../../http/pipelines.presenters";
 import { idParams } from "../../http/common.schemas";
 import { parse } from "../../http/validate";
-import type { DriveService } from "./drive.service";
+import { CALLBACK_PATH, ForeignBrowserError, type DriveService } from "./drive.service";
+import { STATE_LIFETIME_MS } from "./oauth-states";
 import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";
 import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerDriveFilesBody } from "./drive.schemas";
 
 /**
- * The browser's return from Google's consent page. Public (mounted before requireAuth): it
- * carries no bearer token; the user comes from the single-use state.
+ * The one-time cookie that binds a consent to the browser that asked for it: set by connect,
+ * sent back only to the callback (its path), with SameSite=Lax so Google's top-level redirect
+ * back carries it.
  */
-export function driveCallbackRoutes(drive: DriveService): Router {
+export const BROWSER_KEY_COOKIE = "sluice_drive_consent";
+
+function cookieOptions(secure: boolean) {
+  return { httpOnly: true, sameSite: "lax" as const, secure, path: CALLBACK_PATH };
+}
+
+/**
+ * The browser's return from Google's consent page. Public (mounted before requireAuth): it
+ * carries no bearer token; the user comes from the sealed state, and the binding cookie shows
+ * this is the browser that started.
+ */
+export function driveCallbackRoutes(drive: DriveService, secureCookie: boolean): Router {
   const routes = documentedRouter("Google Drive");
   routes.get("/integrations/cloud/drive/callback", {
     summary: "The browser's return from Google's consent page (not for API clients)",
     query: driveCallbackQuery,
     status: 302,
     returns: "Redirects to the return_to path of the connect call, with `drive_error` when the user declined",
-    errors: { 400: "Unknown, used or expired state, or Google refused the code", 503: "No Google OAuth client is configured, or Google cannot be reached" },
+    errors: {
+      400: "Unknown, tampered or expired state, or Google refused the code",
+      403: "This browser did not start connecting (no matching consent cookie): nothing is connected; an HTML page for browsers",
+      503: "No Google OAuth client is configured, or Google cannot be reached",
+    },
     public: true,
   }, async (req, res) => {
     const query = parse(driveCallbackQuery, req.query, "query");
     res.setHeader("Cache-Control", "no-store");
-    res.redirect(302, await drive.callback(query));
+    const browserKey = (req.cookies as Record<string, string> | undefined)?.[BROWSER_KEY_COOKIE];
+    let location: string;
+    try {
+      location = await drive.callback(query, { browserKey, peer: req.socket.remoteAddress });
+    } catch (error) {
+      if (error instanceof ForeignBrowserError) return refuseForeignBrowser(res, error);
+      throw error;
+    }
+    res.clearCookie(BROWSER_KEY_COOKIE, cookieOptions(secureCookie));
+    res.redirect(302, location);
   });
   return routes.router;
 }
 
+/** A person lands here from Google: a page that says what happened (JSON for API clients). */
+function refuseForeignBrowser(res: Response, error: ForeignBrowserError): void {
+  res.status(error.status).format({
+    json: () => res.json({ detail: error.detail }),
+    html: () =>
+      res.send(
+        [
+          "<!doctype html>",
+          '<html lang="en"><head><meta charset="utf-8"><title>Google Drive was not connected - Sluice</title></head><body>',
+          "<h1>Google Drive was not connected</h1>",
+          "<p>This Google consent was started in another browser, or by another Sluice user. Finishing it here would have given",
+          " that account your Google Drive, so Sluice connected nothing.</p>",
+          "<p>To connect your own Google Drive, open Sluice in this browser, sign in and click <strong>Connect Google Drive</strong>.</p>",
+          '<p><a href="/">Open Sluice</a></p>',
+          "</body></html>",
+        ].join("\n"),
+      ),
+    default: () => res.json({ detail: error.detail }),
+  });
+}
+
 /** The signed-in Drive endpoints: connection and drive data sources. */
-export function driveRoutes(drive: DriveService): Router {
+export function driveRoutes(drive: DriveService, secureCookie: boolean): Router {
   const routes = documentedRouter("Google Drive");
 
   routes.get("/integrations/cloud/drive", {
@@ -43,13 +90,15 @@ export function driveRoutes(drive: DriveService): Router {
   });
 
   routes.post("/integrations/cloud/drive/connect", {
-    summary: "Start connecting Google Drive",
+    summary: "Start connecting Google Drive; sets the one-time cookie that lets this browser finish the consent",
     query: connectDriveQuery,
-    returns: "`{auth_url}`: Google's consent page, to open in a browser",
+    returns: "`{auth_url}`: Google's consent page, to open in this browser",
     errors: { 400: "return_to is not a path on this server", 503: "No Google OAuth client is configured" },
-  }, (req, res) => {
+  }, async (req, res) => {
     const { return_to } = parse(connectDriveQuery, req.query, "query");
-    res.json({ auth_url: drive.connect(actorOf(res), return_to) });
+    const { authUrl, browserKey } = await drive.connect(actorOf(res), return_to, req.socket.remoteAddress);
+    res.cookie(BROWSER_KEY_COOKIE, browserKey, { ...cookieOptions(secureCookie), maxAge: STATE_LIFETIME_MS });
+    res.json({ auth_url: authUrl });
   });
 
   routes.delete("/integrations/cloud/drive", {
