@@ -21,6 +21,8 @@ import type { ModelsService } from "./llm/models.service";
 import type { SearchIndex } from "./search/search-index";
 import { SourcesService } from "./sources/sources.service";
 import { PipelinesService } from "./pipelines/pipelines.service";
+import { SchedulesService } from "./schedules/schedules.service";
+import { clockOf } from "./schedules/clock";
 import { dataSourcesRoutes } from "./http/data-sources.routes";
 import { pipelinesRoutes } from "./http/pipelines.routes";
 import { GroupsService } from "./groups/groups.service";
@@ -67,6 +69,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   const collections = new CollectionsService(db, index, queue);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
+  const schedules = new SchedulesService(db, clockOf(config));
   const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl }));
   const secureCookies = publicUrl.startsWith("https:");
 
@@ -84,9 +87,9 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(usersRoutes(accounts));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
-  api.use(dataSourcesRoutes(sources));
+  api.use(dataSourcesRoutes(sources, schedules));
   for (const routes of kindRoutes) api.use(routes.signedIn);
-  api.use(pipelinesRoutes(pipelines));
+  api.use(pipelinesRoutes(pipelines, schedules));
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));
   api.use(notFound);

@@ -63,6 +63,7 @@ async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter, redis });
   server.on("request", app);
   await queue.start();
+  ingestion.scheduler.start();
 
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {

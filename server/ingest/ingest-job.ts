@@ -162,6 +162,7 @@ async function syncSource(
   if (gone.length) {
     progress.at(`Removing ${gone.length} deleted file(s) from the collection`);
     await deps.index.removeDocuments(collectionId, sourceId, gone);
+    progress.removed(gone.length);
   }
 }
 
@@ -217,6 +218,7 @@ async function ingestFile(
         chunks: parsed.chunks,
       },
       bytesRead,
+      state ? "changed" : "added",
     );
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
@@ -273,7 +275,7 @@ async function ingestStreamed(
       if (isFatalIndexError(error)) throw error;
       throw new Error(`Could not be added to the index: ${(error as Error).message}`);
     }
-    progress.processed("indexed");
+    progress.processed(state ? "changed" : "added");
   } catch (error) {
     if (error instanceof JobInterrupted) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);

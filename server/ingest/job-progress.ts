@@ -17,6 +17,10 @@ export class JobProgress {
   entitiesFailed = 0;
   entitiesSkipped = 0;
   bytesProcessed = 0;
+  filesAdded = 0;
+  filesChanged = 0;
+  filesRemoved = 0;
+  filesUnchanged = 0;
   discoveryComplete = false;
   currentEntity = "Starting";
   readonly errors: JobError[] = [];
@@ -35,9 +39,13 @@ export class JobProgress {
     this.touch();
   }
 
-  processed(outcome: "indexed" | "unchanged" | "skipped", bytes = 0): void {
+  /** added/changed: indexed, new to the collection or replacing what it held; failed and skipped files are not changes. */
+  processed(outcome: "added" | "changed" | "unchanged" | "skipped", bytes = 0): void {
     this.entitiesProcessed += 1;
     if (outcome === "skipped") this.entitiesSkipped += 1;
+    else if (outcome === "added") this.filesAdded += 1;
+    else if (outcome === "changed") this.filesChanged += 1;
+    else this.filesUnchanged += 1;
     this.bytesProcessed += bytes;
     this.touch();
   }
@@ -62,6 +70,12 @@ export class JobProgress {
     if (this.errors.length < MAX_LISTED_ERRORS) this.errors.push({ entity, message });
   }
 
+  /** Documents of files no longer in the source, taken out of the collection. */
+  removed(count: number): void {
+    this.filesRemoved += count;
+    this.touch();
+  }
+
   at(currentEntity: string): void {
     this.currentEntity = currentEntity;
     this.touch();
@@ -82,6 +96,10 @@ export class JobProgress {
       entitiesFailed: this.entitiesFailed,
       entitiesSkipped: this.entitiesSkipped,
       bytesProcessed: this.bytesProcessed,
+      filesAdded: this.filesAdded,
+      filesChanged: this.filesChanged,
+      filesRemoved: this.filesRemoved,
+      filesUnchanged: this.filesUnchanged,
       discoveryComplete: this.discoveryComplete,
       currentEntity: this.currentEntity.slice(0, 1000),
       errors: [...this.errors],

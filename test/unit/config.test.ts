@@ -86,6 +86,16 @@ describe("loadConfig", () => {
     assert.equal(config.smbTimeoutMs, 15_000);
   });
 
+  it("reads the scheduler's tick (SLUICE_SCHEDULER_TICK_MS) and the test clock file (SLUICE_TEST_CLOCK_FILE)", () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.schedulerTickMs, 15_000);
+    assert.equal(defaults.testClockFile, null);
+    const config = loadConfig({ SLUICE_SCHEDULER_TICK_MS: "100", SLUICE_TEST_CLOCK_FILE: "/tmp/clock" });
+    assert.equal(config.schedulerTickMs, 100);
+    assert.equal(config.testClockFile, path.resolve("/tmp/clock"));
+    assert.throws(() => loadConfig({ SLUICE_SCHEDULER_TICK_MS: "0" }), /SLUICE_SCHEDULER_TICK_MS must be an integer from 10 to 3600000, got "0"/);
+  });
+
   it("reads the model catalog settings (MODEL_LIBRARY_URL, SSE keep-alive, pull retry delay)", () => {
     const defaults = loadConfig({});
     assert.equal(defaults.modelLibraryUrl, null);
