@@ -96,10 +96,11 @@ describe("the process's Redis connection (ioredis, options from the configuratio
       const owner = await b.reserveSignIn("10.0.0.2", "ada@example.com");
       for (let i = 0; i < 9; i++) await a.reserveSignIn("10.0.0.2", "ada@example.com");
       await b.signInSucceeded(owner);
-      await a.reserveSignIn("10.0.0.2", "ada@example.com");
+      for (let i = 0; i < 10; i++) await a.reserveSignIn("10.0.0.2", "ada@example.com");
       await assert.rejects(() => a.reserveSignIn("10.0.0.2", "ada@example.com"), TooManyRequestsError);
-      // 20 counted so far (10 + 10, the success took its own back); 80 more reach the ceiling (100 in 15 minutes), past which each address gets one try.
-      for (let n = 0; n < 8; n++) for (let i = 0; i < 10; i++) await a.reserveSignIn(`10.0.1.${n}`, "ada@example.com");
+      // 29 counted at this account so far (10 + 9 + 10: the success took its own back); 71 more reach the ceiling (100 in 15 minutes), past which each address gets one try.
+      for (let n = 0; n < 7; n++) for (let i = 0; i < 10; i++) await a.reserveSignIn(`10.0.1.${n}`, "ada@example.com");
+      await a.reserveSignIn("10.0.1.7", "ada@example.com");
       await a.reserveSignIn("10.0.2.1", "ada@example.com");
       await assert.rejects(() => b.reserveSignIn("10.0.2.1", "ada@example.com"), TooManyRequestsError);
       // Sign-up: 20 an hour per address.
