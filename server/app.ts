@@ -26,10 +26,15 @@ import { pipelinesRoutes } from "./http/pipelines.routes";
 import { GroupsService } from "./groups/groups.service";
 import { accountsRoutes } from "./http/accounts.routes";
 import { requireAuth } from "./http/auth.middleware";
+import { refuseCrossSite } from "./http/cross-site.middleware";
+import { AllowedHosts, hostGuard } from "./http/host-guard.middleware";
+import { securityHeaders } from "./http/security-headers";
 import { collectionsRoutes } from "./http/collections.routes";
 import { errorHandler, notFound } from "./http/error.middleware";
 import { groupsRoutes } from "./http/groups.routes";
+import { openApiDocument, type OpenApiDocument } from "./http/openapi";
 import { requestLog } from "./http/request-log.middleware";
+import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
 
 export interface AppDeps {
@@ -67,10 +72,12 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   const secureCookies = publicUrl.startsWith("https:");
 
   const api = express.Router();
+  // Before anything reads the body: a cross-site form post with the cookie acts on nothing.
+  api.use(refuseCrossSite(publicUrl));
   api.use(express.json({ limit: BODY_LIMIT }));
-  api.get("/health", (_req, res) => {
-    res.json({ status: "ok" });
-  });
+  // The document describes the finished router, so it is built below, once every route is on it.
+  let openApi: OpenApiDocument | undefined;
+  api.use(serviceRoutes(() => openApi!, config.dataDir));
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
@@ -83,18 +90,17 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));
   api.use(notFound);
+  openApi = openApiDocument(api);
 
   const app = express();
   app.disable("x-powered-by");
   // TRUST_PROXY: which proxies' X-Forwarded-For Express believes, so req.ip (the sign-in and sign-up limits' address) is the client's.
   app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
-  app.use((_req, res, next) => {
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    res.setHeader("Referrer-Policy", "no-referrer");
-    next();
-  });
+  app.use(securityHeaders());
   app.use(requestLog(logger));
+  // Against DNS rebinding: a name this server does not answer to is refused before any route.
+  app.use(hostGuard(new AllowedHosts({ bindHost: config.host, publicUrl })));
   app.use(cookieParser());
   app.use("/api", api);
   if (fs.existsSync(path.join(RENDERER_DIST, "index.html"))) {

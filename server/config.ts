@@ -3,6 +3,7 @@ import path from "node:path";
 import express from "express";
 import { z } from "zod";
 import { parseOllamaHost } from "./llm/ollama-host";
+import { parseNetworkEntry } from "./connectors/smb/smb-allowed-networks";
 
 /** Everything the server reads from the environment, validated once at start-up (README: Configuration). */
 export interface Config {
@@ -20,6 +21,8 @@ export interface Config {
   secretsBackend: "auto" | "file";
   /** Limit for every SMB network call (connect, each request); a silent server fails after this. */
   smbTimeoutMs: number;
+  /** SMB_ALLOWED_NETWORKS: the networks (`address/prefix`) SMB sources may point at; null: any address. */
+  smbAllowedNetworks: string[] | null;
   /** DATABASE_URL (postgres:// or postgresql://): team server storage and search on PostgreSQL; null keeps SQLite under dataDir. */
   databaseUrl: string | null;
   /** REDIS_URL (team server mode): the ingestion queue on BullMQ, shared sign-in counts. Null: in-process queue on the database. */
@@ -54,6 +57,8 @@ export interface Config {
   trustProxy: false | number | string[];
   /** SIGNUP_LIMIT_PER_HOUR: sign-up attempts allowed per client address per hour; null: no limit. */
   signUpsPerHour: number | null;
+  /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
+  minFreeDiskBytes: number;
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -73,7 +78,7 @@ export class ConfigError extends Error {
  * Variables whose value an error does not repeat: those that may carry a password or a key, and
  * lists, whose message names the bad entry itself.
  */
-const NOT_ECHOED = new Set(["DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRETS_KEY", "GOOGLE_CLIENT_SECRET", "FOLDER_SOURCE_ROOTS"]);
+const NOT_ECHOED = new Set(["DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRETS_KEY", "GOOGLE_CLIENT_SECRET", "FOLDER_SOURCE_ROOTS", "SMB_ALLOWED_NETWORKS"]);
 
 /** Unset and blank mean the same (the default); values are read trimmed. */
 function setting<T extends z.ZodType>(schema: T) {
@@ -143,6 +148,23 @@ const environmentSchema = z.object({
   GOOGLE_API_URL: setting(url().default("https://www.googleapis.com")),
   SLUICE_SECRETS: setting(z.enum(["auto", "file"], { error: 'must be "auto" or "file"' }).default("auto")),
   SMB_TIMEOUT_MS: setting(integer(1, Number.MAX_SAFE_INTEGER, "must be a positive integer").default(15_000)),
+  SMB_ALLOWED_NETWORKS: setting(
+    z
+      .string()
+      .transform((value, ctx) => {
+        const entries: string[] = [];
+        for (const entry of value.split(/[\s,]+/).filter(Boolean)) {
+          try {
+            entries.push(parseNetworkEntry(entry));
+          } catch (error) {
+            ctx.addIssue({ code: "custom", message: `entries must be IP addresses or networks such as 192.168.10.0/24, separated by commas: ${(error as Error).message}` });
+          }
+        }
+        if (entries.length === 0) ctx.addIssue({ code: "custom", message: "must list at least one IP address or network (unset allows any)" });
+        return entries;
+      })
+      .optional(),
+  ),
   DATABASE_URL: setting(
     z
       .string()
@@ -191,6 +213,7 @@ const environmentSchema = z.object({
       .transform((value) => value.toLowerCase())
       .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })),
   ),
+  MIN_FREE_DISK_MB: setting(integer(0, 1_000_000_000, "must be a whole number of megabytes (0 or more)").default(100)),
   FOLDER_SOURCE_ROOTS: z
     .string()
     .optional()
@@ -255,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : null,
     secretsBackend: e.SLUICE_SECRETS,
     smbTimeoutMs: e.SMB_TIMEOUT_MS,
+    smbAllowedNetworks: e.SMB_ALLOWED_NETWORKS ?? null,
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,
     redisSentinels: e.REDIS_SENTINELS ?? null,
@@ -269,5 +293,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     folderSourceRoots: e.FOLDER_SOURCE_ROOTS,
     trustProxy: e.TRUST_PROXY,
     signUpsPerHour: e.SIGNUP_LIMIT_PER_HOUR === 0 ? null : e.SIGNUP_LIMIT_PER_HOUR,
+    minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
   };
 }

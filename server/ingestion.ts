@@ -7,6 +7,7 @@ import { JobQueue, type IngestQueue } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import type { Storage } from "./storage";
+import { DiskGuard } from "./disk/disk-space";
 
 export interface Ingestion {
   kinds: KindRegistry;
@@ -23,7 +24,9 @@ export interface Ingestion {
 export function openIngestion(config: Config, { db, index, secrets }: Storage, logger: Logger, runWorker: boolean, redis: Redis | null): Ingestion {
   const parsers = new ParserPool();
   const kinds = new KindRegistry({ secrets, config });
-  const handler = ingestHandler({ db, connectors: kinds, index, parsers });
+  // A team server on PostgreSQL keeps nothing it indexes under DATA_DIR: no minimum there.
+  const disk = config.databaseUrl ? null : new DiskGuard(config.dataDir, config.minFreeDiskBytes);
+  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk });
   const queue = redis
     ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker })
     : new JobQueue(db, handler, logger);

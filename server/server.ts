@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Express } from "express";
 import http from "node:http";
 import { createApp } from "./app";
 import { openStorage } from "./storage";
@@ -11,16 +12,41 @@ import { modelsOptions } from "./llm/models.options";
 import { openRedis } from "./redis/redis-connection";
 import { RedisAttemptStore } from "./accounts/redis-attempt-store";
 import { SharedPulls } from "./llm/shared-pulls";
+import { acquireInstanceLock } from "./instance-lock";
 
 export interface RunningServer {
   url: string;
   port: number;
+  /** The Express app it serves (test/integration/openapi.test.ts walks its routes). */
+  app: Express;
   /** Stops taking requests, fails the running job durably, closes indexes and the database. */
   close(): Promise<void>;
 }
 
 /** Opens storage and secrets, builds the app, listens and starts the job queue: shared by `npm start` and the Electron shell. */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  // One server per DATA_DIR on the desktop (one job at a time); team mode (REDIS_URL) shares storage on purpose.
+  const lock = config.redisUrl ? null : acquireInstanceLock(config.dataDir);
+  try {
+    const running = await serve(config, logger);
+    lock?.setUrl(running.url);
+    return {
+      ...running,
+      close: async () => {
+        try {
+          await running.close();
+        } finally {
+          lock?.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const storage = await openStorage(config, logger);
   const { db, index, secrets } = storage;
   // Team mode (REDIS_URL): one connection for the queue, pull locks and sign-in counts.
@@ -46,6 +72,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   return {
     url,
     port,
+    app,
     close: async () => {
       await ingestion.close();
       // Ends every POST /models stream with an error event, so the HTTP server can close.

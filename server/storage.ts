@@ -4,6 +4,7 @@ import type { DataSource } from "typeorm";
 import type { Config } from "./config";
 import { KIND_ENTITIES } from "./connectors/registry";
 import { openDatabase } from "./data/data-source";
+import { makeDataDirPrivate } from "./data/private-data-dir";
 import { PostgresFtsIndex } from "./search/postgres-fts-index";
 import type { SearchIndex } from "./search/search-index";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
@@ -30,6 +31,7 @@ export async function openStorage(
   config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey">,
   logger: { warn(message: string): void },
 ): Promise<Storage> {
+  keepDataDirPrivate(config.dataDir, logger);
   const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
   try {
@@ -40,6 +42,15 @@ export async function openStorage(
     await db.destroy();
     throw error;
   }
+}
+
+/** Before anything is written there: DATA_DIR and what Sluice keeps in it are the user's alone, and the log says what had to change. */
+function keepDataDirPrivate(dataDir: string, logger: { warn(message: string): void }): void {
+  const { tightened, failed } = makeDataDirPrivate(dataDir);
+  if (tightened.length > 0) {
+    logger.warn(`DATA_DIR ${dataDir} was open to other users: removed group and other access from ${tightened.join(", ")}`);
+  }
+  if (failed.length > 0) logger.warn(`DATA_DIR ${dataDir}: could not make these private to this user: ${failed.join(", ")}`);
 }
 
 async function teamSecretsKey(configured: Buffer | null, local: SecretStore, logger: { warn(message: string): void }): Promise<Buffer> {

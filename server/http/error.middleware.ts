@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import { HttpError, TooManyRequestsError } from "../errors";
 import type { Logger } from "../logger";
 import { requestIdOf } from "./request-log.middleware";
+import { isDiskFull } from "../disk/disk-space";
 
 /** Unknown routes under /api answer JSON, never Express's HTML page. */
 export function notFound(_req: Request, res: Response): void {
@@ -32,6 +33,18 @@ export function errorHandler(logger: Logger) {
     }
     if (bodyError.type && bodyError.status && bodyError.status >= 400 && bodyError.status < 500) {
       res.status(bodyError.status).json({ detail: "The request body could not be read" });
+      return;
+    }
+    // The router could not percent-decode a path parameter (`%FF`): such a path names nothing,
+    // so it answers as any unknown id does (docs/decisions.md: HTTP).
+    if (error instanceof URIError && bodyError.status === 400) {
+      res.status(404).json({ detail: "Not found" });
+      return;
+    }
+    if (isDiskFull(error)) {
+      // 507 Insufficient Storage (RFC 4918): nothing was saved, and the user can act on it.
+      logger.error(`${req.method} ${req.path} failed: the disk holding DATA_DIR is full`);
+      res.status(507).json({ detail: "Not enough disk space in DATA_DIR to save this change; free some space and try again" });
       return;
     }
     const requestId = requestIdOf(res);

@@ -39,6 +39,12 @@ export class JobProgress {
     this.touch();
   }
 
+  /** Bytes of a file still being processed (a big file streamed into the index). */
+  advance(bytes: number): void {
+    this.bytesProcessed += bytes;
+    this.touch();
+  }
+
   /** bytes: what was read before the file failed (it still crossed the network). */
   failed(entity: string, message: string, bytes = 0): void {
     this.entitiesProcessed += 1;
@@ -60,7 +66,8 @@ export class JobProgress {
 
   /** Writes now if the last write is older than PERSIST_EVERY_MS. */
   touch(): void {
-    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) void this.flush();
+    // A failed write (a full disk) is the job's to report at its end, never an unhandled rejection that stops the process.
+    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) this.flush().catch(() => undefined);
   }
 
   /** Writes the counters now (serialized with any write in flight). */

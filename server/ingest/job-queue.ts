@@ -166,9 +166,32 @@ export async function runJob(db: DataSource, handler: JobHandler, logger: Logger
     await finishJob(db, job.id, job.pipelineId, "completed", null);
   } catch (error) {
     const message = signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
-    await progress.flush();
-    await finishJob(db, job.id, job.pipelineId, "failed", message);
+    // The counters are worth keeping but must not stand in the way of recording the end.
+    await progress.flush().catch(() => undefined);
+    await recordFailure(db, logger, job, message, signal);
     logger.warn(`ingestion job ${job.id} failed: ${message}`);
+  }
+}
+
+const RECORD_RETRY_MS = 5000;
+
+/**
+ * Records a failed job, retrying while the database cannot take the write (a full disk): the
+ * queue waits meanwhile, and the job's row stays true. At shutdown it gives up; the next
+ * start marks a job left running as failed.
+ */
+async function recordFailure(db: DataSource, logger: Logger, job: IngestJob, message: string, signal: AbortSignal): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await finishJob(db, job.id, job.pipelineId, "failed", message);
+    } catch (error) {
+      if (attempt === 0) logger.error(`ingestion job ${job.id} failed (${message}) and could not be recorded: ${(error as Error).message}; retrying`);
+      if (signal.aborted) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RECORD_RETRY_MS);
+        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
   }
 }
 

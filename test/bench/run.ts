@@ -3,10 +3,11 @@ import fs from "node:fs";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures/postgres";
-import { addSmbSource, client, createGroup, signUp } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
-import { seeded, writeCorpus, zipfWord } from "./corpus";
+import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
+import path from "node:path";
 
 /**
  * `npm run bench`: ingestion against a real Samba share, compared with smbclient's raw
@@ -200,7 +201,50 @@ async function ingestionBench(
   return figures;
 }
 
+// ---------------------------------------------------------------- a big text file
+
+const BIG_FILE_BYTES = 200 * 1024 * 1024;
+
+/**
+ * A 200 MB text file in a corpus of 200 small files and 2 PDF/DOCX, on a server of its own
+ * (SQLite), so its peak RSS is this run's: big text files are streamed into the index, so
+ * memory must not grow with the file.
+ */
+async function bigFileBench(): Promise<void> {
+  const dir = tempDir("sluice-bigfile-");
+  fs.chmodSync(dir, 0o755);
+  process.stdout.write("\nA 200 MB text file among small ones (SQLite)\nwriting it...\n");
+  await writeCorpus(dir, { textFiles: 200, binaryFiles: 2 });
+  const random = seeded(99);
+  const big = writeBigTextFile(path.join(dir, "exports", "server.log"), BIG_FILE_BYTES, vocabulary(5_000, random), random);
+  const samba = await startSamba({ extraShares: { corpus: dir } });
+  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000" } });
+  try {
+    const request = client(server.api);
+    const user = await signUp(request, "bigfile");
+    const group = await createGroup(request, user.token, "bigfile");
+    const { pipeline } = await addSmbSource(request, user.token, group, samba, "Big file corpus");
+    const start = performance.now();
+    const trigger = await request("POST", `/data_pipelines/${pipeline.id}/ingest`, { token: user.token });
+    if (trigger.status !== 202) throw new Error(`trigger failed: ${trigger.text}`);
+    const job = await waitForJobEnd(request, user.token, pipeline.id, 30 * 60_000);
+    const seconds = (performance.now() - start) / 1000;
+    const failed = (job.errors as Array<{ entity: string; message: string }>).filter((e) => e.entity.endsWith("server.log"));
+    if (job.status !== "completed" || failed.length) throw new Error(`the big file was not indexed: ${JSON.stringify(job)}`);
+    const mbps = job.bytes_processed / 1024 / 1024 / seconds;
+    report(`ingestion with a ${(big / 1024 / 1024).toFixed(0)} MB text file`, `${seconds.toFixed(1)} s, ${mbps.toFixed(1)} MB/s, ${job.entities_discovered} files`);
+    const rss = peakRssMb(server.child.pid!);
+    report("peak RSS of the server, 200 MB text file in the corpus", `${rss.toFixed(0)} MB`, "< 400 MB", rss < 400);
+  } finally {
+    await server.stop();
+    await samba.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
+  // `npm run bench -- big-file` runs only the big-file section.
+  if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
   const corpusDir = tempDir("sluice-corpus-");
   fs.chmodSync(corpusDir, 0o755);
   process.stdout.write("writing the corpus...\n");
@@ -256,6 +300,8 @@ async function main(): Promise<void> {
     report("search, 100,000 chunks, PostgreSQL (1,000 queries, index direct)", `p50 ${pg.p50.toFixed(2)} ms, p95 ${pg.p95.toFixed(2)} ms`);
   }
 
+  await bigFileBench();
+
   const library = runModelLibraryBench();
   report(
     `model library search over the whole catalog (${library.entries} models)`,
@@ -264,8 +310,7 @@ async function main(): Promise<void> {
     library.p99 < 5,
   );
 
-  process.stdout.write("\n| measure | value | target | |\n|---|---|---|---|\n");
-  for (const row of rows) process.stdout.write(`| ${row.join(" | ")} |\n`);
+  printRows();
 
   // The SMB figures of every back end side by side.
   const mark = (ok: boolean | null) => (ok === null ? "" : ok ? " (ok)" : " (MISSED)");
@@ -277,6 +322,11 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`| ${name} | ${cells.join(" | ")} | ${first.target} |\n`);
   }
+}
+
+function printRows(): void {
+  process.stdout.write("\n| measure | value | target | |\n|---|---|---|---|\n");
+  for (const row of rows) process.stdout.write(`| ${row.join(" | ")} |\n`);
 }
 
 main().catch((error: unknown) => {

@@ -83,9 +83,16 @@ before(async () => {
   await home.arrayBuffer();
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  // Chromium reports every Content-Security-Policy violation on the console (the Drive popup's too).
+  context.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
 });
+
+/** Console messages of Content-Security-Policy violations, from every page of the main context. */
+const cspViolations: string[] = [];
 
 after(async () => {
   await context?.close().catch(() => {});
@@ -364,6 +371,11 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     const me = await page.request.get(`${sluice.url}/api/users/me`);
     assert.equal(me.status(), 401);
     await shot("30-signed-out");
+  });
+
+  await t.test("no screen broke the server's Content-Security-Policy", async () => {
+    assert.match((await page.request.get(sluice.url)).headers()["content-security-policy"] ?? "", /script-src 'self'/);
+    assert.deepEqual(cspViolations, []);
   });
 });
 

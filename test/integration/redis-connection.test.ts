@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { RedisAttemptStore } from "../../server/accounts/redis-attempt-store";
 import { SignInLimiter } from "../../server/accounts/sign-in-limiter";
 import { TooManyRequestsError } from "../../server/errors";
-import type { Logger } from "../../server/logger";
+import type { LogFields, Logger } from "../../server/logger";
 import { openRedis, openSubscriber } from "../../server/redis/redis-connection";
 import { redisMissingReason, startRedis, startSentinel, type RedisServer } from "../fixtures/redis";
 
@@ -13,7 +13,8 @@ const skip = redisMissingReason() ?? false;
 /** A logger that keeps its warnings, for asserting what reached the log. */
 function recordingLogger(): Logger & { warnings: string[] } {
   const warnings: string[] = [];
-  return { warnings, info: () => undefined, warn: (message) => warnings.push(message), error: (message) => warnings.push(message) };
+  const keep = (first: string | LogFields, second?: string) => void warnings.push(typeof first === "string" ? first : (second ?? ""));
+  return { warnings, debug: () => undefined, info: () => undefined, warn: keep, error: keep };
 }
 
 async function timed<T>(work: Promise<T>): Promise<{ ms: number; error: Error | null }> {
