@@ -9,7 +9,8 @@ import type { Logger } from "./logger";
 import type { SecretStore } from "./secrets/secrets";
 import { AccountsService } from "./accounts/accounts.service";
 import { IdentityProvider } from "./accounts/identity-provider";
-import { SignInLimiter, type SignInGuard } from "./accounts/sign-in-limiter";
+import { MemoryAttemptStore, type AttemptStore } from "./accounts/attempt-store";
+import { DEFAULT_ACCOUNT_LIMITS, SignInLimiter } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
 import { CollectionsService } from "./collections/collections.service";
 import type { KindRegistry } from "./connectors/registry";
@@ -51,8 +52,8 @@ export interface AppDeps {
   /** The source kinds (connectors/registry.ts); each brings its own routes. */
   kinds: KindRegistry;
   queue: IngestQueue;
-  /** Team mode counts failed sign-ins in Redis; default: in memory. */
-  signInLimiter?: SignInGuard;
+  /** Where sign-in and sign-up attempts are counted: Redis in team mode; default: in memory. */
+  attemptStore?: AttemptStore;
   models: ModelsService;
   /** Team mode's Redis connection, for the readiness check. */
   redis?: Redis | null;
@@ -62,9 +63,13 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, signInLimiter, redis }: AppDeps): Promise<Express> {
+export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
-  const accounts = new AccountsService(db, tokens, signInLimiter ?? new SignInLimiter(), new IdentityProvider(config.idp));
+  const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
+    ...DEFAULT_ACCOUNT_LIMITS,
+    signUpsPerAddress: { ...DEFAULT_ACCOUNT_LIMITS.signUpsPerAddress, limit: config.signUpsPerHour },
+  });
+  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
   const collections = new CollectionsService(db, index, queue);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
@@ -83,7 +88,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(readinessRoutes({ db, redis: redis ?? null, ollamaHost: config.ollamaHost }));
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
-  api.use(requireAuth(tokens));
+  api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
@@ -97,6 +102,8 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
 
   const app = express();
   app.disable("x-powered-by");
+  // TRUST_PROXY: which proxies' X-Forwarded-For Express believes, so req.ip (the sign-in and sign-up limits' address) is the client's.
+  app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
   app.use(securityHeaders());
   app.use(requestLog(logger));
