@@ -35,6 +35,7 @@ import { openApiDocument, type OpenApiDocument } from "./http/openapi";
 import { requestLog } from "./http/request-log.middleware";
 import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
+import { instanceRoutes } from "./http/instance.routes";
 
 export interface AppDeps {
   config: Config;
@@ -77,6 +78,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens));
   api.use(usersRoutes(accounts));
+  api.use(instanceRoutes(config.databaseUrl !== null));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
   api.use(dataSourcesRoutes(sources));

@@ -22,6 +22,7 @@ import type { createGroupBody, setParentBody } from "./groups.schemas";
 import type { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
 import type { addPersonalModelBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
 import type { presentJob, presentPipeline } from "./pipelines.presenters";
+import type { presentInstance } from "./instance.presenters";
 import type { createPipelineBody } from "./pipelines.schemas";
 
 // ---- accounts and users ----
@@ -29,6 +30,8 @@ export type User = ReturnType<typeof presentUser>;
 export type Token = ReturnType<typeof presentToken>;
 export type SignUpBody = z.input<typeof signUpBody>;
 export type SignInBody = z.input<typeof signInBody>;
+
+export type Instance = ReturnType<typeof presentInstance>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;
