@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
 import { DiskSpaceWarning } from "./DiskSpaceWarning";
 import * as api from "./api";
-import { ErrorText, LiveAnnouncer, Loading } from "./components";
-import { href, requestHeadingFocus, useRoute } from "./router";
+import { ErrorText, LiveAnnouncer, Loading, focusPageHeading } from "./components";
+import { href, useRoute } from "./router";
 import { AuthPage } from "./pages/AuthPage";
 import { GroupsPage } from "./pages/GroupsPage";
 import { SourcesPage, ShareBrowser } from "./pages/SourcesPage";
@@ -47,6 +47,14 @@ export function App() {
     return () => api.setUnauthorizedHandler(null);
   }, [loadMe]);
 
+  // Signing in or out replaces the whole screen: focus goes to the new screen's heading (not on the first load).
+  const signedIn = user === undefined ? undefined : user !== null;
+  const wasSignedIn = useRef<boolean | undefined>(undefined);
+  useEffect(() => {
+    if (wasSignedIn.current !== undefined && signedIn !== undefined && wasSignedIn.current !== signedIn) focusPageHeading();
+    wasSignedIn.current = signedIn;
+  }, [signedIn]);
+
   // A chosen link closes the narrow-screen menu.
   useEffect(() => setMenuOpen(false), [route.join("/")]);
 
@@ -66,19 +74,13 @@ export function App() {
     );
   else if (user === null)
     content = (
-      <AuthPage
-        onSignedIn={() => {
-          requestHeadingFocus();
-          return loadMe();
-        }}
-      />
+<AuthPage onSignedIn={loadMe} />
     );
   else {
     const signOut = async () => {
       setSignOutError(null);
       try {
         await api.signOut();
-        requestHeadingFocus();
         setUser(null);
       } catch (e) {
         setSignOutError(e);
