@@ -48,6 +48,12 @@ export interface Config {
   logLevel: LogLevel;
   /** FOLDER_SOURCE_ROOTS: the folders (absolute paths) that folder data sources may read under; empty: none. */
   folderSourceRoots: string[];
+  /** DB_OUTAGE_GRACE_S, in ms: how long a running ingestion job retries through an unreachable database before failing "Database connection lost". */
+  dbOutageGraceMs: number;
+  /** SEARCH_READERS: threads that run desktop (SQLite) searches, each with its own read-only connection. */
+  searchReaders: number;
+  /** SEARCH_QUEUE_LIMIT: searches waiting for a reader thread at most; past it a search answers 503 with Retry-After. */
+  searchQueueLimit: number;
   /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
   minFreeDiskBytes: number;
 }
@@ -187,6 +193,9 @@ const environmentSchema = z.object({
       .transform((value) => value.toLowerCase())
       .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })),
   ),
+  DB_OUTAGE_GRACE_S: setting(integer(0, 86_400, "must be a whole number of seconds from 0 to 86400").default(60)),
+  SEARCH_READERS: setting(integer(1, 64, "must be an integer from 1 to 64").optional()),
+  SEARCH_QUEUE_LIMIT: setting(integer(0, 100_000, "must be an integer from 0 to 100000").default(256)),
   MIN_FREE_DISK_MB: setting(integer(0, 1_000_000_000, "must be a whole number of megabytes (0 or more)").default(100)),
   FOLDER_SOURCE_ROOTS: z
     .string()
@@ -204,6 +213,11 @@ const environmentSchema = z.object({
   if (!e.REDIS_URL) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "needs REDIS_URL, whose host is the Sentinel master group name (e.g. redis://mymaster)" });
   else if (new URL(e.REDIS_URL).port) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "makes REDIS_URL's host the Sentinel master group name, which takes no port (e.g. redis://mymaster)" });
 });
+
+/** One search thread per core, at most 4: searches are CPU-bound, and the main thread and the index writer need a share too. */
+function defaultSearchReaders(): number {
+  return Math.max(1, Math.min(os.availableParallelism(), 4));
+}
 
 /** The OS per-user app-data folder, as Electron's app.getPath("appData") would give it. */
 function defaultDataDir(env: NodeJS.ProcessEnv): string {
@@ -251,6 +265,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,
     logLevel: e.LOG_LEVEL,
     folderSourceRoots: e.FOLDER_SOURCE_ROOTS,
+    dbOutageGraceMs: e.DB_OUTAGE_GRACE_S * 1000,
+    searchReaders: e.SEARCH_READERS ?? defaultSearchReaders(),
+    searchQueueLimit: e.SEARCH_QUEUE_LIMIT,
     minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
   };
 }

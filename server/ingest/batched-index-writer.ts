@@ -1,3 +1,4 @@
+import { DatabaseConnectionLost } from "../data/database-outage";
 import type { DocumentInput, SearchIndex } from "../search/search-index";
 import type { JobProgress } from "./job-progress";
 import { isDiskFull } from "../disk/disk-space";
@@ -14,9 +15,9 @@ const MAX_WAIT_MS = 1000;
  */
 const MAX_WRITES_IN_FLIGHT = 2;
 
-/** Errors no single document causes (a full disk, a damaged index file): they end the job rather than fail one file each. */
+/** Errors no single document causes (a full disk, a damaged index file, a database gone past DB_OUTAGE_GRACE_S): they end the job rather than fail one file each. */
 export function isFatalIndexError(error: unknown): boolean {
-  return isDiskFull(error) || error instanceof IndexDamagedError;
+  return isDiskFull(error) || error instanceof IndexDamagedError || error instanceof DatabaseConnectionLost;
 }
 
 interface Pending {
