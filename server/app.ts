@@ -39,6 +39,7 @@ import { openApiDocument, type OpenApiDocument } from "./http/openapi";
 import { requestLog } from "./http/request-log.middleware";
 import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
+import { instanceRoutes } from "./http/instance.routes";
 import { readinessRoutes } from "./health";
 
 export interface AppDeps {
@@ -90,6 +91,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
+  api.use(instanceRoutes(config.databaseUrl !== null));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
   api.use(dataSourcesRoutes(sources, schedules));

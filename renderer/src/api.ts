@@ -21,10 +21,21 @@ export class ApiError extends Error {
   }
 }
 
-/** Errors for display: the server's detail, or a plain sentence for network failures. */
+/** What a person calls a request field: "group_name" is "Group name", "smb_source.port" is "Port". */
+export function fieldLabel(field: string): string {
+  const last = field.split(".").filter((part) => !/^\d+$/.test(part)).pop() ?? field;
+  const words = last.replace(/_/g, " ").trim();
+  return words ? words[0].toUpperCase() + words.slice(1) : "This field";
+}
+
+/**
+ * Errors for display, one sentence per problem: a 422's field errors as "Email must be a valid
+ * email address." (its detail repeats them in API words), else the server's detail, or a plain
+ * sentence for network failures.
+ */
 export function errorMessage(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.errors.length) return `${error.detail}: ${error.errors.map((e) => `${e.field} ${e.message}`).join("; ")}`;
+    if (error.errors.length) return error.errors.map((e) => `${fieldLabel(e.field)} ${e.message.replace(/\.$/, "")}.`).join(" ");
     return error.detail;
   }
   if (error instanceof Error) return error.message;
@@ -131,6 +142,8 @@ export const signIn = (email: string, password: string) => json<Wire.Token>("POS
 export const signOut = () => json<unknown>("POST", "/signout");
 export const me = () => json<User>("GET", "/users/me");
 export const listUsers = () => json<User[]>("GET", "/users");
+/** Whether the viewer may change this instance's settings (the desktop user at its own machine). */
+export const instance = () => json<Wire.Instance>("GET", "/instance");
 
 // ---- Groups ----
 

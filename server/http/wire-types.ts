@@ -24,12 +24,15 @@ import type { addPersonalModelBody, pullModelBody, updatePersonalModelBody } fro
 import type { presentJob, presentPipeline, presentSchedule } from "./pipelines.presenters";
 import type { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
 import type { presentSchedulesChanged } from "./data-sources.presenters";
+import type { presentInstance } from "./instance.presenters";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
 export type Token = ReturnType<typeof presentToken>;
 export type SignUpBody = z.input<typeof signUpBody>;
 export type SignInBody = z.input<typeof signInBody>;
+
+export type Instance = ReturnType<typeof presentInstance>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;

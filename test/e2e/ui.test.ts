@@ -120,9 +120,9 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("link", { name: "Groups" }).click();
     const name = page.getByLabel("Group name", { exact: true });
     await name.fill("ab");
-    await page.getByText("Use at least 3 characters.").waitFor();
-    await name.fill("bad name!");
-    await page.getByText("Use only letters, digits, underscores and hyphens.").waitFor();
+    await page.getByText("Too short. Use 3 to 50 letters, digits, underscores (_) or hyphens (-), not used by another group.").waitFor();
+    await name.fill("bad-name!");
+    await page.getByText("“!” is not allowed. Use 3 to 50 letters, digits, underscores (_) or hyphens (-), not used by another group.").waitFor();
     await name.fill(GROUP);
     await page.getByRole("button", { name: "Create group" }).click();
     await page.locator(`[aria-label="group ${GROUP}"]`).waitFor();
@@ -137,7 +137,7 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("button", { name: "Create collection" }).click();
     const row = page.locator(`tr[aria-label="collection ${COLLECTION}"]`);
     await row.waitFor();
-    assert.equal((await row.locator('td[data-label="documents"]').textContent())?.trim(), "0");
+    assert.equal((await row.locator('td[data-label="Documents"]').textContent())?.trim(), "0");
     await shot("03-collections");
   });
 
@@ -455,7 +455,7 @@ test("Google Drive in the desktop app: consent in the system browser, the page p
   }
 });
 
-test("without Google configured, the Drive card shows the server's detail and no Drive buttons", async () => {
+test("without Google configured, the Drive card tells the desktop user which settings turn it on, and shows no Drive buttons", async () => {
   const bare = await startSluice();
   const { ctx, p } = await signedInPage(bare.url);
   try {

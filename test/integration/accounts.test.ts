@@ -303,3 +303,18 @@ describe("users", () => {
     assert.equal(unknown.status, 404);
   });
 });
+
+describe("GET /instance", () => {
+  it("tells the caller at the server's own machine that they can change its settings, except on a team server", async () => {
+    const { token } = await signUp(request);
+    const res = await request("GET", "/instance", { token });
+    assert.equal(res.status, 200);
+    // These requests come over loopback; a team server (DATABASE_URL) has its administrator elsewhere.
+    assert.deepEqual(res.body, { can_change_settings: server.databaseUrl === null });
+  });
+
+  it("answers 401 without a session", async () => {
+    const res = await request("GET", "/instance");
+    assert.equal(res.status, 401);
+  });
+});

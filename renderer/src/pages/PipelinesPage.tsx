@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad } from "../components";
+import { Empty, ErrorText, Loading, ProgressBar, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { href } from "../router";
 import { ScheduleControl, describeSchedule } from "./ScheduleControl";
 
@@ -208,6 +208,8 @@ function PipelineCard({
   useEffect(() => {
     if (job === undefined) return;
     if (wasProcessing.current !== processing) {
+      // Announced once, when a run ends: the live view itself is not a live region (it would read every file name).
+      if (wasProcessing.current && job) announce(`${pipeline.name}: ${statusLabel(job)}.`);
       if (!processing) setHistoryVersion((v) => v + 1);
       onStatusChange();
     }
@@ -220,6 +222,7 @@ function PipelineCard({
 
   const trigger = useAction(async () => {
     setJob(await api.triggerIngest(pipeline.id));
+    announce(`${pipeline.name} started.`);
     setHistoryVersion((v) => v + 1);
   });
 
@@ -247,7 +250,7 @@ function PipelineCard({
       {job === undefined && <Loading label="Checking status…" />}
       {job === null && <p className="muted">Never run.</p>}
       {job && (
-        <div className="job" aria-live="polite">
+        <div className="job">
           <div className="row-between small">
             <span>
               Last run: <span className={`badge status-${job.status}`} data-job-status={job.status}>{statusLabel(job)}</span>
@@ -274,6 +277,7 @@ function PipelineCard({
 }
 
 export function PipelinesPage({ focusId }: { focusId?: string }) {
+  const heading = usePageHeading("Pipelines");
   const pipelines = useLoad(api.listPipelines);
   const sources = useLoad(api.listDataSources);
   const collections = useLoad(api.listCollections);
@@ -282,7 +286,9 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
   const reloadPipelines = pipelines.reload;
   return (
     <div className="page">
-      <h1>Pipelines</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Pipelines
+      </h1>
       <section aria-labelledby="pipelines-heading">
         <h2 id="pipelines-heading" className="sr-only">
           Your pipelines

@@ -1,6 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad } from "../components";
+import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { href } from "../router";
 import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
 
@@ -299,6 +299,7 @@ function SourceRow({
 }
 
 export function SourcesPage() {
+  const heading = usePageHeading("Data sources");
   const sources = useLoad(api.listDataSources);
   const groups = useLoad(api.listGroups);
   const [created, setCreated] = useState<api.CreatedSmbSource | api.CreatedDriveSource | api.CreatedFolderSource | null>(null);
@@ -309,7 +310,9 @@ export function SourcesPage() {
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
   return (
     <div className="page">
-      <h1>Data sources</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Data sources
+      </h1>
       <div className="two-col">
         <div>
           {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
@@ -357,13 +360,16 @@ export function ShareBrowser({ sourceId }: { sourceId: string }) {
   const sources = useLoad(api.listDataSources);
   const source = sources.data?.find((s) => s.id === sourceId);
   const shares = listing.data ? Object.entries(listing.data.shares) : [];
+  const heading = usePageHeading(source ? `Shares on ${source.data_source_name}` : "Shares");
   return (
     <div className="page">
       <p>
         <a href={href("sources")}>← Data sources</a>
       </p>
       <div className="row-between">
-        <h1>Shares{source ? ` on ${source.data_source_name}` : ""}</h1>
+        <h1 ref={heading} tabIndex={-1}>
+          Shares{source ? ` on ${source.data_source_name}` : ""}
+        </h1>
         <button type="button" onClick={() => void listing.reload()} disabled={listing.loading}>
           Refresh
         </button>
