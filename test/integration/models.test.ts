@@ -266,7 +266,7 @@ describe("POST /models", () => {
     const mine = pull(model, { onEvent: (e) => e.completed > 0 && joined() });
     await started;
     let cancelled: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
-    const theirs = pull(model, { onEvent: () => void (cancelled ??= cancel(model)) }, other);
+    const theirs = pull(model, { onEvent: () => void (cancelled ??= cancel(model, other)) }, other);
     const [rm, rt] = await Promise.all([mine, theirs]);
     const answered = await cancelled!;
     assert.deepEqual(answered.body, { model_name: model, download_stopped: false });
@@ -282,16 +282,19 @@ describe("POST /models", () => {
 
   it("someone who asked and then closed the page still counts: another user's cancel does not stop the download", async () => {
     await removeFromCatalog("tinyllama:latest");
-    fake.lineDelayMs = 25;
+    const other = (await signUp(request, "canceller")).token;
+    // Slow enough that the pull is still under way when the second user comes.
+    fake.lineDelayMs = 60;
+    const before = fake.pullCount("tinyllama");
     const abortedBefore = fake.abortedPulls("tinyllama");
     const leaver = new AbortController();
     await pull("tinyllama", { signal: leaver.signal, onEvent: () => leaver.abort() });
-    const other = (await signUp(request, "canceller")).token;
     let cancelled: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
     const res = await pull("tinyllama", { onEvent: () => void (cancelled ??= cancel("tinyllama", other)) }, other);
     assert.equal((await cancelled!).body.download_stopped, false);
     assert.equal(last(res).status, "cancelled");
     await waitFor(() => inCatalog("tinyllama:latest"), 15_000);
+    assert.equal(fake.pullCount("tinyllama"), before + 1, "the second user joined the same download");
     assert.equal(fake.abortedPulls("tinyllama"), abortedBefore);
   });
 
