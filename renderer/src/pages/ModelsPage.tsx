@@ -126,7 +126,7 @@ function PullPanel({ controls, pull }: { controls: PullControls; pull: PullState
     eta !== null ? `about ${formatDuration(eta)} left` : null,
   ].filter(Boolean);
   return (
-    <div className="pull-panel" role="group" aria-label={`Pull of ${pull.model}`}>
+    <div className={`pull-panel${running ? " running" : ""}`} role="group" aria-label={`Pull of ${pull.model}`}>
       {running && (
         <>
           <div className="row-between pull-head">
@@ -247,8 +247,10 @@ function Catalog({
                   {m.model_name}
                 </th>
                 <td data-label="Family">
-                  {m.family ?? "—"}
-                  {m.parameter_size || m.quantization ? <div className="muted small nowrap">{[m.parameter_size, m.quantization].filter(Boolean).join(" · ")}</div> : null}
+                  <span>
+                    {m.family ?? "—"}
+                    {m.parameter_size || m.quantization ? <span className="muted small nowrap block">{[m.parameter_size, m.quantization].filter(Boolean).join(" · ")}</span> : null}
+                  </span>
                 </td>
                 <td className="nowrap" data-label="Size">
                   {formatBytes(m.size_bytes)}
@@ -431,10 +433,19 @@ export function ModelsPage() {
       change((s) => ({ ...s, phase: "failed", error: api.errorMessage(e) }));
     }
     void catalog.reload();
-    // The Cancel button is gone: focus goes back to the Pull button, unless the user has moved on.
-    const active = document.activeElement;
-    if (!active || active === document.body || active.closest(".pull-panel")) document.getElementById(pullButtonId(model))?.focus();
   };
+
+  // When a pull ends its Cancel button goes: focus goes back to the Pull button (enabled again by
+  // then, hence after the render), unless the user has moved on.
+  const wasRunning = useRef(false);
+  useEffect(() => {
+    const running = isRunning(pull);
+    if (wasRunning.current && !running && pull) {
+      const active = document.activeElement;
+      if (!active || active === document.body || active.closest(".pull-panel")) document.getElementById(pullButtonId(pull.model))?.focus();
+    }
+    wasRunning.current = running;
+  }, [pull]);
 
   // A pull that failed because the model server went away: the banner says it (once), after a fresh check.
   const serverDown = pull?.serverDown ?? false;
