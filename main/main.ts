@@ -1,5 +1,5 @@
 import path from "node:path";
-import { app, BrowserWindow, ipcMain, Menu, nativeImage, session, shell, Tray, utilityProcess, type IpcMainInvokeEvent, type UtilityProcess } from "electron";
+import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, session, shell, Tray, utilityProcess, type IpcMainInvokeEvent, type UtilityProcess } from "electron";
 import { ELECTRON_SQLITE_BINDING_ENV } from "../server/data/sqlite-binding";
 import { CONTENT_SECURITY_POLICY } from "../server/http/security-headers";
 import { lanUrls } from "./lan-addresses";
@@ -16,6 +16,8 @@ import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPoli
  */
 
 const SERVER_ENTRY = path.join(__dirname, "..", "server", "main.js");
+/** The same backup code as `npm run backup` (server/backup/backup-cli.ts). */
+const BACKUP_ENTRY = path.join(__dirname, "..", "server", "backup", "backup-cli.js");
 const PRELOAD = path.join(__dirname, "preload.js");
 /** dist/main/ -> the checkout (used only when not packaged). */
 const CHECKOUT_ROOT = path.join(__dirname, "..", "..");
@@ -35,6 +37,27 @@ function desktopLog(): Promise<RotatingLog> {
   return log;
 }
 
+/** DATA_DIR and the Electron build of better-sqlite3, for every process main/ starts on the data. */
+function serverEnv(): Record<string, string> {
+  return {
+    DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData"),
+    // The server loads better-sqlite3 built for Electron's ABI, not node_modules' build for Node.
+    [ELECTRON_SQLITE_BINDING_ENV]: electronSqliteBinding(app.isPackaged, process.resourcesPath, CHECKOUT_ROOT),
+  };
+}
+
+/** Tray "Back up data…": a folder from the user, then the backup CLI on it while the server runs on. */
+async function backUp(): Promise<void> {
+  const chosen = await dialog.showOpenDialog({ title: "Back up Sluice's data to a new or empty folder", properties: ["openDirectory", "createDirectory"] });
+  if (chosen.canceled || chosen.filePaths.length === 0) return;
+  const child = utilityProcess.fork(BACKUP_ENTRY, ["backup", chosen.filePaths[0]], { stdio: "pipe", serviceName: "Sluice backup", env: { ...process.env, ...serverEnv() } });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk));
+  const code = await new Promise<number>((resolve) => child.once("exit", resolve));
+  await dialog.showMessageBox({ type: code === 0 ? "info" : "error", message: code === 0 ? "Backup complete" : "Backup failed", detail: output.trim() });
+}
+
 async function startServer(): Promise<void> {
   const { host, port } = serverBinding(settings);
   const serverLog = await desktopLog();
@@ -45,9 +68,7 @@ async function startServer(): Promise<void> {
       ...process.env,
       HOST: host,
       PORT: String(port),
-      DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData"),
-      // The server loads better-sqlite3 built for Electron's ABI, not node_modules' build for Node.
-      [ELECTRON_SQLITE_BINDING_ENV]: electronSqliteBinding(app.isPackaged, process.resourcesPath, CHECKOUT_ROOT),
+      ...serverEnv(),
     },
   });
   if (child.stdout) serverLog.attach(child.stdout);
@@ -126,6 +147,7 @@ function refreshTray(): void {
       { label: "Allow LAN access", type: "checkbox", checked: enabled, click: (item) => void setLanAccess(item.checked) },
       ...urls.map((url) => ({ label: `Reachable at ${url}`, enabled: false })),
       { type: "separator" },
+      { label: "Back up data…", click: () => void backUp() },
       { label: "Quit", click: () => app.quit() },
     ]),
   );
@@ -178,6 +200,9 @@ if (!app.requestSingleInstanceLock()) {
     void stopServer(server).then(() => app.quit());
   });
   void app.whenReady().then(async () => {
+    // The app-data folder holds the database, secrets and logs: what the shell writes there (settings,
+    // logs) is the user's alone too; the server does the same for its own (docs/decisions.md: Data directory).
+    if (process.platform !== "win32") process.umask(0o077);
     settings = readSettings(app.getPath("userData"));
     lockDownSession();
     registerIpc();

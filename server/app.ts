@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import cookieParser from "cookie-parser";
 import express, { type Express } from "express";
+import type { Redis } from "ioredis";
 import type { DataSource } from "typeorm";
 import type { Config } from "./config";
 import type { Logger } from "./logger";
@@ -35,6 +36,7 @@ import { openApiDocument, type OpenApiDocument } from "./http/openapi";
 import { requestLog } from "./http/request-log.middleware";
 import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
+import { readinessRoutes } from "./health";
 
 export interface AppDeps {
   config: Config;
@@ -50,13 +52,15 @@ export interface AppDeps {
   /** Team mode counts failed sign-ins in Redis; default: in memory. */
   signInLimiter?: SignInGuard;
   models: ModelsService;
+  /** Team mode's Redis connection, for the readiness check. */
+  redis?: Redis | null;
 }
 
 const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, signInLimiter }: AppDeps): Promise<Express> {
+export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, signInLimiter, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const accounts = new AccountsService(db, tokens, signInLimiter ?? new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
@@ -72,7 +76,8 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(express.json({ limit: BODY_LIMIT }));
   // The document describes the finished router, so it is built below, once every route is on it.
   let openApi: OpenApiDocument | undefined;
-  api.use(serviceRoutes(() => openApi!));
+  api.use(serviceRoutes(() => openApi!, config.dataDir));
+  api.use(readinessRoutes({ db, redis: redis ?? null, ollamaHost: config.ollamaHost }));
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens));

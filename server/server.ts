@@ -12,6 +12,7 @@ import { modelsOptions } from "./llm/models.options";
 import { openRedis } from "./redis/redis-connection";
 import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
 import { SharedPulls } from "./llm/shared-pulls";
+import { acquireInstanceLock } from "./instance-lock";
 
 export interface RunningServer {
   url: string;
@@ -24,6 +25,28 @@ export interface RunningServer {
 
 /** Opens storage and secrets, builds the app, listens and starts the job queue: shared by `npm start` and the Electron shell. */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  // One server per DATA_DIR on the desktop (one job at a time); team mode (REDIS_URL) shares storage on purpose.
+  const lock = config.redisUrl ? null : acquireInstanceLock(config.dataDir);
+  try {
+    const running = await serve(config, logger);
+    lock?.setUrl(running.url);
+    return {
+      ...running,
+      close: async () => {
+        try {
+          await running.close();
+        } finally {
+          lock?.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const storage = await openStorage(config, logger);
   const { db, index, secrets } = storage;
   // Team mode (REDIS_URL): one connection for the queue, pull locks and sign-in counts.
@@ -37,7 +60,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   const sharedPulls = redis ? SharedPulls.open(redis, config.redisPrefix, db, logger) : undefined;
   const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
   const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter });
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter, redis });
   server.on("request", app);
   await queue.start();
 

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
+import { DiskSpaceWarning } from "./DiskSpaceWarning";
 import * as api from "./api";
 import { ErrorText, Loading } from "./components";
 import { href, useRoute } from "./router";
@@ -95,6 +96,7 @@ export function App() {
           <ErrorText error={signOutError} />
         </div>
       </header>
+      <DiskSpaceWarning />
       <main id="main" tabIndex={-1}>
         {page}
       </main>

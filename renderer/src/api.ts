@@ -197,6 +197,13 @@ export const createPipeline = (p: Wire.CreatePipelineBody) =>
 export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
 export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
 
+/** GET /health: up, and DATA_DIR's free space (`low`: the server's warning line, README: When things go wrong). */
+export interface Health {
+  status: "ok";
+  disk?: { free_bytes: number; total_bytes: number; low: boolean };
+}
+export const health = () => json<Health>("GET", "/health");
+
 /** The latest job, or null when the pipeline never ran (the server answers 202 with a detail, not a job). */
 export async function ingestStatus(id: string): Promise<IngestJob | null> {
   const res = await send("GET", `/data_pipelines/${enc(id)}/ingest/status`);

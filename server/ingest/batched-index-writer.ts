@@ -1,5 +1,8 @@
+import { DatabaseConnectionLost } from "../data/database-outage";
 import type { DocumentInput, SearchIndex } from "../search/search-index";
 import type { JobProgress } from "./job-progress";
+import { isDiskFull } from "../disk/disk-space";
+import { IndexDamagedError } from "../search/index-damage";
 
 const MAX_DOCUMENTS = 64;
 const MAX_CHUNKS = 4000;
@@ -11,6 +14,11 @@ const MAX_WAIT_MS = 1000;
  * at once use two cores. Batches never share a file, so their order does not matter.
  */
 const MAX_WRITES_IN_FLIGHT = 2;
+
+/** Errors no single document causes (a full disk, a damaged index file, a database gone past DB_OUTAGE_GRACE_S): they end the job rather than fail one file each. */
+export function isFatalIndexError(error: unknown): boolean {
+  return isDiskFull(error) || error instanceof IndexDamagedError || error instanceof DatabaseConnectionLost;
+}
 
 interface Pending {
   doc: DocumentInput;
@@ -27,6 +35,8 @@ export class BatchedIndexWriter {
   private chunks = 0;
   private oldest = 0;
   private readonly writing = new Set<Promise<void>>();
+  /** The first fatal error of a write nobody awaited yet: the next add() or flush() throws it. */
+  private failure: unknown = null;
 
   constructor(
     private readonly index: SearchIndex,
@@ -35,6 +45,7 @@ export class BatchedIndexWriter {
   ) {}
 
   add(doc: DocumentInput, bytes: number): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
     if (this.pending.length === 0) this.oldest = Date.now();
     this.pending.push({ doc, bytes });
     this.chunks += doc.chunks.length;
@@ -46,6 +57,7 @@ export class BatchedIndexWriter {
   async flush(): Promise<void> {
     if (this.pending.length > 0) await this.startWrite();
     await Promise.all(this.writing);
+    if (this.failure) throw this.failure;
   }
 
   /**
@@ -57,7 +69,12 @@ export class BatchedIndexWriter {
     this.pending = [];
     this.chunks = 0;
     while (this.writing.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(this.writing);
-    const write: Promise<void> = this.write(batch).finally(() => this.writing.delete(write));
+    if (this.failure) throw this.failure;
+    const write: Promise<void> = this.write(batch)
+      .catch((error: unknown) => {
+        this.failure ??= error;
+      })
+      .finally(() => this.writing.delete(write));
     this.writing.add(write);
   }
 
@@ -66,12 +83,14 @@ export class BatchedIndexWriter {
     try {
       await this.index.upsertDocuments(this.collectionId, batch.map((p) => p.doc));
       for (const p of batch) this.progress.processed("indexed", p.bytes);
-    } catch {
+    } catch (error) {
+      if (isFatalIndexError(error)) throw error;
       for (const p of batch) {
         try {
           await this.index.upsertDocument(this.collectionId, p.doc);
           this.progress.processed("indexed", p.bytes);
         } catch (error) {
+          if (isFatalIndexError(error)) throw error;
           this.progress.failed(p.doc.path, `Could not be added to the index: ${(error as Error).message}`, p.bytes);
         }
       }

@@ -16,6 +16,10 @@ import { isUnder, NothingReadableError, walkSource } from "./walk-source";
 import { isStreamed, streamTextFile } from "./streamed-text-file";
 import { BatchedIndexWriter } from "./batched-index-writer";
 import { ByteBudget } from "./byte-budget";
+import { OutageRetryingIndex } from "./outage-retrying-index";
+import { isFatalIndexError } from "./batched-index-writer";
+import { isDiskFull, type DiskGuard } from "../disk/disk-space";
+import { IndexDamagedError } from "../search/index-damage";
 
 /**
  * Files parsed whole (every format but streamed text) larger than this are not read into
@@ -40,6 +44,8 @@ export interface IngestDeps {
   connectors: KindRegistry;
   index: SearchIndex;
   parsers: ParserPool;
+  /** DATA_DIR's free-space minimum; null where storage is not under DATA_DIR (a team server on PostgreSQL). */
+  disk: DiskGuard | null;
 }
 
 /**
@@ -48,14 +54,37 @@ export interface IngestDeps {
  */
 export function ingestHandler(deps: IngestDeps): JobHandler {
   return async (job, progress, signal) => {
-    const { source, collection } = await loadPipeline(deps.db, job);
-    const connector = await deps.connectors.forSource(deps.db.manager, source);
     try {
-      await syncSource(deps, connector, source.id, collection.id, progress, signal);
-    } finally {
-      await connector.close();
+      // Before anything is written: a job that cannot finish should not start filling the disk.
+      await deps.disk?.assertRoom();
+      // Every database read and write of the run rides out a short outage (DB_OUTAGE_GRACE_S).
+      const retry = <T>(fn: () => Promise<T>) => progress.outage.run(fn, signal);
+      const { source, collection } = await retry(() => loadPipeline(deps.db, job));
+      const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
+      const index = new OutageRetryingIndex(deps.index, progress.outage, signal);
+      try {
+        await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal);
+      } finally {
+        await connector.close();
+      }
+    } catch (error) {
+      // A write that found the disk full, wherever it was (index thread, database): the cause and the space, not SQLite's words.
+      if (deps.disk && isDiskFull(error)) throw await deps.disk.failure();
+      throw error;
     }
   };
+}
+
+/** The documents this source has in the collection; a damaged index file is set aside first, so this run rebuilds it. */
+async function indexedStateOrRebuild(deps: IngestDeps, collectionId: string, sourceId: string, progress: JobProgress): Promise<Map<string, IndexedState>> {
+  try {
+    return await deps.index.indexedState(collectionId, sourceId);
+  } catch (error) {
+    if (!(error instanceof IndexDamagedError)) throw error;
+    const aside = await deps.index.moveAside(collectionId);
+    progress.noteError("index", `The collection's index was damaged; it was moved aside${aside ? ` to ${aside}` : ""} and is rebuilt by this run`);
+    return deps.index.indexedState(collectionId, sourceId);
+  }
 }
 
 async function loadPipeline(db: DataSource, job: IngestJob) {
@@ -83,7 +112,7 @@ async function syncSource(
   } catch (error) {
     throw new Error(`Source unreachable: ${(error as Error).message}`);
   }
-  const indexed = await deps.index.indexedState(collectionId, sourceId);
+  const indexed = await indexedStateOrRebuild(deps, collectionId, sourceId, progress);
   // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
   await deps.index.removeUnfinished(collectionId);
 
@@ -106,6 +135,7 @@ async function syncSource(
   const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
   await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
     checkAbort();
+    await deps.disk?.assertRoomNow();
     const state = indexed.get(file.path);
     if (file.refused) {
       // Whatever was indexed under this path is no longer the source's to show.
@@ -114,7 +144,7 @@ async function syncSource(
     }
     if (unchanged(file, state)) return progress.processed("unchanged");
     if (!isSupported(file.name)) return progress.processed("skipped");
-    const target = { deps, connector, collectionId, sourceId, progress };
+    const target = { deps, connector, collectionId, sourceId, progress, signal };
     if (isStreamed(file)) {
       const held = await streams.acquire(1);
       try {
@@ -148,11 +178,12 @@ interface Target {
   collectionId: string;
   sourceId: string;
   progress: JobProgress;
+  signal: AbortSignal;
 }
 
 /** A file read whole and parsed in a worker; its document goes to the index with others in a batch. */
 async function ingestFile(
-  { deps, connector, collectionId, sourceId, progress }: Target,
+  { deps, connector, collectionId, sourceId, progress, signal }: Target,
   writer: BatchedIndexWriter,
   budget: ByteBudget,
   file: RemoteEntry,
@@ -190,6 +221,8 @@ async function ingestFile(
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    // So are a full disk, a damaged index and a database gone past the grace: every later file would fail the same way; and a shutdown.
+    if (isFatalIndexError(error) || isDiskFull(error) || signal.aborted) throw error;
     progress.failed(file.path, (error as Error).message || "Could not be read", bytesRead);
   } finally {
     budget.release(held);
@@ -237,12 +270,14 @@ async function ingestStreamed(
       await staged.commit();
     } catch (error) {
       await staged.discard().catch(() => undefined);
+      if (isFatalIndexError(error)) throw error;
       throw new Error(`Could not be added to the index: ${(error as Error).message}`);
     }
     progress.processed("indexed");
   } catch (error) {
     if (error instanceof JobInterrupted) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    if (isFatalIndexError(error)) throw error;
     progress.failed(file.path, (error as Error).message || "Could not be read");
   }
 }

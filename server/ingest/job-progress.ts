@@ -1,4 +1,5 @@
 import type { DataSource } from "typeorm";
+import type { DatabaseOutage } from "../data/database-outage";
 import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
 
 const MAX_LISTED_ERRORS = 100;
@@ -25,6 +26,8 @@ export class JobProgress {
   constructor(
     private readonly db: DataSource,
     readonly jobId: string,
+    /** The job's writes ride out a database outage through it; exposed for the handler's own reads and writes. */
+    readonly outage: DatabaseOutage,
   ) {}
 
   discovered(count = 1): void {
@@ -66,10 +69,11 @@ export class JobProgress {
 
   /** Writes now if the last write is older than PERSIST_EVERY_MS. */
   touch(): void {
-    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) void this.flush();
+    // A failed periodic write (a full disk, a database outage) is not the job failing: the next one, or the final flush, writes the same counters; never an unhandled rejection that stops the process.
+    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) this.flush().catch(() => undefined);
   }
 
-  /** Writes the counters now (serialized with any write in flight). */
+  /** Writes the counters now (serialized with any write in flight, retried through a short database outage). */
   flush(extra: Partial<IngestJob> = {}): Promise<void> {
     this.lastWrite = Date.now();
     const row: Partial<IngestJob> = {
@@ -83,10 +87,12 @@ export class JobProgress {
       errors: [...this.errors],
       ...extra,
     };
-    this.pending = this.pending.then(
-      () => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row)).then(() => undefined),
-      () => undefined,
-    );
-    return this.pending;
+    // Each write runs after the one before it, whether that one succeeded or not.
+    const write = this.pending
+      .catch(() => undefined)
+      .then(() => this.outage.run(() => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row))))
+      .then(() => undefined);
+    this.pending = write;
+    return write;
   }
 }

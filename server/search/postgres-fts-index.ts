@@ -206,7 +206,8 @@ export class PostgresFtsIndex implements SearchIndex {
       "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM search_documents WHERE collection_id = $1",
       [collection],
     )) as { documents: number; chunks: number }[];
-    return { documentCount: row.documents, chunkCount: row.chunks };
+    // PostgreSQL looks after its own storage: a collection here is never "damaged" in our sense.
+    return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
   }
 
   async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
@@ -265,6 +266,11 @@ export class PostgresFtsIndex implements SearchIndex {
   }
 
   /** The pool belongs to the data source, which the server closes after the index. */
+  /** Nothing to set aside: the index lives in the team's database. */
+  async moveAside(): Promise<string | null> {
+    return null;
+  }
+
   async close(): Promise<void> {}
 
   private ready(): Promise<void> {

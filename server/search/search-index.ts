@@ -66,9 +66,13 @@ export interface SearchHit {
   score: number;
 }
 
+/** "damaged": the collection's index file cannot be read; re-running its pipeline rebuilds it. */
+export type IndexStatus = "ok" | "damaged";
+
 export interface CollectionStats {
   documentCount: number;
   chunkCount: number;
+  indexStatus: IndexStatus;
 }
 
 /** What the collection service needs from the index for counts and deletion. */
@@ -99,6 +103,11 @@ export interface SearchIndex extends CollectionIndex {
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }>;
   search(collectionId: string, query: string, topK: number): Promise<SearchHit[]>;
+  /**
+   * Sets a damaged collection's index aside (kept, not deleted) so the next writes rebuild it;
+   * answers where it went, or null when there was nothing to move (engines that cannot be damaged so).
+   */
+  moveAside(collectionId: string): Promise<string | null>;
   /** Closes every open index file (shutdown). */
   close(): Promise<void>;
 }

@@ -106,6 +106,28 @@ describe("loadConfig", () => {
     assert.throws(() => loadConfig({ LOG_LEVEL: "verbose" }), ConfigError);
   });
 
+  it("SMB_ALLOWED_NETWORKS: unset is any address; addresses and CIDR networks split on commas or spaces; a bad entry is named", () => {
+    assert.equal(loadConfig({}).smbAllowedNetworks, null);
+    assert.equal(loadConfig({ SMB_ALLOWED_NETWORKS: "  " }).smbAllowedNetworks, null);
+    assert.deepEqual(loadConfig({ SMB_ALLOWED_NETWORKS: "192.168.10.0/24, 10.0.0.5 fd00::/8,::1" }).smbAllowedNetworks, [
+      "192.168.10.0/24",
+      "10.0.0.5/32",
+      "fd00::/8",
+      "::1/128",
+    ]);
+    assert.throws(
+      () => loadConfig({ SMB_ALLOWED_NETWORKS: "10.0.0.0/8, files.example.lan, 10.0.0.0/33, fd00::/129" }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.length === 3 &&
+        error.problems[0].startsWith("SMB_ALLOWED_NETWORKS entries must be IP addresses or networks") &&
+        error.problems[0].endsWith('"files.example.lan" is not an IP address or a network such as 192.168.10.0/24') &&
+        error.problems[1].endsWith('"10.0.0.0/33" has a prefix length outside 0 to 32') &&
+        error.problems[2].endsWith('"fd00::/129" has a prefix length outside 0 to 128'),
+    );
+    assert.throws(() => loadConfig({ SMB_ALLOWED_NETWORKS: " , " }), /SMB_ALLOWED_NETWORKS must list at least one IP address or network/);
+  });
+
   it("FOLDER_SOURCE_ROOTS: absolute paths split on the platform's delimiter; unset or empty is none", () => {
     assert.deepEqual(loadConfig({}).folderSourceRoots, []);
     assert.deepEqual(loadConfig({ FOLDER_SOURCE_ROOTS: "" }).folderSourceRoots, []);
@@ -160,5 +182,12 @@ describe("OLLAMA_HOST, read as Ollama reads it", () => {
     assert.throws(() => loadConfig({ OLLAMA_HOST: "ollama lan" }), /OLLAMA_HOST must be an address such as/);
     assert.throws(() => loadConfig({ OLLAMA_HOST: "http://ollama.lan:11434?x=1" }), /OLLAMA_HOST must have a port/);
   });
-});
 
+  it("MIN_FREE_DISK_MB: 100 MB by default, in decimal megabytes, 0 allowed, anything else named", () => {
+    assert.equal(loadConfig({}).minFreeDiskBytes, 100_000_000);
+    assert.equal(loadConfig({ MIN_FREE_DISK_MB: "0" }).minFreeDiskBytes, 0);
+    assert.equal(loadConfig({ MIN_FREE_DISK_MB: " 2048 " }).minFreeDiskBytes, 2_048_000_000);
+    assert.throws(() => loadConfig({ MIN_FREE_DISK_MB: "1.5" }), /MIN_FREE_DISK_MB must be a whole number of megabytes \(0 or more\), got "1.5"/);
+    assert.throws(() => loadConfig({ MIN_FREE_DISK_MB: "-1" }), /MIN_FREE_DISK_MB must be a whole number/);
+  });
+});

@@ -86,7 +86,13 @@ function CollectionRow({ collection, groupName, onDeleted }: { collection: api.C
       </th>
       <td>{groupName}</td>
       <td className="num" data-label="documents">
-        {collection.document_count}
+        {collection.index_status === "damaged" ? (
+          <span className="badge damaged" title="The index file cannot be read. Re-run this collection's pipeline to rebuild it; the damaged file is kept.">
+            index damaged: re-run its pipeline to rebuild
+          </span>
+        ) : (
+          collection.document_count
+        )}
       </td>
       <td className="num">{collection.chunk_count}</td>
       <td>{formatTime(collection.created_at)}</td>
