@@ -1,5 +1,6 @@
 import type { DataSource } from "typeorm";
 import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
+import { JobStatsRecorder } from "./job-stats";
 
 const MAX_LISTED_ERRORS = 100;
 /** Progress is written at least this often while a job moves (the issue asks for every second). */
@@ -19,6 +20,8 @@ export class JobProgress {
   discoveryComplete = false;
   currentEntity = "Starting";
   readonly errors: JobError[] = [];
+  /** Where the time went, per stage and per file type; written with the counters. */
+  readonly stats = new JobStatsRecorder();
   private lastWrite = 0;
   private pending: Promise<void> = Promise.resolve();
 
@@ -82,12 +85,12 @@ export class JobProgress {
       discoveryComplete: this.discoveryComplete,
       currentEntity: this.currentEntity.slice(0, 1000),
       errors: [...this.errors],
+      stats: this.stats.snapshot(),
       ...extra,
     };
-    this.pending = this.pending.then(
-      () => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row)).then(() => undefined),
-      () => undefined,
-    );
+    // The job row's writes are the run's own commits (the index's are timed with its batches).
+    const write = () => this.stats.time("commit", () => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row))).then(() => undefined);
+    this.pending = this.pending.then(write, () => undefined);
     return this.pending;
   }
 }
