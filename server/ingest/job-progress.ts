@@ -23,6 +23,7 @@ export class JobProgress {
   /** Where the time went, per stage and per file type; written with the counters. */
   readonly stats = new JobStatsRecorder();
   private lastWrite = 0;
+  private trailing: NodeJS.Timeout | null = null;
   private pending: Promise<void> = Promise.resolve();
 
   constructor(
@@ -67,14 +68,22 @@ export class JobProgress {
     this.touch();
   }
 
-  /** Writes now if the last write is older than PERSIST_EVERY_MS. */
+  /**
+   * Writes now if the last write is older than PERSIST_EVERY_MS, else once it is: a change
+   * followed by a long quiet spell (one big file parsing) must not leave the row showing the
+   * file before it.
+   */
   touch(): void {
+    const due = this.lastWrite + PERSIST_EVERY_MS - Date.now();
     // A failed write (a full disk) is the job's to report at its end, never an unhandled rejection that stops the process.
-    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) this.flush().catch(() => undefined);
+    if (due <= 0) this.flush().catch(() => undefined);
+    else this.trailing ??= setTimeout(() => this.flush().catch(() => undefined), due).unref();
   }
 
   /** Writes the counters now (serialized with any write in flight). */
   flush(extra: Partial<IngestJob> = {}): Promise<void> {
+    if (this.trailing) clearTimeout(this.trailing);
+    this.trailing = null;
     this.lastWrite = Date.now();
     const row: Partial<IngestJob> = {
       entitiesDiscovered: this.entitiesDiscovered,
