@@ -2,6 +2,7 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { parseOllamaHost } from "./llm/ollama-host";
+import { parseNetworkEntry } from "./connectors/smb/smb-allowed-networks";
 
 /** Everything the server reads from the environment, validated once at start-up (README: Configuration). */
 export interface Config {
@@ -18,6 +19,8 @@ export interface Config {
   secretsBackend: "auto" | "file";
   /** Limit for every SMB network call (connect, each request); a silent server fails after this. */
   smbTimeoutMs: number;
+  /** SMB_ALLOWED_NETWORKS: the networks (`address/prefix`) SMB sources may point at; null: any address. */
+  smbAllowedNetworks: string[] | null;
   /** DATABASE_URL (postgres:// or postgresql://): team server storage and search on PostgreSQL; null keeps SQLite under dataDir. */
   databaseUrl: string | null;
   /** REDIS_URL (team server mode): the ingestion queue on BullMQ, shared sign-in counts. Null: in-process queue on the database. */
@@ -45,6 +48,16 @@ export interface Config {
   logLevel: LogLevel;
   /** FOLDER_SOURCE_ROOTS: the folders (absolute paths) that folder data sources may read under; empty: none. */
   folderSourceRoots: string[];
+  /** DB_OUTAGE_GRACE_S, in ms: how long a running ingestion job retries through an unreachable database before failing "Database connection lost". */
+  dbOutageGraceMs: number;
+  /** SEARCH_READERS: threads that run desktop (SQLite) searches, each with its own read-only connection. */
+  searchReaders: number;
+  /** SEARCH_QUEUE_LIMIT: searches waiting for a reader thread at most; past it a search answers 503 with Retry-After. */
+  searchQueueLimit: number;
+  /** SLUICE_SCHEDULER_TICK_MS: how often each process looks for due pipeline schedules. */
+  schedulerTickMs: number;
+  /** SLUICE_TEST_CLOCK_FILE (tests only): a file whose ISO 8601 text is the time schedules read; null: the system clock. */
+  testClockFile: string | null;
   /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
   minFreeDiskBytes: number;
 }
@@ -66,7 +79,7 @@ export class ConfigError extends Error {
  * Variables whose value an error does not repeat: those that may carry a password or a key, and
  * lists, whose message names the bad entry itself.
  */
-const NOT_ECHOED = new Set(["DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRETS_KEY", "GOOGLE_CLIENT_SECRET", "FOLDER_SOURCE_ROOTS"]);
+const NOT_ECHOED = new Set(["DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRETS_KEY", "GOOGLE_CLIENT_SECRET", "FOLDER_SOURCE_ROOTS", "SMB_ALLOWED_NETWORKS"]);
 
 /** Unset and blank mean the same (the default); values are read trimmed. */
 function setting<T extends z.ZodType>(schema: T) {
@@ -119,6 +132,23 @@ const environmentSchema = z.object({
   GOOGLE_API_URL: setting(url().default("https://www.googleapis.com")),
   SLUICE_SECRETS: setting(z.enum(["auto", "file"], { error: 'must be "auto" or "file"' }).default("auto")),
   SMB_TIMEOUT_MS: setting(integer(1, Number.MAX_SAFE_INTEGER, "must be a positive integer").default(15_000)),
+  SMB_ALLOWED_NETWORKS: setting(
+    z
+      .string()
+      .transform((value, ctx) => {
+        const entries: string[] = [];
+        for (const entry of value.split(/[\s,]+/).filter(Boolean)) {
+          try {
+            entries.push(parseNetworkEntry(entry));
+          } catch (error) {
+            ctx.addIssue({ code: "custom", message: `entries must be IP addresses or networks such as 192.168.10.0/24, separated by commas: ${(error as Error).message}` });
+          }
+        }
+        if (entries.length === 0) ctx.addIssue({ code: "custom", message: "must list at least one IP address or network (unset allows any)" });
+        return entries;
+      })
+      .optional(),
+  ),
   DATABASE_URL: setting(
     z
       .string()
@@ -167,6 +197,11 @@ const environmentSchema = z.object({
       .transform((value) => value.toLowerCase())
       .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })),
   ),
+  DB_OUTAGE_GRACE_S: setting(integer(0, 86_400, "must be a whole number of seconds from 0 to 86400").default(60)),
+  SEARCH_READERS: setting(integer(1, 64, "must be an integer from 1 to 64").optional()),
+  SEARCH_QUEUE_LIMIT: setting(integer(0, 100_000, "must be an integer from 0 to 100000").default(256)),
+  SLUICE_SCHEDULER_TICK_MS: setting(integer(10, 3_600_000, "must be an integer from 10 to 3600000").default(15_000)),
+  SLUICE_TEST_CLOCK_FILE: setting(z.string().optional()),
   MIN_FREE_DISK_MB: setting(integer(0, 1_000_000_000, "must be a whole number of megabytes (0 or more)").default(100)),
   FOLDER_SOURCE_ROOTS: z
     .string()
@@ -184,6 +219,11 @@ const environmentSchema = z.object({
   if (!e.REDIS_URL) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "needs REDIS_URL, whose host is the Sentinel master group name (e.g. redis://mymaster)" });
   else if (new URL(e.REDIS_URL).port) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "makes REDIS_URL's host the Sentinel master group name, which takes no port (e.g. redis://mymaster)" });
 });
+
+/** One search thread per core, at most 4: searches are CPU-bound, and the main thread and the index writer need a share too. */
+function defaultSearchReaders(): number {
+  return Math.max(1, Math.min(os.availableParallelism(), 4));
+}
 
 /** The OS per-user app-data folder, as Electron's app.getPath("appData") would give it. */
 function defaultDataDir(env: NodeJS.ProcessEnv): string {
@@ -218,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : null,
     secretsBackend: e.SLUICE_SECRETS,
     smbTimeoutMs: e.SMB_TIMEOUT_MS,
+    smbAllowedNetworks: e.SMB_ALLOWED_NETWORKS ?? null,
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,
     redisSentinels: e.REDIS_SENTINELS ?? null,
@@ -230,6 +271,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,
     logLevel: e.LOG_LEVEL,
     folderSourceRoots: e.FOLDER_SOURCE_ROOTS,
+    dbOutageGraceMs: e.DB_OUTAGE_GRACE_S * 1000,
+    searchReaders: e.SEARCH_READERS ?? defaultSearchReaders(),
+    searchQueueLimit: e.SEARCH_QUEUE_LIMIT,
+    schedulerTickMs: e.SLUICE_SCHEDULER_TICK_MS,
+    testClockFile: e.SLUICE_TEST_CLOCK_FILE ? path.resolve(e.SLUICE_TEST_CLOCK_FILE) : null,
     minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
   };
 }

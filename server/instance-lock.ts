@@ -37,7 +37,8 @@ export interface InstanceLock {
  * (with the process start time where /proc has it) needs nothing to be cleaned up by hand.
  */
 export function acquireInstanceLock(dataDir: string): InstanceLock {
-  fs.mkdirSync(dataDir, { recursive: true });
+  // Private from the start: the lock is taken before storage makes DATA_DIR private (0700/0600).
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const lockPath = path.join(dataDir, LOCK_FILE_NAME);
   const mine: Holder = { pid: process.pid, url: null, startedAt: new Date().toISOString(), procStart: procStart(process.pid) };
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -55,7 +56,7 @@ function ownLock(lockPath: string, mine: Holder): InstanceLock {
     setUrl(url) {
       mine.url = url;
       const temp = `${lockPath}.${process.pid}.tmp`;
-      fs.writeFileSync(temp, JSON.stringify(mine));
+      fs.writeFileSync(temp, JSON.stringify(mine), { mode: 0o600 });
       fs.renameSync(temp, lockPath);
     },
     release() {
@@ -66,7 +67,7 @@ function ownLock(lockPath: string, mine: Holder): InstanceLock {
 
 function createExclusively(lockPath: string, holder: Holder): boolean {
   const temp = `${lockPath}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify(holder));
+  fs.writeFileSync(temp, JSON.stringify(holder), { mode: 0o600 });
   try {
     fs.linkSync(temp, lockPath);
     return true;

@@ -60,9 +60,10 @@ async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const sharedPulls = redis ? SharedPulls.open(redis, config.redisPrefix, db, logger) : undefined;
   const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
   const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter });
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter, redis });
   server.on("request", app);
   await queue.start();
+  ingestion.scheduler.start();
 
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {

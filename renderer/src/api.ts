@@ -195,6 +195,13 @@ export const createPipeline = (p: Wire.CreatePipelineBody) =>
   json<Pipeline>("POST", "/data_pipelines", p);
 export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
 export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
+export type PipelineSchedule = Wire.PipelineScheduleRecord;
+/** Sets or replaces the schedule, or pauses/resumes it (`{paused}` alone); answers the pipeline. */
+export const setSchedule = (id: string, body: Wire.SetScheduleBody) => json<Pipeline>("PUT", `/data_pipelines/${enc(id)}/schedule`, body);
+export const removeSchedule = (id: string) => json<Pipeline>("DELETE", `/data_pipelines/${enc(id)}/schedule`);
+/** Pauses or resumes the schedules of every pipeline reading from a data source. */
+export const setSourceSchedulesPaused = (dataSourceId: string, paused: boolean) =>
+  json<Wire.SchedulesChanged>("POST", `/data_sources/${enc(dataSourceId)}/schedules/${paused ? "pause" : "resume"}`);
 
 /** GET /health: up, and DATA_DIR's free space (`low`: the server's warning line, README: When things go wrong). */
 export interface Health {

@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import type { RemoteEntry } from "../connectors/connector";
 import type { ChunkInput, StagedDocument } from "../search/search-index";
 import { TextChunker } from "./parse/chunker";
-import { formatOf } from "./parse/file-types";
+import { formatOf, isPlainText } from "./parse/file-types";
 import { NotUtf8Error, TextStreamDecoder } from "./parse/text-decoder";
 
 /**
@@ -15,11 +15,11 @@ export const STREAM_TEXT_ABOVE_BYTES = 4 * 1024 * 1024;
 const CHUNKS_PER_WRITE = 1000;
 
 /**
- * Whether a file is streamed: plain text (txt, md, csv, log) over the threshold. JSON and HTML
+ * Whether a file is streamed: plain text (txt, md, csv, log) over the threshold (its title is then the file name). JSON and HTML
  * are parsed as a whole document, so they keep the worker path and its memory limit.
  */
 export function isStreamed(file: RemoteEntry): boolean {
-  return formatOf(file.name) === "text" && file.size > STREAM_TEXT_ABOVE_BYTES;
+  return isPlainText(formatOf(file.name)) && file.size > STREAM_TEXT_ABOVE_BYTES;
 }
 
 export interface StreamTextOptions {

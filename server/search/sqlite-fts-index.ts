@@ -72,6 +72,8 @@ const SNIPPET_TOKENS = 20;
 export interface SqliteFtsIndexOptions {
   /** Directory holding one `<collectionId>.db` per collection, e.g. DATA_DIR/indexes. */
   dir: string;
+  /** Open files read-only (the search reader threads, index-reader-pool.ts); such an instance never creates or migrates a file. */
+  readOnly?: boolean;
 }
 
 
@@ -90,11 +92,13 @@ interface ChunkRefRow {
 export class SqliteFtsIndex implements SearchIndex {
   private readonly dir: string;
   private readonly open = new Map<string, Database.Database>();
+  private readonly readOnly: boolean;
   /** Files found damaged, by path: answered at once rather than re-read per request. */
   private readonly damaged = new Set<string>();
 
   constructor(options: SqliteFtsIndexOptions) {
     this.dir = options.dir;
+    this.readOnly = options.readOnly ?? false;
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -288,6 +292,33 @@ export class SqliteFtsIndex implements SearchIndex {
     db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
   }
 
+  /**
+   * A read-only connection, beside the writer's (WAL lets readers and one writer work at once).
+   * A file the writer has not finished creating counts as empty, and is looked at again next time.
+   */
+  private openReadOnly(file: string): Database.Database | undefined {
+    if (!fs.existsSync(file)) return undefined;
+    let db: Database.Database | undefined;
+    let version: number;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: sqliteNativeBinding() });
+      db.pragma("busy_timeout = 5000");
+      version = db.pragma("user_version", { simple: true }) as number;
+    } catch (err) {
+      db?.close();
+      if (!isCorruption(err)) throw err;
+      this.damaged.add(file);
+      throw new IndexDamagedError();
+    }
+    if (version !== SCHEMA_VERSION) {
+      db.close();
+      if (version > SCHEMA_VERSION) throw new Error(`Search index ${file} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
+      return undefined;
+    }
+    this.open.set(file, db);
+    return db;
+  }
+
   /** The file of one collection, e.g. for reporting its size. */
   filePath(collectionId: string): string {
     if (!UUID.test(collectionId)) throw new NotFoundError("Collection not found");
@@ -304,6 +335,7 @@ export class SqliteFtsIndex implements SearchIndex {
     const cached = this.open.get(file);
     if (cached) return cached;
     if (this.damaged.has(file)) throw new IndexDamagedError();
+    if (this.readOnly) return this.openReadOnly(file);
     const existed = fs.existsSync(file);
     if (!create && !existed) return undefined;
     fs.mkdirSync(this.dir, { recursive: true });
@@ -422,7 +454,9 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number): Se
   for (const { rowid, bm25 } of top) {
     const chunk = ref.get(rowid) as ChunkRefRow | undefined;
     if (!chunk) continue;
-    const raw = snippet.pluck().get(match, rowid) as string | null | undefined;
+    // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
+    // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
+    const raw = snippet.pluck().get(match, BigInt(rowid)) as string | null | undefined;
     hits.push({
       documentId: chunk.document_id,
       path: chunk.path,
@@ -445,7 +479,8 @@ function rankedChunks(db: Database.Database, match: string, limit: number): Rank
   // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
   const sql = `SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE chunks_fts MATCH ?${floor === undefined ? "" : " AND rowid > ?"}
                ORDER BY bm25 LIMIT ?`;
-  const args = floor === undefined ? [match, limit] : [match, floor, limit];
+  // The floor as a BigInt too, so FTS5 itself starts its doclist there (see the snippet query in searchFile()).
+  const args = floor === undefined ? [match, limit] : [match, BigInt(floor), limit];
   return db.prepare(sql).all(...args) as RankedRow[];
 }
 

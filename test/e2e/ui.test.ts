@@ -205,6 +205,44 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await shot("07-pipelines");
   });
 
+  await t.test("schedule the pipeline: a bad cron pattern says what to fix, a good one previews its next three runs", async () => {
+    const card = page.locator(".pipeline").first();
+    assert.equal((await card.locator("[data-pipeline-schedule]").textContent())?.trim(), "Not scheduled");
+    await card.getByText("Schedule:").click();
+    await card.getByLabel("Run").selectOption({ label: "Custom cron pattern" });
+    const cron = card.getByLabel("Cron pattern (minute hour day-of-month month day-of-week)");
+    await cron.fill("0 25 * * *");
+    await card.getByText("Not a valid cron pattern: Invalid value for hour: 25").waitFor();
+    assert.equal(await card.getByRole("button", { name: "Save schedule" }).isDisabled(), true);
+    await cron.fill("30 2 * * 1-5");
+    await card.getByLabel("Time zone (IANA name)").fill("Europe/Berlin");
+    const runs = card.locator("[data-schedule-preview] li");
+    await runs.nth(2).waitFor();
+    const preview = await runs.allTextContents();
+    assert.equal(preview.length, 3);
+    for (const run of preview) assert.match(run, /^(Mon|Tue|Wed|Thu|Fri) \d{1,2} \w{3} \d{4}, 02:30 \(Europe\/Berlin\)$/);
+    await shot("07b-pipeline-schedule");
+    // Keyboard only: the save button is reached and pressed from the keyboard.
+    await card.getByRole("button", { name: "Save schedule" }).focus();
+    await page.keyboard.press("Enter");
+    await card.locator("[data-pipeline-schedule]", { hasText: "Cron 30 2 * * 1-5 (Europe/Berlin) · next run" }).waitFor();
+    await card.getByRole("button", { name: "Pause schedule" }).click();
+    await card.locator("[data-pipeline-schedule]", { hasText: "· paused" }).waitFor();
+    await card.getByRole("button", { name: "Resume schedule" }).click();
+    await card.locator("[data-pipeline-schedule]", { hasText: "· next run" }).waitFor();
+
+    // The source's server goes down for maintenance: pause all its schedules from the source.
+    await page.getByRole("link", { name: "Data sources" }).click();
+    const source = page.locator(`[aria-label="source ${SOURCE}"]`);
+    await source.getByRole("button", { name: "Pause all its schedules" }).click();
+    await source.getByText("1 schedule paused.").waitFor();
+    await page.getByRole("link", { name: "Pipelines" }).click();
+    await page.locator(".pipeline").first().locator("[data-pipeline-schedule]", { hasText: "· paused" }).waitFor();
+    await page.locator(".pipeline").first().getByText("Schedule:").click();
+    await page.locator(".pipeline").first().getByRole("button", { name: "Remove schedule" }).click();
+    await page.locator(".pipeline").first().locator("[data-pipeline-schedule]", { hasText: "Not scheduled" }).waitFor();
+  });
+
   await t.test("search the ingested collection and see a highlighted snippet with its path", async () => {
     await page.getByRole("link", { name: "Data sources" }).click();
     await page.locator(`[aria-label="source ${SOURCE}"]`).getByRole("link", { name: "Collection" }).click();

@@ -86,6 +86,16 @@ describe("loadConfig", () => {
     assert.equal(config.smbTimeoutMs, 15_000);
   });
 
+  it("reads the scheduler's tick (SLUICE_SCHEDULER_TICK_MS) and the test clock file (SLUICE_TEST_CLOCK_FILE)", () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.schedulerTickMs, 15_000);
+    assert.equal(defaults.testClockFile, null);
+    const config = loadConfig({ SLUICE_SCHEDULER_TICK_MS: "100", SLUICE_TEST_CLOCK_FILE: "/tmp/clock" });
+    assert.equal(config.schedulerTickMs, 100);
+    assert.equal(config.testClockFile, path.resolve("/tmp/clock"));
+    assert.throws(() => loadConfig({ SLUICE_SCHEDULER_TICK_MS: "0" }), /SLUICE_SCHEDULER_TICK_MS must be an integer from 10 to 3600000, got "0"/);
+  });
+
   it("reads the model catalog settings (MODEL_LIBRARY_URL, SSE keep-alive, pull retry delay)", () => {
     const defaults = loadConfig({});
     assert.equal(defaults.modelLibraryUrl, null);
@@ -104,6 +114,28 @@ describe("loadConfig", () => {
     for (const level of ["fatal", "error", "warn", "info", "debug", "trace", "silent"]) assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
     assert.equal(loadConfig({ LOG_LEVEL: "DEBUG" }).logLevel, "debug");
     assert.throws(() => loadConfig({ LOG_LEVEL: "verbose" }), ConfigError);
+  });
+
+  it("SMB_ALLOWED_NETWORKS: unset is any address; addresses and CIDR networks split on commas or spaces; a bad entry is named", () => {
+    assert.equal(loadConfig({}).smbAllowedNetworks, null);
+    assert.equal(loadConfig({ SMB_ALLOWED_NETWORKS: "  " }).smbAllowedNetworks, null);
+    assert.deepEqual(loadConfig({ SMB_ALLOWED_NETWORKS: "192.168.10.0/24, 10.0.0.5 fd00::/8,::1" }).smbAllowedNetworks, [
+      "192.168.10.0/24",
+      "10.0.0.5/32",
+      "fd00::/8",
+      "::1/128",
+    ]);
+    assert.throws(
+      () => loadConfig({ SMB_ALLOWED_NETWORKS: "10.0.0.0/8, files.example.lan, 10.0.0.0/33, fd00::/129" }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.length === 3 &&
+        error.problems[0].startsWith("SMB_ALLOWED_NETWORKS entries must be IP addresses or networks") &&
+        error.problems[0].endsWith('"files.example.lan" is not an IP address or a network such as 192.168.10.0/24') &&
+        error.problems[1].endsWith('"10.0.0.0/33" has a prefix length outside 0 to 32') &&
+        error.problems[2].endsWith('"fd00::/129" has a prefix length outside 0 to 128'),
+    );
+    assert.throws(() => loadConfig({ SMB_ALLOWED_NETWORKS: " , " }), /SMB_ALLOWED_NETWORKS must list at least one IP address or network/);
   });
 
   it("FOLDER_SOURCE_ROOTS: absolute paths split on the platform's delimiter; unset or empty is none", () => {

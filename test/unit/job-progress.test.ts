@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import type { DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
 import { IngestJob } from "../../server/data/entities/ingest-job.entity";
+import { DatabaseOutage } from "../../server/data/database-outage";
 import { JobProgress } from "../../server/ingest/job-progress";
 
 describe("JobProgress on a real SQLite job row", () => {
@@ -35,7 +36,7 @@ describe("JobProgress on a real SQLite job row", () => {
 
   it("writes a change that came too soon after the last write once it is due, not only at the next change", async () => {
     const id = await newJob();
-    const progress = new JobProgress(db, id);
+    const progress = new JobProgress(db, id, new DatabaseOutage(0));
     progress.at("Indexing first.pdf");
     await progress.flush(); // as the first touch did: the row shows first.pdf
     progress.at("Indexing big.pdf"); // within 500 ms of that write: held back
@@ -46,7 +47,7 @@ describe("JobProgress on a real SQLite job row", () => {
 
   it("writes where the time went with the counters", async () => {
     const id = await newJob();
-    const progress = new JobProgress(db, id);
+    const progress = new JobProgress(db, id, new DatabaseOutage(0));
     const end = progress.stats.begin("read");
     await new Promise((r) => setTimeout(r, 20));
     end();

@@ -300,6 +300,28 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(hit.snippet.match(/<[^>]*>/g), ["<mark>", "</mark>", "<mark>", "</mark>"]);
     });
 
+    test("each hit's snippet comes from its own chunk, with several matching chunks per document", async () => {
+      const { index, collection } = await engine.newIndex();
+      // Three documents, seven matching chunks (and one that does not match), each naming itself.
+      const chunks: Record<string, string[]> = {
+        "a.txt": ["heron alpha0", "heron alpha1", "nothing here", "heron alpha3"],
+        "b.txt": ["heron bravo0", "heron bravo1"],
+        "c.txt": ["heron charlie0", "heron charlie1"],
+      };
+      for (const [name, texts] of Object.entries(chunks)) await index.upsertDocument(collection, doc(name, texts));
+      const hits = await index.search(collection, "heron", 10);
+      assert.equal(hits.length, 7);
+      for (const hit of hits) {
+        assert.equal(hit.snippet, `<mark>heron</mark> ${chunks[hit.path][hit.chunkIndex].split(" ")[1]}`, `${hit.path}#${hit.chunkIndex}`);
+      }
+      // The same through every fallback: a prefix of the last word, then any of the words.
+      for (const [query, count] of [["hero", 7], ["bravo1 charlie0", 2]] as const) {
+        const found = await index.search(collection, query, 10);
+        assert.equal(found.length, count, query);
+        for (const hit of found) assert.ok(hit.snippet.includes(chunks[hit.path][hit.chunkIndex].split(" ")[1]), `${query}: ${hit.path}#${hit.chunkIndex} ${hit.snippet}`);
+      }
+    });
+
     test("a document written in parts replaces the old version only at commit", async () => {
       const { index, collection } = await engine.newIndex();
       const { chunks: _, ...header } = doc("big.log", []);

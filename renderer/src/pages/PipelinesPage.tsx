@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad } from "../components";
 import { href } from "../router";
+import { ScheduleControl, describeSchedule } from "./ScheduleControl";
 
 const POLL_MS = 1000;
 
@@ -166,8 +167,9 @@ function JobHistory({ pipelineId, version }: { pipelineId: string; version: numb
                   <span className={`badge status-${job.status}`}>{statusLabel(job)}</span> started {formatTime(job.started_at)}
                   {job.completed_at ? `, ended ${formatTime(job.completed_at)}` : ""}
                 </span>
-                <span className="muted small">
-                  {job.entities_processed}/{job.entities_discovered} files · {job.entities_failed} failed · {job.entities_skipped} skipped
+                <span className="muted small" data-job-changes>
+                  {job.trigger === "schedule" ? "scheduled" : "by hand"} · {job.files_added} added · {job.files_changed} changed · {job.files_removed} removed ·{" "}
+                  {job.files_unchanged} unchanged · {job.entities_failed} failed · {job.entities_skipped} skipped
                 </span>
               </div>
               {job.error_message && <p className="error">{job.error_message}</p>}
@@ -187,12 +189,14 @@ function PipelineCard({
   collectionName,
   focused,
   onStatusChange,
+  onScheduleChange,
 }: {
   pipeline: api.Pipeline;
   sourceName: string;
   collectionName: string;
   focused: boolean;
   onStatusChange: () => void;
+  onScheduleChange: () => void;
 }) {
   const [job, setJob] = useState<api.IngestJob | null | undefined>(undefined);
   const [pollError, setPollError] = useState<unknown>(null);
@@ -256,6 +260,9 @@ function PipelineCard({
             {sourceName} → <a href={href("collections", pipeline.collection_id)}>{collectionName}</a>
             {pipeline.description ? ` · ${pipeline.description}` : ""}
           </p>
+          <p className="muted small" data-pipeline-schedule>
+            {describeSchedule(pipeline.schedule)}
+          </p>
         </div>
         <button type="button" className="primary" onClick={() => void trigger.run()} disabled={trigger.busy || processing}>
           {processing ? "Running…" : trigger.busy ? "Starting…" : "Run now"}
@@ -286,6 +293,7 @@ function PipelineCard({
           <JobErrors job={job} />
         </div>
       )}
+      <ScheduleControl pipeline={pipeline} onChanged={onScheduleChange} />
       <JobHistory pipelineId={pipeline.id} version={historyVersion} />
     </li>
   );
@@ -320,6 +328,7 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
                 void reloadPipelines();
                 void collections.reload();
               }}
+              onScheduleChange={() => void reloadPipelines()}
             />
           ))}
         </ul>

@@ -238,6 +238,11 @@ function SourceRow({
     await api.deleteDataSource(source.id);
     onDeleted();
   });
+  const [schedulesNote, setSchedulesNote] = useState("");
+  const schedules = useAction(async (paused: boolean) => {
+    const { schedules_changed: n } = await api.setSourceSchedulesPaused(source.id, paused);
+    setSchedulesNote(`${n} schedule${n === 1 ? "" : "s"} ${paused ? "paused" : "resumed"}.`);
+  });
   const smb = source.smb_source;
   return (
     <li className="card source-row" aria-label={`source ${source.data_source_name}`}>
@@ -268,6 +273,12 @@ function SourceRow({
               Collection
             </a>
           )}
+          <button type="button" onClick={() => void schedules.run(true)} disabled={schedules.busy} title="For when its server is down for maintenance">
+            Pause all its schedules
+          </button>
+          <button type="button" onClick={() => void schedules.run(false)} disabled={schedules.busy}>
+            Resume its schedules
+          </button>
           <ConfirmButton
             label="Delete"
             question={`Delete ${source.data_source_name} and its auto-created collection?`}
@@ -276,7 +287,12 @@ function SourceRow({
           />
         </div>
       </div>
-      <ErrorText error={del.error} />
+      <ErrorText error={del.error ?? schedules.error} />
+      {schedulesNote && (
+        <p className="muted small" role="status">
+          {schedulesNote}
+        </p>
+      )}
       {source.kind === "drive" && driveTools && <DriveSourceTools source={source} />}
     </li>
   );

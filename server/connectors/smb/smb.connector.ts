@@ -20,6 +20,7 @@ import {
 } from "./smb2-client";
 import { SmbLogonError } from "./smb-errors";
 import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
+import type { SmbAllowedNetworks } from "./smb-allowed-networks";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -46,16 +47,26 @@ export interface SmbDetails {
   port: number;
 }
 
-/** A connector for stored or submitted details: default_ip is dialled when given, else the server name. */
-export function smbConnectorFor(details: SmbDetails, password: string, timeoutMs: number): SmbConnector {
+/** How this instance connects to SMB servers (SMB_TIMEOUT_MS, SMB_ALLOWED_NETWORKS). */
+export interface SmbSettings {
+  timeoutMs: number;
+  allowedNetworks: SmbAllowedNetworks;
+}
+
+/**
+ * A connector for stored or submitted details: default_ip is dialled when given, else the server
+ * name; with SMB_ALLOWED_NETWORKS set, the address it resolves to now, once checked. Every
+ * connection (creation, share listing, each ingestion run) is made through here.
+ */
+export async function openSmbConnector(details: SmbDetails, password: string, settings: SmbSettings): Promise<SmbConnector> {
   return new SmbConnector({
-    host: details.defaultIp || details.remoteSystemName,
+    host: await settings.allowedNetworks.addressFor(details.defaultIp || details.remoteSystemName),
     port: details.port,
     serverName: details.remoteSystemName,
     username: details.remoteSystemUsername,
     password,
     workstation: details.localSystemName || undefined,
-    timeoutMs,
+    timeoutMs: settings.timeoutMs,
   });
 }
 
