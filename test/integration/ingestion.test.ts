@@ -159,7 +159,7 @@ describe("ingestion lifecycle", () => {
       Object.fromEntries(Object.entries(byType).map(([type, t]) => [type, { files: t.files, bytes: t.bytes }])),
       expected,
     );
-    assert.equal(byType.pdf.failed, 1, "broken.pdf");
+    assert.equal(byType.pdf.failed, done.entities_failed, "broken.pdf and locked.pdf");
     assert.ok(byType.pdf.parse_s > 0, "the parser threads report their time");
     // The job history carries the same record.
     const jobs = await request("GET", `/data_pipelines/${docs.pipeline.id}/jobs`, { token: owner.token });
@@ -220,7 +220,7 @@ describe("ingestion lifecycle", () => {
     const byType = done.by_type as Record<string, { files: number; bytes: number }>;
     assert.deepEqual(
       Object.fromEntries(Object.entries(byType).map(([type, t]) => [type, t.files])),
-      { bin: 1, md: 1, pdf: 1, txt: 1 },
+      { bin: 1, md: 1, pdf: 2, txt: 1 },
       "only the files read or skipped count by type, not the unchanged ones (an unsupported file is skipped, unread, every run)",
     );
     assert.equal(Object.values(byType).reduce((n, t) => n + t.bytes, 0), expectedBytes);
