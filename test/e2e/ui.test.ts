@@ -198,6 +198,10 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.reload();
     await page.locator(".pipeline").first().locator('[data-job-status="completed"]').waitFor();
     await page.locator(".pipeline").first().getByText(/Job history \(1\)/).click();
+    // The finished job says where its time went, stage by stage and by file type.
+    const timings = (await page.locator(".pipeline").first().locator("[data-timings]").textContent()) ?? "";
+    assert.match(timings, /Where the time went: listing \d+\.\d s · reading \d+\.\d s · parsing \d+\.\d s/);
+    assert.match(timings, /by type: \w+ \d+ files?/);
     await shot("07-pipelines");
   });
 
