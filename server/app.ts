@@ -60,7 +60,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const accounts = new AccountsService(db, tokens, signInLimiter ?? new SignInLimiter(), new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
-  const collections = new CollectionsService(db, index, queue);
+  const collections = new CollectionsService(db, index, queue, kinds);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
   const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl }));

@@ -244,6 +244,7 @@ export class PostgresFtsIndex implements SearchIndex {
       if (rows.length === 0) continue;
       return rows.map((row) => ({
         documentId: row.document_id,
+        sourceId: row.source_id,
         path: row.path,
         title: row.title,
         chunkIndex: row.chunk_index,
@@ -283,12 +284,12 @@ export class PostgresFtsIndex implements SearchIndex {
          SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score FROM matched m, q
          ORDER BY score DESC, m.id LIMIT ${param(limit)}
        )
-       SELECT top.id, c.document_id, c.chunk_index, d.path, d.title, top.score, c.body,
+       SELECT top.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, top.score, c.body,
               ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet
        FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
        ORDER BY top.score DESC, top.id`,
       params,
-    )) as { id: string; document_id: string; chunk_index: number; path: string; title: string; score: number; body: string; snippet: string | null }[];
+    )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; body: string; snippet: string | null }[];
   }
 
   async drop(collectionId: string): Promise<void> {

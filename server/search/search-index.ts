@@ -57,6 +57,7 @@ export interface DocumentSummary {
 
 export interface SearchHit {
   documentId: string;
+  sourceId: string;
   path: string;
   title: string;
   chunkIndex: number;

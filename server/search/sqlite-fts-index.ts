@@ -97,6 +97,7 @@ interface RankedRow {
 
 interface ChunkRefRow {
   document_id: string;
+  source_id: string;
   chunk_index: number;
   path: string;
   title: string;
@@ -448,7 +449,7 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, fil
      FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
   );
   const ref = db.prepare(
-    `SELECT c.document_id, c.chunk_index, d.path, d.title
+    `SELECT c.document_id, c.chunk_index, d.source_id, d.path, d.title
      FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
   );
   const hits: SearchHit[] = [];
@@ -460,6 +461,7 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, fil
     const raw = snippet.pluck().get(match, BigInt(rowid)) as string | null | undefined;
     hits.push({
       documentId: chunk.document_id,
+      sourceId: chunk.source_id,
       path: chunk.path,
       title: chunk.title,
       chunkIndex: chunk.chunk_index,
