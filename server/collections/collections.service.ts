@@ -10,7 +10,7 @@ import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { KindRegistry } from "../connectors/registry";
 import type { DocumentLocator } from "../connectors/source-kind";
 import { MAX_TOP_K } from "../search/query";
-import { HITS_PER_DOCUMENT, groupByDocument, type CollectionSearch, type LocatedHit } from "./search-results";
+import { HITS_PER_DOCUMENT, PASSAGES_PER_DOCUMENT, groupByDocument, type CollectionSearch, type LocatedHit } from "./search-results";
 
 export interface SearchRequest {
   q: string;
@@ -49,7 +49,7 @@ export class CollectionsService {
     await requireCollectionAccess(this.db.manager, actor, collectionId);
     const grouped = request.groupBy === "document";
     const fetch = grouped ? Math.min(MAX_TOP_K, request.topK * HITS_PER_DOCUMENT) : request.topK;
-    const found = await this.index.search(collectionId, request.q, fetch, request.filter);
+    const found = await this.index.search(collectionId, request.q, fetch, { ...request.filter, perDocument: grouped ? PASSAGES_PER_DOCUMENT : undefined });
     const locate = await this.locators(found);
     const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));
     return {

@@ -4,8 +4,8 @@ import type { SearchHit } from "../search/search-index";
 
 /** The best passages shown under one document of a grouped result. */
 export const PASSAGES_PER_DOCUMENT = 3;
-/** Chunk hits fetched per document asked for when grouping: enough that a few documents with many matching chunks do not leave the page short. */
-export const HITS_PER_DOCUMENT = 5;
+/** Chunk hits fetched per document asked for when grouping (the engine caps each document at PASSAGES_PER_DOCUMENT of them). */
+export const HITS_PER_DOCUMENT = PASSAGES_PER_DOCUMENT;
 
 export interface LocatedHit extends SearchHit {
   location: DocumentLocation;

@@ -1,9 +1,9 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
 import { NotFoundError } from "../errors";
-import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, StagedDocument } from "./search-index";
+import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
-import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
+import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 
 /**
@@ -227,7 +227,7 @@ export class PostgresFtsIndex implements SearchIndex {
     return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
   }
 
-  async search(collectionId: string, query: string, topK: number, filter: SearchFilter = {}): Promise<SearchHit[]> {
+  async search(collectionId: string, query: string, topK: number, filter: SearchOptions = {}): Promise<SearchHit[]> {
     const collection = collectionKey(collectionId);
     const units = parseQuery(query);
     if (units.length === 0) return [];
@@ -239,8 +239,9 @@ export class PostgresFtsIndex implements SearchIndex {
       // Chunks with every word in the very form typed first; when they fill the page, the
       // stemmed ranking is not even run.
       const exact = await this.ranked(collection, stemmed, toTsquery(units, attempt, EXACT_CONFIG), filter, limit, []);
-      const rest = exact.length < limit ? await this.ranked(collection, stemmed, null, filter, limit - exact.length, exact.map((r) => r.id)) : [];
-      const rows = [...exact.map((r) => ({ ...r, exact: true })), ...rest.map((r) => ({ ...r, exact: false }))];
+      const rest = exact.length < limit ? await this.ranked(collection, stemmed, null, filter, limit, exact.map((r) => r.id)) : [];
+      const tiers = [...exact.map((r) => ({ ...r, exact: true })), ...rest.map((r) => ({ ...r, exact: false }))];
+      const rows = capPerDocument(tiers, filter.perDocument, (r) => r.document_id).slice(0, limit);
       if (rows.length === 0) continue;
       return rows.map((row) => ({
         documentId: row.document_id,
@@ -262,7 +263,7 @@ export class PostgresFtsIndex implements SearchIndex {
    * `tsv_exact` too), leaving out `skip`, with their snippets. Past RANK_WINDOW matches only
    * the most recently indexed are ranked.
    */
-  private async ranked(collection: string, stemmed: Tsquery, exact: Tsquery | null, filter: SearchFilter, limit: number, skip: string[]) {
+  private async ranked(collection: string, stemmed: Tsquery, exact: Tsquery | null, filter: SearchOptions, limit: number, skip: string[]) {
     // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
@@ -276,13 +277,21 @@ export class PostgresFtsIndex implements SearchIndex {
     return (await this.db.query(
       `WITH q AS (SELECT ${q} AS q),
        matched AS (
-         SELECT c.id, c.tsv FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}, q
+         SELECT c.id, c.tsv, c.document_id FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}, q
          WHERE ${conditions.join(" AND ")}
          ORDER BY c.id DESC LIMIT ${param(RANK_WINDOW)}
        ),
+       ranked AS (
+         SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score, m.document_id FROM matched m, q
+       ),
        top AS (
-         SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score FROM matched m, q
-         ORDER BY score DESC, m.id LIMIT ${param(limit)}
+         ${
+           filter.perDocument === undefined
+             ? `SELECT id, score FROM ranked`
+             : // At most perDocument chunks of each document, so one long document cannot fill the page.
+               `SELECT id, score FROM (SELECT id, score, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ranked) r WHERE n <= ${param(filter.perDocument)}`
+         }
+         ORDER BY score DESC, id LIMIT ${param(limit)}
        )
        SELECT top.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, top.score, c.body,
               ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet

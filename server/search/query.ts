@@ -93,3 +93,14 @@ export function matchAttempts(units: QueryUnit[]): MatchAttempt[] {
 export function folderPrefix(folder: string): string {
   return `${folder}/`;
 }
+
+/** Keeps, in order, at most `perDocument` rows of each document (none dropped without a cap): the exact and stemmed tiers are capped together. */
+export function capPerDocument<T>(rows: T[], perDocument: number | undefined, documentOf: (row: T) => string): T[] {
+  if (perDocument === undefined) return rows;
+  const counts = new Map<string, number>();
+  return rows.filter((row) => {
+    const n = (counts.get(documentOf(row)) ?? 0) + 1;
+    counts.set(documentOf(row), n);
+    return n <= perDocument;
+  });
+}

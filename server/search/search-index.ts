@@ -79,6 +79,11 @@ export interface SearchFilter {
   folder?: string;
 }
 
+export interface SearchOptions extends SearchFilter {
+  /** At most this many chunks of one document (a page of documents rather than of one long file's chunks). */
+  perDocument?: number;
+}
+
 /** "damaged": the collection's index file cannot be read; re-running its pipeline rebuilds it. */
 export type IndexStatus = "ok" | "damaged";
 
@@ -115,7 +120,7 @@ export interface SearchIndex extends CollectionIndex {
   /** Every indexed document of one source, by path, for incremental re-sync. */
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }>;
-  search(collectionId: string, query: string, topK: number, filter?: SearchFilter): Promise<SearchHit[]>;
+  search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]>;
   /**
    * Sets a damaged collection's index aside (kept, not deleted) so the next writes rebuild it;
    * answers where it went, or null when there was nothing to move (engines that cannot be damaged so).

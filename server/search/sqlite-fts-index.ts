@@ -4,8 +4,8 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, StagedDocument } from "./search-index";
-import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type QueryUnit } from "./query";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
+import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 import { IndexDamagedError, isCorruption } from "./index-damage";
 import { stagedDocument } from "./staged-document";
@@ -93,6 +93,8 @@ export interface SqliteFtsIndexOptions {
 interface RankedRow {
   rowid: number;
   bm25: number;
+  /** Only with a per-document cap. */
+  document_id?: string;
 }
 
 interface ChunkRefRow {
@@ -248,11 +250,11 @@ export class SqliteFtsIndex implements SearchIndex {
     }
   }
 
-  async search(collectionId: string, query: string, topK: number, filter: SearchFilter = {}): Promise<SearchHit[]> {
+  async search(collectionId: string, query: string, topK: number, options: SearchOptions = {}): Promise<SearchHit[]> {
     const units = parseQuery(query);
     if (units.length === 0) return [];
     const db = this.database(collectionId, false);
-    return db ? this.guarded(collectionId, () => searchFile(db, units, topK, filter)) : [];
+    return db ? this.guarded(collectionId, () => searchFile(db, units, topK, options)) : [];
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -426,9 +428,9 @@ function countDocuments(db: Database.Database): CollectionStats {
   return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
 }
 
-function searchFile(db: Database.Database, units: QueryUnit[], topK: number, filter: SearchFilter): SearchHit[] {
+function searchFile(db: Database.Database, units: QueryUnit[], topK: number, options: SearchOptions): SearchHit[] {
   const limit = clampTopK(topK);
-  const where = filterSql(filter);
+  const where = filterSql(options);
   let match = "";
   let top: (RankedRow & { exact: boolean })[] = [];
   let matched: SearchHit["matched"] = "all";
@@ -437,10 +439,11 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, fil
     matched = attempt.matched;
     // Chunks with every word in the very form typed come first; when they fill the page, the
     // stemmed ranking is not even run (a common word's exact form usually does).
-    const exact = rankedChunks(db, match, limit, where, toMatch(units, attempt.joiner, attempt.prefix, true));
+    const exact = rankedChunks(db, match, limit, where, options.perDocument, toMatch(units, attempt.joiner, attempt.prefix, true));
     const seen = new Set(exact.map((row) => row.rowid));
-    const stemmed = exact.length < limit ? rankedChunks(db, match, limit + exact.length, where).filter((row) => !seen.has(row.rowid)) : [];
-    top = [...exact.map((row) => ({ ...row, exact: true })), ...stemmed.map((row) => ({ ...row, exact: false }))].slice(0, limit);
+    const stemmed = exact.length < limit ? rankedChunks(db, match, limit + exact.length, where, options.perDocument).filter((row) => !seen.has(row.rowid)) : [];
+    const tiers = [...exact.map((row) => ({ ...row, exact: true })), ...stemmed.map((row) => ({ ...row, exact: false }))];
+    top = capPerDocument(tiers, options.perDocument, (row) => row.document_id!).slice(0, limit);
     if (top.length > 0) break;
   }
   // snippet() runs only for the chunks kept, not for every match the ranking looked at.
@@ -500,9 +503,16 @@ function filterSql(filter: SearchFilter): { sql: string; params: string[] } | nu
  * `exactMatch`, only chunks that match it in `chunks_exact` too (the words as typed). Past
  * RANK_WINDOW matches, only the newest are ranked.
  */
-function rankedChunks(db: Database.Database, match: string, limit: number, where: { sql: string; params: string[] } | null, exactMatch?: string): RankedRow[] {
+function rankedChunks(
+  db: Database.Database,
+  match: string,
+  limit: number,
+  where: { sql: string; params: string[] } | null,
+  perDocument: number | undefined,
+  exactMatch?: string,
+): RankedRow[] {
   // The exact words' chunks, newest first: a list of rowids FTS5 checks each stemmed match against.
-  const exact = exactMatch === undefined ? "" : " AND rowid IN (SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH ? ORDER BY rowid DESC LIMIT ?)";
+  const exact = exactMatch === undefined ? "" : " AND chunks_fts.rowid IN (SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH ? ORDER BY rowid DESC LIMIT ?)";
   const exactArgs = exactMatch === undefined ? [] : [exactMatch, RANK_WINDOW];
   const filter = where ? ` AND ${where.sql}` : "";
   const filterArgs = where?.params ?? [];
@@ -511,12 +521,23 @@ function rankedChunks(db: Database.Database, match: string, limit: number, where
     .prepare(`SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?${exact}${filter} ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
     .pluck()
     .get(match, ...exactArgs, ...filterArgs, RANK_WINDOW) as number | undefined;
-  // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
-  const sql = `SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE chunks_fts MATCH ?${floor === undefined ? "" : " AND rowid > ?"}${exact}${filter}
-               ORDER BY bm25 LIMIT ?`;
+  const conditions = `chunks_fts MATCH ?${floor === undefined ? "" : " AND chunks_fts.rowid > ?"}${exact}${filter}`;
   // The floor as a BigInt too, so FTS5 itself starts its doclist there (see the snippet query in searchFile()).
-  const args = [match, ...(floor === undefined ? [] : [BigInt(floor)]), ...exactArgs, ...filterArgs, limit];
-  return db.prepare(sql).all(...args) as RankedRow[];
+  const args = [match, ...(floor === undefined ? [] : [BigInt(floor)]), ...exactArgs, ...filterArgs];
+  if (perDocument === undefined) {
+    // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
+    return db.prepare(`SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE ${conditions} ORDER BY bm25 LIMIT ?`).all(...args, limit) as RankedRow[];
+  }
+  // At most perDocument chunks of each document, so one long document cannot fill the page.
+  return db
+    .prepare(
+      `SELECT rowid, bm25, document_id FROM (
+         SELECT rowid, bm25, document_id, row_number() OVER (PARTITION BY document_id ORDER BY bm25) AS n FROM (
+           SELECT chunks_fts.rowid AS rowid, ${BM25} AS bm25, c.document_id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE ${conditions}
+         )
+       ) WHERE n <= ? ORDER BY bm25 LIMIT ?`,
+    )
+    .all(...args, perDocument, limit) as RankedRow[];
 }
 
 /**

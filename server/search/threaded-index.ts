@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { WriterReply, WriterRequest } from "./index-writer.worker";
 import crypto from "node:crypto";
-import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
+import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
 import { IndexDamagedError } from "./index-damage";
@@ -113,8 +113,8 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.listDocuments(collectionId, offset, limit);
   }
 
-  search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
-    return this.reader.search(collectionId, query, topK);
+  search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]> {
+    return this.reader.search(collectionId, query, topK, options);
   }
 
   stats(collectionId: string): Promise<CollectionStats> {

@@ -423,6 +423,15 @@ for (const engine of [sqlite, postgres]) {
       assert.equal(found, stems.length * suffixes.length);
     });
 
+    test("perDocument caps the chunks of one document, so a long document cannot fill the page", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("long.txt", Array.from({ length: 12 }, (_, i) => `gannet gannet colony part ${i}`)));
+      await index.upsertDocument(collection, doc("short.txt", ["one gannet among many other words in a longer sentence"]));
+      assert.deepEqual([...new Set((await index.search(collection, "gannet", 5)).map((h) => h.path))], ["long.txt"]);
+      const capped = await index.search(collection, "gannet", 5, { perDocument: 2 });
+      assert.deepEqual(capped.map((h) => h.path), ["long.txt", "long.txt", "short.txt"]);
+    });
+
     test("results say when no chunk had every word and the search fell back to any of them", async () => {
       const { index, collection } = await engine.newIndex();
       await index.upsertDocument(collection, doc("a.txt", ["apples and pears"]));
