@@ -1,5 +1,6 @@
 import type { DataSource } from "typeorm";
 import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
+import { independentWrite } from "../data/serial-transactions";
 
 const MAX_LISTED_ERRORS = 100;
 /** Progress is written at least this often while a job moves (the issue asks for every second). */
@@ -85,7 +86,7 @@ export class JobProgress {
       ...extra,
     };
     this.pending = this.pending.then(
-      () => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row)).then(() => undefined),
+      () => independentWrite(this.db, (tx) => tx.update(IngestJob, { id: this.jobId }, row)).then(() => undefined),
       () => undefined,
     );
     return this.pending;

@@ -5,6 +5,7 @@ import { IngestJob } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import type { Logger } from "../logger";
 import { JobProgress } from "./job-progress";
+import { independentWrite } from "../data/serial-transactions";
 
 export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline";
 export const INTERRUPTED = "Interrupted by shutdown";
@@ -157,7 +158,8 @@ export async function assertNoActiveJob(tx: EntityManager, target: JobTarget): P
 export async function runJob(db: DataSource, handler: JobHandler, logger: Logger, job: IngestJob, signal: AbortSignal): Promise<void> {
   job.runState = "running";
   job.startedAt = new Date();
-  await db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" }));
+  // queued -> running: both count as active for every check, so this need not wait for the writer lock.
+  await independentWrite(db, (tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" }));
   const progress = new JobProgress(db, job.id);
   try {
     await handler(job, progress, signal);
