@@ -511,8 +511,10 @@ function rankedChunks(
   perDocument: number | undefined,
   exactMatch?: string,
 ): RankedRow[] {
-  // The exact words' chunks, newest first: a list of rowids FTS5 checks each stemmed match against.
-  const exact = exactMatch === undefined ? "" : " AND chunks_fts.rowid IN (SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH ? ORDER BY rowid DESC LIMIT ?)";
+  // The exact words' chunks, newest first: a set each stemmed match is checked against. The
+  // unary + keeps SQLite from driving the query by it (one FTS5 lookup per exact rowid, each
+  // re-reading the stemmed doclist: seconds for a common word).
+  const exact = exactMatch === undefined ? "" : " AND +chunks_fts.rowid IN (SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH ? ORDER BY rowid DESC LIMIT ?)";
   const exactArgs = exactMatch === undefined ? [] : [exactMatch, RANK_WINDOW];
   const filter = where ? ` AND ${where.sql}` : "";
   const filterArgs = where?.params ?? [];
