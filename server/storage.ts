@@ -28,14 +28,14 @@ export interface Storage {
  * SQLite under DATA_DIR with one FTS5 file per collection, and secrets in the OS keychain.
  */
 export async function openStorage(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey">,
+  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey"> & Partial<Pick<Config, "searchReaders" | "searchQueueLimit">>,
   logger: { warn(message: string): void },
 ): Promise<Storage> {
   keepDataDirPrivate(config.dataDir, logger);
   const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
   try {
-    if (!config.databaseUrl) return { db, index: new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") }), secrets: local };
+    if (!config.databaseUrl) return { db, index: new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config) }), secrets: local };
     const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);
     return { db, index: new PostgresFtsIndex(db), secrets };
   } catch (error) {
@@ -60,4 +60,10 @@ async function teamSecretsKey(configured: Buffer | null, local: SecretStore, log
   );
   const made = await local.getOrCreate(LOCAL_TEAM_KEY_NAME, () => randomBytes(SEAL_KEY_BYTES).toString("base64"));
   return Buffer.from(made, "base64");
+}
+
+/** The search reader threads' sizing, from SEARCH_READERS and SEARCH_QUEUE_LIMIT (defaults in config.ts). */
+function readerOptions(config: Partial<Pick<Config, "searchReaders" | "searchQueueLimit">>): { threads: number; queueLimit: number } | undefined {
+  if (config.searchReaders === undefined || config.searchQueueLimit === undefined) return undefined;
+  return { threads: config.searchReaders, queueLimit: config.searchQueueLimit };
 }

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
-import { HttpError, TooManyRequestsError } from "../errors";
+import { isDatabaseUnreachable } from "../data/db-errors";
+import { DatabaseUnreachableError, HttpError, ServiceUnavailableError, TooManyRequestsError } from "../errors";
 import type { Logger } from "../logger";
 import { requestIdOf } from "./request-log.middleware";
 import { isDiskFull } from "../disk/disk-space";
@@ -15,9 +16,12 @@ export function notFound(_req: Request, res: Response): void {
  * which its request line carries too) and answered as a generic 500, so no stack trace or internal text reaches a client.
  */
 export function errorHandler(logger: Logger) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+  return (thrown: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    // A lost database is the server's state, not a bug: 503 and when to retry, not a 500.
+    const error = isDatabaseUnreachable(thrown) ? new DatabaseUnreachableError() : thrown;
     if (error instanceof HttpError) {
-      if (error instanceof TooManyRequestsError) res.setHeader("Retry-After", String(error.retryAfterSeconds));
+      const retryAfter = error instanceof TooManyRequestsError || error instanceof ServiceUnavailableError ? error.retryAfterSeconds : null;
+      if (retryAfter !== null) res.setHeader("Retry-After", String(retryAfter));
       res.status(error.status).json({ detail: error.detail, ...error.extra });
       return;
     }

@@ -19,16 +19,20 @@ import type { presentDriveFile, presentDriveSource, presentDriveStatus, presentP
 import type { createDriveSourceBody, registerDriveFilesBody } from "../connectors/gdrive/drive.schemas";
 import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
 import type { createGroupBody, setParentBody } from "./groups.schemas";
-import type { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
-import type { addPersonalModelBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
-import type { presentJob, presentPipeline } from "./pipelines.presenters";
-import type { createPipelineBody } from "./pipelines.schemas";
+import type { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
+import type { addPersonalModelBody, cancelPullBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
+import type { presentJob, presentPipeline, presentSchedule } from "./pipelines.presenters";
+import type { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
+import type { presentSchedulesChanged } from "./data-sources.presenters";
+import type { presentInstance } from "./instance.presenters";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
 export type Token = ReturnType<typeof presentToken>;
 export type SignUpBody = z.input<typeof signUpBody>;
 export type SignInBody = z.input<typeof signInBody>;
+
+export type Instance = ReturnType<typeof presentInstance>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;
@@ -81,6 +85,9 @@ export type RegisterDriveFilesBody = z.input<typeof registerDriveFilesBody>;
 // ---- pipelines and ingestion ----
 export type Pipeline = ReturnType<typeof presentPipeline>;
 export type IngestJob = ReturnType<typeof presentJob>;
+export type PipelineScheduleRecord = ReturnType<typeof presentSchedule>;
+export type SetScheduleBody = z.input<typeof setScheduleBody>;
+export type SchedulesChanged = ReturnType<typeof presentSchedulesChanged>;
 export type CreatePipelineBody = z.input<typeof createPipelineBody>;
 
 // ---- models ----
@@ -89,5 +96,8 @@ export type LibraryModel = ReturnType<typeof presentLibraryEntry>;
 export type PersonalModel = ReturnType<typeof presentPersonalModel>;
 export type PullEvent = ReturnType<typeof presentPullEvent>;
 export type PullModelBody = z.input<typeof pullModelBody>;
+export type ModelServerStatus = ReturnType<typeof presentModelServerStatus>;
+export type CancelledPull = ReturnType<typeof presentCancelledPull>;
+export type CancelPullBody = z.input<typeof cancelPullBody>;
 export type AddPersonalModelBody = z.input<typeof addPersonalModelBody>;
 export type UpdatePersonalModelBody = z.input<typeof updatePersonalModelBody>;

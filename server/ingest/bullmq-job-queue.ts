@@ -1,8 +1,10 @@
 import { Queue, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { DataSource, EntityManager } from "typeorm";
+import { DatabaseOutage } from "../data/database-outage";
+import { isDatabaseUnreachable } from "../data/db-errors";
 import { ServiceUnavailableError } from "../errors";
-import { IngestJob } from "../data/entities/ingest-job.entity";
+import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
 import type { Logger } from "../logger";
 import { isConnectionError } from "../redis/redis-connection";
 import { assertNoActiveJob, finishJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler, type JobTarget } from "./job-queue";
@@ -19,6 +21,8 @@ export interface BullmqQueueOptions {
   prefix: string;
   /** Take jobs in this process (API processes with SLUICE_WORKER=1, and `npm run worker`). */
   runWorker: boolean;
+  /** How the running job rides out a database outage (DB_OUTAGE_GRACE_S). */
+  outage?: DatabaseOutage;
 }
 
 /**
@@ -38,6 +42,7 @@ export class BullmqJobQueue implements IngestQueue {
   private readonly abort = new AbortController();
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readonly outage: DatabaseOutage;
 
   constructor(
     private readonly db: DataSource,
@@ -46,6 +51,7 @@ export class BullmqJobQueue implements IngestQueue {
     private readonly options: BullmqQueueOptions,
   ) {
     this.redis = options.redis;
+    this.outage = options.outage ?? new DatabaseOutage(0);
     this.ownerId = String(options.redis.options.connectionName);
     this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
     this.queue.on("error", (error) => this.logError("ingestion queue", error));
@@ -71,12 +77,16 @@ export class BullmqJobQueue implements IngestQueue {
       });
       this.worker.on("error", (error) => this.logError("ingestion worker", error));
     }
-    this.sweeper = setInterval(() => void this.sweep().catch((error: Error) => this.logger.warn(`ingestion sweep: ${error.message}`)), SWEEP_EVERY_MS);
+    // During a database outage the sweep has nothing to go on; the job's own log lines tell of the outage.
+    this.sweeper = setInterval(
+      () => void this.sweep().catch((error: Error) => isDatabaseUnreachable(error) || this.logger.warn(`ingestion sweep: ${error.message}`)),
+      SWEEP_EVERY_MS,
+    );
     this.sweeper.unref();
   }
 
-  async enqueue(pipelineId: string): Promise<IngestJob> {
-    const job = await recordQueuedJob(this.db, pipelineId);
+  async enqueue(pipelineId: string, trigger: JobTrigger = "manual"): Promise<IngestJob> {
+    const job = await recordQueuedJob(this.db, pipelineId, trigger);
     try {
       await this.add(job.id);
     } catch (error) {
@@ -113,7 +123,10 @@ export class BullmqJobQueue implements IngestQueue {
   }
 
   private async process(bullJob: Job<{ jobId: string }>): Promise<void> {
-    const job = await this.db.manager.findOne(IngestJob, { where: { id: bullJob.data.jobId } });
+    // Read once the database answers: a job handed out during an outage must not be dropped by BullMQ as failed.
+    const found = await this.outage.untilReachable(() => this.db.manager.findOne(IngestJob, { where: { id: bullJob.data.jobId } }), this.abort.signal);
+    if (!found) throw new Error("stopped before the database could be reached");
+    const job = found.value;
     if (!job || job.runState === "done") return;
     if (job.runState === "running") {
       // Handed out again after its process died (BullMQ's stalled check): record it, never re-run it.
@@ -121,9 +134,10 @@ export class BullmqJobQueue implements IngestQueue {
       return;
     }
     const ownerKey = this.ownerKey(job.id);
+    // While it is set, no sweep takes the job for interrupted, however long a database outage keeps it from recording its end.
     await this.redis.set(ownerKey, this.ownerId);
     try {
-      await runJob(this.db, this.handler, this.logger, job, this.abort.signal);
+      await runJob(this.db, this.handler, this.logger, job, this.abort.signal, this.outage);
     } finally {
       await this.redis.del(ownerKey).catch(() => undefined);
     }

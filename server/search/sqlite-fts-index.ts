@@ -87,6 +87,8 @@ const SNIPPET_TOKENS = 20;
 export interface SqliteFtsIndexOptions {
   /** Directory holding one `<collectionId>.db` per collection, e.g. DATA_DIR/indexes. */
   dir: string;
+  /** Open files read-only (the search reader threads, index-reader-pool.ts); such an instance never creates or migrates a file. */
+  readOnly?: boolean;
 }
 
 
@@ -108,11 +110,13 @@ interface ChunkRefRow {
 export class SqliteFtsIndex implements SearchIndex {
   private readonly dir: string;
   private readonly open = new Map<string, Database.Database>();
+  private readonly readOnly: boolean;
   /** Files found damaged, by path: answered at once rather than re-read per request. */
   private readonly damaged = new Set<string>();
 
   constructor(options: SqliteFtsIndexOptions) {
     this.dir = options.dir;
+    this.readOnly = options.readOnly ?? false;
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -300,12 +304,44 @@ export class SqliteFtsIndex implements SearchIndex {
     this.open.clear();
   }
 
+  /** Opens a collection's file if it has one, bringing an older schema up to date (read-only readers cannot). */
+  async upgrade(collectionId: string): Promise<void> {
+    this.database(collectionId, false);
+  }
+
   /** Merges each index's b-trees into one; worth it after a bulk load. */
   async optimize(collectionId: string): Promise<void> {
     const db = this.database(collectionId, false);
     if (!db) return;
     db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
     db.prepare("INSERT INTO chunks_exact (chunks_exact) VALUES ('optimize')").run();
+  }
+
+  /**
+   * A read-only connection, beside the writer's (WAL lets readers and one writer work at once).
+   * A file the writer has not finished creating counts as empty, and is looked at again next time.
+   */
+  private openReadOnly(file: string): Database.Database | undefined {
+    if (!fs.existsSync(file)) return undefined;
+    let db: Database.Database | undefined;
+    let version: number;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: sqliteNativeBinding() });
+      db.pragma("busy_timeout = 5000");
+      version = db.pragma("user_version", { simple: true }) as number;
+    } catch (err) {
+      db?.close();
+      if (!isCorruption(err)) throw err;
+      this.damaged.add(file);
+      throw new IndexDamagedError();
+    }
+    if (version !== SCHEMA_VERSION) {
+      db.close();
+      if (version > SCHEMA_VERSION) throw new Error(`Search index ${file} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
+      return undefined;
+    }
+    this.open.set(file, db);
+    return db;
   }
 
   /** The file of one collection, e.g. for reporting its size. */
@@ -324,6 +360,7 @@ export class SqliteFtsIndex implements SearchIndex {
     const cached = this.open.get(file);
     if (cached) return cached;
     if (this.damaged.has(file)) throw new IndexDamagedError();
+    if (this.readOnly) return this.openReadOnly(file);
     const existed = fs.existsSync(file);
     if (!create && !existed) return undefined;
     fs.mkdirSync(this.dir, { recursive: true });

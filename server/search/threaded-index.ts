@@ -6,6 +6,7 @@ import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, I
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
 import { IndexDamagedError } from "./index-damage";
+import { IndexReaderPool } from "./index-reader-pool";
 
 const WORKER = workerScript(__filename, "index-writer.worker");
 
@@ -23,9 +24,13 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private nextId = 1;
   private closed = false;
 
-  constructor(options: { dir: string }) {
-    this.reader = new SqliteFtsIndex(options);
+  /** Searches and document pages run on reader threads (index-reader-pool.ts); the rest reads on the caller's thread. */
+  private readonly readers: IndexReaderPool;
+
+  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number } }) {
+    this.reader = new SqliteFtsIndex({ dir: options.dir });
     this.dir = options.dir;
+    this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
   }
 
   private spawn(): Worker {
@@ -60,7 +65,10 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private replyError(reply: Extract<WriterReply, { ok: false }>, collectionId: unknown): Error {
     if (reply.code === "SLUICE_INDEX_DAMAGED") {
       // The reading side must stop trusting its cached pages of that file too.
-      if (typeof collectionId === "string") void this.reader.markDamaged(collectionId);
+      if (typeof collectionId === "string") {
+        void this.reader.markDamaged(collectionId);
+        void this.readers.broadcast("markDamaged", collectionId);
+      }
       return new IndexDamagedError();
     }
     return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
@@ -109,29 +117,50 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.indexedState(collectionId, sourceId);
   }
 
-  listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
-    return this.reader.listDocuments(collectionId, offset, limit);
+  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
+    return this.readers.run("listDocuments", collectionId, offset, limit);
   }
 
-  search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]> {
-    return this.reader.search(collectionId, query, topK, options);
+  async search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
+    return this.readers.run("search", collectionId, query, topK, options);
+  }
+
+  /** Collections whose file the writer has opened (and so brought to this build's schema) in this process. */
+  private readonly current = new Set<string>();
+
+  /**
+   * The read-only reader threads cannot upgrade a file of an older schema (they would answer
+   * nothing from it): the first read of a collection has the writer open it first, once.
+   */
+  private async upgraded(collectionId: string): Promise<void> {
+    if (this.current.has(collectionId)) return;
+    await this.call("upgrade", collectionId);
+    this.current.add(collectionId);
   }
 
   stats(collectionId: string): Promise<CollectionStats> {
     return this.reader.stats(collectionId);
   }
 
-  /** Both threads let go of the file before it is deleted. */
+  /** Every thread lets go of the file before it is deleted. */
   async drop(collectionId: string): Promise<void> {
     this.reader.filePath(collectionId);
+    this.current.delete(collectionId);
     await this.call("release", collectionId);
+    await this.readers.broadcast("release", collectionId);
     await this.reader.drop(collectionId);
   }
 
-  /** Both threads let go of the damaged file before it is moved. */
+  /** Every thread lets go of the damaged file before it is moved. */
   async moveAside(collectionId: string): Promise<string | null> {
     this.reader.filePath(collectionId);
+    this.current.delete(collectionId);
     await this.call("release", collectionId);
+    await this.readers.broadcast("release", collectionId);
     return this.reader.moveAside(collectionId);
   }
 
@@ -143,6 +172,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
       await worker.terminate();
     }
     this.closed = true;
+    await this.readers.close();
     await this.reader.close();
   }
 }

@@ -180,6 +180,14 @@ describe("GET /api/openapi.json", () => {
     assert.equal(search[2].schema.default, 10);
   });
 
+  it("says in the password's description that every byte counts (pre-hashed before bcrypt), and documents the sign-up and sign-in 429", () => {
+    const signup = doc.paths["/signup"]?.post;
+    const body = signup?.requestBody?.content["application/json"].schema as { properties: Record<string, { description?: string }> };
+    assert.match(body.properties.password.description ?? "", /HMAC-SHA256 before bcrypt \(cost 12\), so nothing beyond bcrypt's 72-byte limit is cut off/);
+    assert.match(signup?.responses["429"]?.description ?? "", /Too many sign-ups from this address/);
+    assert.match(doc.paths["/signin"]?.post?.responses["429"]?.description ?? "", /Retry-After/);
+  });
+
   it("answers every error with the shared {detail, errors?} schema, and says what each status means", () => {
     assert.deepEqual(doc.components.schemas.Error.required, ["detail"]);
     const create = doc.paths["/user_groups"]?.post;

@@ -7,6 +7,7 @@ import * as path from "node:path";
 import type { DataSource } from "typeorm";
 import Database from "better-sqlite3";
 import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
+import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
@@ -484,10 +485,8 @@ test("SQLite: removeUnfinished drops the chunks of a document in parts whose pro
   assert.equal((await index.search(collection, "walrus", 10)).length, 1);
 });
 
-test("SQLite: an index file of schema version 1 (before exact words) is upgraded when opened and answers exact-first", async () => {
-  const { dir, collection } = await sqlite.newIndex();
-  fs.mkdirSync(dir!, { recursive: true });
-  const file = path.join(dir!, `${collection}.db`);
+/** An index file as the previous build (schema version 1) wrote it: 12 files saying "highlight", one saying "highlighter". */
+function writeVersion1File(file: string): void {
   // The file as the previous build wrote it: its schema, its rows, user_version 1.
   const old = new Database(file);
   old.exec(SQLITE_INDEX_MIGRATIONS[1]);
@@ -502,6 +501,13 @@ test("SQLite: an index file of schema version 1 (before exact words) is upgraded
   write(crypto.randomUUID(), "rare/pens.txt", "Pens", "a long text about pens and paper, with one yellow highlighter somewhere in the middle of it all");
   old.pragma("user_version = 1");
   old.close();
+}
+
+test("SQLite: an index file of schema version 1 (before exact words) is upgraded when opened and answers exact-first", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  const file = path.join(dir!, `${collection}.db`);
+  writeVersion1File(file);
 
   const index = new SqliteFtsIndex({ dir: dir! });
   closers.push(() => index.close());
@@ -520,6 +526,18 @@ test("SQLite: an index file of schema version 1 (before exact words) is upgraded
   } finally {
     upgraded.close();
   }
+});
+
+test("SQLite threaded: reader threads answer from a version-1 file (the writer upgrades it on first read)", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  writeVersion1File(path.join(dir!, `${collection}.db`));
+  const index = new ThreadedSqliteIndex({ dir: dir!, readers: { threads: 1, queueLimit: 8 } });
+  closers.push(() => index.close());
+  const hits = await index.search(collection, "highlighter", 10);
+  assert.equal(hits[0]?.path, "rare/pens.txt");
+  assert.equal(hits[0].exact, true);
+  assert.equal((await index.listDocuments(collection, 0, 100)).total, 13);
 });
 
 test("parseQuery turns input into quoted units", () => {
