@@ -1,20 +1,12 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
 import { openStorage } from "../../server/storage";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
-import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
+import { GOOD_PASSWORD, signUp, uniqueEmail } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
-let server: SluiceServer;
-let request: Request;
-
-before(async () => {
-  server = await startSluice();
-  request = client(server.api);
-});
-after(async () => {
-  await server.stop();
-});
+const sluice = useSluice();
+const { request } = sluice;
 
 /** An HS256 token with the server's claims, signed with the given secret. */
 function sign(claims: { email?: unknown; sub?: string }, secret: string, lifetimeSeconds: number, iat = Math.floor(Date.now() / 1000)): Promise<string> {
@@ -151,7 +143,7 @@ describe("authentication", () => {
     const { token } = await signUp(request);
     const claims = decodeJwt(token);
     // Read the way the server reads it: its DATA_DIR's secrets file, or on a team server the database.
-    const storage = await openStorage({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
+    const storage = await openStorage({ dataDir: sluice.server.dataDir, databaseUrl: sluice.server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
     const secret = (await storage.secrets.get("jwt-signing-secret"))!;
     await storage.index.close();
     await storage.db.destroy();

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
-import { startSluice, type SluiceServer, storedText } from "../fixtures/sluice-server";
-import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { storedText } from "../fixtures/sluice-server";
+import { createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
 const DOC = "application/vnd.google-apps.document";
 const SHEET = "application/vnd.google-apps.spreadsheet";
@@ -11,8 +12,6 @@ const SLIDES = "application/vnd.google-apps.presentation";
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 
 let google: FakeGoogle;
-let server: SluiceServer;
-let request: Request;
 const responses: ApiResponse[] = [];
 
 /** A port picked up front, so PUBLIC_URL (the OAuth redirect URI) can name it. */
@@ -26,20 +25,22 @@ async function freePort(): Promise<number> {
 
 before(async () => {
   google = await startFakeGoogle();
-  const port = await freePort();
-  server = await startSluice({ env: { ...google.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` } });
-  const raw = client(server.api);
-  // Keep every response so the last test can prove no refresh token ever appeared in one.
-  request = async (method, p, opts) => {
-    const res = await raw(method, p, opts);
-    responses.push(res);
-    return res;
-  };
+});
+const sluice = useSluice({
+  env: async () => {
+    const port = await freePort();
+    return { ...google.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` };
+  },
 });
 after(async () => {
-  if (server.child.exitCode === null) await server.stop();
   await google.close();
 });
+// Keep every response so the last test can prove no refresh token ever appeared in one.
+const request: Request = async (method, p, opts) => {
+  const res = await sluice.request(method, p, opts);
+  responses.push(res);
+  return res;
+};
 
 /** Runs the browser's part of the consent: open auth_url, follow Google's redirect to our callback. */
 async function consent(token: string, returnTo = "/settings/drive?tab=1") {
@@ -82,29 +83,26 @@ async function search(collectionId: string, q: string, token: string) {
 }
 
 describe("without an OAuth client configured", () => {
+  const bare = useSluice();
+
   it("every drive endpoint answers 503 with a detail naming the settings", async () => {
-    const bare = await startSluice();
-    try {
-      const req = client(bare.api);
-      const user = await signUp(req);
-      const group = await createGroup(req, user.token);
-      const calls: Array<[string, string, unknown?]> = [
-        ["GET", "/integrations/cloud/drive"],
-        ["POST", "/integrations/cloud/drive/connect?return_to=/"],
-        ["DELETE", "/integrations/cloud/drive"],
-        ["GET", "/data_sources/drive/picker_token"],
-        ["POST", "/data_sources/drive/", { data_source: { data_source_name: "Drive", owner_group_id: group } }],
-      ];
-      for (const [method, p, body] of calls) {
-        const res = await req(method, p, { token: user.token, body });
-        assert.equal(res.status, 503, `${method} ${p}: ${res.text}`);
-        assert.match(res.body.detail, /GOOGLE_CLIENT_ID/);
-      }
-      const callback = await req("GET", "/integrations/cloud/drive/callback?state=x&code=y");
-      assert.equal(callback.status, 503);
-    } finally {
-      await bare.stop();
+    const req = bare.request;
+    const user = await signUp(req);
+    const group = await createGroup(req, user.token);
+    const calls: Array<[string, string, unknown?]> = [
+      ["GET", "/integrations/cloud/drive"],
+      ["POST", "/integrations/cloud/drive/connect?return_to=/"],
+      ["DELETE", "/integrations/cloud/drive"],
+      ["GET", "/data_sources/drive/picker_token"],
+      ["POST", "/data_sources/drive/", { data_source: { data_source_name: "Drive", owner_group_id: group } }],
+    ];
+    for (const [method, p, body] of calls) {
+      const res = await req(method, p, { token: user.token, body });
+      assert.equal(res.status, 503, `${method} ${p}: ${res.text}`);
+      assert.match(res.body.detail, /GOOGLE_CLIENT_ID/);
     }
+    const callback = await req("GET", "/integrations/cloud/drive/callback?state=x&code=y");
+    assert.equal(callback.status, 503);
   });
 });
 
@@ -123,7 +121,7 @@ describe("connecting Google Drive", () => {
     assert.equal(p.get("code_challenge_method"), "S256");
     assert.match(p.get("code_challenge")!, /^[A-Za-z0-9_-]{43}$/);
     assert.ok((p.get("state") ?? "").length >= 32);
-    assert.equal(p.get("redirect_uri"), `${server.url}/api/integrations/cloud/drive/callback`);
+    assert.equal(p.get("redirect_uri"), `${sluice.server.url}/api/integrations/cloud/drive/callback`);
   });
 
   it("the callback needs no bearer token, stores the grant and redirects to return_to", async () => {
@@ -158,7 +156,7 @@ describe("connecting Google Drive", () => {
     assert.equal(bad.status, 400);
     assert.match(((await bad.json()) as { detail: string }).detail, /state/i);
 
-    const missing = await fetch(`${server.api}/integrations/cloud/drive/callback?code=abc`, { redirect: "manual" });
+    const missing = await fetch(`${sluice.server.api}/integrations/cloud/drive/callback?code=abc`, { redirect: "manual" });
     assert.equal(missing.status, 400);
 
     assert.equal((await request("GET", "/integrations/cloud/drive", { token: user.token })).body.connected, false);
@@ -192,7 +190,7 @@ describe("connecting Google Drive", () => {
     const user = await signUp(request);
     const connect = await request("POST", "/integrations/cloud/drive/connect?return_to=/settings", { token: user.token });
     const state = new URL(connect.body.auth_url).searchParams.get("state")!;
-    const res = await fetch(`${server.api}/integrations/cloud/drive/callback?error=access_denied&state=${encodeURIComponent(state)}`, { redirect: "manual" });
+    const res = await fetch(`${sluice.server.api}/integrations/cloud/drive/callback?error=access_denied&state=${encodeURIComponent(state)}`, { redirect: "manual" });
     assert.equal(res.status, 302);
     assert.equal(res.headers.get("location"), "/settings?drive_error=access_denied");
     assert.equal((await request("GET", "/integrations/cloud/drive", { token: user.token })).body.connected, false);
@@ -448,8 +446,8 @@ describe("Google failing behind the API", () => {
 
 describe("token storage", () => {
   it("no OAuth token is in the database, the server's logs or any response other than the picker token", async () => {
-    const dbBytes = await storedText(server);
-    const logs = server.output();
+    const dbBytes = await storedText(sluice.server);
+    const logs = sluice.server.output();
     assert.ok(logs.length > 0);
     for (const token of [...google.refreshTokensIssued(), ...google.accessTokensIssued()]) {
       assert.ok(!dbBytes.includes(token), "token found in the database");

@@ -3,23 +3,22 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
-import { client, signUp, type Request } from "../fixtures/http-client";
-import { startModelsSluice, type ModelsSluice } from "../fixtures/models-sluice";
+import { signUp } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 import { postSse, type SseResult } from "../fixtures/sse-client";
 
 let fake: FakeOllama;
-let server: ModelsSluice;
-let request: Request;
 let token: string;
 
 before(async () => {
   fake = await startFakeOllama();
-  server = await startModelsSluice({ OLLAMA_HOST: fake.url, SLUICE_PULL_RETRY_DELAY_MS: "10", SLUICE_SSE_KEEPALIVE_MS: "50" });
-  request = client(server.api);
+});
+const sluice = useSluice({ env: () => ({ OLLAMA_HOST: fake.url, SLUICE_PULL_RETRY_DELAY_MS: "10", SLUICE_SSE_KEEPALIVE_MS: "50" }) });
+const { request } = sluice;
+before(async () => {
   token = (await signUp(request, "models")).token;
 });
 after(async () => {
-  await server.stop();
   await fake.close();
 });
 beforeEach(() => {
@@ -29,7 +28,7 @@ beforeEach(() => {
   fake.lineDelayMs = 0;
 });
 
-const pull = (modelName: string, opts: Parameters<typeof postSse>[3] = {}, as = token) => postSse(`${server.api}/models`, as, { model_name: modelName }, opts);
+const pull = (modelName: string, opts: Parameters<typeof postSse>[3] = {}, as = token) => postSse(`${sluice.server.api}/models`, as, { model_name: modelName }, opts);
 const statuses = (r: SseResult) => r.events.map((e) => e.status as string);
 const last = (r: SseResult) => r.events[r.events.length - 1];
 const waitFor = async (check: () => Promise<boolean>, ms = 5000) => {
@@ -276,10 +275,9 @@ describe("personal model lists", () => {
 });
 
 describe("with the model server down", () => {
-  let down: ModelsSluice;
-  let downRequest: Request;
   let downToken: string;
   let catalogServer: http.Server;
+  let catalogUrl: string;
 
   before(async () => {
     catalogServer = http.createServer((_req, res) => {
@@ -287,14 +285,15 @@ describe("with the model server down", () => {
       res.end(JSON.stringify({ models: [{ name: "sluice-test-model", description: "A model only the refreshed catalog knows", capabilities: ["tools"], sizes: ["1b"], pulls: 5, updated_at: "2026-11-01T00:00:00" }] }));
     });
     await new Promise<void>((resolve) => catalogServer.listen(0, "127.0.0.1", resolve));
-    const catalogUrl = `http://127.0.0.1:${(catalogServer.address() as AddressInfo).port}/library.json`;
-    // Port 9 (discard) on loopback: nothing listens there.
-    down = await startModelsSluice({ OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10", MODEL_LIBRARY_URL: catalogUrl });
-    downRequest = client(down.api);
+    catalogUrl = `http://127.0.0.1:${(catalogServer.address() as AddressInfo).port}/library.json`;
+  });
+  // Port 9 (discard) on loopback: nothing listens there.
+  const down = useSluice({ env: () => ({ OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10", MODEL_LIBRARY_URL: catalogUrl }) });
+  const downRequest = down.request;
+  before(async () => {
     downToken = (await signUp(downRequest, "offline")).token;
   });
   after(async () => {
-    await down.stop();
     await new Promise<void>((resolve) => catalogServer.close(() => resolve()));
   });
 
@@ -305,7 +304,7 @@ describe("with the model server down", () => {
   });
 
   it("answers a pull with an error event saying the model server cannot be reached", async () => {
-    const res = await postSse(`${down.api}/models`, downToken, { model_name: "tinyllama" });
+    const res = await postSse(`${down.server.api}/models`, downToken, { model_name: "tinyllama" });
     assert.equal(res.status, 200);
     const end = last(res);
     assert.equal(end.status, "error");

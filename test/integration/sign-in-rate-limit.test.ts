@@ -1,19 +1,11 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
-import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
+import { describe, it } from "node:test";
+import { GOOD_PASSWORD, signUp, uniqueEmail } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
 // Each rule gets its own server: the limits are per client IP, and every test comes from 127.0.0.1.
 describe("sign-in rate limit", () => {
-  let server: SluiceServer;
-  let request: Request;
-  before(async () => {
-    server = await startSluice();
-    request = client(server.api);
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const { request } = useSluice();
 
   it("per account: after 10 failures in a minute even the right password answers 429 with detail and Retry-After", async () => {
     const { email } = await signUp(request);
@@ -28,15 +20,7 @@ describe("sign-in rate limit", () => {
 });
 
 describe("sign-in rate limit per IP", () => {
-  let server: SluiceServer;
-  let request: Request;
-  before(async () => {
-    server = await startSluice();
-    request = client(server.api);
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const { request } = useSluice();
 
   it("10 failures across different accounts from one IP block further sign-ins from it", async () => {
     const victim = await signUp(request);
