@@ -23,11 +23,9 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-before(async () => {
-  google = await startFakeGoogle();
-});
 const sluice = useSluice({
   env: async () => {
+    google = await startFakeGoogle();
     const port = await freePort();
     return { ...google.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` };
   },

@@ -33,12 +33,14 @@ before(async () => {
   fs.symlinkSync(docs, path.join(root, "docs-link"));
 });
 const off = useSluice();
-const sluice = useSluice({ env: { FOLDER_SOURCE_ROOTS: root } });
-const { request } = sluice;
-before(async () => {
-  owner = await signUp(request, "folder-owner");
-  group = await createGroup(request, owner.token);
+const sluice = useSluice({
+  env: { FOLDER_SOURCE_ROOTS: root },
+  setUp: async ({ request }) => {
+    owner = await signUp(request, "folder-owner");
+    group = await createGroup(request, owner.token);
+  },
 });
+const { request } = sluice;
 after(async () => {
   fs.rmSync(root, { recursive: true, force: true });
   fs.rmSync(outside, { recursive: true, force: true });

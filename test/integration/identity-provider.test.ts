@@ -1,15 +1,17 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { startFakeIdp, type FakeIdp } from "../fixtures/fake-idp";
 import { signUp } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 
 let idp: FakeIdp;
 
-before(async () => {
-  idp = await startFakeIdp();
+const { request } = useSluice({
+  env: async () => {
+    idp = await startFakeIdp();
+    return { IDP_JWKS_URL: idp.jwksUrl, IDP_ISSUER: idp.issuer, IDP_AUDIENCE: idp.audience };
+  },
 });
-const { request } = useSluice({ env: () => ({ IDP_JWKS_URL: idp.jwksUrl, IDP_ISSUER: idp.issuer, IDP_AUDIENCE: idp.audience }) });
 const plain = useSluice();
 after(async () => {
   await idp.close();

@@ -40,12 +40,14 @@ before(async () => {
   bulkSamba = await startSamba({ extraShares: { bulk: bulkDir } });
 });
 // A test kills this server and restarts it on the same DATA_DIR (sluice.restart()).
-const sluice = useSluice({ env: { SMB_TIMEOUT_MS: "3000" } });
-const { request } = sluice;
-before(async () => {
-  owner = await signUp(request, "owner");
-  group = await createGroup(request, owner.token);
+const sluice = useSluice({
+  env: { SMB_TIMEOUT_MS: "3000" },
+  setUp: async ({ request }) => {
+    owner = await signUp(request, "owner");
+    group = await createGroup(request, owner.token);
+  },
 });
+const { request } = sluice;
 after(async () => {
   await samba.stop();
   await bulkSamba.stop();

@@ -10,14 +10,16 @@ import { postSse, type SseResult } from "../fixtures/sse-client";
 let fake: FakeOllama;
 let token: string;
 
-before(async () => {
-  fake = await startFakeOllama();
+const sluice = useSluice({
+  env: async () => {
+    fake = await startFakeOllama();
+    return { OLLAMA_HOST: fake.url, SLUICE_PULL_RETRY_DELAY_MS: "10", SLUICE_SSE_KEEPALIVE_MS: "50" };
+  },
+  setUp: async ({ request }) => {
+    token = (await signUp(request, "models")).token;
+  },
 });
-const sluice = useSluice({ env: () => ({ OLLAMA_HOST: fake.url, SLUICE_PULL_RETRY_DELAY_MS: "10", SLUICE_SSE_KEEPALIVE_MS: "50" }) });
 const { request } = sluice;
-before(async () => {
-  token = (await signUp(request, "models")).token;
-});
 after(async () => {
   await fake.close();
 });
@@ -277,22 +279,23 @@ describe("personal model lists", () => {
 describe("with the model server down", () => {
   let downToken: string;
   let catalogServer: http.Server;
-  let catalogUrl: string;
 
-  before(async () => {
-    catalogServer = http.createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ models: [{ name: "sluice-test-model", description: "A model only the refreshed catalog knows", capabilities: ["tools"], sizes: ["1b"], pulls: 5, updated_at: "2026-11-01T00:00:00" }] }));
-    });
-    await new Promise<void>((resolve) => catalogServer.listen(0, "127.0.0.1", resolve));
-    catalogUrl = `http://127.0.0.1:${(catalogServer.address() as AddressInfo).port}/library.json`;
+  const down = useSluice({
+    env: async () => {
+      catalogServer = http.createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ models: [{ name: "sluice-test-model", description: "A model only the refreshed catalog knows", capabilities: ["tools"], sizes: ["1b"], pulls: 5, updated_at: "2026-11-01T00:00:00" }] }));
+      });
+      await new Promise<void>((resolve) => catalogServer.listen(0, "127.0.0.1", resolve));
+      const catalogUrl = `http://127.0.0.1:${(catalogServer.address() as AddressInfo).port}/library.json`;
+      // Port 9 (discard) on loopback: nothing listens there.
+      return { OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10", MODEL_LIBRARY_URL: catalogUrl };
+    },
+    setUp: async ({ request }) => {
+      downToken = (await signUp(request, "offline")).token;
+    },
   });
-  // Port 9 (discard) on loopback: nothing listens there.
-  const down = useSluice({ env: () => ({ OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10", MODEL_LIBRARY_URL: catalogUrl }) });
   const downRequest = down.request;
-  before(async () => {
-    downToken = (await signUp(downRequest, "offline")).token;
-  });
   after(async () => {
     await new Promise<void>((resolve) => catalogServer.close(() => resolve()));
   });
