@@ -1,12 +1,13 @@
 import path from "node:path";
-import { app, BrowserWindow, ipcMain, Menu, nativeImage, shell, Tray, utilityProcess, type UtilityProcess } from "electron";
+import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, session, shell, Tray, utilityProcess, type IpcMainInvokeEvent, type UtilityProcess } from "electron";
 import { ELECTRON_SQLITE_BINDING_ENV } from "../server/data/sqlite-binding";
+import { CONTENT_SECURITY_POLICY } from "../server/http/security-headers";
 import { lanUrls } from "./lan-addresses";
 import { openRotatingLog, type RotatingLog } from "./log-file";
 import { electronSqliteBinding } from "./native-binding";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
-import { isAppUrl, isExternalWebUrl } from "./url-guards";
+import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "./url-guards";
 
 /**
  * The desktop shell: runs the headless server (dist/server/main.js) as a utility process,
@@ -15,6 +16,8 @@ import { isAppUrl, isExternalWebUrl } from "./url-guards";
  */
 
 const SERVER_ENTRY = path.join(__dirname, "..", "server", "main.js");
+/** The same backup code as `npm run backup` (server/backup/backup-cli.ts). */
+const BACKUP_ENTRY = path.join(__dirname, "..", "server", "backup", "backup-cli.js");
 const PRELOAD = path.join(__dirname, "preload.js");
 /** dist/main/ -> the checkout (used only when not packaged). */
 const CHECKOUT_ROOT = path.join(__dirname, "..", "..");
@@ -34,6 +37,27 @@ function desktopLog(): Promise<RotatingLog> {
   return log;
 }
 
+/** DATA_DIR and the Electron build of better-sqlite3, for every process main/ starts on the data. */
+function serverEnv(): Record<string, string> {
+  return {
+    DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData"),
+    // The server loads better-sqlite3 built for Electron's ABI, not node_modules' build for Node.
+    [ELECTRON_SQLITE_BINDING_ENV]: electronSqliteBinding(app.isPackaged, process.resourcesPath, CHECKOUT_ROOT),
+  };
+}
+
+/** Tray "Back up data…": a folder from the user, then the backup CLI on it while the server runs on. */
+async function backUp(): Promise<void> {
+  const chosen = await dialog.showOpenDialog({ title: "Back up Sluice's data to a new or empty folder", properties: ["openDirectory", "createDirectory"] });
+  if (chosen.canceled || chosen.filePaths.length === 0) return;
+  const child = utilityProcess.fork(BACKUP_ENTRY, ["backup", chosen.filePaths[0]], { stdio: "pipe", serviceName: "Sluice backup", env: { ...process.env, ...serverEnv() } });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk));
+  const code = await new Promise<number>((resolve) => child.once("exit", resolve));
+  await dialog.showMessageBox({ type: code === 0 ? "info" : "error", message: code === 0 ? "Backup complete" : "Backup failed", detail: output.trim() });
+}
+
 async function startServer(): Promise<void> {
   const { host, port } = serverBinding(settings);
   const serverLog = await desktopLog();
@@ -44,9 +68,7 @@ async function startServer(): Promise<void> {
       ...process.env,
       HOST: host,
       PORT: String(port),
-      DATA_DIR: process.env.DATA_DIR ?? app.getPath("userData"),
-      // The server loads better-sqlite3 built for Electron's ABI, not node_modules' build for Node.
-      [ELECTRON_SQLITE_BINDING_ENV]: electronSqliteBinding(app.isPackaged, process.resourcesPath, CHECKOUT_ROOT),
+      ...serverEnv(),
     },
   });
   if (child.stdout) serverLog.attach(child.stdout);
@@ -94,12 +116,15 @@ function openWindow(): void {
     title: "Sluice",
     webPreferences: { contextIsolation: true, sandbox: true, nodeIntegration: false, preload: PRELOAD },
   });
-  window.webContents.on("will-navigate", (event, target) => {
-    if (!isAppUrl(target, serverUrl)) {
+  // A redirect is a navigation too: a page of the app answering 302 elsewhere must not take the window along.
+  const guardNavigation = (event: { url: string; preventDefault(): void }) => {
+    if (!isAppUrl(event.url, serverUrl)) {
       event.preventDefault();
-      if (isExternalWebUrl(target)) void shell.openExternal(target);
+      if (isExternalWebUrl(event.url)) void shell.openExternal(event.url);
     }
-  });
+  };
+  window.webContents.on("will-navigate", guardNavigation);
+  window.webContents.on("will-redirect", guardNavigation);
   window.webContents.setWindowOpenHandler(({ url }) => {
     // OAuth consent pages and other links go to the system browser, never a new app window.
     if (isExternalWebUrl(url)) void shell.openExternal(url);
@@ -122,16 +147,40 @@ function refreshTray(): void {
       { label: "Allow LAN access", type: "checkbox", checked: enabled, click: (item) => void setLanAccess(item.checked) },
       ...urls.map((url) => ({ label: `Reachable at ${url}`, enabled: false })),
       { type: "separator" },
+      { label: "Back up data…", click: () => void backUp() },
       { label: "Quit", click: () => app.quit() },
     ]),
   );
 }
 
+/** An IPC handler that answers only the app's own page in the top frame of the window. */
+function fromAppPage<A extends unknown[], R>(handler: (...args: A) => R) {
+  return (event: IpcMainInvokeEvent, ...args: A): R => {
+    const frame = event.senderFrame;
+    if (!isTrustedIpcSender(frame ? { url: frame.url, isMainFrame: frame.parent === null } : null, serverUrl)) {
+      throw new Error("Refused: only the Sluice window may ask this");
+    }
+    return handler(...args);
+  };
+}
+
 function registerIpc(): void {
-  ipcMain.handle("sluice:get-lan-access", () => lanState());
-  ipcMain.handle("sluice:set-lan-access", (_event, enabled: unknown) => setLanAccess(enabled === true));
-  ipcMain.handle("sluice:open-external", (_event, url: unknown) => {
-    if (typeof url === "string" && isExternalWebUrl(url)) return shell.openExternal(url);
+  ipcMain.handle("sluice:get-lan-access", fromAppPage(() => lanState()));
+  ipcMain.handle("sluice:set-lan-access", fromAppPage((enabled: unknown) => setLanAccess(enabled === true)));
+  ipcMain.handle(
+    "sluice:open-external",
+    fromAppPage((url: unknown) => {
+      if (typeof url === "string" && isExternalWebUrl(url)) return shell.openExternal(url);
+    }),
+  );
+}
+
+/** The window's session: every permission request (camera, location, notifications...) denied, as the app needs none; the server's CSP always. */
+function lockDownSession(): void {
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionCheckHandler(() => false);
+  session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
+    callback({ responseHeaders: withContentSecurityPolicy(details.responseHeaders, CONTENT_SECURITY_POLICY) });
   });
 }
 
@@ -151,7 +200,11 @@ if (!app.requestSingleInstanceLock()) {
     void stopServer(server).then(() => app.quit());
   });
   void app.whenReady().then(async () => {
+    // The app-data folder holds the database, secrets and logs: what the shell writes there (settings,
+    // logs) is the user's alone too; the server does the same for its own (docs/decisions.md: Data directory).
+    if (process.platform !== "win32") process.umask(0o077);
     settings = readSettings(app.getPath("userData"));
+    lockDownSession();
     registerIpc();
     await startServer();
     tray = new Tray(nativeImage.createEmpty());

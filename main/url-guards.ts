@@ -22,3 +22,31 @@ export function isExternalWebUrl(target: string): boolean {
     return false;
   }
 }
+
+/** What an IPC handler knows of the frame that sent the message (Electron's senderFrame, null once it is gone). */
+export interface SenderFrame {
+  url: string;
+  /** The window's top frame, not an iframe inside it. */
+  isMainFrame: boolean;
+}
+
+/**
+ * IPC is for the app's own page only: the top frame of the window, showing the app's origin.
+ * An iframe or any page the window might end up on (a navigation guard bypassed) is refused.
+ */
+export function isTrustedIpcSender(frame: SenderFrame | null, appUrl: string): boolean {
+  return frame !== null && frame.isMainFrame && isAppUrl(frame.url, appUrl);
+}
+
+/**
+ * Response headers with the app's Content-Security-Policy in force, whatever was sent (any
+ * spelling of the header replaced), so the window is held to the same policy as a browser.
+ */
+export function withContentSecurityPolicy(headers: Record<string, string | string[]> | undefined, policy: string): Record<string, string | string[]> {
+  const result: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (name.toLowerCase() !== "content-security-policy") result[name] = value;
+  }
+  result["Content-Security-Policy"] = [policy];
+  return result;
+}

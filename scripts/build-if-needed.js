@@ -46,8 +46,22 @@ function buildRendererIfNeeded() {
   return true;
 }
 
+/** Removes compiled files whose TypeScript source is gone, so a deleted test or module does not live on in dist/. */
+function pruneStaleOutputs(dir) {
+  if (!fs.existsSync(dir)) return;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) pruneStaleOutputs(full);
+    else if (/\.js(\.map)?$/.test(entry.name)) {
+      const source = path.join(root, path.relative(path.join(root, "dist"), full)).replace(/\.js(\.map)?$/, ".ts");
+      if (!fs.existsSync(source)) fs.rmSync(full);
+    }
+  }
+}
+
 function buildIfNeeded() {
   const rendererBuilt = buildRendererIfNeeded();
+  for (const dir of SOURCE_DIRS) pruneStaleOutputs(path.join(root, "dist", dir));
   const marker = path.join(root, "dist", "server", "main.js");
   const built = fs.existsSync(marker) ? fs.statSync(marker).mtimeMs : 0;
   const sources = Math.max(fs.statSync(path.join(root, "tsconfig.json")).mtimeMs, ...SOURCE_DIRS.map((d) => newestMtime(path.join(root, d))));

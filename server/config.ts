@@ -1,7 +1,9 @@
 import os from "node:os";
 import path from "node:path";
+import express from "express";
 import { z } from "zod";
 import { parseOllamaHost } from "./llm/ollama-host";
+import { parseNetworkEntry } from "./connectors/smb/smb-allowed-networks";
 
 /** Everything the server reads from the environment, validated once at start-up (README: Configuration). */
 export interface Config {
@@ -12,16 +14,21 @@ export interface Config {
   ollamaHost: string;
   /** PUBLIC_URL, or null to use the address the server ends up listening on (PORT=0 is only known then). */
   publicUrl: string | null;
-  idp: { jwksUrl: string; issuer?: string; audience?: string } | null;
+  /** Social sign-in: the provider's keys, and the issuer and audience its tokens must name (all three, or none). */
+  idp: { jwksUrl: string; issuer: string; audience: string } | null;
   google: { clientId: string; clientSecret: string; authUrl: string; tokenUrl: string; apiUrl: string } | null;
   /** "auto" probes the OS keychain and falls back to the encrypted file; "file" skips the keychain. */
   secretsBackend: "auto" | "file";
   /** Limit for every SMB network call (connect, each request); a silent server fails after this. */
   smbTimeoutMs: number;
+  /** SMB_ALLOWED_NETWORKS: the networks (`address/prefix`) SMB sources may point at; null: any address. */
+  smbAllowedNetworks: string[] | null;
   /** DATABASE_URL (postgres:// or postgresql://): team server storage and search on PostgreSQL; null keeps SQLite under dataDir. */
   databaseUrl: string | null;
   /** REDIS_URL (team server mode): the ingestion queue on BullMQ, shared sign-in counts. Null: in-process queue on the database. */
   redisUrl: string | null;
+  /** REDIS_SENTINELS: the Sentinels (host:port, comma-separated) that name the master; REDIS_URL's host is then the master group name. */
+  redisSentinels: Array<{ host: string; port: number }> | null;
   /** Key prefix in Redis (REDIS_PREFIX), so several Sluice instances can share one Redis. */
   redisPrefix: string;
   /** SLUICE_WORKER=0 makes an API process in team mode take no ingestion jobs itself. */
@@ -43,6 +50,25 @@ export interface Config {
   logLevel: LogLevel;
   /** FOLDER_SOURCE_ROOTS: the folders (absolute paths) that folder data sources may read under; empty: none. */
   folderSourceRoots: string[];
+  /** DB_OUTAGE_GRACE_S, in ms: how long a running ingestion job retries through an unreachable database before failing "Database connection lost". */
+  dbOutageGraceMs: number;
+  /** SEARCH_READERS: threads that run desktop (SQLite) searches, each with its own read-only connection. */
+  searchReaders: number;
+  /** SEARCH_QUEUE_LIMIT: searches waiting for a reader thread at most; past it a search answers 503 with Retry-After. */
+  searchQueueLimit: number;
+  /** SLUICE_SCHEDULER_TICK_MS: how often each process looks for due pipeline schedules. */
+  schedulerTickMs: number;
+  /** SLUICE_TEST_CLOCK_FILE (tests only): a file whose ISO 8601 text is the time schedules read; null: the system clock. */
+  testClockFile: string | null;
+  /**
+   * TRUST_PROXY, as Express's `trust proxy` setting: false (the socket's address is the client's),
+   * a number of proxy hops, or the addresses / CIDR ranges / names (loopback, linklocal, uniquelocal) of trusted proxies.
+   */
+  trustProxy: false | number | string[];
+  /** SIGNUP_LIMIT_PER_HOUR: sign-up attempts allowed per client address per hour; null: no limit. */
+  signUpsPerHour: number | null;
+  /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
+  minFreeDiskBytes: number;
 }
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -62,7 +88,7 @@ export class ConfigError extends Error {
  * Variables whose value an error does not repeat: those that may carry a password or a key, and
  * lists, whose message names the bad entry itself.
  */
-const NOT_ECHOED = new Set(["DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRETS_KEY", "GOOGLE_CLIENT_SECRET", "FOLDER_SOURCE_ROOTS"]);
+const NOT_ECHOED = new Set(["DATABASE_URL", "REDIS_URL", "JWT_SECRET", "SECRETS_KEY", "GOOGLE_CLIENT_SECRET", "FOLDER_SOURCE_ROOTS", "SMB_ALLOWED_NETWORKS"]);
 
 /** Unset and blank mean the same (the default); values are read trimmed. */
 function setting<T extends z.ZodType>(schema: T) {
@@ -85,6 +111,23 @@ function protocolOf(value: string): string {
 
 const DATABASE_URL_MESSAGE = "must be a postgres:// or postgresql:// URL";
 const SECRETS_KEY_MESSAGE = "must be 32 random bytes written as 64 hex digits or in base64 (e.g. the output of: openssl rand -base64 32)";
+
+const TRUST_PROXY_MESSAGE = 'must be a number of proxy hops (e.g. 1) or a comma-separated list of proxy addresses, CIDR ranges, "loopback", "linklocal" or "uniquelocal"';
+
+/** TRUST_PROXY -> Express's `trust proxy` value, checked by Express itself so it cannot fail later at start-up. */
+function trustProxy(value: string | undefined, ctx: z.RefinementCtx): false | number | string[] {
+  if (value === undefined) return false;
+  if (/^\d+$/.test(value)) return Number(value) === 0 ? false : Number(value);
+  const entries = value.split(",").map((entry) => entry.trim());
+  try {
+    // Express compiles the list with proxy-addr, which names the entry it cannot read.
+    express().set("trust proxy", entries);
+    return entries;
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: `${TRUST_PROXY_MESSAGE} (${(error as Error).message})` });
+    return z.NEVER;
+  }
+}
 
 /** The one schema of every setting: variable name -> validated value (defaults from RUNTIME-CONTRACT.md and the README). */
 const environmentSchema = z.object({
@@ -115,6 +158,23 @@ const environmentSchema = z.object({
   GOOGLE_API_URL: setting(url().default("https://www.googleapis.com")),
   SLUICE_SECRETS: setting(z.enum(["auto", "file"], { error: 'must be "auto" or "file"' }).default("auto")),
   SMB_TIMEOUT_MS: setting(integer(1, Number.MAX_SAFE_INTEGER, "must be a positive integer").default(15_000)),
+  SMB_ALLOWED_NETWORKS: setting(
+    z
+      .string()
+      .transform((value, ctx) => {
+        const entries: string[] = [];
+        for (const entry of value.split(/[\s,]+/).filter(Boolean)) {
+          try {
+            entries.push(parseNetworkEntry(entry));
+          } catch (error) {
+            ctx.addIssue({ code: "custom", message: `entries must be IP addresses or networks such as 192.168.10.0/24, separated by commas: ${(error as Error).message}` });
+          }
+        }
+        if (entries.length === 0) ctx.addIssue({ code: "custom", message: "must list at least one IP address or network (unset allows any)" });
+        return entries;
+      })
+      .optional(),
+  ),
   DATABASE_URL: setting(
     z
       .string()
@@ -125,7 +185,22 @@ const environmentSchema = z.object({
   REDIS_URL: setting(
     z
       .string()
-      .refine((value) => ["redis:", "rediss:"].includes(protocolOf(value)), { error: "must be a redis:// or rediss:// URL" })
+      .refine((value) => ["redis:", "rediss:"].includes(protocolOf(value)), { error: "must be a redis:// or rediss:// URL", abort: true })
+      .refine((value) => /^\/?\d*$/.test(new URL(value).pathname), { error: "must have a database number as its path, if any (e.g. redis://host:6379/2)" })
+      .optional(),
+  ),
+  REDIS_SENTINELS: setting(
+    z
+      .string()
+      .transform((raw, ctx) =>
+        raw.split(",").flatMap((entry) => {
+          const match = /^\s*(\[[0-9a-fA-F:.]+\]|[^\s:]+):(\d{1,5})\s*$/.exec(entry);
+          const port = Number(match?.[2]);
+          if (match && port >= 1 && port <= 65535) return [{ host: match[1].replace(/^\[|\]$/g, ""), port }];
+          ctx.addIssue({ code: "custom", message: "must be host:port pairs separated by commas" });
+          return [];
+        }),
+      )
       .optional(),
   ),
   REDIS_PREFIX: setting(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, { error: 'must be 1 to 100 letters, digits, "_", "." or "-"' }).default("sluice")),
@@ -148,6 +223,12 @@ const environmentSchema = z.object({
       .transform((value) => value.toLowerCase())
       .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` })),
   ),
+  DB_OUTAGE_GRACE_S: setting(integer(0, 86_400, "must be a whole number of seconds from 0 to 86400").default(60)),
+  SEARCH_READERS: setting(integer(1, 64, "must be an integer from 1 to 64").optional()),
+  SEARCH_QUEUE_LIMIT: setting(integer(0, 100_000, "must be an integer from 0 to 100000").default(256)),
+  SLUICE_SCHEDULER_TICK_MS: setting(integer(10, 3_600_000, "must be an integer from 10 to 3600000").default(15_000)),
+  SLUICE_TEST_CLOCK_FILE: setting(z.string().optional()),
+  MIN_FREE_DISK_MB: setting(integer(0, 1_000_000_000, "must be a whole number of megabytes (0 or more)").default(100)),
   FOLDER_SOURCE_ROOTS: z
     .string()
     .optional()
@@ -158,7 +239,31 @@ const environmentSchema = z.object({
       }
       return entries.map((entry) => path.resolve(entry));
     }),
+  TRUST_PROXY: setting(z.string().optional().transform(trustProxy)),
+  SIGNUP_LIMIT_PER_HOUR: setting(integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000").default(20)),
+})
+  .superRefine(
+    (e, ctx) => {
+      // Without both, any token the provider signed for any application would sign in here.
+      if (!e.IDP_JWKS_URL) return;
+      for (const name of ["IDP_ISSUER", "IDP_AUDIENCE"] as const) {
+        if (!e[name]) ctx.addIssue({ code: "custom", path: [name], message: `must be set when IDP_JWKS_URL is (social sign-in checks that the provider's tokens name ${name === "IDP_ISSUER" ? "it as their issuer" : "this instance as their audience"})` });
+      }
+    },
+    // Also when other settings are wrong, so one error lists every problem.
+    { when: () => true },
+  )
+  .superRefine((e, ctx) => {
+  // With Sentinels, REDIS_URL's host is the master group name (as redis-rb and Sidekiq read it), so it takes no port.
+  if (!e.REDIS_SENTINELS) return;
+  if (!e.REDIS_URL) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "needs REDIS_URL, whose host is the Sentinel master group name (e.g. redis://mymaster)" });
+  else if (new URL(e.REDIS_URL).port) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "makes REDIS_URL's host the Sentinel master group name, which takes no port (e.g. redis://mymaster)" });
 });
+
+/** One search thread per core, at most 4: searches are CPU-bound, and the main thread and the index writer need a share too. */
+function defaultSearchReaders(): number {
+  return Math.max(1, Math.min(os.availableParallelism(), 4));
+}
 
 /** The OS per-user app-data folder, as Electron's app.getPath("appData") would give it. */
 function defaultDataDir(env: NodeJS.ProcessEnv): string {
@@ -186,15 +291,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR ?? defaultDataDir(env)),
     ollamaHost: e.OLLAMA_HOST,
     publicUrl: e.PUBLIC_URL ?? null,
-    idp: e.IDP_JWKS_URL ? { jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE } : null,
+    idp: e.IDP_JWKS_URL && e.IDP_ISSUER && e.IDP_AUDIENCE ? { jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE } : null,
     google:
       e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET
         ? { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, authUrl: e.GOOGLE_AUTH_URL, tokenUrl: e.GOOGLE_TOKEN_URL, apiUrl: e.GOOGLE_API_URL }
         : null,
     secretsBackend: e.SLUICE_SECRETS,
     smbTimeoutMs: e.SMB_TIMEOUT_MS,
+    smbAllowedNetworks: e.SMB_ALLOWED_NETWORKS ?? null,
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,
+    redisSentinels: e.REDIS_SENTINELS ?? null,
     redisPrefix: e.REDIS_PREFIX,
     runWorker: e.SLUICE_WORKER === "1",
     jwtSecret: e.JWT_SECRET ?? null,
@@ -204,5 +311,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,
     logLevel: e.LOG_LEVEL,
     folderSourceRoots: e.FOLDER_SOURCE_ROOTS,
+    dbOutageGraceMs: e.DB_OUTAGE_GRACE_S * 1000,
+    searchReaders: e.SEARCH_READERS ?? defaultSearchReaders(),
+    searchQueueLimit: e.SEARCH_QUEUE_LIMIT,
+    schedulerTickMs: e.SLUICE_SCHEDULER_TICK_MS,
+    testClockFile: e.SLUICE_TEST_CLOCK_FILE ? path.resolve(e.SLUICE_TEST_CLOCK_FILE) : null,
+    trustProxy: e.TRUST_PROXY,
+    signUpsPerHour: e.SIGNUP_LIMIT_PER_HOUR === 0 ? null : e.SIGNUP_LIMIT_PER_HOUR,
+    minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
   };
 }

@@ -62,7 +62,21 @@ export class TooManyRequestsError extends HttpError {
 }
 
 export class ServiceUnavailableError extends HttpError {
-  constructor(detail: string) {
+  /** retryAfterSeconds: sent as Retry-After, when the server can tell when to come back. */
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number | null = null,
+  ) {
     super(503, detail);
+  }
+}
+
+/** How long a client is told to wait while the database is unreachable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** A request that needed the database while it was unreachable (error.middleware.ts maps driver errors to this). */
+export class DatabaseUnreachableError extends ServiceUnavailableError {
+  constructor() {
+    super("The database is unreachable; try again shortly", DATABASE_RETRY_AFTER_SECONDS);
   }
 }

@@ -1,35 +1,48 @@
+import type { Redis } from "ioredis";
 import type { Config } from "./config";
 import { KindRegistry } from "./connectors/registry";
+import { DatabaseOutage } from "./data/database-outage";
 import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ingestHandler } from "./ingest/ingest-job";
 import { JobQueue, type IngestQueue } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import type { Storage } from "./storage";
+import { clockOf } from "./schedules/clock";
+import { Scheduler } from "./schedules/scheduler";
+import { DiskGuard } from "./disk/disk-space";
 
 export interface Ingestion {
   kinds: KindRegistry;
   queue: IngestQueue;
-  /** Stops the queue (the running job fails durably) and the parser threads. */
+  /** Starts pipelines' scheduled runs through the queue; start it once the queue has started. */
+  scheduler: Scheduler;
+  /** Stops the scheduler, the queue (the running job fails durably) and the parser threads. */
   close(): Promise<void>;
 }
 
 /**
  * The ingestion wiring of every process, API and worker alike: the source kinds, the parser
- * pool, the job handler and its queue. Team mode (REDIS_URL) puts the queue on BullMQ, shared
+ * pool, the job handler and its queue. Team mode (a Redis connection, from REDIS_URL) puts the queue on BullMQ, shared
  * by every API and worker process; `runWorker` says whether this process takes jobs.
  */
-export function openIngestion(config: Config, { db, index, secrets }: Storage, logger: Logger, runWorker: boolean): Ingestion {
+export function openIngestion(config: Config, { db, index, secrets }: Storage, logger: Logger, runWorker: boolean, redis: Redis | null): Ingestion {
   const parsers = new ParserPool();
   const kinds = new KindRegistry({ secrets, config });
-  const handler = ingestHandler({ db, connectors: kinds, index, parsers });
-  const queue = config.redisUrl
-    ? new BullmqJobQueue(db, handler, logger, { redisUrl: config.redisUrl, prefix: config.redisPrefix, runWorker })
-    : new JobQueue(db, handler, logger);
+  const outage = new DatabaseOutage(config.dbOutageGraceMs, (message) => logger.warn(`ingestion: ${message}`));
+  // A team server on PostgreSQL keeps nothing it indexes under DATA_DIR: no minimum there.
+  const disk = config.databaseUrl ? null : new DiskGuard(config.dataDir, config.minFreeDiskBytes);
+  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk });
+  const queue = redis
+    ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage })
+    : new JobQueue(db, handler, logger, outage);
+  const scheduler = new Scheduler(db, queue, logger, { clock: clockOf(config), tickMs: config.schedulerTickMs });
   return {
     kinds,
     queue,
+    scheduler,
     close: async () => {
+      await scheduler.stop();
       await queue.stop();
       await parsers.close();
     },

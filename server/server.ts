@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Express } from "express";
 import http from "node:http";
 import { createApp } from "./app";
 import { openStorage } from "./storage";
@@ -8,34 +9,61 @@ import { openIngestion } from "./ingestion";
 import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
 import { modelsOptions } from "./llm/models.options";
-import { RedisClient } from "./redis/redis-client";
-import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
+import { openRedis } from "./redis/redis-connection";
+import { RedisAttemptStore } from "./accounts/redis-attempt-store";
 import { SharedPulls } from "./llm/shared-pulls";
+import { acquireInstanceLock } from "./instance-lock";
 
 export interface RunningServer {
   url: string;
   port: number;
+  /** The Express app it serves (test/integration/openapi.test.ts walks its routes). */
+  app: Express;
   /** Stops taking requests, fails the running job durably, closes indexes and the database. */
   close(): Promise<void>;
 }
 
 /** Opens storage and secrets, builds the app, listens and starts the job queue: shared by `npm start` and the Electron shell. */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
+  // One server per DATA_DIR on the desktop (one job at a time); team mode (REDIS_URL) shares storage on purpose.
+  const lock = config.redisUrl ? null : acquireInstanceLock(config.dataDir);
+  try {
+    const running = await serve(config, logger);
+    lock?.setUrl(running.url);
+    return {
+      ...running,
+      close: async () => {
+        try {
+          await running.close();
+        } finally {
+          lock?.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const storage = await openStorage(config, logger);
   const { db, index, secrets } = storage;
-  const ingestion = openIngestion(config, storage, logger, config.runWorker);
+  // Team mode (REDIS_URL): one connection for the queue, pull locks and sign-in counts.
+  const redis = config.redisUrl ? openRedis({ redisUrl: config.redisUrl, redisSentinels: config.redisSentinels }, logger) : null;
+  const ingestion = openIngestion(config, storage, logger, config.runWorker, redis);
   const { kinds, queue } = ingestion;
   // Listen first: with PORT=0 the address (and so the OAuth redirect URI) is only known then.
   const server = await listen(config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host}:${port}`;
-  const sharedPulls = config.redisUrl ? SharedPulls.open(config.redisUrl, config.redisPrefix, db, logger) : undefined;
+  const sharedPulls = redis ? SharedPulls.open(redis, config.redisPrefix, db, logger) : undefined;
   const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
-  const redis = config.redisUrl ? new RedisClient({ url: config.redisUrl, offlineTimeoutMs: 5000 }) : null;
-  const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter });
+  const attemptStore = redis ? new RedisAttemptStore(redis, config.redisPrefix) : undefined;
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, attemptStore, redis });
   server.on("request", app);
   await queue.start();
+  ingestion.scheduler.start();
 
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
@@ -45,6 +73,7 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   return {
     url,
     port,
+    app,
     close: async () => {
       await ingestion.close();
       // Ends every POST /models stream with an error event, so the HTTP server can close.

@@ -4,6 +4,7 @@ import type { DataSource } from "typeorm";
 import type { Config } from "./config";
 import { KIND_ENTITIES } from "./connectors/registry";
 import { openDatabase } from "./data/data-source";
+import { makeDataDirPrivate } from "./data/private-data-dir";
 import { PostgresFtsIndex } from "./search/postgres-fts-index";
 import type { SearchIndex } from "./search/search-index";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
@@ -27,19 +28,29 @@ export interface Storage {
  * SQLite under DATA_DIR with one FTS5 file per collection, and secrets in the OS keychain.
  */
 export async function openStorage(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey">,
+  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey"> & Partial<Pick<Config, "searchReaders" | "searchQueueLimit">>,
   logger: { warn(message: string): void },
 ): Promise<Storage> {
+  keepDataDirPrivate(config.dataDir, logger);
   const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
   try {
-    if (!config.databaseUrl) return { db, index: new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes") }), secrets: local };
+    if (!config.databaseUrl) return { db, index: new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config) }), secrets: local };
     const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);
     return { db, index: new PostgresFtsIndex(db), secrets };
   } catch (error) {
     await db.destroy();
     throw error;
   }
+}
+
+/** Before anything is written there: DATA_DIR and what Sluice keeps in it are the user's alone, and the log says what had to change. */
+function keepDataDirPrivate(dataDir: string, logger: { warn(message: string): void }): void {
+  const { tightened, failed } = makeDataDirPrivate(dataDir);
+  if (tightened.length > 0) {
+    logger.warn(`DATA_DIR ${dataDir} was open to other users: removed group and other access from ${tightened.join(", ")}`);
+  }
+  if (failed.length > 0) logger.warn(`DATA_DIR ${dataDir}: could not make these private to this user: ${failed.join(", ")}`);
 }
 
 async function teamSecretsKey(configured: Buffer | null, local: SecretStore, logger: { warn(message: string): void }): Promise<Buffer> {
@@ -49,4 +60,10 @@ async function teamSecretsKey(configured: Buffer | null, local: SecretStore, log
   );
   const made = await local.getOrCreate(LOCAL_TEAM_KEY_NAME, () => randomBytes(SEAL_KEY_BYTES).toString("base64"));
   return Buffer.from(made, "base64");
+}
+
+/** The search reader threads' sizing, from SEARCH_READERS and SEARCH_QUEUE_LIMIT (defaults in config.ts). */
+function readerOptions(config: Partial<Pick<Config, "searchReaders" | "searchQueueLimit">>): { threads: number; queueLimit: number } | undefined {
+  if (config.searchReaders === undefined || config.searchQueueLimit === undefined) return undefined;
+  return { threads: config.searchReaders, queueLimit: config.searchQueueLimit };
 }

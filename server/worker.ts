@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from "./config";
 import { openStorage } from "./storage";
 import { openIngestion } from "./ingestion";
+import { openRedis } from "./redis/redis-connection";
 import { createLogger } from "./logger";
 
 // At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
@@ -13,8 +14,10 @@ async function main(): Promise<void> {
   if (!config.redisUrl) throw new ConfigError("REDIS_URL must be set: a worker takes jobs from the team queue in Redis");
   const storage = await openStorage(config, logger);
   const { db, index } = storage;
-  const ingestion = openIngestion(config, storage, logger, true);
+  const redis = openRedis({ redisUrl: config.redisUrl, redisSentinels: config.redisSentinels }, logger);
+  const ingestion = openIngestion(config, storage, logger, true, redis);
   await ingestion.queue.start();
+  ingestion.scheduler.start();
   process.stdout.write("worker ready\n");
   let stopping = false;
   const stop = async (signal: string) => {
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
     logger.info(`${signal} received, stopping the worker`);
     // The running job stops between files and is recorded failed, as in the API process.
     await ingestion.close();
+    await redis.quit().catch(() => undefined);
     await index.close();
     if (db.isInitialized) await db.destroy();
     process.exit(0);

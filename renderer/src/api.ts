@@ -21,10 +21,21 @@ export class ApiError extends Error {
   }
 }
 
-/** Errors for display: the server's detail, or a plain sentence for network failures. */
+/** What a person calls a request field: "group_name" is "Group name", "smb_source.port" is "Port". */
+export function fieldLabel(field: string): string {
+  const last = field.split(".").filter((part) => !/^\d+$/.test(part)).pop() ?? field;
+  const words = last.replace(/_/g, " ").trim();
+  return words ? words[0].toUpperCase() + words.slice(1) : "This field";
+}
+
+/**
+ * Errors for display, one sentence per problem: a 422's field errors as "Email must be a valid
+ * email address." (its detail repeats them in API words), else the server's detail, or a plain
+ * sentence for network failures.
+ */
 export function errorMessage(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.errors.length) return `${error.detail}: ${error.errors.map((e) => `${e.field} ${e.message}`).join("; ")}`;
+    if (error.errors.length) return error.errors.map((e) => `${fieldLabel(e.field)} ${e.message.replace(/\.$/, "")}.`).join(" ");
     return error.detail;
   }
   if (error instanceof Error) return error.message;
@@ -131,6 +142,8 @@ export const signIn = (email: string, password: string) => json<Wire.Token>("POS
 export const signOut = () => json<unknown>("POST", "/signout");
 export const me = () => json<User>("GET", "/users/me");
 export const listUsers = () => json<User[]>("GET", "/users");
+/** Whether the viewer may change this instance's settings (the desktop user at its own machine). */
+export const instance = () => json<Wire.Instance>("GET", "/instance");
 
 // ---- Groups ----
 
@@ -195,6 +208,20 @@ export const createPipeline = (p: Wire.CreatePipelineBody) =>
   json<Pipeline>("POST", "/data_pipelines", p);
 export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
 export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
+export type PipelineSchedule = Wire.PipelineScheduleRecord;
+/** Sets or replaces the schedule, or pauses/resumes it (`{paused}` alone); answers the pipeline. */
+export const setSchedule = (id: string, body: Wire.SetScheduleBody) => json<Pipeline>("PUT", `/data_pipelines/${enc(id)}/schedule`, body);
+export const removeSchedule = (id: string) => json<Pipeline>("DELETE", `/data_pipelines/${enc(id)}/schedule`);
+/** Pauses or resumes the schedules of every pipeline reading from a data source. */
+export const setSourceSchedulesPaused = (dataSourceId: string, paused: boolean) =>
+  json<Wire.SchedulesChanged>("POST", `/data_sources/${enc(dataSourceId)}/schedules/${paused ? "pause" : "resume"}`);
+
+/** GET /health: up, and DATA_DIR's free space (`low`: the server's warning line, README: When things go wrong). */
+export interface Health {
+  status: "ok";
+  disk?: { free_bytes: number; total_bytes: number; low: boolean };
+}
+export const health = () => json<Health>("GET", "/health");
 
 /** The latest job, or null when the pipeline never ran (the server answers 202 with a detail, not a job). */
 export async function ingestStatus(id: string): Promise<IngestJob | null> {

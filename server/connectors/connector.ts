@@ -23,6 +23,8 @@ export interface RemoteEntry {
  * folder under connectors/ (see source-kind.ts) registered in registry.ts, never edits elsewhere.
  */
 export interface Connector {
+  /** What the root's entries are called in messages ("share" for SMB); "folder" when unset. */
+  readonly topLevelName?: string;
   /** Connects and authenticates; throws ConnectorAuthError or ConnectorUnreachableError. */
   test(): Promise<void>;
   /** The direct children of a folder ("" is the root). */

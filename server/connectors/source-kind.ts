@@ -40,6 +40,7 @@ export interface SourceKind {
   routes(deps: KindRouteDeps): KindRoutes;
 }
 
+/** Made with http/documented-router.ts, so every route is in GET /api/openapi.json. */
 export interface KindRoutes {
   /** Routes a browser reaches without a bearer token (an OAuth callback); mounted before authentication. */
   public?: Router;

@@ -2,13 +2,14 @@ import type { Collection } from "../data/entities/collection.entity";
 import type { CollectionStats, DocumentSummary, SearchHit } from "../search/search-index";
 import { isoNoZone } from "../time";
 
-export function presentCollection(collection: Collection, stats: CollectionStats = { documentCount: 0, chunkCount: 0 }) {
+export function presentCollection(collection: Collection, stats: CollectionStats = { documentCount: 0, chunkCount: 0, indexStatus: "ok" }) {
   return {
     id: collection.id,
     name: collection.name,
     owner_group_id: collection.ownerGroupId,
     document_count: stats.documentCount,
     chunk_count: stats.chunkCount,
+    index_status: stats.indexStatus,
     created_at: isoNoZone(collection.createdAt),
   };
 }

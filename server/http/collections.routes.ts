@@ -1,41 +1,66 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type { CollectionsService } from "../collections/collections.service";
 import { actorOf } from "./auth.middleware";
+import { documentedRouter } from "./documented-router";
 import { presentCollection, presentDocumentPage, presentSearchResults } from "./collections.presenters";
 import { createCollectionBody, pageQuery, searchQuery } from "./collections.schemas";
 import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 export function collectionsRoutes(collections: CollectionsService): Router {
-  const router = Router();
+  const routes = documentedRouter("Collections");
 
-  router.post("/collections", async (req, res) => {
+  routes.post("/collections", {
+    summary: "Create a collection in one of the caller's groups",
+    body: createCollectionBody,
+    status: 201,
+    returns: "The collection",
+    errors: { 400: "The owner group does not exist, or the name is taken", 403: "The caller is not a member of the owner group" },
+  }, async (req, res) => {
     const body = parse(createCollectionBody, req.body, "body");
     res.status(201).json(presentCollection(await collections.create(actorOf(res), body.name, body.owner_group_id)));
   });
 
-  router.get("/collections", async (_req, res) => {
+  routes.get("/collections", { summary: "The collections the caller can reach", returns: "A list of collections with their counts" }, async (_req, res) => {
     const listed = await collections.list(actorOf(res));
     res.json(listed.map(({ collection, stats }) => presentCollection(collection, stats)));
   });
 
-  router.get("/collections/:id/search", async (req, res) => {
+  routes.get("/collections/:id/search", {
+    summary: "Full-text search in a collection",
+    params: idParams,
+    query: searchQuery,
+    returns: "The best matches, best first",
+    errors: { 404: "No such collection among the caller's" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const { q, top_k } = parse(searchQuery, req.query, "query");
     res.json(presentSearchResults(await collections.search(actorOf(res), id, q, top_k)));
   });
 
-  router.get("/collections/:id/documents", async (req, res) => {
+  routes.get("/collections/:id/documents", {
+    summary: "One page of the documents in a collection",
+    params: idParams,
+    query: pageQuery,
+    returns: "The page, with the total count",
+    errors: { 404: "No such collection among the caller's" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const { offset, limit } = parse(pageQuery, req.query, "query");
     res.json(presentDocumentPage(await collections.documents(actorOf(res), id, offset, limit), offset, limit));
   });
 
-  router.delete("/collections/:id", async (req, res) => {
+  routes.delete("/collections/:id", {
+    summary: "Delete a collection, its pipelines and its indexed content",
+    params: idParams,
+    status: 204,
+    returns: "Deleted",
+    errors: { 404: "No such collection among the caller's", 409: "An ingestion job into it is queued or running" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     await collections.delete(actorOf(res), id);
     res.status(204).end();
   });
 
-  return router;
+  return routes.router;
 }

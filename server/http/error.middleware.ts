@@ -1,7 +1,9 @@
 import type { NextFunction, Request, Response } from "express";
-import { HttpError, TooManyRequestsError } from "../errors";
+import { isDatabaseUnreachable } from "../data/db-errors";
+import { DatabaseUnreachableError, HttpError, ServiceUnavailableError, TooManyRequestsError } from "../errors";
 import type { Logger } from "../logger";
 import { requestIdOf } from "./request-log.middleware";
+import { isDiskFull } from "../disk/disk-space";
 
 /** Unknown routes under /api answer JSON, never Express's HTML page. */
 export function notFound(_req: Request, res: Response): void {
@@ -14,9 +16,12 @@ export function notFound(_req: Request, res: Response): void {
  * which its request line carries too) and answered as a generic 500, so no stack trace or internal text reaches a client.
  */
 export function errorHandler(logger: Logger) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+  return (thrown: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    // A lost database is the server's state, not a bug: 503 and when to retry, not a 500.
+    const error = isDatabaseUnreachable(thrown) ? new DatabaseUnreachableError() : thrown;
     if (error instanceof HttpError) {
-      if (error instanceof TooManyRequestsError) res.setHeader("Retry-After", String(error.retryAfterSeconds));
+      const retryAfter = error instanceof TooManyRequestsError || error instanceof ServiceUnavailableError ? error.retryAfterSeconds : null;
+      if (retryAfter !== null) res.setHeader("Retry-After", String(retryAfter));
       res.status(error.status).json({ detail: error.detail, ...error.extra });
       return;
     }
@@ -32,6 +37,18 @@ export function errorHandler(logger: Logger) {
     }
     if (bodyError.type && bodyError.status && bodyError.status >= 400 && bodyError.status < 500) {
       res.status(bodyError.status).json({ detail: "The request body could not be read" });
+      return;
+    }
+    // The router could not percent-decode a path parameter (`%FF`): such a path names nothing,
+    // so it answers as any unknown id does (docs/decisions.md: HTTP).
+    if (error instanceof URIError && bodyError.status === 400) {
+      res.status(404).json({ detail: "Not found" });
+      return;
+    }
+    if (isDiskFull(error)) {
+      // 507 Insufficient Storage (RFC 4918): nothing was saved, and the user can act on it.
+      logger.error(`${req.method} ${req.path} failed: the disk holding DATA_DIR is full`);
+      res.status(507).json({ detail: "Not enough disk space in DATA_DIR to save this change; free some space and try again" });
       return;
     }
     const requestId = requestIdOf(res);

@@ -1,52 +1,83 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type { GroupsService } from "../groups/groups.service";
 import { actorOf } from "./auth.middleware";
+import { documentedRouter } from "./documented-router";
 import { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
 import { idParams } from "./common.schemas";
 import { createGroupBody, memberParams, setParentBody } from "./groups.schemas";
 import { parse } from "./validate";
 
 export function groupsRoutes(groups: GroupsService): Router {
-  const router = Router();
+  const routes = documentedRouter("Groups");
 
-  router.post("/user_groups", async (req, res) => {
+  routes.post("/user_groups", {
+    summary: "Create a group; the caller becomes its first member",
+    body: createGroupBody,
+    status: 201,
+    returns: "`{created_group_id}`",
+    errors: { 409: "A group of that name exists" },
+  }, async (req, res) => {
     const body = parse(createGroupBody, req.body, "body");
     const group = await groups.create(actorOf(res), body.group_name, body.group_permission);
     res.status(201).json(presentCreatedGroup(group));
   });
 
-  router.get("/user_groups", async (_req, res) => {
+  routes.get("/user_groups", { summary: "Every group", returns: "The groups; member emails only of the caller's own" }, async (_req, res) => {
     res.json((await groups.list(actorOf(res))).map(presentGroupListing));
   });
 
   // Registered before /user_groups/:id so "tree" is never taken for an id.
-  router.get("/user_groups/tree", async (_req, res) => {
+  routes.get("/user_groups/tree", { summary: "The whole group tree", returns: "The root groups, each with its children" }, async (_req, res) => {
     res.json((await groups.tree()).map(presentTree));
   });
 
-  router.put("/user_groups/:id/members/:email", async (req, res) => {
+  routes.put("/user_groups/:id/members/:email", {
+    summary: "Add a member (idempotent)",
+    params: memberParams,
+    status: 204,
+    returns: "Added, or already a member",
+    errors: { 404: "No such group among the caller's, or no user with that email" },
+  }, async (req, res) => {
     const { id, email } = parse(memberParams, req.params, "params");
     await groups.addMember(actorOf(res), id, email);
     res.status(204).end();
   });
 
-  router.delete("/user_groups/:id/members/:email", async (req, res) => {
+  routes.delete("/user_groups/:id/members/:email", {
+    summary: "Remove a member",
+    params: memberParams,
+    status: 204,
+    returns: "Removed",
+    errors: { 404: "No such group among the caller's, no such user, or not a member", 409: "The last member cannot be removed; delete the group instead" },
+  }, async (req, res) => {
     const { id, email } = parse(memberParams, req.params, "params");
     await groups.removeMember(actorOf(res), id, email);
     res.status(204).end();
   });
 
-  router.put("/user_groups/:id/parent", async (req, res) => {
+  routes.put("/user_groups/:id/parent", {
+    summary: "Set or clear the parent group",
+    params: idParams,
+    body: setParentBody,
+    returns: "The group",
+    errors: { 400: "The parent does not exist, or it would make a cycle", 404: "No such group among the caller's" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const body = parse(setParentBody, req.body, "body");
     res.json(presentGroup(await groups.setParent(actorOf(res), id, body.parent_group_id)));
   });
 
-  router.delete("/user_groups/:id", async (req, res) => {
+  routes.delete("/user_groups/:id", {
+    summary: "Delete a group; its child groups become roots",
+    params: idParams,
+    status: 204,
+    returns: "Deleted",
+    errors: { 404: "No such group among the caller's", 409: "The group still owns data sources or collections (named in `detail`)" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     await groups.delete(actorOf(res), id);
     res.status(204).end();
   });
 
-  return router;
+  return routes.router;
 }

@@ -1,6 +1,7 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type { IngestService } from "../ingest/ingest.service";
 import { actorOf } from "./auth.middleware";
+import { documentedRouter } from "./documented-router";
 import { presentJob } from "./pipelines.presenters";
 import { idParams } from "./common.schemas";
 import { parse } from "./validate";
@@ -8,14 +9,26 @@ import { parse } from "./validate";
 export const NO_JOBS_YET = "No ingestion jobs found for this pipeline";
 
 export function ingestRoutes(ingest: IngestService): Router {
-  const router = Router();
+  const routes = documentedRouter("Pipelines");
 
-  router.post("/data_pipelines/:id/ingest", async (req, res) => {
+  routes.post("/data_pipelines/:id/ingest", {
+    summary: "Start an ingestion job; the work runs in the background, one job at a time",
+    params: idParams,
+    status: 202,
+    returns: "The job record",
+    errors: { 404: "No such pipeline, or its source or collection is no longer the caller's", 409: "A job is already running for this pipeline" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     res.status(202).json(presentJob(await ingest.trigger(actorOf(res), id)));
   });
 
-  router.get("/data_pipelines/:id/ingest/status", async (req, res) => {
+  routes.get("/data_pipelines/:id/ingest/status", {
+    summary: "The newest ingestion job of the pipeline",
+    params: idParams,
+    returns: "The job record",
+    // The contract lists this 202 with its errors: its body is a `{detail}` like theirs.
+    errors: { 202: "The pipeline never ran: `{detail}`, which is not a job record", 404: "No such pipeline among the caller's" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const job = await ingest.latest(actorOf(res), id);
     // 202 with a detail, not a job record: the pipeline never ran (docs/decisions.md: Ingestion job).
@@ -23,5 +36,5 @@ export function ingestRoutes(ingest: IngestService): Router {
     else res.json(presentJob(job));
   });
 
-  return router;
+  return routes.router;
 }

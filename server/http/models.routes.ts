@@ -1,6 +1,7 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type { ModelsService } from "../llm/models.service";
 import { actorOf } from "./auth.middleware";
+import { documentedRouter } from "./documented-router";
 import { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
 import {
   addPersonalModelBody,
@@ -14,21 +15,34 @@ import { openEventStream } from "./sse";
 import { parse } from "./validate";
 
 export function modelsRoutes(models: ModelsService): Router {
-  const router = Router();
+  const routes = documentedRouter("Models");
 
   // The fixed paths come before /models/:id.
-  router.get("/models/library/search", (req, res) => {
+  routes.get("/models/library/search", {
+    summary: "Fuzzy, typo-tolerant search in the public model library",
+    query: librarySearchQuery,
+    returns: "The best matches: name, description, capabilities, sizes, popularity",
+  }, (req, res) => {
     const query = parse(librarySearchQuery, req.query, "query");
     res.json(models.searchLibrary(query.q, query.top_k).map(presentLibraryEntry));
   });
 
-  router.post("/models/library/refresh", async (_req, res) => {
+  routes.post("/models/library/refresh", {
+    summary: "Reload the model library from MODEL_LIBRARY_URL",
+    returns: "`{count, refreshed_at}`",
+    errors: { 502: "The library there is not a valid catalog", 503: "No MODEL_LIBRARY_URL is configured, or it could not be fetched" },
+  }, async (_req, res) => {
     const refreshed = await models.refreshLibrary();
     res.json({ count: refreshed.count, refreshed_at: refreshed.refreshedAt.toISOString().replace(/Z$/, "") });
   });
 
   // An SSE stream; a caller who leaves only unsubscribes, the pull goes on for the others.
-  router.post("/models", (req, res) => {
+  routes.post("/models", {
+    summary: "Pull a model into the catalog and benchmark it; callers pulling the same model share one download",
+    body: pullModelBody,
+    sse: true,
+    returns: "Events with a `status`: `pulling <layer>` (completed, total bytes), `benchmarking`, then `completed` with the catalog record, or `error`",
+  }, (req, res) => {
     const body = parse(pullModelBody, req.body, "body");
     actorOf(res);
     const pull = models.pull(body.model_name);
@@ -40,39 +54,62 @@ export function modelsRoutes(models: ModelsService): Router {
     stream.onClose(unsubscribe);
   });
 
-  router.get("/models", async (_req, res) => {
+  routes.get("/models", { summary: "The model catalog", returns: "A list of catalog records with benchmark figures" }, async (_req, res) => {
     res.json((await models.list()).map(presentModel));
   });
 
-  router.get("/models/my", async (_req, res) => {
+  routes.get("/models/my", { summary: "The caller's personal list of models", returns: "A list of personal records" }, async (_req, res) => {
     res.json((await models.listMine(actorOf(res))).map(presentPersonalModel));
   });
 
-  router.post("/models/my", async (req, res) => {
+  routes.post("/models/my", {
+    summary: "Add a catalog model to the caller's personal list",
+    body: addPersonalModelBody,
+    status: 201,
+    returns: "The personal record",
+    errors: { 404: "The model is not in the catalog; pull it first", 409: "The model is already in the list" },
+  }, async (req, res) => {
     const body = parse(addPersonalModelBody, req.body, "body");
     res.status(201).json(presentPersonalModel(await models.addMine(actorOf(res), body.model_name, body.hardware_notes)));
   });
 
-  router.put("/models/my", async (req, res) => {
+  routes.put("/models/my", {
+    summary: "Change the hardware notes of a model in the caller's list",
+    body: updatePersonalModelBody,
+    returns: "The personal record",
+    errors: { 404: "The model is not in the catalog, or not in the caller's list" },
+  }, async (req, res) => {
     const body = parse(updatePersonalModelBody, req.body, "body");
     res.json(presentPersonalModel(await models.updateMine(actorOf(res), body.model_name, body.hardware_notes)));
   });
 
-  router.delete("/models/my/:record_id", async (req, res) => {
+  routes.delete("/models/my/:record_id", {
+    summary: "Remove a record from the caller's list",
+    params: personalRecordParams,
+    status: 204,
+    returns: "Removed",
+    errors: { 404: "No such record in the caller's list" },
+  }, async (req, res) => {
     const { record_id } = parse(personalRecordParams, req.params, "params");
     await models.deleteMine(actorOf(res), record_id);
     res.status(204).end();
   });
 
-  router.delete("/models/:id", async (req, res) => {
+  routes.delete("/models/:id", {
+    summary: "Remove a model for everyone: catalog, personal lists and the model server",
+    params: modelIdParams,
+    status: 204,
+    returns: "Removed",
+    errors: { 404: "No such model", 502: "The model server refused to remove it", 503: "The model server cannot be reached; nothing was removed" },
+  }, async (req, res) => {
     const { id } = parse(modelIdParams, req.params, "params");
     await models.delete(id);
     res.status(204).end();
   });
 
-  router.get("/users/my/models", async (_req, res) => {
+  routes.get("/users/my/models", { summary: "The caller's personal list of models (as GET /models/my)", returns: "A list of personal records" }, async (_req, res) => {
     res.json((await models.listMine(actorOf(res))).map(presentPersonalModel));
   });
 
-  return router;
+  return routes.router;
 }

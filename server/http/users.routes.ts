@@ -1,26 +1,32 @@
-import { Router } from "express";
+import type { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
 import { actorOf } from "./auth.middleware";
+import { documentedRouter } from "./documented-router";
 import { presentUser } from "./accounts.presenters";
 import { presentGroup } from "./groups.presenters";
 import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 export function usersRoutes(accounts: AccountsService): Router {
-  const router = Router();
+  const routes = documentedRouter("Users");
 
-  router.get("/users/me", async (_req, res) => {
+  routes.get("/users/me", { summary: "The caller", returns: "The user" }, async (_req, res) => {
     res.json(presentUser(await accounts.requireUser(actorOf(res))));
   });
 
-  router.get("/users", async (_req, res) => {
+  routes.get("/users", { summary: "Every user", returns: "A list of users" }, async (_req, res) => {
     res.json((await accounts.listUsers()).map(presentUser));
   });
 
-  router.get("/users/:id/user_groups", async (req, res) => {
+  routes.get("/users/:id/user_groups", {
+    summary: "A user's groups, as far as the caller may see them",
+    params: idParams,
+    returns: "A list of groups",
+    errors: { 404: "No such user" },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     res.json((await accounts.groupsOfUser(actorOf(res), id)).map(presentGroup));
   });
 
-  return router;
+  return routes.router;
 }

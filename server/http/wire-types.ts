@@ -21,14 +21,18 @@ import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTre
 import type { createGroupBody, setParentBody } from "./groups.schemas";
 import type { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
 import type { addPersonalModelBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
-import type { presentJob, presentPipeline } from "./pipelines.presenters";
-import type { createPipelineBody } from "./pipelines.schemas";
+import type { presentJob, presentPipeline, presentSchedule } from "./pipelines.presenters";
+import type { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
+import type { presentSchedulesChanged } from "./data-sources.presenters";
+import type { presentInstance } from "./instance.presenters";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
 export type Token = ReturnType<typeof presentToken>;
 export type SignUpBody = z.input<typeof signUpBody>;
 export type SignInBody = z.input<typeof signInBody>;
+
+export type Instance = ReturnType<typeof presentInstance>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;
@@ -77,6 +81,9 @@ export type RegisterDriveFilesBody = z.input<typeof registerDriveFilesBody>;
 // ---- pipelines and ingestion ----
 export type Pipeline = ReturnType<typeof presentPipeline>;
 export type IngestJob = ReturnType<typeof presentJob>;
+export type PipelineScheduleRecord = ReturnType<typeof presentSchedule>;
+export type SetScheduleBody = z.input<typeof setScheduleBody>;
+export type SchedulesChanged = ReturnType<typeof presentSchedulesChanged>;
 export type CreatePipelineBody = z.input<typeof createPipelineBody>;
 
 // ---- models ----

@@ -1,5 +1,8 @@
+import { DatabaseConnectionLost } from "../data/database-outage";
 import type { DocumentInput, SearchIndex } from "../search/search-index";
 import type { JobProgress } from "./job-progress";
+import { isDiskFull } from "../disk/disk-space";
+import { IndexDamagedError } from "../search/index-damage";
 
 const MAX_DOCUMENTS = 64;
 const MAX_CHUNKS = 4000;
@@ -12,9 +15,16 @@ const MAX_WAIT_MS = 1000;
  */
 const MAX_WRITES_IN_FLIGHT = 2;
 
+/** Errors no single document causes (a full disk, a damaged index file, a database gone past DB_OUTAGE_GRACE_S): they end the job rather than fail one file each. */
+export function isFatalIndexError(error: unknown): boolean {
+  return isDiskFull(error) || error instanceof IndexDamagedError || error instanceof DatabaseConnectionLost;
+}
+
 interface Pending {
   doc: DocumentInput;
   bytes: number;
+  /** Whether the file is new to the collection or replaces what it held. */
+  change: "added" | "changed";
 }
 
 /**
@@ -27,6 +37,8 @@ export class BatchedIndexWriter {
   private chunks = 0;
   private oldest = 0;
   private readonly writing = new Set<Promise<void>>();
+  /** The first fatal error of a write nobody awaited yet: the next add() or flush() throws it. */
+  private failure: unknown = null;
 
   constructor(
     private readonly index: SearchIndex,
@@ -34,9 +46,10 @@ export class BatchedIndexWriter {
     private readonly progress: JobProgress,
   ) {}
 
-  add(doc: DocumentInput, bytes: number): Promise<void> {
+  add(doc: DocumentInput, bytes: number, change: "added" | "changed" = "added"): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
     if (this.pending.length === 0) this.oldest = Date.now();
-    this.pending.push({ doc, bytes });
+    this.pending.push({ doc, bytes, change });
     this.chunks += doc.chunks.length;
     const due = this.pending.length >= MAX_DOCUMENTS || this.chunks >= MAX_CHUNKS || Date.now() - this.oldest >= MAX_WAIT_MS;
     return due ? this.startWrite() : Promise.resolve();
@@ -46,6 +59,7 @@ export class BatchedIndexWriter {
   async flush(): Promise<void> {
     if (this.pending.length > 0) await this.startWrite();
     await Promise.all(this.writing);
+    if (this.failure) throw this.failure;
   }
 
   /**
@@ -57,7 +71,12 @@ export class BatchedIndexWriter {
     this.pending = [];
     this.chunks = 0;
     while (this.writing.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(this.writing);
-    const write: Promise<void> = this.write(batch).finally(() => this.writing.delete(write));
+    if (this.failure) throw this.failure;
+    const write: Promise<void> = this.write(batch)
+      .catch((error: unknown) => {
+        this.failure ??= error;
+      })
+      .finally(() => this.writing.delete(write));
     this.writing.add(write);
   }
 
@@ -65,13 +84,15 @@ export class BatchedIndexWriter {
     if (batch.length === 0) return;
     try {
       await this.index.upsertDocuments(this.collectionId, batch.map((p) => p.doc));
-      for (const p of batch) this.progress.processed("indexed", p.bytes);
-    } catch {
+      for (const p of batch) this.progress.processed(p.change, p.bytes);
+    } catch (error) {
+      if (isFatalIndexError(error)) throw error;
       for (const p of batch) {
         try {
           await this.index.upsertDocument(this.collectionId, p.doc);
-          this.progress.processed("indexed", p.bytes);
+          this.progress.processed(p.change, p.bytes);
         } catch (error) {
+          if (isFatalIndexError(error)) throw error;
           this.progress.failed(p.doc.path, `Could not be added to the index: ${(error as Error).message}`, p.bytes);
         }
       }

@@ -1,41 +1,48 @@
-import crypto from "node:crypto";
-import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
+import { Queue, Worker, type Job } from "bullmq";
+import type { Redis } from "ioredis";
 import type { DataSource, EntityManager } from "typeorm";
+import { DatabaseOutage } from "../data/database-outage";
+import { isDatabaseUnreachable } from "../data/db-errors";
 import { ServiceUnavailableError } from "../errors";
-import { IngestJob } from "../data/entities/ingest-job.entity";
+import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
 import type { Logger } from "../logger";
-import { RedisClient } from "../redis/redis-client";
+import { isConnectionError } from "../redis/redis-connection";
 import { assertNoActiveJob, finishJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler, type JobTarget } from "./job-queue";
 
 const QUEUE_NAME = "ingest";
 /** How often every process looks for running jobs whose process is gone. */
 const SWEEP_EVERY_MS = 3_000;
+/** The worker's longest wait for a job (BZPOPMIN), kept under the connection's command timeout (REDIS_TIMEOUT_MS). */
+const WORKER_BLOCK_SECONDS = 2;
 
 export interface BullmqQueueOptions {
-  redisUrl: string;
+  /** The process's connection (openRedis): the queue and the worker share it; BullMQ adds only the worker's blocking one. */
+  redis: Redis;
   prefix: string;
   /** Take jobs in this process (API processes with SLUICE_WORKER=1, and `npm run worker`). */
   runWorker: boolean;
+  /** How the running job rides out a database outage (DB_OUTAGE_GRACE_S). */
+  outage?: DatabaseOutage;
 }
 
 /**
  * The ingestion queue of team mode: rows first in the database as before (the API reads only
  * the database, and the 409 rule is still its transaction), plus a BullMQ job carrying the row's
  * id. Global concurrency 1 keeps one job at a time across every process; BullMQ's wait list keeps
- * trigger order. The process running a job names itself in Redis (an owner key and a named
- * connection), so when that process dies, any other marks the row failed "Interrupted by
+ * trigger order. The process running a job names itself in Redis (an owner key holding the name
+ * of its connection), so when that process dies, any other marks the row failed "Interrupted by
  * shutdown" at once instead of running the job again; BullMQ's stalled check then drops it.
  */
 export class BullmqJobQueue implements IngestQueue {
-  private readonly ownerId = crypto.randomUUID();
-  private readonly redis: RedisClient;
-  private readonly queueClient: RedisClient;
-  private workerClient: RedisClient | null = null;
+  private readonly redis: Redis;
+  /** This process's connection name: what an owner key holds while it runs a job. */
+  private readonly ownerId: string;
   private readonly queue: Queue;
   private worker: Worker | null = null;
   private readonly abort = new AbortController();
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readonly outage: DatabaseOutage;
 
   constructor(
     private readonly db: DataSource,
@@ -43,15 +50,16 @@ export class BullmqJobQueue implements IngestQueue {
     private readonly logger: Logger,
     private readonly options: BullmqQueueOptions,
   ) {
-    this.redis = new RedisClient({ url: options.redisUrl, connectionName: ownerConnectionName(this.ownerId) });
-    // Triggers fail with 503 after 5 s rather than hang while Redis is unreachable.
-    this.queueClient = new RedisClient({ url: options.redisUrl, offlineTimeoutMs: 5_000 });
-    this.queue = new Queue(QUEUE_NAME, { connection: this.queueClient as unknown as ConnectionOptions, prefix: options.prefix });
-    this.queue.on("error", (error) => this.logger.warn(`ingestion queue (Redis): ${error.message}`));
+    this.redis = options.redis;
+    this.outage = options.outage ?? new DatabaseOutage(0);
+    this.ownerId = String(options.redis.options.connectionName);
+    this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
+    this.queue.on("error", (error) => this.logError("ingestion queue", error));
   }
 
   async start(): Promise<void> {
-    await this.redis.connect();
+    // Waits for Redis as long as it takes (a process started before Redis comes up once it is).
+    await this.queue.waitUntilReady();
     await this.queue.setGlobalConcurrency(1);
     await this.sweep();
     // A row queued but missing in Redis (Redis lost its data, or a crash between the two writes)
@@ -59,22 +67,26 @@ export class BullmqJobQueue implements IngestQueue {
     const queued = await this.db.manager.find(IngestJob, { where: { runState: "queued" }, order: { queueSeq: "ASC" } });
     for (const job of queued) await this.add(job.id);
     if (this.options.runWorker) {
-      this.workerClient = new RedisClient({ url: this.options.redisUrl });
       this.worker = new Worker(QUEUE_NAME, (job) => this.process(job), {
-        connection: this.workerClient as unknown as ConnectionOptions,
+        connection: this.redis,
         prefix: this.options.prefix,
         concurrency: 1,
         lockDuration: 15_000,
         stalledInterval: 5_000,
+        drainDelay: WORKER_BLOCK_SECONDS,
       });
-      this.worker.on("error", (error) => this.logger.warn(`ingestion worker (Redis): ${error.message}`));
+      this.worker.on("error", (error) => this.logError("ingestion worker", error));
     }
-    this.sweeper = setInterval(() => void this.sweep().catch((error: Error) => this.logger.warn(`ingestion sweep: ${error.message}`)), SWEEP_EVERY_MS);
+    // During a database outage the sweep has nothing to go on; the job's own log lines tell of the outage.
+    this.sweeper = setInterval(
+      () => void this.sweep().catch((error: Error) => isDatabaseUnreachable(error) || this.logger.warn(`ingestion sweep: ${error.message}`)),
+      SWEEP_EVERY_MS,
+    );
     this.sweeper.unref();
   }
 
-  async enqueue(pipelineId: string): Promise<IngestJob> {
-    const job = await recordQueuedJob(this.db, pipelineId);
+  async enqueue(pipelineId: string, trigger: JobTrigger = "manual"): Promise<IngestJob> {
+    const job = await recordQueuedJob(this.db, pipelineId, trigger);
     try {
       await this.add(job.id);
     } catch (error) {
@@ -89,7 +101,7 @@ export class BullmqJobQueue implements IngestQueue {
     return assertNoActiveJob(tx, target);
   }
 
-  /** Interrupts this process's running job (recorded failed), then closes the worker and connections. */
+  /** Interrupts this process's running job (recorded failed), then closes the worker and the queue (not the shared connection). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
@@ -97,7 +109,6 @@ export class BullmqJobQueue implements IngestQueue {
     this.abort.abort();
     await this.worker?.close();
     await this.queue.close();
-    await Promise.all([this.redis, this.queueClient, this.workerClient].map((c) => c?.quit().catch(() => undefined)));
   }
 
   /** Resolves once no job is queued or running anywhere (tests and benchmarks). */
@@ -112,7 +123,10 @@ export class BullmqJobQueue implements IngestQueue {
   }
 
   private async process(bullJob: Job<{ jobId: string }>): Promise<void> {
-    const job = await this.db.manager.findOne(IngestJob, { where: { id: bullJob.data.jobId } });
+    // Read once the database answers: a job handed out during an outage must not be dropped by BullMQ as failed.
+    const found = await this.outage.untilReachable(() => this.db.manager.findOne(IngestJob, { where: { id: bullJob.data.jobId } }), this.abort.signal);
+    if (!found) throw new Error("stopped before the database could be reached");
+    const job = found.value;
     if (!job || job.runState === "done") return;
     if (job.runState === "running") {
       // Handed out again after its process died (BullMQ's stalled check): record it, never re-run it.
@@ -120,9 +134,10 @@ export class BullmqJobQueue implements IngestQueue {
       return;
     }
     const ownerKey = this.ownerKey(job.id);
+    // While it is set, no sweep takes the job for interrupted, however long a database outage keeps it from recording its end.
     await this.redis.set(ownerKey, this.ownerId);
     try {
-      await runJob(this.db, this.handler, this.logger, job, this.abort.signal);
+      await runJob(this.db, this.handler, this.logger, job, this.abort.signal, this.outage);
     } finally {
       await this.redis.del(ownerKey).catch(() => undefined);
     }
@@ -134,13 +149,13 @@ export class BullmqJobQueue implements IngestQueue {
     const running = await this.db.manager.find(IngestJob, { where: { runState: "running" } });
     if (running.length === 0) return;
     const live = new Set(
-      String(await this.redis.clientList())
+      String(await this.redis.client("LIST"))
         .split("\n")
         .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? ""),
     );
     for (const job of running) {
       const owner = await this.redis.get(this.ownerKey(job.id));
-      if (owner && live.has(ownerConnectionName(owner))) continue;
+      if (owner && live.has(owner)) continue;
       // Re-read: the job may have ended between the two reads.
       const current = await this.db.manager.findOne(IngestJob, { where: { id: job.id } });
       if (current?.runState !== "running") continue;
@@ -152,11 +167,12 @@ export class BullmqJobQueue implements IngestQueue {
     }
   }
 
+  /** Connection errors reach here too (BullMQ forwards them); the connection's own log line has them already. */
+  private logError(what: string, error: Error): void {
+    if (!isConnectionError(error)) this.logger.warn(`${what} (Redis): ${error.message}`);
+  }
+
   private ownerKey(jobId: string): string {
     return `${this.options.prefix}:ingest-owner:${jobId}`;
   }
-}
-
-function ownerConnectionName(ownerId: string): string {
-  return `sluice-owner-${ownerId}`;
 }

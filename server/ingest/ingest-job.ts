@@ -10,14 +10,22 @@ import { Pipeline } from "../data/entities/pipeline.entity";
 import type { IndexedState, SearchIndex } from "../search/search-index";
 import type { JobProgress } from "./job-progress";
 import { JobInterrupted, type JobHandler } from "./job-queue";
-import { isSupported } from "./parse/file-types";
+import { isSupported, titleFromFileName } from "./parse/file-types";
 import type { ParserPool } from "./parse/parser-pool";
-import { isUnder, walkSource } from "./walk-source";
+import { isUnder, NothingReadableError, walkSource } from "./walk-source";
+import { isStreamed, streamTextFile } from "./streamed-text-file";
 import { BatchedIndexWriter } from "./batched-index-writer";
 import { ByteBudget } from "./byte-budget";
+import { OutageRetryingIndex } from "./outage-retrying-index";
+import { isFatalIndexError } from "./batched-index-writer";
+import { isDiskFull, type DiskGuard } from "../disk/disk-space";
+import { IndexDamagedError } from "../search/index-damage";
 
-/** Files larger than this are not read into memory for parsing; they are listed as failed. */
-export const MAX_INDEXED_FILE_BYTES = 200 * 1024 * 1024;
+/**
+ * Files parsed whole (every format but streamed text) larger than this are not read into
+ * memory; they are listed as failed. Streamed text files have no size limit.
+ */
+export const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
 /**
  * Files read and parsed at once: overlaps network reads with parsing and indexing, and gives
  * the SMB client and the parser pool requests to send together (see smb2-connection.ts and
@@ -26,12 +34,18 @@ export const MAX_INDEXED_FILE_BYTES = 200 * 1024 * 1024;
 const FILES_IN_FLIGHT = 32;
 /** Bytes of those files held at once, so memory stays bounded whatever the file sizes. */
 const BYTES_IN_FLIGHT = 64 * 1024 * 1024;
-
+/**
+ * Big text files streamed at once, outside that byte budget: each holds a few MB (a read, its
+ * text, a batch of chunks being written) and, on PostgreSQL, a connection for its transaction.
+ */
+const STREAMED_FILES_AT_ONCE = 2;
 export interface IngestDeps {
   db: DataSource;
   connectors: KindRegistry;
   index: SearchIndex;
   parsers: ParserPool;
+  /** DATA_DIR's free-space minimum; null where storage is not under DATA_DIR (a team server on PostgreSQL). */
+  disk: DiskGuard | null;
 }
 
 /**
@@ -40,14 +54,37 @@ export interface IngestDeps {
  */
 export function ingestHandler(deps: IngestDeps): JobHandler {
   return async (job, progress, signal) => {
-    const { source, collection } = await loadPipeline(deps.db, job);
-    const connector = await deps.connectors.forSource(deps.db.manager, source);
     try {
-      await syncSource(deps, connector, source.id, collection.id, progress, signal);
-    } finally {
-      await connector.close();
+      // Before anything is written: a job that cannot finish should not start filling the disk.
+      await deps.disk?.assertRoom();
+      // Every database read and write of the run rides out a short outage (DB_OUTAGE_GRACE_S).
+      const retry = <T>(fn: () => Promise<T>) => progress.outage.run(fn, signal);
+      const { source, collection } = await retry(() => loadPipeline(deps.db, job));
+      const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
+      const index = new OutageRetryingIndex(deps.index, progress.outage, signal);
+      try {
+        await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal);
+      } finally {
+        await connector.close();
+      }
+    } catch (error) {
+      // A write that found the disk full, wherever it was (index thread, database): the cause and the space, not SQLite's words.
+      if (deps.disk && isDiskFull(error)) throw await deps.disk.failure();
+      throw error;
     }
   };
+}
+
+/** The documents this source has in the collection; a damaged index file is set aside first, so this run rebuilds it. */
+async function indexedStateOrRebuild(deps: IngestDeps, collectionId: string, sourceId: string, progress: JobProgress): Promise<Map<string, IndexedState>> {
+  try {
+    return await deps.index.indexedState(collectionId, sourceId);
+  } catch (error) {
+    if (!(error instanceof IndexDamagedError)) throw error;
+    const aside = await deps.index.moveAside(collectionId);
+    progress.noteError("index", `The collection's index was damaged; it was moved aside${aside ? ` to ${aside}` : ""} and is rebuilt by this run`);
+    return deps.index.indexedState(collectionId, sourceId);
+  }
 }
 
 async function loadPipeline(db: DataSource, job: IngestJob) {
@@ -75,7 +112,9 @@ async function syncSource(
   } catch (error) {
     throw new Error(`Source unreachable: ${(error as Error).message}`);
   }
-  const indexed = await deps.index.indexedState(collectionId, sourceId);
+  const indexed = await indexedStateOrRebuild(deps, collectionId, sourceId, progress);
+  // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
+  await deps.index.removeUnfinished(collectionId);
 
   const walk = await walkSource(connector, {
     signal,
@@ -84,6 +123,7 @@ async function syncSource(
     onUnreadable: (folder, message) => progress.noteError(folder, message),
   }).catch((error: unknown) => {
     checkAbort();
+    if (error instanceof NothingReadableError) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
     throw new Error(`The source could not be read: ${(error as Error).message}`);
   });
@@ -92,9 +132,27 @@ async function syncSource(
 
   const writer = new BatchedIndexWriter(deps.index, collectionId, progress);
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
+  const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
   await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
     checkAbort();
-    await ingestFile(deps, connector, writer, budget, collectionId, sourceId, file, indexed.get(file.path), progress);
+    await deps.disk?.assertRoomNow();
+    const state = indexed.get(file.path);
+    if (file.refused) {
+      // Whatever was indexed under this path is no longer the source's to show.
+      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+      return progress.failed(file.path, file.refused);
+    }
+    if (unchanged(file, state)) return progress.processed("unchanged");
+    if (!isSupported(file.name)) return progress.processed("skipped");
+    const target = { deps, connector, collectionId, sourceId, progress, signal };
+    if (isStreamed(file)) {
+      const held = await streams.acquire(1);
+      try {
+        await ingestStreamed(target, file, state, checkAbort);
+      } finally {
+        streams.release(held);
+      }
+    } else await ingestFile(target, writer, budget, file, state);
   });
   await writer.flush();
   checkAbort();
@@ -104,6 +162,7 @@ async function syncSource(
   if (gone.length) {
     progress.at(`Removing ${gone.length} deleted file(s) from the collection`);
     await deps.index.removeDocuments(collectionId, sourceId, gone);
+    progress.removed(gone.length);
   }
 }
 
@@ -113,32 +172,32 @@ function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean 
   return state.size === file.size && state.modifiedAt.getTime() === file.modifiedAt.getTime();
 }
 
+/** Where a file's document goes, and what reports on it. */
+interface Target {
+  deps: IngestDeps;
+  connector: Connector;
+  collectionId: string;
+  sourceId: string;
+  progress: JobProgress;
+  signal: AbortSignal;
+}
+
+/** A file read whole and parsed in a worker; its document goes to the index with others in a batch. */
 async function ingestFile(
-  deps: IngestDeps,
-  connector: Connector,
+  { deps, connector, collectionId, sourceId, progress, signal }: Target,
   writer: BatchedIndexWriter,
   budget: ByteBudget,
-  collectionId: string,
-  sourceId: string,
   file: RemoteEntry,
   state: IndexedState | undefined,
-  progress: JobProgress,
 ): Promise<void> {
-  if (file.refused) {
-    // Whatever was indexed under this path is no longer the source's to show.
-    if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-    return progress.failed(file.path, file.refused);
-  }
-  if (unchanged(file, state)) return progress.processed("unchanged");
-  if (!isSupported(file.name)) return progress.processed("skipped");
-  if (file.size > MAX_INDEXED_FILE_BYTES) {
-    return progress.failed(file.path, `File is larger than the ${MAX_INDEXED_FILE_BYTES / 1024 / 1024} MB indexing limit`);
+  if (file.size > MAX_PARSED_FILE_BYTES) {
+    return progress.failed(file.path, `File is larger than the ${MAX_PARSED_FILE_BYTES / 1024 / 1024} MB indexing limit`);
   }
   progress.at(`Indexing ${file.path}`);
   let bytesRead = 0;
   const held = await budget.acquire(file.size);
   try {
-    const bytes = await readAll(await connector.read(file.path, file.size), MAX_INDEXED_FILE_BYTES);
+    const bytes = await readAll(await connector.read(file.path, file.size), MAX_PARSED_FILE_BYTES);
     // parse() transfers the buffer to a worker thread, which empties it here: count first.
     bytesRead = bytes.length;
     const parsed = await deps.parsers.parse(file.name, bytes);
@@ -159,13 +218,69 @@ async function ingestFile(
         chunks: parsed.chunks,
       },
       bytesRead,
+      state ? "changed" : "added",
     );
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    // So are a full disk, a damaged index and a database gone past the grace: every later file would fail the same way; and a shutdown.
+    if (isFatalIndexError(error) || isDiskFull(error) || signal.aborted) throw error;
     progress.failed(file.path, (error as Error).message || "Could not be read", bytesRead);
   } finally {
     budget.release(held);
+  }
+}
+
+/**
+ * A big text file streamed into the index as a staged document (see streamed-text-file.ts):
+ * bytes_processed moves as its chunks are written, and it replaces its old version only once
+ * it is written whole.
+ */
+async function ingestStreamed(
+  { deps, connector, collectionId, sourceId, progress }: Target,
+  file: RemoteEntry,
+  state: IndexedState | undefined,
+  checkAbort: () => void,
+): Promise<void> {
+  progress.at(`Indexing ${file.path}`);
+  let counted = 0;
+  const header = {
+    sourceId,
+    path: file.path,
+    title: titleFromFileName(file.name),
+    size: file.size,
+    modifiedAt: file.modifiedAt,
+    version: file.version ?? null,
+  };
+  try {
+    const { staged, chunks } = await streamTextFile({
+      read: () => connector.read(file.path, file.size),
+      stage: () => deps.index.stageDocument(collectionId, header),
+      // A file read again (it was not UTF-8) counts its bytes once.
+      onWritten: (bytes) => {
+        if (bytes > counted) progress.advance(bytes - counted);
+        counted = Math.max(counted, bytes);
+      },
+      checkAbort,
+    });
+    if (chunks === 0) {
+      await staged.discard();
+      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+      return progress.processed("skipped");
+    }
+    try {
+      await staged.commit();
+    } catch (error) {
+      await staged.discard().catch(() => undefined);
+      if (isFatalIndexError(error)) throw error;
+      throw new Error(`Could not be added to the index: ${(error as Error).message}`);
+    }
+    progress.processed(state ? "changed" : "added");
+  } catch (error) {
+    if (error instanceof JobInterrupted) throw error;
+    if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+    if (isFatalIndexError(error)) throw error;
+    progress.failed(file.path, (error as Error).message || "Could not be read");
   }
 }
 

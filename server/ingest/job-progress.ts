@@ -1,4 +1,5 @@
 import type { DataSource } from "typeorm";
+import type { DatabaseOutage } from "../data/database-outage";
 import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
 
 const MAX_LISTED_ERRORS = 100;
@@ -16,6 +17,10 @@ export class JobProgress {
   entitiesFailed = 0;
   entitiesSkipped = 0;
   bytesProcessed = 0;
+  filesAdded = 0;
+  filesChanged = 0;
+  filesRemoved = 0;
+  filesUnchanged = 0;
   discoveryComplete = false;
   currentEntity = "Starting";
   readonly errors: JobError[] = [];
@@ -25,6 +30,8 @@ export class JobProgress {
   constructor(
     private readonly db: DataSource,
     readonly jobId: string,
+    /** The job's writes ride out a database outage through it; exposed for the handler's own reads and writes. */
+    readonly outage: DatabaseOutage,
   ) {}
 
   discovered(count = 1): void {
@@ -32,9 +39,19 @@ export class JobProgress {
     this.touch();
   }
 
-  processed(outcome: "indexed" | "unchanged" | "skipped", bytes = 0): void {
+  /** added/changed: indexed, new to the collection or replacing what it held; failed and skipped files are not changes. */
+  processed(outcome: "added" | "changed" | "unchanged" | "skipped", bytes = 0): void {
     this.entitiesProcessed += 1;
     if (outcome === "skipped") this.entitiesSkipped += 1;
+    else if (outcome === "added") this.filesAdded += 1;
+    else if (outcome === "changed") this.filesChanged += 1;
+    else this.filesUnchanged += 1;
+    this.bytesProcessed += bytes;
+    this.touch();
+  }
+
+  /** Bytes of a file still being processed (a big file streamed into the index). */
+  advance(bytes: number): void {
     this.bytesProcessed += bytes;
     this.touch();
   }
@@ -53,6 +70,12 @@ export class JobProgress {
     if (this.errors.length < MAX_LISTED_ERRORS) this.errors.push({ entity, message });
   }
 
+  /** Documents of files no longer in the source, taken out of the collection. */
+  removed(count: number): void {
+    this.filesRemoved += count;
+    this.touch();
+  }
+
   at(currentEntity: string): void {
     this.currentEntity = currentEntity;
     this.touch();
@@ -60,10 +83,11 @@ export class JobProgress {
 
   /** Writes now if the last write is older than PERSIST_EVERY_MS. */
   touch(): void {
-    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) void this.flush();
+    // A failed periodic write (a full disk, a database outage) is not the job failing: the next one, or the final flush, writes the same counters; never an unhandled rejection that stops the process.
+    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) this.flush().catch(() => undefined);
   }
 
-  /** Writes the counters now (serialized with any write in flight). */
+  /** Writes the counters now (serialized with any write in flight, retried through a short database outage). */
   flush(extra: Partial<IngestJob> = {}): Promise<void> {
     this.lastWrite = Date.now();
     const row: Partial<IngestJob> = {
@@ -72,15 +96,21 @@ export class JobProgress {
       entitiesFailed: this.entitiesFailed,
       entitiesSkipped: this.entitiesSkipped,
       bytesProcessed: this.bytesProcessed,
+      filesAdded: this.filesAdded,
+      filesChanged: this.filesChanged,
+      filesRemoved: this.filesRemoved,
+      filesUnchanged: this.filesUnchanged,
       discoveryComplete: this.discoveryComplete,
       currentEntity: this.currentEntity.slice(0, 1000),
       errors: [...this.errors],
       ...extra,
     };
-    this.pending = this.pending.then(
-      () => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row)).then(() => undefined),
-      () => undefined,
-    );
-    return this.pending;
+    // Each write runs after the one before it, whether that one succeeded or not.
+    const write = this.pending
+      .catch(() => undefined)
+      .then(() => this.outage.run(() => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row))))
+      .then(() => undefined);
+    this.pending = write;
+    return write;
   }
 }

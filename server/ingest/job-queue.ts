@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
 import type { DataSource, EntityManager } from "typeorm";
 import { ConflictError } from "../errors";
-import { IngestJob } from "../data/entities/ingest-job.entity";
+import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
+import { DatabaseOutage } from "../data/database-outage";
 import type { Logger } from "../logger";
 import { JobProgress } from "./job-progress";
 
@@ -26,7 +27,8 @@ export type JobTarget = { dataSourceId: string } | { collectionId: string };
 /** What the API needs from the ingestion queue: the in-process JobQueue or the BullMQ one (team mode). */
 export interface IngestQueue {
   start(): Promise<void>;
-  enqueue(pipelineId: string): Promise<IngestJob>;
+  /** Records a queued job (the 409 rule included) and hands it to the queue; `trigger` says what started it. */
+  enqueue(pipelineId: string, trigger?: JobTrigger): Promise<IngestJob>;
   /** 409 while a job that writes to the target is queued or running; call it in the deleting transaction. */
   assertNoActiveJob(tx: EntityManager, target: JobTarget): Promise<void>;
   stop(): Promise<void>;
@@ -47,6 +49,7 @@ export class JobQueue implements IngestQueue {
     private readonly db: DataSource,
     private readonly handler: JobHandler,
     private readonly logger: Logger,
+    private readonly outage: DatabaseOutage = new DatabaseOutage(0),
   ) {}
 
   /** Marks jobs interrupted by a crash as failed, then starts on whatever is queued. */
@@ -60,8 +63,8 @@ export class JobQueue implements IngestQueue {
   }
 
   /** Records a queued job (status processing) unless the pipeline already has one queued or running. */
-  async enqueue(pipelineId: string): Promise<IngestJob> {
-    const job = await recordQueuedJob(this.db, pipelineId);
+  async enqueue(pipelineId: string, trigger: JobTrigger = "manual"): Promise<IngestJob> {
+    const job = await recordQueuedJob(this.db, pipelineId, trigger);
     this.pump();
     return job;
   }
@@ -84,21 +87,27 @@ export class JobQueue implements IngestQueue {
 
   private pump(): void {
     if (this.running || this.stopped) return;
-    this.running = this.drain().finally(() => {
-      this.running = null;
-    });
+    this.running = this.drain()
+      .catch((error: Error) => this.logger.error(`ingestion queue stopped taking jobs: ${error.message}`))
+      .finally(() => {
+        this.running = null;
+      });
   }
 
   private async drain(): Promise<void> {
     while (!this.stopped) {
-      const job = await this.db.manager.findOne(IngestJob, { where: { runState: "queued" }, order: { queueSeq: "ASC" } });
-      if (!job) return;
-      await this.run(job);
+      // The next job is looked for once the database answers again (an outage between two jobs).
+      const next = await this.outage.untilReachable(
+        () => this.db.manager.findOne(IngestJob, { where: { runState: "queued" }, order: { queueSeq: "ASC" } }),
+        this.abort.signal,
+      );
+      if (!next?.value) return;
+      await this.run(next.value);
     }
   }
 
   private run(job: IngestJob): Promise<void> {
-    return runJob(this.db, this.handler, this.logger, job, this.abort.signal);
+    return runJob(this.db, this.handler, this.logger, job, this.abort.signal, this.outage);
   }
 
   private finish(jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
@@ -107,7 +116,7 @@ export class JobQueue implements IngestQueue {
 }
 
 /** The 409 rule and the row, in one transaction: a queued job (status processing) unless the pipeline has one queued or running. */
-export async function recordQueuedJob(db: DataSource, pipelineId: string): Promise<IngestJob> {
+export async function recordQueuedJob(db: DataSource, pipelineId: string, trigger: JobTrigger = "manual"): Promise<IngestJob> {
   return db.transaction(async (tx) => {
     const active = await tx.exists(IngestJob, { where: [{ pipelineId, runState: "queued" }, { pipelineId, runState: "running" }] });
     if (active) throw new ConflictError(ALREADY_RUNNING);
@@ -126,6 +135,11 @@ export async function recordQueuedJob(db: DataSource, pipelineId: string): Promi
       entitiesFailed: 0,
       entitiesSkipped: 0,
       bytesProcessed: 0,
+      filesAdded: 0,
+      filesChanged: 0,
+      filesRemoved: 0,
+      filesUnchanged: 0,
+      trigger,
       discoveryComplete: false,
       currentEntity: "Waiting for other ingestion jobs to finish",
       errorMessage: null,
@@ -153,22 +167,53 @@ export async function assertNoActiveJob(tx: EntityManager, target: JobTarget): P
   if (active) throw new ConflictError("An ingestion job is queued or running here; delete once it has finished");
 }
 
-/** Marks the job running, runs the handler with live progress, and records how it ended (rows first). */
-export async function runJob(db: DataSource, handler: JobHandler, logger: Logger, job: IngestJob, signal: AbortSignal): Promise<void> {
-  job.runState = "running";
-  job.startedAt = new Date();
-  await db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" }));
-  const progress = new JobProgress(db, job.id);
+/**
+ * Marks the job running, runs the handler with live progress, and records how it ended (rows
+ * first). Its writes ride out a database outage of up to the grace (DatabaseOutage); how the job
+ * ended is recorded once the database answers, however long that takes, so the row never claims
+ * a job that stopped, nor gets mislabelled by a sweep while this process still holds the job.
+ */
+export async function runJob(db: DataSource, handler: JobHandler, logger: Logger, job: IngestJob, signal: AbortSignal, outage: DatabaseOutage): Promise<void> {
+  const progress = new JobProgress(db, job.id, outage);
   try {
+    job.runState = "running";
+    job.startedAt = new Date();
+    await outage.run(() => db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
     await handler(job, progress, signal);
     progress.currentEntity = "Done";
-    await progress.flush();
-    await finishJob(db, job.id, job.pipelineId, "completed", null);
+    const recorded = await outage.untilReachable(async () => {
+      await progress.flush();
+      await finishJob(db, job.id, job.pipelineId, "completed", null);
+    }, signal);
+    if (!recorded) logger.warn(`ingestion job ${job.id} completed while the database was unreachable and the process stopping; it is recorded at the next start`);
   } catch (error) {
     const message = signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
-    await progress.flush();
-    await finishJob(db, job.id, job.pipelineId, "failed", message);
+    // The counters are worth keeping (written once the database answers) but must not stand in the way of recording the end.
+    await outage.untilReachable(() => progress.flush(), signal).catch(() => undefined);
+    await recordFailure(db, logger, job, message, signal);
     logger.warn(`ingestion job ${job.id} failed: ${message}`);
+  }
+}
+
+const RECORD_RETRY_MS = 5000;
+
+/**
+ * Records a failed job, retrying while the database cannot take the write (a full disk): the
+ * queue waits meanwhile, and the job's row stays true. At shutdown it gives up; the next
+ * start marks a job left running as failed.
+ */
+async function recordFailure(db: DataSource, logger: Logger, job: IngestJob, message: string, signal: AbortSignal): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await finishJob(db, job.id, job.pipelineId, "failed", message);
+    } catch (error) {
+      if (attempt === 0) logger.error(`ingestion job ${job.id} failed (${message}) and could not be recorded: ${(error as Error).message}; retrying`);
+      if (signal.aborted) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, RECORD_RETRY_MS);
+        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+    }
   }
 }
 

@@ -2,7 +2,8 @@ import crypto from "node:crypto";
 import type { DataSource } from "typeorm";
 import { ModelRecord } from "../data/entities/model.entity";
 import type { Logger } from "../logger";
-import { RedisClient } from "../redis/redis-client";
+import type { Redis } from "ioredis";
+import { openSubscriber } from "../redis/redis-connection";
 import type { PullEvent, RunningPull } from "./model-pulls";
 
 /** The pull lock lives this long unless its process renews it (every third of it). */
@@ -35,8 +36,10 @@ export class SharedPulls {
   private readonly endedHere = new Set<string>();
 
   constructor(
-    private readonly redis: RedisClient,
-    private readonly subscriber: RedisClient,
+    /** The process's shared connection (openRedis). */
+    private readonly redis: Redis,
+    /** Its own connection for pub/sub. */
+    private readonly subscriber: Redis,
     private readonly prefix: string,
     private readonly loadCompleted: (modelName: string) => Promise<PullEvent>,
     private readonly logger?: Logger,
@@ -50,12 +53,12 @@ export class SharedPulls {
     });
   }
 
-  static open(redisUrl: string, prefix: string, db: DataSource, logger?: Logger): SharedPulls {
+  static open(redis: Redis, prefix: string, db: DataSource, logger: Logger): SharedPulls {
     const loadCompleted = async (modelName: string): Promise<PullEvent> => ({
       status: "completed",
       model: await db.manager.findOneByOrFail(ModelRecord, { modelName }),
     });
-    return new SharedPulls(new RedisClient({ url: redisUrl }), new RedisClient({ url: redisUrl }), prefix, loadCompleted, logger);
+    return new SharedPulls(redis, openSubscriber(redis, logger), prefix, loadCompleted, logger);
   }
 
   /** Runs `lead` as the only upstream pull of the model, or relays the one another process runs. */
@@ -63,15 +66,16 @@ export class SharedPulls {
     const lockKey = `${this.prefix}:model-pull:${pull.modelName}`;
     while (!pull.finished && !pull.controller.signal.aborted) {
       const id = crypto.randomUUID();
-      if ((await this.redis.set(lockKey, id, { PX: LOCK_MS, NX: true })) === "OK") return this.leadPull(pull, lockKey, id, lead);
+      if ((await this.redis.set(lockKey, id, "PX", LOCK_MS, "NX")) === "OK") return this.leadPull(pull, lockKey, id, lead);
       const owner = await this.redis.get(lockKey);
       if (owner && this.endedHere.has(owner)) await new Promise((resolve) => setTimeout(resolve, 20));
       else if (owner) await this.follow(pull, lockKey, owner);
     }
   }
 
+  /** Closes the subscriber; the shared connection belongs to the caller. */
   async close(): Promise<void> {
-    await Promise.all([this.redis.quit(), this.subscriber.quit()].map((p) => p.catch(() => undefined)));
+    await this.subscriber.quit().catch(() => undefined);
   }
 
   private keys(id: string) {
@@ -81,7 +85,7 @@ export class SharedPulls {
 
   private async leadPull(pull: RunningPull, lockKey: string, id: string, lead: () => Promise<void>): Promise<void> {
     const keys = this.keys(id);
-    const renew = setInterval(() => void this.redis.call("EVAL", RENEW, 1, lockKey, id, LOCK_MS).catch(() => undefined), LOCK_MS / 3);
+    const renew = setInterval(() => void this.redis.eval(RENEW, 1, lockKey, id, LOCK_MS).catch(() => undefined), LOCK_MS / 3);
     let seq = 0;
     let relay: Promise<unknown> = Promise.resolve();
     const unsubscribe = pull.subscribe((event) => {
@@ -97,14 +101,14 @@ export class SharedPulls {
       const payload = JSON.stringify(wire);
       relay = relay
         .then(async () => {
-          if (final) await this.redis.set(keys.final, payload, { PX: KEEP_MS });
+          if (final) await this.redis.set(keys.final, payload, "PX", KEEP_MS);
           else {
             await this.redis.hset(keys.events, { [wire.key]: payload });
-            await this.redis.call("PEXPIRE", keys.events, KEEP_MS);
+            await this.redis.pexpire(keys.events, KEEP_MS);
           }
-          await this.redis.call("PUBLISH", keys.channel, payload);
+          await this.redis.publish(keys.channel, payload);
           // Ended: the next request for this model, here or elsewhere, starts a fresh pull.
-          if (final) await this.redis.call("EVAL", RELEASE, 1, lockKey, id);
+          if (final) await this.redis.eval(RELEASE, 1, lockKey, id);
         })
         .catch((error: Error) => this.logger?.warn(`model pull relay: ${error.message}`));
     });
@@ -114,7 +118,7 @@ export class SharedPulls {
       unsubscribe();
       await relay;
       clearInterval(renew);
-      await this.redis.call("EVAL", RELEASE, 1, lockKey, id).catch(() => undefined);
+      await this.redis.eval(RELEASE, 1, lockKey, id).catch(() => undefined);
       this.endedHere.delete(id);
     }
   }

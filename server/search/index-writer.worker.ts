@@ -5,11 +5,12 @@ import { SqliteFtsIndex } from "./sqlite-fts-index";
 
 export interface WriterRequest {
   id: number;
-  method: "upsertDocuments" | "removeDocuments" | "release" | "close";
+  method: "upsertDocuments" | "stageChunks" | "commitStaged" | "discardStaged" | "removeUnfinished" | "removeDocuments" | "release" | "close";
   args: unknown[];
 }
 
-export type WriterReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; message: string };
+/** code: SQLite's or the OS's (SQLITE_FULL, ENOSPC) or SLUICE_INDEX_DAMAGED, so the caller can tell those apart. */
+export type WriterReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; message: string; code?: string };
 
 const index = new SqliteFtsIndex({ dir: (workerData as { dir: string }).dir });
 
@@ -19,6 +20,7 @@ parentPort!.on("message", async (request: WriterRequest) => {
     const result = await method.apply(index, request.args);
     parentPort!.postMessage({ id: request.id, ok: true, result } satisfies WriterReply);
   } catch (error) {
-    parentPort!.postMessage({ id: request.id, ok: false, message: (error as Error).message } satisfies WriterReply);
+    const code = (error as { code?: unknown }).code;
+    parentPort!.postMessage({ id: request.id, ok: false, message: (error as Error).message, code: typeof code === "string" ? code : undefined } satisfies WriterReply);
   }
 });

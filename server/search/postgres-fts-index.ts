@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
 import { NotFoundError } from "../errors";
-import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
+import { stagedDocument } from "./staged-document";
 import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 
@@ -119,6 +120,50 @@ export class PostgresFtsIndex implements SearchIndex {
     return ids;
   }
 
+  /**
+   * One transaction from start to commit, on a connection of its own: the old version goes and
+   * the new one comes in at once for every other reader, and a process that dies mid-way
+   * leaves nothing (PostgreSQL rolls the transaction back).
+   */
+  async stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    const collection = collectionKey(collectionId);
+    await this.ready();
+    const q = this.db.createQueryRunner();
+    const title = pgText(doc.title);
+    const path = pgText(doc.path);
+    const end = async (how: "commitTransaction" | "rollbackTransaction") => {
+      try {
+        await q[how]();
+      } finally {
+        await q.release();
+      }
+    };
+    const id = crypto.randomUUID();
+    try {
+      await q.connect();
+      await q.startTransaction();
+      // The old version goes first: UNIQUE (collection, source, path) admits one row, and no
+      // other reader sees either change before the commit.
+      await writeDocuments(q, collection, [{ doc: { ...doc, chunks: [] }, id }]);
+    } catch (error) {
+      await end("rollbackTransaction").catch(() => undefined);
+      throw error;
+    }
+    return stagedDocument(id, {
+      add: (documentId, chunks) => insertChunks(q, collection, chunks.map((c) => ({ id: documentId, index: c.chunkIndex, title, path, body: pgText(c.text) }))),
+      commit: async (documentId, chunkCount) => {
+        await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
+        await end("commitTransaction");
+      },
+      discard: () => end("rollbackTransaction"),
+    });
+  }
+
+  /** Nothing to do: a staged document is one transaction, rolled back if its process dies. */
+  async removeUnfinished(collectionId: string): Promise<void> {
+    collectionKey(collectionId);
+  }
+
   async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     const collection = collectionKey(collectionId);
     if (paths.length === 0) return;
@@ -161,7 +206,8 @@ export class PostgresFtsIndex implements SearchIndex {
       "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM search_documents WHERE collection_id = $1",
       [collection],
     )) as { documents: number; chunks: number }[];
-    return { documentCount: row.documents, chunkCount: row.chunks };
+    // PostgreSQL looks after its own storage: a collection here is never "damaged" in our sense.
+    return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
   }
 
   async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
@@ -220,6 +266,11 @@ export class PostgresFtsIndex implements SearchIndex {
   }
 
   /** The pool belongs to the data source, which the server closes after the index. */
+  /** Nothing to set aside: the index lives in the team's database. */
+  async moveAside(): Promise<string | null> {
+    return null;
+  }
+
   async close(): Promise<void> {}
 
   private ready(): Promise<void> {
@@ -289,6 +340,18 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
     ],
   );
   const chunks = docs.flatMap((d) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, title: d.title, path: d.path, body: pgText(c.text) })));
+  await insertChunks(q, collection, chunks);
+}
+
+interface ChunkRow {
+  id: string;
+  index: number;
+  title: string;
+  path: string;
+  body: string;
+}
+
+async function insertChunks(q: QueryRunner, collection: string, chunks: ChunkRow[]): Promise<void> {
   if (chunks.length === 0) return;
   await q.query(
     `INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body)

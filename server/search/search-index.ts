@@ -21,6 +21,22 @@ export interface DocumentInput {
   chunks: ChunkInput[];
 }
 
+/** A document without its chunks: what a document written in parts starts from. */
+export type DocumentHeader = Omit<DocumentInput, "chunks">;
+
+/**
+ * A document written in parts, for a file too big to hold whole: its chunks go in batch by
+ * batch, then commit() puts it in place of the old version (if any) at once. Until then,
+ * searches and listings see the old version; discard() drops what was written.
+ */
+export interface StagedDocument {
+  /** The next chunks, numbered on from the last batch. */
+  addChunks(chunks: ChunkInput[]): Promise<void>;
+  /** Resolves with the new document's id. */
+  commit(): Promise<string>;
+  discard(): Promise<void>;
+}
+
 /** What incremental re-sync compares against: one entry per indexed document of a source. */
 export interface IndexedState {
   size: number;
@@ -50,9 +66,13 @@ export interface SearchHit {
   score: number;
 }
 
+/** "damaged": the collection's index file cannot be read; re-running its pipeline rebuilds it. */
+export type IndexStatus = "ok" | "damaged";
+
 export interface CollectionStats {
   documentCount: number;
   chunkCount: number;
+  indexStatus: IndexStatus;
 }
 
 /** What the collection service needs from the index for counts and deletion. */
@@ -69,12 +89,25 @@ export interface SearchIndex extends CollectionIndex {
   upsertDocument(collectionId: string, doc: DocumentInput): Promise<string>;
   /** Several documents in one transaction (all or none), for ingestion's throughput. */
   upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]>;
+  /** Starts a document written in parts (see StagedDocument). */
+  stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument>;
+  /**
+   * Drops what staged documents left behind when their process died before commit or
+   * discard. Only while nothing is being staged in the collection (an ingestion job's start:
+   * jobs run one at a time).
+   */
+  removeUnfinished(collectionId: string): Promise<void>;
   /** Removes documents of one source by path. */
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
   /** Every indexed document of one source, by path, for incremental re-sync. */
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }>;
   search(collectionId: string, query: string, topK: number): Promise<SearchHit[]>;
+  /**
+   * Sets a damaged collection's index aside (kept, not deleted) so the next writes rebuild it;
+   * answers where it went, or null when there was nothing to move (engines that cannot be damaged so).
+   */
+  moveAside(collectionId: string): Promise<string | null>;
   /** Closes every open index file (shutdown). */
   close(): Promise<void>;
 }

@@ -4,9 +4,11 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
-import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
 import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
+import { IndexDamagedError, isCorruption } from "./index-damage";
+import { stagedDocument } from "./staged-document";
 
 export { markSnippet, parseQuery, type QueryUnit } from "./query";
 
@@ -14,6 +16,11 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  * The collection index on SQLite FTS5: one database file per collection (`<dir>/<id>.db`),
  * so writing one collection never takes the main database's write lock and dropping a
  * collection is deleting its file. Files are opened lazily and kept open until drop/close.
+ *
+ * A file SQLite cannot read (truncated, overwritten) marks its collection damaged: found by
+ * `PRAGMA quick_check` when the file is opened, or by SQLITE_CORRUPT/NOTADB from any later
+ * statement. A damaged collection answers IndexDamagedError (stats: indexStatus "damaged")
+ * without touching the file again, until moveAside() sets the file aside for a rebuild.
  *
  * Layout of a file (schema version 1):
  * - `documents`: one row per (source_id, path).
@@ -65,6 +72,8 @@ const SNIPPET_TOKENS = 20;
 export interface SqliteFtsIndexOptions {
   /** Directory holding one `<collectionId>.db` per collection, e.g. DATA_DIR/indexes. */
   dir: string;
+  /** Open files read-only (the search reader threads, index-reader-pool.ts); such an instance never creates or migrates a file. */
+  readOnly?: boolean;
 }
 
 
@@ -83,9 +92,13 @@ interface ChunkRefRow {
 export class SqliteFtsIndex implements SearchIndex {
   private readonly dir: string;
   private readonly open = new Map<string, Database.Database>();
+  private readonly readOnly: boolean;
+  /** Files found damaged, by path: answered at once rather than re-read per request. */
+  private readonly damaged = new Set<string>();
 
   constructor(options: SqliteFtsIndexOptions) {
     this.dir = options.dir;
+    this.readOnly = options.readOnly ?? false;
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -99,6 +112,10 @@ export class SqliteFtsIndex implements SearchIndex {
   async upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
     if (docs.length === 0) return [];
     const db = this.database(collectionId, true)!;
+    return this.guarded(collectionId, () => this.writeDocuments(db, docs));
+  }
+
+  private writeDocuments(db: Database.Database, docs: DocumentInput[]): string[] {
     const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
     const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
     const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
@@ -125,93 +142,104 @@ export class SqliteFtsIndex implements SearchIndex {
     return ids;
   }
 
+  /**
+   * A staged document's chunks are rows without a `documents` row: searches skip them (a hit
+   * is joined to its document) until commitStaged writes that row in place of the old one.
+   */
+  async stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    this.database(collectionId, true);
+    return stagedDocument(crypto.randomUUID(), {
+      add: (id, chunks) => this.stageChunks(collectionId, id, doc, chunks),
+      commit: (id, chunkCount) => this.commitStaged(collectionId, id, doc, chunkCount),
+      discard: (id) => this.discardStaged(collectionId, id),
+    });
+  }
+
+  /** One batch of a staged document's chunks, in one transaction. */
+  async stageChunks(collectionId: string, documentId: string, doc: DocumentHeader, chunks: ChunkInput[]): Promise<void> {
+    const db = this.database(collectionId, true)!;
+    const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+    const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+    const title = clean(doc.title);
+    const docPath = clean(doc.path);
+    this.guarded(collectionId, () =>
+      db.transaction(() => {
+        for (const chunk of chunks) {
+          const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
+          insertFts.run(lastInsertRowid, title, docPath, clean(chunk.text));
+        }
+      }).immediate(),
+    );
+  }
+
+  /** The staged document takes the old version's place, in one transaction. */
+  async commitStaged(collectionId: string, documentId: string, doc: DocumentHeader, chunkCount: number): Promise<void> {
+    const db = this.database(collectionId, true)!;
+    const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+    this.guarded(collectionId, () =>
+      db.transaction(() => {
+        const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
+        if (old !== undefined) deleteDocument(db, old);
+        db.prepare(
+          `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now());
+      }).immediate(),
+    );
+  }
+
+  async discardStaged(collectionId: string, documentId: string): Promise<void> {
+    const db = this.database(collectionId, false);
+    if (!db) return;
+    this.guarded(collectionId, () => db.transaction(() => deleteDocument(db, documentId)).immediate());
+  }
+
+  async removeUnfinished(collectionId: string): Promise<void> {
+    const db = this.database(collectionId, false);
+    const orphans = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
+    if (!db) return;
+    this.guarded(collectionId, () => {
+      // Read first: most jobs find nothing, and need not take the write lock for it.
+      if (db.prepare(`${orphans} LIMIT 1`).get() === undefined) return;
+      db.transaction(() => {
+        db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (${orphans})`).run();
+        db.prepare(`DELETE FROM chunks WHERE rowid IN (${orphans})`).run();
+      }).immediate();
+    });
+  }
+
   async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     const db = this.database(collectionId, false);
     if (!db || paths.length === 0) return;
-    const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
-    db.transaction(() => {
-      for (const p of paths) {
-        const id = find.get(sourceId, p) as string | undefined;
-        if (id !== undefined) deleteDocument(db, id);
-      }
-    }).immediate();
+    this.guarded(collectionId, () => removeByPath(db, sourceId, paths));
   }
 
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
-    const state = new Map<string, IndexedState>();
     const db = this.database(collectionId, false);
-    if (!db) return state;
-    const rows = db.prepare("SELECT path, size, modified_at, version FROM documents WHERE source_id = ?").iterate(sourceId) as Iterable<
-      Pick<DocumentRow, "path" | "size" | "modified_at" | "version">
-    >;
-    for (const row of rows) {
-      state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
-    }
-    return state;
+    return db ? this.guarded(collectionId, () => readIndexedState(db, sourceId)) : new Map();
   }
 
   async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
     const db = this.database(collectionId, false);
-    if (!db) return { total: 0, items: [] };
-    const total = db.prepare("SELECT count(*) FROM documents").pluck().get() as number;
-    const rows = db
-      .prepare("SELECT * FROM documents ORDER BY path, source_id LIMIT ? OFFSET ?")
-      .all(Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))) as DocumentRow[];
-    return { total, items: rows.map(toSummary) };
+    return db ? this.guarded(collectionId, () => listPage(db, offset, limit)) : { total: 0, items: [] };
   }
 
+  /** Counts, or indexStatus "damaged" (and no counts) for a file that cannot be read: a listing of collections must not fail for one. */
   async stats(collectionId: string): Promise<CollectionStats> {
-    const db = this.database(collectionId, false);
-    if (!db) return { documentCount: 0, chunkCount: 0 };
-    const row = db.prepare("SELECT count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks FROM documents").get() as {
-      documents: number;
-      chunks: number;
-    };
-    return { documentCount: row.documents, chunkCount: row.chunks };
+    try {
+      const db = this.database(collectionId, false);
+      return db ? this.guarded(collectionId, () => countDocuments(db)) : { documentCount: 0, chunkCount: 0, indexStatus: "ok" };
+    } catch (error) {
+      if (error instanceof IndexDamagedError) return { documentCount: 0, chunkCount: 0, indexStatus: "damaged" };
+      throw error;
+    }
   }
 
   async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
     const units = parseQuery(query);
     if (units.length === 0) return [];
     const db = this.database(collectionId, false);
-    if (!db) return [];
-    const limit = clampTopK(topK);
-    // All terms; then, if the last word may be unfinished, it as a prefix (a prefix merges
-    // many doclists, too slow to do every time); then any term.
-    const attempts = [toMatch(units, " ", false)];
-    if (units.at(-1)!.prefix) attempts.push(toMatch(units, " ", true));
-    if (units.length > 1) attempts.push(toMatch(units, " OR ", false));
-    let match = "";
-    let top: RankedRow[] = [];
-    for (const attempt of attempts) {
-      match = attempt;
-      top = rankedChunks(db, match, limit);
-      if (top.length > 0) break;
-    }
-    // snippet() runs only for the chunks kept, not for every match the ranking looked at.
-    const snippet = db.prepare(
-      `SELECT snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS})
-       FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
-    );
-    const ref = db.prepare(
-      `SELECT c.document_id, c.chunk_index, d.path, d.title
-       FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
-    );
-    const hits: SearchHit[] = [];
-    for (const { rowid, bm25 } of top) {
-      const chunk = ref.get(rowid) as ChunkRefRow | undefined;
-      if (!chunk) continue;
-      const raw = snippet.pluck().get(match, rowid) as string | null | undefined;
-      hits.push({
-        documentId: chunk.document_id,
-        path: chunk.path,
-        title: chunk.title,
-        chunkIndex: chunk.chunk_index,
-        snippet: markSnippet(raw ?? ""),
-        score: -bm25,
-      });
-    }
-    return hits;
+    return db ? this.guarded(collectionId, () => searchFile(db, units, topK)) : [];
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -220,14 +248,36 @@ export class SqliteFtsIndex implements SearchIndex {
     for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
   }
 
-  /** Closes this process's connection to one collection's file (another thread is about to delete it). */
+  /** Closes this process's connection to one collection's file (another thread is about to delete or move it) and forgets its damage. */
   async release(collectionId: string): Promise<void> {
     const file = this.filePath(collectionId);
     const db = this.open.get(file);
+    this.damaged.delete(file);
     if (db) {
       this.open.delete(file);
       db.close();
     }
+  }
+
+  /** Records a collection's file as damaged (found so by another thread), closing it here. */
+  async markDamaged(collectionId: string): Promise<void> {
+    await this.release(collectionId);
+    this.damaged.add(this.filePath(collectionId));
+  }
+
+  /**
+   * Sets a damaged file aside as `<id>.damaged-<time>.db` (kept for the user or support, never
+   * deleted), so the next write starts a fresh file. Answers the new path, or null without a file.
+   */
+  async moveAside(collectionId: string): Promise<string | null> {
+    const file = this.filePath(collectionId);
+    await this.release(collectionId);
+    if (!fs.existsSync(file)) return null;
+    const aside = file.replace(/\.db$/, `.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}.db`);
+    fs.renameSync(file, aside);
+    if (fs.existsSync(`${file}-wal`)) fs.renameSync(`${file}-wal`, `${aside}-wal`);
+    for (const suffix of ["-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
+    return aside;
   }
 
   async close(): Promise<void> {
@@ -242,31 +292,83 @@ export class SqliteFtsIndex implements SearchIndex {
     db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
   }
 
+  /**
+   * A read-only connection, beside the writer's (WAL lets readers and one writer work at once).
+   * A file the writer has not finished creating counts as empty, and is looked at again next time.
+   */
+  private openReadOnly(file: string): Database.Database | undefined {
+    if (!fs.existsSync(file)) return undefined;
+    let db: Database.Database | undefined;
+    let version: number;
+    try {
+      db = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: sqliteNativeBinding() });
+      db.pragma("busy_timeout = 5000");
+      version = db.pragma("user_version", { simple: true }) as number;
+    } catch (err) {
+      db?.close();
+      if (!isCorruption(err)) throw err;
+      this.damaged.add(file);
+      throw new IndexDamagedError();
+    }
+    if (version !== SCHEMA_VERSION) {
+      db.close();
+      if (version > SCHEMA_VERSION) throw new Error(`Search index ${file} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
+      return undefined;
+    }
+    this.open.set(file, db);
+    return db;
+  }
+
   /** The file of one collection, e.g. for reporting its size. */
   filePath(collectionId: string): string {
     if (!UUID.test(collectionId)) throw new NotFoundError("Collection not found");
     return path.join(this.dir, `${collectionId.toLowerCase()}.db`);
   }
 
-  /** The open database of a collection; without `create`, undefined when it has no file yet. */
+  /**
+   * The open database of a collection; without `create`, undefined when it has no file yet.
+   * An existing file is checked once as it is opened (quick_check reads every page but skips
+   * the index cross-checks of integrity_check), never per request.
+   */
   private database(collectionId: string, create: boolean): Database.Database | undefined {
     const file = this.filePath(collectionId);
     const cached = this.open.get(file);
     if (cached) return cached;
-    if (!create && !fs.existsSync(file)) return undefined;
+    if (this.damaged.has(file)) throw new IndexDamagedError();
+    if (this.readOnly) return this.openReadOnly(file);
+    const existed = fs.existsSync(file);
+    if (!create && !existed) return undefined;
     fs.mkdirSync(this.dir, { recursive: true });
-    const db = new Database(file, { nativeBinding: sqliteNativeBinding() });
+    let db: Database.Database | undefined;
     try {
+      db = new Database(file, { nativeBinding: sqliteNativeBinding() });
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
       db.pragma("busy_timeout = 5000");
+      if (existed && db.pragma("quick_check", { simple: true }) !== "ok") throw Object.assign(new Error("quick_check failed"), { code: "SQLITE_CORRUPT" });
       migrate(db);
     } catch (err) {
-      db.close();
-      throw err;
+      db?.close();
+      if (!isCorruption(err)) throw err;
+      this.damaged.add(file);
+      throw new IndexDamagedError();
     }
     this.open.set(file, db);
     return db;
+  }
+
+  /** Runs statements on an open file; a corruption error marks the collection damaged (a file damaged while open). */
+  private guarded<T>(collectionId: string, work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      if (!isCorruption(error)) throw error;
+      const file = this.filePath(collectionId);
+      this.open.get(file)?.close();
+      this.open.delete(file);
+      this.damaged.add(file);
+      throw new IndexDamagedError();
+    }
   }
 }
 
@@ -288,6 +390,85 @@ function deleteDocument(db: Database.Database, documentId: string): void {
   db.prepare("DELETE FROM documents WHERE id = ?").run(documentId);
 }
 
+function removeByPath(db: Database.Database, sourceId: string, paths: string[]): void {
+  const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+  db.transaction(() => {
+    for (const p of paths) {
+      const id = find.get(sourceId, p) as string | undefined;
+      if (id !== undefined) deleteDocument(db, id);
+    }
+  }).immediate();
+}
+
+function readIndexedState(db: Database.Database, sourceId: string): Map<string, IndexedState> {
+  const state = new Map<string, IndexedState>();
+  const rows = db.prepare("SELECT path, size, modified_at, version FROM documents WHERE source_id = ?").iterate(sourceId) as Iterable<
+    Pick<DocumentRow, "path" | "size" | "modified_at" | "version">
+  >;
+  for (const row of rows) {
+    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
+  }
+  return state;
+}
+
+function listPage(db: Database.Database, offset: number, limit: number): { total: number; items: DocumentSummary[] } {
+  const total = db.prepare("SELECT count(*) FROM documents").pluck().get() as number;
+  const rows = db
+    .prepare("SELECT * FROM documents ORDER BY path, source_id LIMIT ? OFFSET ?")
+    .all(Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))) as DocumentRow[];
+  return { total, items: rows.map(toSummary) };
+}
+
+function countDocuments(db: Database.Database): CollectionStats {
+  const row = db.prepare("SELECT count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks FROM documents").get() as {
+    documents: number;
+    chunks: number;
+  };
+  return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
+}
+
+function searchFile(db: Database.Database, units: QueryUnit[], topK: number): SearchHit[] {
+  const limit = clampTopK(topK);
+  // All terms; then, if the last word may be unfinished, it as a prefix (a prefix merges
+  // many doclists, too slow to do every time); then any term.
+  const attempts = [toMatch(units, " ", false)];
+  if (units.at(-1)!.prefix) attempts.push(toMatch(units, " ", true));
+  if (units.length > 1) attempts.push(toMatch(units, " OR ", false));
+  let match = "";
+  let top: RankedRow[] = [];
+  for (const attempt of attempts) {
+    match = attempt;
+    top = rankedChunks(db, match, limit);
+    if (top.length > 0) break;
+  }
+  // snippet() runs only for the chunks kept, not for every match the ranking looked at.
+  const snippet = db.prepare(
+    `SELECT snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS})
+     FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
+  );
+  const ref = db.prepare(
+    `SELECT c.document_id, c.chunk_index, d.path, d.title
+     FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
+  );
+  const hits: SearchHit[] = [];
+  for (const { rowid, bm25 } of top) {
+    const chunk = ref.get(rowid) as ChunkRefRow | undefined;
+    if (!chunk) continue;
+    // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
+    // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
+    const raw = snippet.pluck().get(match, BigInt(rowid)) as string | null | undefined;
+    hits.push({
+      documentId: chunk.document_id,
+      path: chunk.path,
+      title: chunk.title,
+      chunkIndex: chunk.chunk_index,
+      snippet: markSnippet(raw ?? ""),
+      score: -bm25,
+    });
+  }
+  return hits;
+}
+
 /** The best chunks for a MATCH expression, best first, bm25 negative (lower is better). */
 function rankedChunks(db: Database.Database, match: string, limit: number): RankedRow[] {
   // Walking the doclist by rowid without scoring is cheap: it finds where the window starts.
@@ -298,7 +479,8 @@ function rankedChunks(db: Database.Database, match: string, limit: number): Rank
   // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
   const sql = `SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE chunks_fts MATCH ?${floor === undefined ? "" : " AND rowid > ?"}
                ORDER BY bm25 LIMIT ?`;
-  const args = floor === undefined ? [match, limit] : [match, floor, limit];
+  // The floor as a BigInt too, so FTS5 itself starts its doclist there (see the snippet query in searchFile()).
+  const args = floor === undefined ? [match, limit] : [match, BigInt(floor), limit];
   return db.prepare(sql).all(...args) as RankedRow[];
 }
 

@@ -1,8 +1,12 @@
 import { Worker } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { WriterReply, WriterRequest } from "./index-writer.worker";
-import type { CollectionStats, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex } from "./search-index";
+import crypto from "node:crypto";
+import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
+import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
+import { IndexDamagedError } from "./index-damage";
+import { IndexReaderPool } from "./index-reader-pool";
 
 const WORKER = workerScript(__filename, "index-writer.worker");
 
@@ -13,41 +17,71 @@ const WORKER = workerScript(__filename, "index-writer.worker");
  */
 export class ThreadedSqliteIndex implements SearchIndex {
   private readonly reader: SqliteFtsIndex;
-  private readonly worker: Worker;
-  private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  private readonly dir: string;
+  /** The writer thread; null until first needed and after it stopped (the next call starts another). */
+  private worker: Worker | null = null;
+  private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; collectionId: unknown }>();
   private nextId = 1;
-  private failure: Error | null = null;
+  private closed = false;
 
-  constructor(options: { dir: string }) {
-    this.reader = new SqliteFtsIndex(options);
-    this.worker = new Worker(WORKER.file, {
-      workerData: { dir: options.dir },
+  /** Searches and document pages run on reader threads (index-reader-pool.ts); the rest reads on the caller's thread. */
+  private readonly readers: IndexReaderPool;
+
+  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number } }) {
+    this.reader = new SqliteFtsIndex({ dir: options.dir });
+    this.dir = options.dir;
+    this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(WORKER.file, {
+      workerData: { dir: this.dir },
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
-    this.worker.on("message", (reply: WriterReply) => {
+    worker.on("message", (reply: WriterReply) => {
       const call = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
       if (reply.ok) call?.resolve(reply.result);
-      else call?.reject(new Error(reply.message));
+      else call?.reject(this.replyError(reply, call?.collectionId));
     });
+    // A writer that dies (out of memory, an uncaught error) fails what it had, not the process;
+    // the next write starts a new one, so one bad moment does not stop every later job.
     const fail = (error: Error) => {
-      this.failure = new Error(`The index writer stopped: ${error.message}`);
-      for (const call of this.waiting.values()) call.reject(this.failure);
+      if (this.worker !== worker) return;
+      this.worker = null;
+      const failure = new Error(`The index writer stopped: ${error.message}`);
+      for (const call of this.waiting.values()) call.reject(failure);
       this.waiting.clear();
     };
-    this.worker.on("error", fail);
-    this.worker.on("exit", (code) => fail(new Error(`exit code ${code}`)));
+    worker.on("error", fail);
+    worker.on("exit", (code) => fail(new Error(`exit code ${code}`)));
     // An idle writer must not keep the process alive.
-    this.worker.unref();
+    worker.unref();
+    return worker;
+  }
+
+  /** The writer's error as the caller's: damage and disk-full keep their codes across the thread boundary. */
+  private replyError(reply: Extract<WriterReply, { ok: false }>, collectionId: unknown): Error {
+    if (reply.code === "SLUICE_INDEX_DAMAGED") {
+      // The reading side must stop trusting its cached pages of that file too.
+      if (typeof collectionId === "string") {
+        void this.reader.markDamaged(collectionId);
+        void this.readers.broadcast("markDamaged", collectionId);
+      }
+      return new IndexDamagedError();
+    }
+    return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
   }
 
   private call<T>(method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
-    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error("The index is closed"));
+    this.worker ??= this.spawn();
+    const worker = this.worker;
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.worker.postMessage({ id, method, args } satisfies WriterRequest);
+      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject, collectionId: args[0] });
+      worker.postMessage({ id, method, args } satisfies WriterRequest);
     });
   }
 
@@ -60,6 +94,20 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.call("upsertDocuments", collectionId, docs);
   }
 
+  async stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    this.reader.filePath(collectionId);
+    return stagedDocument(crypto.randomUUID(), {
+      add: (id, chunks) => this.call("stageChunks", collectionId, id, doc, chunks),
+      commit: (id, chunkCount) => this.call("commitStaged", collectionId, id, doc, chunkCount),
+      discard: (id) => this.call("discardStaged", collectionId, id),
+    });
+  }
+
+  removeUnfinished(collectionId: string): Promise<void> {
+    this.reader.filePath(collectionId);
+    return this.call("removeUnfinished", collectionId);
+  }
+
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     this.reader.filePath(collectionId);
     return this.call("removeDocuments", collectionId, sourceId, paths);
@@ -70,27 +118,44 @@ export class ThreadedSqliteIndex implements SearchIndex {
   }
 
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
-    return this.reader.listDocuments(collectionId, offset, limit);
+    this.reader.filePath(collectionId);
+    return this.readers.run("listDocuments", collectionId, offset, limit);
   }
 
   search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
-    return this.reader.search(collectionId, query, topK);
+    this.reader.filePath(collectionId);
+    return this.readers.run("search", collectionId, query, topK);
   }
 
   stats(collectionId: string): Promise<CollectionStats> {
     return this.reader.stats(collectionId);
   }
 
-  /** Both threads let go of the file before it is deleted. */
+  /** Every thread lets go of the file before it is deleted. */
   async drop(collectionId: string): Promise<void> {
     this.reader.filePath(collectionId);
     await this.call("release", collectionId);
+    await this.readers.broadcast("release", collectionId);
     await this.reader.drop(collectionId);
   }
 
+  /** Every thread lets go of the damaged file before it is moved. */
+  async moveAside(collectionId: string): Promise<string | null> {
+    this.reader.filePath(collectionId);
+    await this.call("release", collectionId);
+    await this.readers.broadcast("release", collectionId);
+    return this.reader.moveAside(collectionId);
+  }
+
   async close(): Promise<void> {
-    if (!this.failure) await this.call("close").catch(() => undefined);
-    await this.worker.terminate();
+    const worker = this.worker;
+    if (worker) {
+      await this.call("close").catch(() => undefined);
+      this.worker = null;
+      await worker.terminate();
+    }
+    this.closed = true;
+    await this.readers.close();
     await this.reader.close();
   }
 }

@@ -71,3 +71,20 @@ export async function writeCorpus(dir: string, opts = { textFiles: 2000, binaryF
   }
   return { dir, files: opts.textFiles + opts.binaryFiles, bytes, words };
 }
+
+/** One text file of `bytes` bytes of prose, written a block at a time (a big log or export). */
+export function writeBigTextFile(file: string, bytes: number, words: string[], random: () => number): number {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const fd = fs.openSync(file, "w");
+  let written = 0;
+  try {
+    for (let line = 0; written < bytes; line++) {
+      const block = `${line}: ${prose(words, random, Math.min(1 << 20, bytes - written))}\n`;
+      fs.writeSync(fd, block);
+      written += Buffer.byteLength(block);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return written;
+}

@@ -83,9 +83,16 @@ before(async () => {
   await home.arrayBuffer();
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  // Chromium reports every Content-Security-Policy violation on the console (the Drive popup's too).
+  context.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
 });
+
+/** Console messages of Content-Security-Policy violations, from every page of the main context. */
+const cspViolations: string[] = [];
 
 after(async () => {
   await context?.close().catch(() => {});
@@ -113,9 +120,9 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("link", { name: "Groups" }).click();
     const name = page.getByLabel("Group name", { exact: true });
     await name.fill("ab");
-    await page.getByText("Use at least 3 characters.").waitFor();
-    await name.fill("bad name!");
-    await page.getByText("Use only letters, digits, underscores and hyphens.").waitFor();
+    await page.getByText("Too short. Use 3 to 50 letters, digits, underscores (_) or hyphens (-), not used by another group.").waitFor();
+    await name.fill("bad-name!");
+    await page.getByText("“!” is not allowed. Use 3 to 50 letters, digits, underscores (_) or hyphens (-), not used by another group.").waitFor();
     await name.fill(GROUP);
     await page.getByRole("button", { name: "Create group" }).click();
     await page.locator(`[aria-label="group ${GROUP}"]`).waitFor();
@@ -130,7 +137,7 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("button", { name: "Create collection" }).click();
     const row = page.locator(`tr[aria-label="collection ${COLLECTION}"]`);
     await row.waitFor();
-    assert.equal((await row.locator('td[data-label="documents"]').textContent())?.trim(), "0");
+    assert.equal((await row.locator('td[data-label="Documents"]').textContent())?.trim(), "0");
     await shot("03-collections");
   });
 
@@ -192,6 +199,44 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.locator(".pipeline").first().locator('[data-job-status="completed"]').waitFor();
     await page.locator(".pipeline").first().getByText(/Job history \(1\)/).click();
     await shot("07-pipelines");
+  });
+
+  await t.test("schedule the pipeline: a bad cron pattern says what to fix, a good one previews its next three runs", async () => {
+    const card = page.locator(".pipeline").first();
+    assert.equal((await card.locator("[data-pipeline-schedule]").textContent())?.trim(), "Not scheduled");
+    await card.getByText("Schedule:").click();
+    await card.getByLabel("Run").selectOption({ label: "Custom cron pattern" });
+    const cron = card.getByLabel("Cron pattern (minute hour day-of-month month day-of-week)");
+    await cron.fill("0 25 * * *");
+    await card.getByText("Not a valid cron pattern: Invalid value for hour: 25").waitFor();
+    assert.equal(await card.getByRole("button", { name: "Save schedule" }).isDisabled(), true);
+    await cron.fill("30 2 * * 1-5");
+    await card.getByLabel("Time zone (IANA name)").fill("Europe/Berlin");
+    const runs = card.locator("[data-schedule-preview] li");
+    await runs.nth(2).waitFor();
+    const preview = await runs.allTextContents();
+    assert.equal(preview.length, 3);
+    for (const run of preview) assert.match(run, /^(Mon|Tue|Wed|Thu|Fri) \d{1,2} \w{3} \d{4}, 02:30 \(Europe\/Berlin\)$/);
+    await shot("07b-pipeline-schedule");
+    // Keyboard only: the save button is reached and pressed from the keyboard.
+    await card.getByRole("button", { name: "Save schedule" }).focus();
+    await page.keyboard.press("Enter");
+    await card.locator("[data-pipeline-schedule]", { hasText: "Cron 30 2 * * 1-5 (Europe/Berlin) · next run" }).waitFor();
+    await card.getByRole("button", { name: "Pause schedule" }).click();
+    await card.locator("[data-pipeline-schedule]", { hasText: "· paused" }).waitFor();
+    await card.getByRole("button", { name: "Resume schedule" }).click();
+    await card.locator("[data-pipeline-schedule]", { hasText: "· next run" }).waitFor();
+
+    // The source's server goes down for maintenance: pause all its schedules from the source.
+    await page.getByRole("link", { name: "Data sources" }).click();
+    const source = page.locator(`[aria-label="source ${SOURCE}"]`);
+    await source.getByRole("button", { name: "Pause all its schedules" }).click();
+    await source.getByText("1 schedule paused.").waitFor();
+    await page.getByRole("link", { name: "Pipelines" }).click();
+    await page.locator(".pipeline").first().locator("[data-pipeline-schedule]", { hasText: "· paused" }).waitFor();
+    await page.locator(".pipeline").first().getByText("Schedule:").click();
+    await page.locator(".pipeline").first().getByRole("button", { name: "Remove schedule" }).click();
+    await page.locator(".pipeline").first().locator("[data-pipeline-schedule]", { hasText: "Not scheduled" }).waitFor();
   });
 
   await t.test("search the ingested collection and see a highlighted snippet with its path", async () => {
@@ -365,6 +410,11 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     assert.equal(me.status(), 401);
     await shot("30-signed-out");
   });
+
+  await t.test("no screen broke the server's Content-Security-Policy", async () => {
+    assert.match((await page.request.get(sluice.url)).headers()["content-security-policy"] ?? "", /script-src 'self'/);
+    assert.deepEqual(cspViolations, []);
+  });
 });
 
 /** A fresh browser context with a new signed-up user, for the side flows below. */
@@ -405,7 +455,7 @@ test("Google Drive in the desktop app: consent in the system browser, the page p
   }
 });
 
-test("without Google configured, the Drive card shows the server's detail and no Drive buttons", async () => {
+test("without Google configured, the Drive card tells the desktop user which settings turn it on, and shows no Drive buttons", async () => {
   const bare = await startSluice();
   const { ctx, p } = await signedInPage(bare.url);
   try {

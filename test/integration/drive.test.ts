@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import http from "node:http";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
-import { storedText } from "../fixtures/sluice-server";
-import { createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-robin-proxy";
+import { startSluice, type SluiceServer, storedText, tempDir } from "../fixtures/sluice-server";
+import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 
 const DOC = "application/vnd.google-apps.document";
@@ -177,7 +179,8 @@ describe("connecting Google Drive", () => {
 
   it("a return_to outside this server is refused (no open redirect)", async () => {
     const user = await signUp(request);
-    for (const target of ["https://evil.example/x", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "settings"]) {
+    // "/..//evil.example" normalises to "//evil.example": the callback used to answer Location: //evil.example (issue 15).
+    for (const target of ["https://evil.example/x", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "settings", "/..//evil.example", "/a/../..//evil.example/x"]) {
       const res = await request("POST", `/integrations/cloud/drive/connect?return_to=${encodeURIComponent(target)}`, { token: user.token });
       assert.equal(res.status, 400, `${target}: ${res.text}`);
       assert.match(res.body.detail, /return_to/);
@@ -198,6 +201,164 @@ describe("connecting Google Drive", () => {
     assert.equal((await request("GET", "/integrations/cloud/drive")).status, 401);
     assert.equal((await request("POST", "/integrations/cloud/drive/connect?return_to=/")).status, 401);
     assert.equal((await request("GET", "/data_sources/drive/picker_token")).status, 401);
+  });
+});
+
+/**
+ * A browser as far as the consent needs one: it sends its cookies and follows nothing, and it
+ * reaches the server's PUBLIC_URL name (sluice.test, which only this test resolves) at the
+ * address it really listens on, as DNS would.
+ */
+async function browserGet(target: URL, opts: { reach: string; cookies?: string[]; accept?: string }) {
+  const via = new URL(opts.reach);
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+    const req = http.request(
+      {
+        host: via.hostname,
+        port: via.port,
+        path: `${target.pathname}${target.search}`,
+        headers: { host: target.host, accept: opts.accept ?? "text/html,application/xhtml+xml", ...(opts.cookies?.length ? { cookie: opts.cookies.join("; ") } : {}) },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** `name=value` of a Set-Cookie the response carries. */
+function cookieFrom(res: { headers: Headers }, name: string): string {
+  const line = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  assert.ok(line, `no ${name} cookie in ${JSON.stringify(res.headers.getSetCookie())}`);
+  return line.split(";")[0];
+}
+
+describe("consent bound to the browser that started it (issue 15)", () => {
+  // Reached under a name, as on a LAN or behind a proxy: Google sends the browser back to sluice.test.
+  let publicOrigin: string;
+  const named = useSluice({
+    env: async () => {
+      const port = await freePort();
+      publicOrigin = `http://sluice.test:${port}`;
+      return { ...google.env, PORT: String(port), PUBLIC_URL: publicOrigin };
+    },
+  });
+  const api = named.request;
+
+  /** POST connect as the app's page does (signed in by cookie); the answer's auth_url and binding cookie. */
+  async function startConnecting(accessCookie: string) {
+    const res = await api("POST", "/integrations/cloud/drive/connect?return_to=/%23/sources", { headers: { cookie: accessCookie, origin: publicOrigin } });
+    assert.equal(res.status, 200, res.text);
+    return { authUrl: res.body.auth_url as string, binding: cookieFrom(res, "sluice_drive_consent") };
+  }
+
+  async function signedInBrowser(prefix: string) {
+    const user = await signUp(api, prefix);
+    const signin = await api("POST", "/signin", { body: { email: user.email, password: "correct-horse-42" } });
+    return { ...user, cookie: cookieFrom(signin, "access_token") };
+  }
+
+  /** Google's consent in some browser: the callback URL Google sends that browser to. */
+  async function consentAtGoogle(authUrl: string): Promise<URL> {
+    const authorize = await fetch(authUrl, { redirect: "manual" });
+    assert.equal(authorize.status, 302);
+    const callback = new URL(authorize.headers.get("location")!);
+    assert.equal(callback.host, new URL(named.server.url).host.replace("127.0.0.1", "sluice.test"));
+    return callback;
+  }
+
+  it("someone else's consent link connects nothing: the victim's browser gets a page saying so", async () => {
+    const attacker = await signedInBrowser("attacker");
+    const victim = await signedInBrowser("victim");
+    const { authUrl } = await startConnecting(attacker.cookie);
+    // The victim opens the attacker's link, consents with their own Google account and comes back.
+    const callback = await consentAtGoogle(authUrl);
+    const page = await browserGet(callback, { reach: named.server.url, cookies: [victim.cookie] });
+    assert.equal(page.status, 403, page.text);
+    assert.match(String(page.headers["content-type"]), /text\/html/);
+    assert.match(page.text, /Google Drive was not connected/);
+    assert.match(page.text, /started in another browser, or by another Sluice user/);
+    assert.doesNotMatch(page.text, /<script/i);
+    for (const who of [attacker, victim]) {
+      assert.equal((await api("GET", "/integrations/cloud/drive", { token: who.token })).body.connected, false, who.email);
+    }
+    // An API client is told the same in JSON.
+    const json = await browserGet(await consentAtGoogle(authUrl), { reach: named.server.url, accept: "application/json" });
+    assert.equal(json.status, 403);
+    assert.match(JSON.parse(json.text).detail, /another browser or by another Sluice user/);
+  });
+
+  it("the browser that started finishes it, and its binding cookie is then cleared", async () => {
+    const user = await signedInBrowser("starter");
+    const { authUrl, binding } = await startConnecting(user.cookie);
+    const back = await browserGet(await consentAtGoogle(authUrl), { reach: named.server.url, cookies: [user.cookie, binding] });
+    assert.equal(back.status, 302, back.text);
+    assert.equal(back.headers.location, "/#/sources");
+    assert.ok(String(back.headers["set-cookie"]).startsWith("sluice_drive_consent=;"), String(back.headers["set-cookie"]));
+    assert.equal((await api("GET", "/integrations/cloud/drive", { token: user.token })).body.connected, true);
+  });
+
+  it("a binding cookie from another connect does not fit this consent", async () => {
+    const attacker = await signedInBrowser("attacker");
+    const victim = await signedInBrowser("victim");
+    const { authUrl } = await startConnecting(attacker.cookie);
+    // The victim had started connecting their own Drive too: their cookie belongs to their own state.
+    const own = await startConnecting(victim.cookie);
+    const page = await browserGet(await consentAtGoogle(authUrl), { reach: named.server.url, cookies: [victim.cookie, own.binding] });
+    assert.equal(page.status, 403);
+    assert.equal((await api("GET", "/integrations/cloud/drive", { token: attacker.token })).body.connected, false);
+  });
+
+  it("the binding cookie is HttpOnly, SameSite=Lax, sent only to the callback and lives as long as the state", async () => {
+    const user = await signedInBrowser("cookie");
+    const res = await api("POST", "/integrations/cloud/drive/connect?return_to=/", { headers: { cookie: user.cookie } });
+    const line = res.headers.getSetCookie().find((c) => c.startsWith("sluice_drive_consent="))!;
+    assert.match(line, /; Max-Age=600;/);
+    assert.match(line, /; Path=\/api\/integrations\/cloud\/drive\/callback;/);
+    assert.match(line, /; HttpOnly/);
+    assert.match(line, /; SameSite=Lax/);
+  });
+});
+
+// Only a team server (REDIS_URL) runs several API processes on one storage; the desktop refuses a
+// second server on its DATA_DIR. The suite's team run covers this.
+const teamOnly = process.env.SLUICE_TEST_REDIS === "1" ? false : "several API processes share storage only on a team server (the team run covers this)";
+
+describe("several API processes behind one port", { skip: teamOnly }, () => {
+  // A team server: a state sealed by one process is opened by the other (shared secret store).
+  let processes: SluiceServer[] = [];
+  let proxy: RoundRobinProxy;
+
+  before(async () => {
+    const shared = tempDir();
+    const env = { ...google.env, PUBLIC_URL: "http://sluice.test" };
+    processes = [await startSluice({ dataDir: shared, env }), await startSluice({ dataDir: shared, env })];
+    proxy = await startRoundRobinProxy(processes.map((p) => p.url));
+  });
+  after(async () => {
+    await proxy?.close();
+    for (const p of processes) await p.stop();
+  });
+
+  it("connect on one process, the callback on the other", async () => {
+    const viaPort = client(`${proxy.url}/api`);
+    const user = await signUp(viaPort, "two-processes");
+    const connects = [0, 1].map(() => viaPort("POST", "/integrations/cloud/drive/connect?return_to=/", { token: user.token }));
+    // Two connects in a row: the round robin sends the second callback to the process that did not issue its state.
+    for (const connect of await Promise.all(connects)) {
+      assert.equal(connect.status, 200, connect.text);
+      const authorize = await fetch(connect.body.auth_url, { redirect: "manual" });
+      const callback = new URL(authorize.headers.get("location")!);
+      const back = await browserGet(callback, { reach: proxy.url, cookies: [cookieFrom(connect, "sluice_drive_consent")] });
+      assert.equal(back.status, 302, back.text);
+    }
+    assert.ok([...proxy.served.values()].every((n) => n >= 2), JSON.stringify([...proxy.served]));
+    assert.equal((await viaPort("GET", "/integrations/cloud/drive", { token: user.token })).body.connected, true);
   });
 });
 

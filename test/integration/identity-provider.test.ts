@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { startFakeIdp, type FakeIdp } from "../fixtures/fake-idp";
+import { startSluice } from "../fixtures/sluice-server";
 import { signUp } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 
@@ -67,6 +68,29 @@ describe("POST /auth/session", () => {
   it("refuses a token without an email claim (401)", async () => {
     const res = await request("POST", "/auth/session", { token: await idp.mint({ sub: subject() }) });
     assert.equal(res.status, 401);
+  });
+
+  it("refuses an email the provider says is not verified (401 with a clear detail); true or absent is taken", async () => {
+    for (const unverified of [false, "false"]) {
+      const sub = subject();
+      const res = await request("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com`, email_verified: unverified }) });
+      assert.equal(res.status, 401, String(unverified));
+      assert.match(res.body.detail, /not verified this email address/);
+      assert.equal(res.headers.get("set-cookie"), null);
+    }
+    for (const verified of [{ email_verified: true }, {}]) {
+      const sub = subject();
+      assert.equal((await request("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com`, ...verified }) })).status, 200);
+    }
+  });
+
+  it("a server with IDP_JWKS_URL but no IDP_ISSUER or IDP_AUDIENCE refuses to start, naming both", async () => {
+    await assert.rejects(startSluice({ env: { IDP_JWKS_URL: idp.jwksUrl } }), (error: Error) => {
+      assert.match(error.message, /exited with 1 before listening/);
+      assert.match(error.message, /IDP_ISSUER must be set when IDP_JWKS_URL is.*IDP_AUDIENCE must be set when IDP_JWKS_URL is/s);
+      return true;
+    });
+    await assert.rejects(startSluice({ env: { IDP_JWKS_URL: idp.jwksUrl, IDP_ISSUER: idp.issuer } }), /IDP_AUDIENCE must be set/);
   });
 
   it("answers 409 instead of taking over a password account with the same email", async () => {

@@ -6,7 +6,7 @@ import { startSamba, type SambaServer } from "../fixtures/samba";
 import { tempDir } from "../fixtures/sluice-server";
 import { addSmbSource, createGroup, signUp } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
-import { makeDocx, makePdf } from "../fixtures/documents";
+import { makeDocx, makeEml, makeEncryptedPdf, makeOdt, makePdf } from "../fixtures/documents";
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 
@@ -32,6 +32,14 @@ before(async () => {
       fs.writeFileSync(path.join(docs, "broken.pdf"), "this is not really a pdf");
       fs.writeFileSync(path.join(docs, "doomed.txt"), "The quokka migration happens at dawn.");
       fs.writeFileSync(path.join(docs, "changing.md"), "# Draft\n\nThe original wording mentions a periwinkle.");
+      // Real titles, newer formats, words that used to glue, and a failure a user can act on.
+      fs.mkdirSync(path.join(docs, "titled"));
+      fs.writeFileSync(path.join(docs, "titled", "s1.pdf"), await makePdf(["The harbour survey counted every cormorant."], { title: "Annual Harbour Survey" }));
+      fs.writeFileSync(path.join(docs, "titled", "m2.odt"), makeOdt(["The ocelot committee met on Tuesday."], { title: "Board Minutes" }));
+      fs.writeFileSync(path.join(docs, "titled", "moved.html"), "<html><head><title>Relocated axolotl page</title></head><body></body></html>");
+      fs.writeFileSync(path.join(docs, "titled", "memo.eml"), makeEml({ subject: "Gazelle budget", from: "a@example.com", to: "b@example.com", text: "Numbers attached." }));
+      fs.writeFileSync(path.join(docs, "titled", "api.html"), "<title>libpq</title><dl><dt><a href='#x'>Information</a></dt><dt>PQgetline</dt></dl>");
+      fs.writeFileSync(path.join(docs, "titled", "locked.pdf"), makeEncryptedPdf());
     },
   });
   const bulkDir = tempDir("sluice-bulk-");
@@ -116,8 +124,10 @@ describe("ingestion lifecycle", () => {
   it("a file that cannot be parsed is counted and listed, not fatal; unsupported files are skipped; a locked share is listed", async () => {
     const done = (await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: owner.token })).body;
     assert.equal(done.status, "completed");
-    assert.equal(done.entities_failed, 1);
-    assert.ok(done.errors.some((e: { entity: string }) => e.entity === "docs/broken.pdf"), JSON.stringify(done.errors));
+    assert.equal(done.entities_failed, 2);
+    const failed = (entity: string) => done.errors.find((e: { entity: string }) => e.entity === entity)?.message;
+    assert.equal(failed("docs/broken.pdf"), "corrupt file (not a valid PDF)", JSON.stringify(done.errors));
+    assert.equal(failed("docs/titled/locked.pdf"), "password-protected PDF", JSON.stringify(done.errors));
     assert.ok(done.entities_skipped >= 1, "image.bin is skipped");
     assert.ok(done.errors.some((e: { entity: string }) => e.entity === "private"), "the share it cannot open is listed");
   });
@@ -138,6 +148,22 @@ describe("ingestion lifecycle", () => {
     assert.ok(collection.chunk_count >= collection.document_count);
   });
 
+  it("documents carry their real titles in search results and the documents list; glued words are separate", async () => {
+    const collection = docs.pipeline.collection_id;
+    const hit = async (q: string) => (await search(collection, q))[0];
+    assert.deepEqual(await hit("cormorant").then((h) => [h.path, h.title]), ["docs/titled/s1.pdf", "Annual Harbour Survey"]);
+    assert.deepEqual(await hit("ocelot committee").then((h) => [h.path, h.title]), ["docs/titled/m2.odt", "Board Minutes"]);
+    assert.deepEqual(await hit("relocated axolotl").then((h) => [h.path, h.title]), ["docs/titled/moved.html", "Relocated axolotl page"]);
+    assert.deepEqual(await hit("gazelle").then((h) => [h.path, h.title]), ["docs/titled/memo.eml", "Gazelle budget"]);
+    assert.equal((await hit("PQgetline")).path, "docs/titled/api.html");
+    const listed = await request("GET", `/collections/${collection}/documents?limit=100`, { token: owner.token });
+    const titles = new Map(listed.body.documents.map((d: { path: string; title: string }) => [d.path, d.title]));
+    assert.equal(titles.get("docs/titled/s1.pdf"), "Annual Harbour Survey");
+    assert.equal(titles.get("docs/titled/m2.odt"), "Board Minutes");
+    assert.equal(titles.get("docs/titled/api.html"), "libpq");
+    assert.equal(titles.get("docs/doomed.txt"), "doomed", "a format without titles keeps the file name");
+  });
+
   it("a re-run picks up only what changed: added, changed and deleted files", async () => {
     const docsDir = samba.shareDir("docs");
     fs.writeFileSync(path.join(docsDir, "added.txt"), "A fresh memo about the narwhal budget.");
@@ -154,7 +180,8 @@ describe("ingestion lifecycle", () => {
     const expectedBytes =
       fs.statSync(path.join(docsDir, "added.txt")).size +
       fs.statSync(path.join(docsDir, "changing.md")).size +
-      fs.statSync(path.join(docsDir, "broken.pdf")).size; // failed last time, so read again
+      fs.statSync(path.join(docsDir, "broken.pdf")).size + // failed last time, so read again
+      fs.statSync(path.join(docsDir, "titled", "locked.pdf")).size;
     assert.equal(done.bytes_processed, expectedBytes, "unchanged files are not read again");
 
     assert.equal((await search(docs.pipeline.collection_id, "narwhal budget"))[0]?.path, "docs/added.txt");

@@ -14,7 +14,10 @@ describe("robustness", () => {
   it("GET /api/health answers 200 {status: ok} without authentication", async () => {
     const res = await request("GET", "/health");
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { status: "ok" });
+    assert.equal(res.body.status, "ok");
+    // Beside it, DATA_DIR's free space (README: When things go wrong).
+    assert.deepEqual(Object.keys(res.body.disk).sort(), ["free_bytes", "low", "total_bytes"]);
+    assert.ok(res.body.disk.free_bytes > 0 && res.body.disk.free_bytes <= res.body.disk.total_bytes);
   });
 
   it("malformed JSON answers 400 with a detail and no stack trace", async () => {

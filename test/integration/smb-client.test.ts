@@ -105,8 +105,12 @@ describe("SMB connector against a real Samba", () => {
     const c = make();
     await c.test();
     assert.equal(c.stats.sessions, 1);
-    assert.equal(c.stats.dialect, 0x0210);
-    assert.equal(c.stats.signing, false, "Samba's default does not require signing");
+    assert.equal(c.stats.dialect, 0x0311);
+    assert.equal(c.stats.spnego, true, "NTLMv2 inside SPNEGO, as the server offers it");
+    // Samba does not require signing by default; Sluice signs every 3.x session anyway, so each reply is checked.
+    assert.equal(c.stats.signing, true);
+    assert.equal(c.stats.signingAlgorithm, 2, "AES-GMAC, the preferred 3.1.1 signing algorithm");
+    assert.equal(c.stats.encryptSession, false);
   });
 
   test("a wrong password is a ConnectorAuthError", async () => {

@@ -5,8 +5,9 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { startWorker as startSluiceWorker, type SluiceWorker } from "../fixtures/sluice-worker";
-import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
-import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
+import { addSmbSource, client, createGroup, GOOD_PASSWORD, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { Redis } from "ioredis";
+import { redisMissingReason, startRedis, startSentinel, type RedisServer } from "../fixtures/redis";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse, type SseResult } from "../fixtures/sse-client";
 import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-robin-proxy";
@@ -335,5 +336,128 @@ describe("team server mode over TLS: REDIS_URL=rediss://", { skip }, () => {
     const job = await waitForJobEnd(viaTls, user.token, source.pipeline.id);
     assert.equal(job.status, "completed", JSON.stringify(job));
     assert.doesNotMatch(server.output(), /DEP0123|certificate/i, "no TLS warnings or errors in the log");
+  });
+});
+
+describe("team server mode through Redis Sentinel: REDIS_SENTINELS", { skip }, () => {
+  let master: RedisServer;
+  let sentinel: Awaited<ReturnType<typeof startSentinel>>;
+  let docsSamba: SambaServer;
+  let server: SluiceServer;
+
+  before(async () => {
+    master = await startRedis();
+    sentinel = await startSentinel(master, "sluice-master");
+    docsSamba = await startSamba();
+  });
+  after(async () => {
+    await server?.stop();
+    await docsSamba?.stop();
+    await sentinel?.stop();
+    await master?.stop();
+  });
+
+  it("asks the Sentinel for the master and runs an ingestion job through it", async () => {
+    server = await startSluice({
+      env: { REDIS_URL: "redis://sluice-master", REDIS_SENTINELS: sentinel.address, REDIS_PREFIX: "sentinel-test", SMB_TIMEOUT_MS: "3000" },
+    });
+    const viaSentinel = client(server.api);
+    const user = await signUp(viaSentinel, "sentinel");
+    const groupId = await createGroup(viaSentinel, user.token);
+    const source = await addSmbSource(viaSentinel, user.token, groupId, docsSamba, "Through Sentinel");
+    assert.equal((await viaSentinel("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token })).status, 202);
+    const job = await waitForJobEnd(viaSentinel, user.token, source.pipeline.id);
+    assert.equal(job.status, "completed", JSON.stringify(job));
+    const direct = new Redis(master.url);
+    try {
+      assert.ok((await direct.keys("sentinel-test:ingest:*")).length > 0, "the queue lives on the master the Sentinel named");
+    } finally {
+      direct.disconnect();
+    }
+  });
+});
+
+describe("team server mode: connections per process, and Redis going away", { skip }, () => {
+  let own: RedisServer;
+  let docsSamba: SambaServer;
+  let server: SluiceServer;
+  let probe: Redis;
+
+  /** Every connection to this Redis but the probe's own, by name (the BullMQ worker's blocking one is named after the queue). */
+  async function connections(): Promise<string[]> {
+    const list = String(await probe.client("LIST"));
+    return list
+      .split("\n")
+      .filter((line) => line && !/ name=probe /.test(line))
+      .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? "");
+  }
+
+  /** Waits until the count is reached, then checks it stays there (no connection opened late). */
+  async function settlesAt(count: number, what: string): Promise<string[]> {
+    await waitFor(async () => (await connections()).length >= count || undefined, `${count} connections (${what})`, 30_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const names = await connections();
+    assert.equal(names.length, count, `${what}: ${JSON.stringify(names)}`);
+    return names;
+  }
+
+  before(async () => {
+    own = await startRedis();
+    docsSamba = await startSamba();
+    probe = new Redis({ port: own.port, host: "127.0.0.1", connectionName: "probe" });
+  });
+  after(async () => {
+    probe?.disconnect();
+    await server?.stop();
+    await docsSamba?.stop();
+    await own?.stop();
+  });
+
+  it("an API process holds two connections (shared + the worker's blocking one); a worker process two more; sign-ins open none", async () => {
+    server = await startSluice({ env: { REDIS_URL: own.url, REDIS_PREFIX: "count-test", SMB_TIMEOUT_MS: "3000" } });
+    const names = await settlesAt(2, "one API process taking jobs");
+    assert.ok(names.some((n) => /^sluice-[0-9a-f-]{36}$/.test(n)), JSON.stringify(names));
+    const request = client(server.api);
+    const { email } = await signUp(request, "count");
+    assert.equal((await request("POST", "/signin", { body: { email, password: "wrong-password-1" } })).status, 401);
+    assert.equal((await request("POST", "/signin", { body: { email, password: GOOD_PASSWORD } })).status, 200);
+    await settlesAt(2, "after sign-ins, counted in Redis");
+    const worker = startWorker({ DATA_DIR: server.dataDir, ...(server.databaseUrl ? { DATABASE_URL: server.databaseUrl } : {}), REDIS_URL: own.url, REDIS_PREFIX: "count-test" });
+    try {
+      await settlesAt(4, "plus one worker process");
+    } finally {
+      assert.equal(await worker.stop(), 0, worker.output());
+    }
+    await settlesAt(2, "the worker gone");
+  });
+
+  it("Redis unreachable: a trigger answers 503 and a sign-in fails within seconds instead of hanging; both work again once Redis is back", async () => {
+    const request = client(server.api);
+    const user = await signUp(request, "outage");
+    const groupId = await createGroup(request, user.token);
+    const source = await addSmbSource(request, user.token, groupId, docsSamba, "Outage");
+    probe.disconnect();
+    await own.stop();
+
+    let started = Date.now();
+    const trigger = await request("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token });
+    const triggerMs = Date.now() - started;
+    assert.equal(trigger.status, 503, trigger.text);
+    assert.match(trigger.body.detail, /^The job queue \(Redis\) could not be reached/);
+    assert.ok(triggerMs < 10_000, `answered after ${triggerMs} ms`);
+    started = Date.now();
+    const signIn = await request("POST", "/signin", { body: { email: user.email, password: GOOD_PASSWORD } });
+    assert.equal(signIn.status, 500, signIn.text);
+    assert.ok(Date.now() - started < 10_000, `sign-in answered after ${Date.now() - started} ms`);
+    const failed = await request("GET", `/data_pipelines/${source.pipeline.id}/ingest/status`, { token: user.token });
+    assert.equal(failed.body.status, "failed", failed.text);
+
+    own = await startRedis({ port: own.port });
+    await waitFor(async () => (await request("POST", "/signin", { body: { email: user.email, password: GOOD_PASSWORD } })).status === 200 || undefined, "sign-in to work again", 15_000);
+    assert.equal((await request("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token })).status, 202);
+    const job = await waitForJobEnd(request, user.token, source.pipeline.id);
+    assert.equal(job.status, "completed", JSON.stringify(job));
+    const refused = server.output().match(/.*ECONNREFUSED.*/g) ?? [];
+    assert.equal(refused.length, 1, `the outage is logged once, not once per reconnect attempt and listener:\n${refused.join("\n")}`);
   });
 });

@@ -6,6 +6,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import type { DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
+import { DatabaseOutage } from "../../server/data/database-outage";
 import { BatchedIndexWriter } from "../../server/ingest/batched-index-writer";
 import { JobProgress } from "../../server/ingest/job-progress";
 import type { DocumentInput } from "../../server/search/search-index";
@@ -48,7 +49,7 @@ describe("BatchedIndexWriter on a real FTS5 index", () => {
         writing--;
       }
     };
-    const progress = new JobProgress(db, randomUUID());
+    const progress = new JobProgress(db, randomUUID(), new DatabaseOutage(0));
     const writer = new BatchedIndexWriter(observed, collectionId, progress);
     // Eight lanes adding 64 documents each, as the ingestion job's lanes do: eight batches.
     await Promise.all(

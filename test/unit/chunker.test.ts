@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { chunkText, normaliseWhitespace } from "../../server/ingest/parse/chunker";
+import { chunkText, normaliseWhitespace, TextChunker, type ChunkOptions } from "../../server/ingest/parse/chunker";
 import { fillerParagraph } from "../fixtures/documents";
 
 const longText = Array.from({ length: 60 }, (_, i) => `Section ${i}.\n\n${fillerParagraph(i, 40 + (i % 7) * 15)}`).join("\n\n\n");
@@ -81,6 +81,70 @@ describe("chunkText", () => {
 
   it("normalises whitespace runs but keeps paragraph breaks", () => {
     assert.equal(normaliseWhitespace("a \t b\r\nc\n \n\n\n d\u00a0\u00a0e "), "a b\nc\n\nd e");
+  });
+});
+
+/** The chunks of `text` pushed to a TextChunker in pieces cut at `cuts`. */
+function chunkPieces(text: string, cuts: number[], opts: ChunkOptions = {}) {
+  const chunker = new TextChunker(opts);
+  const chunks = [];
+  let from = 0;
+  for (const cut of [...cuts, text.length]) {
+    chunks.push(...chunker.push(text.slice(from, cut)));
+    from = cut;
+  }
+  return [...chunks, ...chunker.end()];
+}
+
+function everyN(length: number, n: number): number[] {
+  return Array.from({ length: Math.floor(length / n) }, (_, i) => (i + 1) * n);
+}
+
+describe("TextChunker (text that arrives in pieces)", () => {
+  const tricky =
+    "\r\n \t Lead in.\r\rCRLF line\r\nnext\u00a0\u00a0word \n \n \n\nPara two. Sentence end! " +
+    `${"😀".repeat(600)} tail ` +
+    Array.from({ length: 30 }, (_, i) => `Sentence ${i} ends here.`).join(" ") +
+    `\r\n${" ".repeat(80)}\r${"\t".repeat(70)}\r\n\r\nLast paragraph after a long blank run.\n\n \t\r\n`;
+
+  it("gives the chunks of the whole text wherever the pieces are cut", () => {
+    for (const opts of [{}, { size: 300, overlap: 50 }, { size: 57, overlap: 10 }, { size: 100, overlap: 0 }]) {
+      const whole = chunkText(longText, opts);
+      for (const n of [1, 7, 100, 999, 1000, 1001, 4096]) {
+        assert.deepEqual(chunkPieces(longText, everyN(longText.length, n), opts), whole, `pieces of ${n} with ${JSON.stringify(opts)}`);
+      }
+    }
+  });
+
+  it("holds whitespace runs, CR LF pairs, surrogate pairs and sentence ends cut between pieces", () => {
+    for (const opts of [{ size: 120, overlap: 30 }, {}]) {
+      const whole = chunkText(tricky, opts);
+      assert.ok(whole.length > 1);
+      for (let cut = 0; cut <= tricky.length; cut++) {
+        assert.deepEqual(chunkPieces(tricky, [cut], opts), whole, `cut at ${cut} with ${JSON.stringify(opts)}`);
+      }
+      assert.deepEqual(chunkPieces(tricky, everyN(tricky.length, 1), opts), whole, "one character at a time");
+    }
+  });
+
+  it("yields nothing for pieces of whitespace only, however many", () => {
+    const chunker = new TextChunker();
+    for (let i = 0; i < 1000; i++) assert.deepEqual(chunker.push(" \r\n\t\r"), []);
+    assert.deepEqual(chunker.end(), []);
+    assert.ok(chunker.held < 100, "a run of blanks is not kept whole");
+  });
+
+  it("holds about one chunk of text, not the text seen so far", () => {
+    const chunker = new TextChunker();
+    let chunks = 0;
+    let most = 0;
+    for (let i = 0; i < 200; i++) {
+      chunks += chunker.push(`${longText.slice(0, 50_000)}\n\n`).length;
+      most = Math.max(most, chunker.held);
+    }
+    chunks += chunker.end().length;
+    assert.ok(most < 52_000, `held ${most} characters`);
+    assert.ok(chunks > 10_000, `${chunks} chunks`);
   });
 });
 

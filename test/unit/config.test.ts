@@ -22,6 +22,7 @@ describe("loadConfig", () => {
       DATA_DIR: "/tmp/x",
       IDP_JWKS_URL: "http://127.0.0.1:9/jwks",
       IDP_ISSUER: "iss",
+      IDP_AUDIENCE: "aud",
       GOOGLE_CLIENT_ID: "id",
       GOOGLE_CLIENT_SECRET: "secret",
       GOOGLE_API_URL: "http://127.0.0.1:9/",
@@ -31,12 +32,26 @@ describe("loadConfig", () => {
     assert.equal(config.port, 0);
     assert.equal(config.host, "0.0.0.0");
     assert.equal(config.dataDir, path.resolve("/tmp/x"));
-    assert.deepEqual(config.idp, { jwksUrl: "http://127.0.0.1:9/jwks", issuer: "iss", audience: undefined });
+    assert.deepEqual(config.idp, { jwksUrl: "http://127.0.0.1:9/jwks", issuer: "iss", audience: "aud" });
     assert.equal(config.google?.apiUrl, "http://127.0.0.1:9");
     assert.equal(config.google?.tokenUrl, "https://oauth2.googleapis.com/token");
   });
 
-  it("refuses an invalid PORT or URL with a clear message", () => {
+  it("social sign-in needs IDP_ISSUER and IDP_AUDIENCE with IDP_JWKS_URL: one error names each one missing, beside any other problem", () => {
+    assert.throws(
+      () => loadConfig({ IDP_JWKS_URL: "http://127.0.0.1:9/jwks", PORT: "eighty" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems.map((p) => p.split(" ")[0]), ["PORT", "IDP_ISSUER", "IDP_AUDIENCE"]);
+        assert.match(error.message, /IDP_ISSUER must be set when IDP_JWKS_URL is \(social sign-in checks that the provider's tokens name it as their issuer\)/);
+        return true;
+      },
+    );
+    assert.throws(() => loadConfig({ IDP_JWKS_URL: "http://127.0.0.1:9/jwks", IDP_ISSUER: "iss", IDP_AUDIENCE: " " }), /IDP_AUDIENCE must be set/);
+    assert.equal(loadConfig({ IDP_ISSUER: "iss", IDP_AUDIENCE: "aud" }).idp, null, "without IDP_JWKS_URL social sign-in stays off");
+  });
+
+    it("refuses an invalid PORT or URL with a clear message", () => {
     assert.throws(() => loadConfig({ PORT: "eighty" }), (e: unknown) => e instanceof ConfigError && /PORT/.test(e.message));
     assert.throws(() => loadConfig({ PORT: "70000" }), ConfigError);
     assert.throws(() => loadConfig({ OLLAMA_HOST: "not a url" }), /OLLAMA_HOST/);
@@ -86,6 +101,16 @@ describe("loadConfig", () => {
     assert.equal(config.smbTimeoutMs, 15_000);
   });
 
+  it("reads the scheduler's tick (SLUICE_SCHEDULER_TICK_MS) and the test clock file (SLUICE_TEST_CLOCK_FILE)", () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.schedulerTickMs, 15_000);
+    assert.equal(defaults.testClockFile, null);
+    const config = loadConfig({ SLUICE_SCHEDULER_TICK_MS: "100", SLUICE_TEST_CLOCK_FILE: "/tmp/clock" });
+    assert.equal(config.schedulerTickMs, 100);
+    assert.equal(config.testClockFile, path.resolve("/tmp/clock"));
+    assert.throws(() => loadConfig({ SLUICE_SCHEDULER_TICK_MS: "0" }), /SLUICE_SCHEDULER_TICK_MS must be an integer from 10 to 3600000, got "0"/);
+  });
+
   it("reads the model catalog settings (MODEL_LIBRARY_URL, SSE keep-alive, pull retry delay)", () => {
     const defaults = loadConfig({});
     assert.equal(defaults.modelLibraryUrl, null);
@@ -104,6 +129,28 @@ describe("loadConfig", () => {
     for (const level of ["fatal", "error", "warn", "info", "debug", "trace", "silent"]) assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
     assert.equal(loadConfig({ LOG_LEVEL: "DEBUG" }).logLevel, "debug");
     assert.throws(() => loadConfig({ LOG_LEVEL: "verbose" }), ConfigError);
+  });
+
+  it("SMB_ALLOWED_NETWORKS: unset is any address; addresses and CIDR networks split on commas or spaces; a bad entry is named", () => {
+    assert.equal(loadConfig({}).smbAllowedNetworks, null);
+    assert.equal(loadConfig({ SMB_ALLOWED_NETWORKS: "  " }).smbAllowedNetworks, null);
+    assert.deepEqual(loadConfig({ SMB_ALLOWED_NETWORKS: "192.168.10.0/24, 10.0.0.5 fd00::/8,::1" }).smbAllowedNetworks, [
+      "192.168.10.0/24",
+      "10.0.0.5/32",
+      "fd00::/8",
+      "::1/128",
+    ]);
+    assert.throws(
+      () => loadConfig({ SMB_ALLOWED_NETWORKS: "10.0.0.0/8, files.example.lan, 10.0.0.0/33, fd00::/129" }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.length === 3 &&
+        error.problems[0].startsWith("SMB_ALLOWED_NETWORKS entries must be IP addresses or networks") &&
+        error.problems[0].endsWith('"files.example.lan" is not an IP address or a network such as 192.168.10.0/24') &&
+        error.problems[1].endsWith('"10.0.0.0/33" has a prefix length outside 0 to 32') &&
+        error.problems[2].endsWith('"fd00::/129" has a prefix length outside 0 to 128'),
+    );
+    assert.throws(() => loadConfig({ SMB_ALLOWED_NETWORKS: " , " }), /SMB_ALLOWED_NETWORKS must list at least one IP address or network/);
   });
 
   it("FOLDER_SOURCE_ROOTS: absolute paths split on the platform's delimiter; unset or empty is none", () => {
@@ -160,5 +207,12 @@ describe("OLLAMA_HOST, read as Ollama reads it", () => {
     assert.throws(() => loadConfig({ OLLAMA_HOST: "ollama lan" }), /OLLAMA_HOST must be an address such as/);
     assert.throws(() => loadConfig({ OLLAMA_HOST: "http://ollama.lan:11434?x=1" }), /OLLAMA_HOST must have a port/);
   });
-});
 
+  it("MIN_FREE_DISK_MB: 100 MB by default, in decimal megabytes, 0 allowed, anything else named", () => {
+    assert.equal(loadConfig({}).minFreeDiskBytes, 100_000_000);
+    assert.equal(loadConfig({ MIN_FREE_DISK_MB: "0" }).minFreeDiskBytes, 0);
+    assert.equal(loadConfig({ MIN_FREE_DISK_MB: " 2048 " }).minFreeDiskBytes, 2_048_000_000);
+    assert.throws(() => loadConfig({ MIN_FREE_DISK_MB: "1.5" }), /MIN_FREE_DISK_MB must be a whole number of megabytes \(0 or more\), got "1.5"/);
+    assert.throws(() => loadConfig({ MIN_FREE_DISK_MB: "-1" }), /MIN_FREE_DISK_MB must be a whole number/);
+  });
+});

@@ -6,7 +6,8 @@ import { describe, it } from "node:test";
 import { lanUrls } from "../../main/lan-addresses";
 import { stopServer, waitForListening } from "../../main/server-process";
 import { readSettings, serverBinding, writeSettings } from "../../main/settings";
-import { isAppUrl, isExternalWebUrl } from "../../main/url-guards";
+import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "../../main/url-guards";
+import { CONTENT_SECURITY_POLICY } from "../../server/http/security-headers";
 import { serverEntryArgs, tempDir } from "../fixtures/sluice-server";
 
 describe("URL guards", () => {
@@ -32,6 +33,26 @@ describe("URL guards", () => {
     for (const target of ["file:///etc/passwd", "javascript:alert(1)", "smb://server/share", "data:text/html,hi", "", "https://"]) {
       assert.equal(isExternalWebUrl(target), false, target);
     }
+  });
+});
+
+describe("IPC sender check", () => {
+  const app = "http://127.0.0.1:8420";
+  it("answers only the app's page in the window's top frame", () => {
+    assert.equal(isTrustedIpcSender({ url: "http://127.0.0.1:8420/#/sources", isMainFrame: true }, app), true);
+    assert.equal(isTrustedIpcSender({ url: "http://127.0.0.1:8420/", isMainFrame: false }, app), false, "an iframe");
+    assert.equal(isTrustedIpcSender({ url: "https://evil.example/", isMainFrame: true }, app), false);
+    assert.equal(isTrustedIpcSender({ url: "http://127.0.0.1:8420.evil.example/", isMainFrame: true }, app), false);
+    assert.equal(isTrustedIpcSender({ url: "about:blank", isMainFrame: true }, app), false);
+    assert.equal(isTrustedIpcSender(null, app), false, "a frame that is gone");
+  });
+});
+
+describe("window CSP", () => {
+  it("the server's policy replaces whatever a response carried, in any spelling", () => {
+    const headers = withContentSecurityPolicy({ "content-security-policy": ["default-src *"], "Content-Type": ["text/html"] }, CONTENT_SECURITY_POLICY);
+    assert.deepEqual(headers, { "Content-Type": ["text/html"], "Content-Security-Policy": [CONTENT_SECURITY_POLICY] });
+    assert.deepEqual(withContentSecurityPolicy(undefined, CONTENT_SECURITY_POLICY), { "Content-Security-Policy": [CONTENT_SECURITY_POLICY] });
   });
 });
 

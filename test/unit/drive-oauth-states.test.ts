@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { OAuthStates, sameOriginPath, STATE_LIFETIME_MS } from "../../server/connectors/gdrive/oauth-states";
+import { OAuthStates, sameBrowserKey, sameOriginPath, STATE_LIFETIME_MS } from "../../server/connectors/gdrive/oauth-states";
+import { FileSecretStore } from "../../server/secrets/secrets";
+import { tempDir } from "../fixtures/sluice-server";
 
 const PUBLIC = "http://127.0.0.1:8420";
 
@@ -22,6 +24,12 @@ describe("sameOriginPath", () => {
       "javascript:alert(1)",
       "settings",
       "",
+      // Dot segments that normalise into a scheme-relative URL (issue 15: Location: //evil.example).
+      "/..//evil.example",
+      "/../..//evil.example/x",
+      "/a/../..//evil.example",
+      "/.//evil.example",
+      "/%2e%2e//evil.example",
     ]) {
       assert.equal(sameOriginPath(target, PUBLIC), null, target);
     }
@@ -29,28 +37,40 @@ describe("sameOriginPath", () => {
 });
 
 describe("OAuthStates", () => {
-  const entry = { userId: "u1", codeVerifier: "v", returnTo: "/" };
+  const entry = { userId: "u1", codeVerifier: "v", returnTo: "/x", thisMachineOnly: false };
 
-  it("a state is taken once", () => {
-    const states = new OAuthStates();
-    const state = states.issue(entry);
-    assert.deepEqual({ ...states.take(state), expiresAt: 0 }, { ...entry, expiresAt: 0 });
-    assert.equal(states.take(state), null);
+  it("a state opens to what was issued, with the browser key the starting browser keeps", async () => {
+    const states = await OAuthStates.open(await FileSecretStore.open(tempDir()));
+    const { state, browserKey } = await states.issue(entry);
+    assert.deepEqual(await states.open(state), { ...entry, browserKey });
+    assert.match(browserKey, /^[A-Za-z0-9_-]{43}$/);
+    assert.ok(!state.includes("u1") && !state.includes(browserKey), "the state is sealed, not just signed");
   });
 
-  it("an unknown or expired state is refused", () => {
-    const states = new OAuthStates();
-    assert.equal(states.take("nope"), null);
+  it("another process on the same secret store opens it; another store does not", async () => {
+    const dir = tempDir();
+    const { state } = await (await OAuthStates.open(await FileSecretStore.open(dir))).issue(entry);
+    assert.equal((await (await OAuthStates.open(await FileSecretStore.open(dir))).open(state))?.userId, "u1");
+    assert.equal(await (await OAuthStates.open(await FileSecretStore.open(tempDir()))).open(state), null);
+  });
+
+  it("an expired, tampered or unknown state does not open", async () => {
+    const states = await OAuthStates.open(await FileSecretStore.open(tempDir()));
     const now = Date.now();
-    const state = states.issue(entry, now);
-    assert.equal(states.take(state, now + STATE_LIFETIME_MS + 1), null);
+    const { state } = await states.issue(entry, now);
+    assert.notEqual(await states.open(state, now + STATE_LIFETIME_MS - 1000), null);
+    assert.equal(await states.open(state, now + STATE_LIFETIME_MS + 1000), null);
+    const parts = state.split(".");
+    parts[3] = parts[3].slice(0, -2) + (parts[3].endsWith("AA") ? "BB" : "AA");
+    assert.equal(await states.open(parts.join(".")), null);
+    assert.equal(await states.open("nope"), null);
   });
 
-  it("states are unguessable and distinct", () => {
-    const states = new OAuthStates();
-    const a = states.issue(entry);
-    const b = states.issue(entry);
-    assert.notEqual(a, b);
-    assert.match(a, /^[A-Za-z0-9_-]{43}$/);
+  it("the browser key must match exactly", () => {
+    assert.equal(sameBrowserKey("abc", "abc"), true);
+    assert.equal(sameBrowserKey(undefined, "abc"), false);
+    assert.equal(sameBrowserKey("", "abc"), false);
+    assert.equal(sameBrowserKey("abd", "abc"), false);
+    assert.equal(sameBrowserKey("abcd", "abc"), false);
   });
 });

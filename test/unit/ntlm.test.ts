@@ -6,10 +6,16 @@ import {
   computeNtlmV2Response,
   decodeChallenge,
   encodeAuthenticate,
+  encodeNegotiate,
+  ntlmGetMic,
+  ntlmSealKey,
+  ntlmSignKey,
+  ntlmVerifyMic,
   ntowfv1,
   ntowfv2,
   rc4,
 } from "../../server/connectors/smb/ntlm";
+import { createHmac } from "node:crypto";
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ""), "hex");
 
@@ -133,5 +139,123 @@ describe("NTLMv2 (MS-NLMP 4.2.4 test vectors)", () => {
       assert.deepEqual(again.ntChallengeResponse, nt);
       return again.sessionBaseKey;
     }
+  });
+});
+
+// MS-NLMP 4.2.4.4 (NTLMv2 GSS_WrapEx example): the keys, the sealed text and the signature.
+describe("NTLM session security (MS-NLMP 4.2.4.4 test vectors)", () => {
+  const exportedSessionKey = Buffer.alloc(16, 0x55);
+  const plaintext = Buffer.from("Plaintext", "utf16le");
+
+  test("SIGNKEY and SEALKEY, client to server", () => {
+    assert.equal(ntlmSignKey(exportedSessionKey, "client-to-server").toString("hex"), "4788dc861b4782f35d43fd98fe1a2d39");
+    assert.equal(ntlmSealKey(exportedSessionKey, "client-to-server").toString("hex"), "59f600973cc4960a25480a7c196e4c58");
+  });
+
+  test("sealed data and signature: the checksum is HMAC_MD5(SigningKey, SeqNum || message), sealed by the same RC4 stream", () => {
+    const checksum = createHmac("md5", ntlmSignKey(exportedSessionKey, "client-to-server")).update(Buffer.alloc(4)).update(plaintext).digest().subarray(0, 8);
+    const stream = rc4(ntlmSealKey(exportedSessionKey, "client-to-server"), Buffer.concat([plaintext, checksum]));
+    assert.equal(stream.subarray(0, 18).toString("hex"), "54e50165bf1936dc996020c1811b0f06fb5f");
+    assert.equal(stream.subarray(18).toString("hex"), "7fb38ec5c55d4976");
+  });
+
+  test("GetMIC (sign only, first message): version 1, the sealed checksum, sequence 0", () => {
+    const mic = ntlmGetMic(exportedSessionKey, "client-to-server", plaintext);
+    const checksum = createHmac("md5", ntlmSignKey(exportedSessionKey, "client-to-server")).update(Buffer.alloc(4)).update(plaintext).digest().subarray(0, 8);
+    assert.equal(mic.length, 16);
+    assert.equal(mic.readUInt32LE(0), 1);
+    assert.deepEqual(rc4(ntlmSealKey(exportedSessionKey, "client-to-server"), mic.subarray(4, 12)), checksum);
+    assert.equal(mic.readUInt32LE(12), 0);
+    // The server's direction uses its own keys: the client's MIC does not pass as the server's.
+    assert.equal(ntlmVerifyMic(exportedSessionKey, plaintext, mic), false);
+    assert.equal(ntlmVerifyMic(exportedSessionKey, plaintext, ntlmGetMic(exportedSessionKey, "server-to-client", plaintext)), true);
+  });
+});
+
+describe("AUTHENTICATE with a MIC (MS-NLMP 3.1.5.1.2)", () => {
+  const serverChallenge = hex("0123456789abcdef");
+  const timestamp = hex("0090d336b734c301");
+  // MsvAvNbDomainName "Domain", MsvAvNbComputerName "Server", MsvAvTimestamp, MsvAvEOL.
+  const targetInfo = Buffer.concat([
+    hex("02000c0044006f006d00610069006e00 01000c00530065007200760065007200"),
+    hex("07000800"),
+    timestamp,
+    hex("00000000"),
+  ]);
+  const name = Buffer.from("Domain", "utf16le");
+  const challengeMessage = Buffer.alloc(56);
+  challengeMessage.write("NTLMSSP\0", 0, "latin1");
+  challengeMessage.writeUInt32LE(2, 8);
+  challengeMessage.writeUInt16LE(name.length, 12);
+  challengeMessage.writeUInt16LE(name.length, 14);
+  challengeMessage.writeUInt32LE(56, 16);
+  challengeMessage.writeUInt32LE((NegotiateFlags.UNICODE | NegotiateFlags.NTLM | NegotiateFlags.TARGET_INFO | NegotiateFlags.KEY_EXCH | NegotiateFlags.N128) >>> 0, 20);
+  serverChallenge.copy(challengeMessage, 24);
+  challengeMessage.writeUInt16LE(targetInfo.length, 40);
+  challengeMessage.writeUInt16LE(targetInfo.length, 42);
+  challengeMessage.writeUInt32LE(56 + name.length, 44);
+  const raw = Buffer.concat([challengeMessage, name, targetInfo]);
+  const negotiate = encodeNegotiate();
+  const exportedSessionKey = Buffer.alloc(16, 0x55);
+  const clientChallenge = hex("aaaaaaaaaaaaaaaa");
+
+  const challenge = decodeChallenge(raw);
+  const auth = encodeAuthenticate({
+    challenge,
+    user: "User",
+    password: "Password",
+    domain: "Domain",
+    workstation: "COMPUTER",
+    negotiateMessage: negotiate,
+    spn: "cifs/server",
+    clientChallenge,
+    exportedSessionKey,
+  });
+  const field = (i: number) => auth.message.subarray(auth.message.readUInt32LE(16 + i * 8), auth.message.readUInt32LE(16 + i * 8) + auth.message.readUInt16LE(12 + i * 8));
+
+  test("the challenge's target name is read (the domain of a user typed without one)", () => {
+    assert.equal(challenge.targetName, "Domain");
+    assert.deepEqual(challenge.raw, raw);
+  });
+
+  test("MIC = HMAC_MD5(ExportedSessionKey, NEGOTIATE || CHALLENGE || AUTHENTICATE with a zero MIC), at offset 72", () => {
+    assert.equal(auth.hasMic, true);
+    const zeroed = Buffer.from(auth.message);
+    zeroed.fill(0, 72, 88);
+    const expected = createHmac("md5", exportedSessionKey).update(negotiate).update(raw).update(zeroed).digest();
+    assert.deepEqual(auth.message.subarray(72, 88), expected);
+    assert.equal(auth.message.readUInt32LE(16), 88, "the payload starts after Version and MIC");
+  });
+
+  test("the NTLMv2 blob carries MsvAvFlags = MIC present, a zero channel binding and the SPN; the proof covers them", () => {
+    const nt = field(1);
+    const blobPairs = nt.subarray(16 + 28);
+    const pairs = new Map<number, Buffer>();
+    for (let off = 0; off + 4 <= blobPairs.length; ) {
+      const id = blobPairs.readUInt16LE(off);
+      const len = blobPairs.readUInt16LE(off + 2);
+      if (id === 0) break;
+      pairs.set(id, blobPairs.subarray(off + 4, off + 4 + len));
+      off += 4 + len;
+    }
+    assert.equal(pairs.get(6)!.readUInt32LE(0), 2);
+    assert.deepEqual(pairs.get(10), Buffer.alloc(16));
+    assert.equal(pairs.get(9)!.toString("utf16le"), "cifs/server");
+    assert.deepEqual(pairs.get(7), timestamp);
+    const again = computeNtlmV2Response({
+      responseKey: ntowfv2("Password", "User", "Domain"),
+      serverChallenge,
+      clientChallenge,
+      timestamp,
+      targetInfo: nt.subarray(16 + 28, nt.length - 4),
+    });
+    assert.deepEqual(again.ntChallengeResponse, nt);
+    assert.equal(field(0).toString("hex"), "00".repeat(24), "LMv2 is zero when the server sent a timestamp");
+  });
+
+  test("without a timestamp from the server, or without the NEGOTIATE message, no MIC", () => {
+    const noTime = encodeAuthenticate({ challenge, user: "User", password: "Password", domain: "Domain", workstation: "C" });
+    assert.equal(noTime.hasMic, false);
+    assert.deepEqual(noTime.message.subarray(72, 88), Buffer.alloc(16));
   });
 });

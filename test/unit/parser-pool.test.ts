@@ -44,7 +44,7 @@ describe("ParserPool", () => {
     });
     assert.deepEqual(
       results.map((r) => (r.kind === "indexed" ? r.title : "")),
-      ["a", "b", "Charlie", "d", "e", "f", "Golf", "h"],
+      ["a", "B", "Charlie", "d", "e", "f", "Golf", "h"],
     );
   });
 
@@ -65,8 +65,8 @@ describe("ParserPool", () => {
   });
 
   it("rejects a corrupt file with the parser's message, and carries on", async () => {
-    await assert.rejects(pool.parse("broken.pdf", utf8("%PDF-1.7 nonsense")), isParseError(/Not a readable PDF/));
-    await assert.rejects(pool.parse("broken.xlsx", utf8("nope")), isParseError(/Not a readable XLSX/));
+    await assert.rejects(pool.parse("broken.pdf", utf8("%PDF-1.7 nonsense")), isParseError(/^corrupt file \(not a valid PDF\)$/));
+    await assert.rejects(pool.parse("broken.xlsx", utf8("nope")), isParseError(/^corrupt file \(not a valid XLSX file\)$/));
     assert.equal((await pool.parse("fine.txt", utf8("still fine"))).kind, "indexed");
   });
 

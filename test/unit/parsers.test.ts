@@ -18,13 +18,14 @@ async function rejectsWithParseError(promise: Promise<unknown>, pattern: RegExp)
 
 describe("file types", () => {
   it("supports the indexed formats, case-insensitively, and nothing else", () => {
-    for (const name of ["a.txt", "b.MD", "c.markdown", "d.csv", "e.json", "f.HTML", "g.htm", "h.pdf", "i.Docx", "j.pptx", "k.xlsx", "dir/x.y/l.txt"]) {
-      assert.ok(isSupported(name), name);
-    }
-    for (const name of ["a.doc", "b.xls", "c.ppt", "d.png", "e.exe", "README", ".txt", "f.txt.bak", "g.pdf/", "x.y/readme"]) {
+    const supported = ["a.txt", "b.MD", "c.markdown", "d.csv", "e.json", "f.HTML", "g.htm", "h.pdf", "i.Docx", "j.pptx", "k.xlsx", "dir/x.y/l.txt"];
+    supported.push("m.odt", "n.ODS", "o.odp", "p.doc", "q.xls", "r.ppt", "s.rtf", "t.epub", "u.eml", "v.msg", "w.xhtml");
+    for (const name of supported) assert.ok(isSupported(name), name);
+    for (const name of ["d.png", "e.exe", "README", ".txt", "f.txt.bak", "g.pdf/", "x.y/readme", "h.zip", "i.pages"]) {
       assert.ok(!isSupported(name), name);
     }
-    assert.equal(formatOf("notes.Markdown"), "text");
+    assert.equal(formatOf("notes.Markdown"), "markdown");
+    assert.equal(formatOf("log.csv"), "text");
     assert.equal(formatOf("page.htm"), "html");
   });
 
@@ -57,7 +58,7 @@ describe("extractText", () => {
     for (const expected of ["project:", "codename: Nightjar", "tags:", "alpha", "region: Zürich", "count: 42", "ok: true"]) {
       assert.ok(text.includes(expected), `${expected} in ${text}`);
     }
-    await rejectsWithParseError(extractText("broken.json", utf8("{\"a\": ")), /Not valid JSON/);
+    await rejectsWithParseError(extractText("broken.json", utf8("{\"a\": ")), /^corrupt file \(not a valid JSON document\)$/);
   });
 
   it("reads HTML text without markup or scripts, with the <title> as title", async () => {
@@ -115,19 +116,19 @@ describe("extractText", () => {
     assert.equal((await extractText("deck.pptx", withCore)).title, "R&D ☺ plan");
   });
 
-  it("throws ParseError for corrupt PDF, DOCX, PPTX and XLSX files", async () => {
+  it("throws ParseError worded for a user for corrupt PDF, DOCX, PPTX and XLSX files", async () => {
     const garbage = utf8("this is not really a document at all, just some bytes");
-    await rejectsWithParseError(extractText("a.pdf", garbage), /Not a readable PDF/);
-    await rejectsWithParseError(extractText("a.docx", garbage), /Not a readable DOCX/);
-    await rejectsWithParseError(extractText("a.pptx", garbage), /Not a readable PPTX/);
-    await rejectsWithParseError(extractText("a.xlsx", garbage), /Not a readable XLSX/);
+    await rejectsWithParseError(extractText("a.pdf", garbage), /^corrupt file \(not a valid PDF\)$/);
+    await rejectsWithParseError(extractText("a.docx", garbage), /^corrupt file \(not a valid DOCX file\)$/);
+    await rejectsWithParseError(extractText("a.pptx", garbage), /^corrupt file \(not a valid PPTX file\)$/);
+    await rejectsWithParseError(extractText("a.xlsx", garbage), /^corrupt file \(not a valid XLSX file\)$/);
     const pdf = await makePdf(["truncated"]);
-    await rejectsWithParseError(extractText("cut.pdf", pdf.slice(0, 40)), /Not a readable PDF/);
+    await rejectsWithParseError(extractText("cut.pdf", pdf.slice(0, 40)), /^corrupt file \(not a valid PDF\)$/);
     const docx = await makeDocx(["truncated"]);
-    await rejectsWithParseError(extractText("cut.docx", docx.slice(0, docx.length - 30)), /Not a readable DOCX/);
+    await rejectsWithParseError(extractText("cut.docx", docx.slice(0, docx.length - 30)), /^corrupt file \(not a valid DOCX file\)$/);
     const notWorkbook = zipSync({ "hello.txt": strToU8("hi") });
-    await rejectsWithParseError(extractText("zip.xlsx", notWorkbook), /xl\/workbook\.xml is missing/);
-    await rejectsWithParseError(extractText("zip.docx", notWorkbook), /Not a readable DOCX/);
+    await rejectsWithParseError(extractText("zip.xlsx", notWorkbook), /^corrupt file \(not a valid XLSX file\)$/);
+    await rejectsWithParseError(extractText("zip.docx", notWorkbook), /^corrupt file \(not a valid DOCX file\)$/);
   });
 
   it("refuses an Office file that claims a huge uncompressed size (zip bomb) without inflating it", async () => {

@@ -5,6 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { DataSource } from "typeorm";
+import Database from "better-sqlite3";
 import { SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
 import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
@@ -129,7 +130,7 @@ for (const engine of [sqlite, postgres]) {
       const hits = await index.search(collection, "narwhal", 10);
       assert.equal(hits.length, 1);
       assert.equal(hits[0].documentId, second);
-      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1, indexStatus: "ok" });
       const list = await index.listDocuments(collection, 0, 10);
       assert.equal(list.items[0].size, 99);
     });
@@ -145,14 +146,14 @@ for (const engine of [sqlite, postgres]) {
       assert.equal(hits.length, 1);
       assert.equal(hits[0].documentId, original);
       assert.deepEqual(await index.search(collection, "narwhal", 10), []);
-      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1, indexStatus: "ok" });
 
       // This one fails on the last statement, after the old version was deleted: the rollback restores it.
       const late = doc("x.txt", ["replacement narwhal text"], { size: Number.NaN }); // NaN binds as NULL: size is NOT NULL
       await assert.rejects(index.upsertDocument(collection, late), engine.notNullError);
       assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [original]);
       assert.deepEqual(await index.search(collection, "narwhal", 10), []);
-      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1, indexStatus: "ok" });
     });
 
     test("removeDocuments removes only the named paths of that source", async () => {
@@ -163,7 +164,7 @@ for (const engine of [sqlite, postgres]) {
       await index.removeDocuments(collection, SOURCE, ["a.txt", "c.txt", "missing.txt"]);
       await index.removeDocuments(collection, crypto.randomUUID(), ["b.txt"]);
       assert.deepEqual((await index.search(collection, "zebra", 10)).map((h) => h.path), ["b.txt"]);
-      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1, indexStatus: "ok" });
       await index.removeDocuments(crypto.randomUUID(), SOURCE, ["a.txt"]); // no index file: a no-op
     });
 
@@ -206,12 +207,12 @@ for (const engine of [sqlite, postgres]) {
 
     test("stats and search on a collection without an index file answer empty and create nothing", async () => {
       const { index, dir, collection } = await engine.newIndex();
-      assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0, indexStatus: "ok" });
       assert.deepEqual(await index.search(collection, "anything", 10), []);
       if (dir) assert.equal(fs.existsSync(dir), false);
       await index.upsertDocument(collection, doc("a.txt", ["alpha", "beta", "gamma"]));
       await index.upsertDocument(collection, doc("b.txt", ["delta"]));
-      assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 4 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 4, indexStatus: "ok" });
     });
 
     test("drop closes and deletes the files; a missing file is fine", async () => {
@@ -225,7 +226,7 @@ for (const engine of [sqlite, postgres]) {
           [],
         );
       }
-      assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 0, chunkCount: 0, indexStatus: "ok" });
       await index.drop(collection);
       await index.drop(crypto.randomUUID());
       // The collection can be written again after a drop.
@@ -246,7 +247,7 @@ for (const engine of [sqlite, postgres]) {
       const other = crypto.randomUUID();
       const a = await index.upsertDocument(collection, doc("same/path.txt", ["from the first source: ocelot"]));
       const b = await index.upsertDocument(collection, doc("same/path.txt", ["from the second source: ocelot"], { sourceId: other }));
-      assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 2 });
+      assert.deepEqual(await index.stats(collection), { documentCount: 2, chunkCount: 2, indexStatus: "ok" });
       assert.deepEqual((await index.search(collection, "ocelot", 10)).map((h) => h.documentId).sort(), [a, b].sort());
       await index.removeDocuments(collection, other, ["same/path.txt"]);
       assert.deepEqual((await index.search(collection, "ocelot", 10)).map((h) => h.documentId), [a]);
@@ -299,6 +300,73 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(hit.snippet.match(/<[^>]*>/g), ["<mark>", "</mark>", "<mark>", "</mark>"]);
     });
 
+    test("each hit's snippet comes from its own chunk, with several matching chunks per document", async () => {
+      const { index, collection } = await engine.newIndex();
+      // Three documents, seven matching chunks (and one that does not match), each naming itself.
+      const chunks: Record<string, string[]> = {
+        "a.txt": ["heron alpha0", "heron alpha1", "nothing here", "heron alpha3"],
+        "b.txt": ["heron bravo0", "heron bravo1"],
+        "c.txt": ["heron charlie0", "heron charlie1"],
+      };
+      for (const [name, texts] of Object.entries(chunks)) await index.upsertDocument(collection, doc(name, texts));
+      const hits = await index.search(collection, "heron", 10);
+      assert.equal(hits.length, 7);
+      for (const hit of hits) {
+        assert.equal(hit.snippet, `<mark>heron</mark> ${chunks[hit.path][hit.chunkIndex].split(" ")[1]}`, `${hit.path}#${hit.chunkIndex}`);
+      }
+      // The same through every fallback: a prefix of the last word, then any of the words.
+      for (const [query, count] of [["hero", 7], ["bravo1 charlie0", 2]] as const) {
+        const found = await index.search(collection, query, 10);
+        assert.equal(found.length, count, query);
+        for (const hit of found) assert.ok(hit.snippet.includes(chunks[hit.path][hit.chunkIndex].split(" ")[1]), `${query}: ${hit.path}#${hit.chunkIndex} ${hit.snippet}`);
+      }
+    });
+
+    test("a document written in parts replaces the old version only at commit", async () => {
+      const { index, collection } = await engine.newIndex();
+      const { chunks: _, ...header } = doc("big.log", []);
+      const old = await index.upsertDocument(collection, doc("big.log", ["old walrus line"]));
+      const staged = await index.stageDocument(collection, { ...header, size: 12345 });
+      await staged.addChunks([
+        { chunkIndex: 0, text: "first narwhal batch" },
+        { chunkIndex: 1, text: "still the first batch" },
+      ]);
+      await staged.addChunks([{ chunkIndex: 2, text: "second batch with a pelican" }]);
+      assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [old], "the old version answers until commit");
+      assert.deepEqual(await index.search(collection, "narwhal", 10), [], "staged chunks are not searchable yet");
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1, indexStatus: "ok" });
+      const id = await staged.commit();
+      assert.notEqual(id, old);
+      assert.deepEqual(await index.search(collection, "walrus", 10), []);
+      assert.deepEqual((await index.search(collection, "narwhal", 10)).map((h) => [h.documentId, h.chunkIndex]), [[id, 0]]);
+      assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => [h.documentId, h.chunkIndex]), [[id, 2]]);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 3, indexStatus: "ok" });
+      const [listed] = (await index.listDocuments(collection, 0, 10)).items;
+      assert.equal(listed.size, 12345);
+      assert.equal(listed.chunkCount, 3);
+      await assert.rejects(staged.addChunks([{ chunkIndex: 3, text: "late" }]), /already committed or discarded/);
+    });
+
+    test("a discarded document in parts leaves the old version and nothing of its own", async () => {
+      const { index, collection } = await engine.newIndex();
+      const { chunks: _, ...header } = doc("big.log", []);
+      const old = await index.upsertDocument(collection, doc("big.log", ["old walrus line"]));
+      const staged = await index.stageDocument(collection, header);
+      await staged.addChunks([{ chunkIndex: 0, text: "doomed narwhal batch" }]);
+      await staged.discard();
+      await staged.discard(); // twice is fine
+      assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.documentId), [old]);
+      assert.deepEqual(await index.search(collection, "narwhal", 10), []);
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1, indexStatus: "ok" });
+      // A new file in parts, with no old version, shows up at its commit.
+      const fresh = await index.stageDocument(collection, { ...header, path: "fresh.log" });
+      await fresh.addChunks([{ chunkIndex: 0, text: "fresh heron" }]);
+      assert.equal((await index.listDocuments(collection, 0, 10)).total, 1);
+      await fresh.commit();
+      assert.equal((await index.search(collection, "heron", 10))[0]?.path, "fresh.log");
+      assert.equal((await index.listDocuments(collection, 0, 10)).total, 2);
+    });
+
     test("a title hit ranks above a single body hit", async () => {
       const { index, collection } = await engine.newIndex();
       const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
@@ -310,6 +378,31 @@ for (const engine of [sqlite, postgres]) {
     });
   });
 }
+
+test("SQLite: removeUnfinished drops the chunks of a document in parts whose process died before commit", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  const crashed = new SqliteFtsIndex({ dir: dir! });
+  await crashed.upsertDocument(collection, doc("kept.txt", ["kept walrus"]));
+  const { chunks: _, ...header } = doc("big.log", []);
+  const staged = await crashed.stageDocument(collection, header);
+  await staged.addChunks([{ chunkIndex: 0, text: "orphan narwhal" }, { chunkIndex: 1, text: "orphan pelican" }]);
+  await crashed.close(); // neither committed nor discarded: the process "died"
+
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  const rows = () => {
+    const db = new Database(index.filePath(collection), { readonly: true });
+    try {
+      return [db.prepare("SELECT count(*) FROM chunks").pluck().get(), db.prepare("SELECT count(*) FROM chunks_fts").pluck().get()];
+    } finally {
+      db.close();
+    }
+  };
+  assert.deepEqual(rows(), [3, 3]);
+  await index.removeUnfinished(collection);
+  assert.deepEqual(rows(), [1, 1]);
+  assert.equal((await index.search(collection, "walrus", 10)).length, 1);
+});
 
 test("parseQuery turns input into quoted units", () => {
   assert.deepEqual(parseQuery('find "exact phrase" e-mail col:x AND'), [

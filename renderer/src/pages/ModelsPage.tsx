@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad } from "../components";
+import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 
 const DEBOUNCE_MS = 250;
 
@@ -122,7 +122,7 @@ function Catalog({ models, onChanged, onAddMine }: { models: api.CatalogModel[];
   return (
     <>
       <div className="table-wrap">
-        <table>
+        <table className="stack-table">
           <thead>
             <tr>
               <th scope="col">Model</th>
@@ -144,14 +144,14 @@ function Catalog({ models, onChanged, onAddMine }: { models: api.CatalogModel[];
             {models.map((m) => (
               <tr key={m.id}>
                 <th scope="row">{m.model_name}</th>
-                <td>
+                <td data-label="Family">
                   {m.family ?? "—"}
                   {m.parameter_size || m.quantization ? <div className="muted small nowrap">{[m.parameter_size, m.quantization].filter(Boolean).join(" · ")}</div> : null}
                 </td>
-                <td className="nowrap">{formatBytes(m.size_bytes)}</td>
-                <td className="num">{m.tokens_per_second != null ? m.tokens_per_second.toFixed(1) : "—"}</td>
-                <td className="num">{m.total_tokens_processed.toLocaleString()}</td>
-                <td>{formatTime(m.pulled_at)}</td>
+                <td className="nowrap" data-label="Size">{formatBytes(m.size_bytes)}</td>
+                <td className="num" data-label="Tokens/s">{m.tokens_per_second != null ? m.tokens_per_second.toFixed(1) : "—"}</td>
+                <td className="num" data-label="Tokens processed">{m.total_tokens_processed.toLocaleString()}</td>
+                <td data-label="Pulled">{formatTime(m.pulled_at)}</td>
                 <td className="actions-cell">
                   <button type="button" onClick={() => onAddMine(m.model_name)}>
                     Add to my models
@@ -301,6 +301,7 @@ function MyModels({
 }
 
 export function ModelsPage() {
+  const heading = usePageHeading("Models");
   const catalog = useLoad(api.listModels);
   const mine = useLoad(api.listMyModels);
   const [pull, setPull] = useState<PullState | null>(null);
@@ -341,7 +342,9 @@ export function ModelsPage() {
 
   return (
     <div className="page">
-      <h1>Models</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Models
+      </h1>
       <section className="card" aria-labelledby="catalog-heading">
         <h2 id="catalog-heading">Catalog</h2>
         {catalog.loading && !catalog.data ? <Loading /> : null}

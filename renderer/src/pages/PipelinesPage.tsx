@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad } from "../components";
+import { Empty, ErrorText, Loading, ProgressBar, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { href } from "../router";
+import { ScheduleControl, describeSchedule } from "./ScheduleControl";
 
 const POLL_MS = 1000;
 
@@ -141,8 +142,9 @@ function JobHistory({ pipelineId, version }: { pipelineId: string; version: numb
                   <span className={`badge status-${job.status}`}>{statusLabel(job)}</span> started {formatTime(job.started_at)}
                   {job.completed_at ? `, ended ${formatTime(job.completed_at)}` : ""}
                 </span>
-                <span className="muted small">
-                  {job.entities_processed}/{job.entities_discovered} files · {job.entities_failed} failed · {job.entities_skipped} skipped
+                <span className="muted small" data-job-changes>
+                  {job.trigger === "schedule" ? "scheduled" : "by hand"} · {job.files_added} added · {job.files_changed} changed · {job.files_removed} removed ·{" "}
+                  {job.files_unchanged} unchanged · {job.entities_failed} failed · {job.entities_skipped} skipped
                 </span>
               </div>
               {job.error_message && <p className="error">{job.error_message}</p>}
@@ -161,12 +163,14 @@ function PipelineCard({
   collectionName,
   focused,
   onStatusChange,
+  onScheduleChange,
 }: {
   pipeline: api.Pipeline;
   sourceName: string;
   collectionName: string;
   focused: boolean;
   onStatusChange: () => void;
+  onScheduleChange: () => void;
 }) {
   const [job, setJob] = useState<api.IngestJob | null | undefined>(undefined);
   const [pollError, setPollError] = useState<unknown>(null);
@@ -204,6 +208,8 @@ function PipelineCard({
   useEffect(() => {
     if (job === undefined) return;
     if (wasProcessing.current !== processing) {
+      // Announced once, when a run ends: the live view itself is not a live region (it would read every file name).
+      if (wasProcessing.current && job) announce(`${pipeline.name}: ${statusLabel(job)}.`);
       if (!processing) setHistoryVersion((v) => v + 1);
       onStatusChange();
     }
@@ -216,6 +222,7 @@ function PipelineCard({
 
   const trigger = useAction(async () => {
     setJob(await api.triggerIngest(pipeline.id));
+    announce(`${pipeline.name} started.`);
     setHistoryVersion((v) => v + 1);
   });
 
@@ -230,6 +237,9 @@ function PipelineCard({
             {sourceName} → <a href={href("collections", pipeline.collection_id)}>{collectionName}</a>
             {pipeline.description ? ` · ${pipeline.description}` : ""}
           </p>
+          <p className="muted small" data-pipeline-schedule>
+            {describeSchedule(pipeline.schedule)}
+          </p>
         </div>
         <button type="button" className="primary" onClick={() => void trigger.run()} disabled={trigger.busy || processing}>
           {processing ? "Running…" : trigger.busy ? "Starting…" : "Run now"}
@@ -240,7 +250,7 @@ function PipelineCard({
       {job === undefined && <Loading label="Checking status…" />}
       {job === null && <p className="muted">Never run.</p>}
       {job && (
-        <div className="job" aria-live="polite">
+        <div className="job">
           <div className="row-between small">
             <span>
               Last run: <span className={`badge status-${job.status}`} data-job-status={job.status}>{statusLabel(job)}</span>
@@ -260,12 +270,14 @@ function PipelineCard({
           <JobErrors job={job} />
         </div>
       )}
+      <ScheduleControl pipeline={pipeline} onChanged={onScheduleChange} />
       <JobHistory pipelineId={pipeline.id} version={historyVersion} />
     </li>
   );
 }
 
 export function PipelinesPage({ focusId }: { focusId?: string }) {
+  const heading = usePageHeading("Pipelines");
   const pipelines = useLoad(api.listPipelines);
   const sources = useLoad(api.listDataSources);
   const collections = useLoad(api.listCollections);
@@ -274,7 +286,9 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
   const reloadPipelines = pipelines.reload;
   return (
     <div className="page">
-      <h1>Pipelines</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Pipelines
+      </h1>
       <section aria-labelledby="pipelines-heading">
         <h2 id="pipelines-heading" className="sr-only">
           Your pipelines
@@ -294,6 +308,7 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
                 void reloadPipelines();
                 void collections.reload();
               }}
+              onScheduleChange={() => void reloadPipelines()}
             />
           ))}
         </ul>

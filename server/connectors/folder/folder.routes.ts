@@ -1,5 +1,6 @@
-import { Router } from "express";
+import type { Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
+import { documentedRouter } from "../../http/documented-router";
 import { presentDataSource } from "../../http/data-sources.presenters";
 import { presentPipeline } from "../../http/pipelines.presenters";
 import { groupIdParams } from "../../http/common.schemas";
@@ -9,13 +10,20 @@ import { presentFolderSource, presentFolderStatus } from "./folder.presenters";
 import { createFolderSourceBody } from "./folder.schemas";
 
 export function folderRoutes(folders: FolderSources): Router {
-  const router = Router();
+  const routes = documentedRouter("Folder sources");
 
-  router.get("/data_sources/folder", (_req, res) => {
+  routes.get("/data_sources/folder", { summary: "Whether folder sources are on, and the folders allowed", returns: "The status and the allowed roots" }, (_req, res) => {
     res.json(presentFolderStatus(folders.roots));
   });
 
-  router.post("/data_sources/folder/:group_id", async (req, res) => {
+  routes.post("/data_sources/folder/:group_id", {
+    summary: "Create a folder source with its auto-provisioned collection and pipeline",
+    params: groupIdParams,
+    body: createFolderSourceBody,
+    status: 201,
+    returns: "`{data_source, folder_source, pipeline}`",
+    errors: { 400: "The folder cannot be used (`detail` says why)", 404: "No such group among the caller's", 503: "Folder sources are off (FOLDER_SOURCE_ROOTS is not set)" },
+  }, async (req, res) => {
     const { group_id } = parse(groupIdParams, req.params, "params");
     const { data_source, folder_source } = parse(createFolderSourceBody, req.body, "body");
     const created = await folders.create(actorOf(res), group_id, { name: data_source.data_source_name, path: folder_source.path });
@@ -26,5 +34,5 @@ export function folderRoutes(folders: FolderSources): Router {
     });
   });
 
-  return router;
+  return routes.router;
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
+import type { SecretStore } from "../../secrets/secrets";
 import type { Connector } from "../connector";
 import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
 import { driveConnectors, type DriveConnectors } from "./drive-connectors";
@@ -19,7 +20,10 @@ class DriveKind implements SourceKind {
   readonly name = DRIVE;
 
   /** null when no Google OAuth client is configured: the drive endpoints answer 503. */
-  constructor(private readonly drive: DriveConnectors | null) {}
+  constructor(
+    private readonly drive: DriveConnectors | null,
+    private readonly secrets: SecretStore,
+  ) {}
 
   /** The grant's tokens belong to the user, not to a source: nothing to delete with one. */
   secretKeys(): string[] {
@@ -37,14 +41,15 @@ class DriveKind implements SourceKind {
   }
 
   routes({ db, sources, publicUrl }: KindRouteDeps): KindRoutes {
-    const service = new DriveService(db, this.drive, sources, DRIVE, publicUrl);
+    const service = new DriveService(db, this.drive, sources, DRIVE, publicUrl, this.secrets);
     // The browser returns from Google without a bearer token: the OAuth state names the user.
-    return { public: driveCallbackRoutes(service), signedIn: driveRoutes(service) };
+    const secureCookie = publicUrl.startsWith("https:");
+    return { public: driveCallbackRoutes(service, secureCookie), signedIn: driveRoutes(service, secureCookie) };
   }
 }
 
 export const driveKind: SourceKindModule = {
   name: DRIVE,
   entities: [DriveGrant, DriveSourceRecord, DriveFileRecord],
-  open: ({ secrets, config }) => new DriveKind(driveConnectors(config.google, secrets)),
+  open: ({ secrets, config }) => new DriveKind(driveConnectors(config.google, secrets), secrets),
 };

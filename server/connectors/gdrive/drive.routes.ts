@@ -1,51 +1,132 @@
-import { Router } from "express";
+import type { Response, Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
+import { documentedRouter } from "../../http/documented-router";
 import { presentDataSource } from "../../http/data-sources.presenters";
 import { presentPipeline } from "../../http/pipelines.presenters";
 import { idParams } from "../../http/common.schemas";
 import { parse } from "../../http/validate";
-import type { DriveService } from "./drive.service";
+import { CALLBACK_PATH, ForeignBrowserError, type DriveService } from "./drive.service";
+import { STATE_LIFETIME_MS } from "./oauth-states";
 import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";
 import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerDriveFilesBody } from "./drive.schemas";
 
 /**
- * The browser's return from Google's consent page. Public (mounted before requireAuth): it
- * carries no bearer token; the user comes from the single-use state.
+ * The one-time cookie that binds a consent to the browser that asked for it: set by connect,
+ * sent back only to the callback (its path), with SameSite=Lax so Google's top-level redirect
+ * back carries it.
  */
-export function driveCallbackRoutes(drive: DriveService): Router {
-  const router = Router();
-  router.get("/integrations/cloud/drive/callback", async (req, res) => {
+export const BROWSER_KEY_COOKIE = "sluice_drive_consent";
+
+function cookieOptions(secure: boolean) {
+  return { httpOnly: true, sameSite: "lax" as const, secure, path: CALLBACK_PATH };
+}
+
+/**
+ * The browser's return from Google's consent page. Public (mounted before requireAuth): it
+ * carries no bearer token; the user comes from the sealed state, and the binding cookie shows
+ * this is the browser that started.
+ */
+export function driveCallbackRoutes(drive: DriveService, secureCookie: boolean): Router {
+  const routes = documentedRouter("Google Drive");
+  routes.get("/integrations/cloud/drive/callback", {
+    summary: "The browser's return from Google's consent page (not for API clients)",
+    query: driveCallbackQuery,
+    status: 302,
+    returns: "Redirects to the return_to path of the connect call, with `drive_error` when the user declined",
+    errors: {
+      400: "Unknown, tampered or expired state, or Google refused the code",
+      403: "This browser did not start connecting (no matching consent cookie): nothing is connected; an HTML page for browsers",
+      503: "No Google OAuth client is configured, or Google cannot be reached",
+    },
+    public: true,
+  }, async (req, res) => {
     const query = parse(driveCallbackQuery, req.query, "query");
     res.setHeader("Cache-Control", "no-store");
-    res.redirect(302, await drive.callback(query));
+    const browserKey = (req.cookies as Record<string, string> | undefined)?.[BROWSER_KEY_COOKIE];
+    let location: string;
+    try {
+      location = await drive.callback(query, { browserKey, peer: req.socket.remoteAddress });
+    } catch (error) {
+      if (error instanceof ForeignBrowserError) return refuseForeignBrowser(res, error);
+      throw error;
+    }
+    res.clearCookie(BROWSER_KEY_COOKIE, cookieOptions(secureCookie));
+    res.redirect(302, location);
   });
-  return router;
+  return routes.router;
+}
+
+/** A person lands here from Google: a page that says what happened (JSON for API clients). */
+function refuseForeignBrowser(res: Response, error: ForeignBrowserError): void {
+  res.status(error.status).format({
+    json: () => res.json({ detail: error.detail }),
+    html: () =>
+      res.send(
+        [
+          "<!doctype html>",
+          '<html lang="en"><head><meta charset="utf-8"><title>Google Drive was not connected - Sluice</title></head><body>',
+          "<h1>Google Drive was not connected</h1>",
+          "<p>This Google consent was started in another browser, or by another Sluice user. Finishing it here would have given",
+          " that account your Google Drive, so Sluice connected nothing.</p>",
+          "<p>To connect your own Google Drive, open Sluice in this browser, sign in and click <strong>Connect Google Drive</strong>.</p>",
+          '<p><a href="/">Open Sluice</a></p>',
+          "</body></html>",
+        ].join("\n"),
+      ),
+    default: () => res.json({ detail: error.detail }),
+  });
 }
 
 /** The signed-in Drive endpoints: connection and drive data sources. */
-export function driveRoutes(drive: DriveService): Router {
-  const router = Router();
+export function driveRoutes(drive: DriveService, secureCookie: boolean): Router {
+  const routes = documentedRouter("Google Drive");
 
-  router.get("/integrations/cloud/drive", async (_req, res) => {
+  routes.get("/integrations/cloud/drive", {
+    summary: "Whether the caller has connected Google Drive",
+    returns: "`{connected, provider_subject, scopes, ...}`",
+    errors: { 503: "No Google OAuth client is configured" },
+  }, async (_req, res) => {
     res.json(presentDriveStatus(await drive.status(actorOf(res))));
   });
 
-  router.post("/integrations/cloud/drive/connect", (req, res) => {
+  routes.post("/integrations/cloud/drive/connect", {
+    summary: "Start connecting Google Drive; sets the one-time cookie that lets this browser finish the consent",
+    query: connectDriveQuery,
+    returns: "`{auth_url}`: Google's consent page, to open in this browser",
+    errors: { 400: "return_to is not a path on this server", 503: "No Google OAuth client is configured" },
+  }, async (req, res) => {
     const { return_to } = parse(connectDriveQuery, req.query, "query");
-    res.json({ auth_url: drive.connect(actorOf(res), return_to) });
+    const { authUrl, browserKey } = await drive.connect(actorOf(res), return_to, req.socket.remoteAddress);
+    res.cookie(BROWSER_KEY_COOKIE, browserKey, { ...cookieOptions(secureCookie), maxAge: STATE_LIFETIME_MS });
+    res.json({ auth_url: authUrl });
   });
 
-  router.delete("/integrations/cloud/drive", async (_req, res) => {
+  routes.delete("/integrations/cloud/drive", {
+    summary: "Disconnect Google Drive: revoke the grant at Google and forget it",
+    status: 204,
+    returns: "Disconnected",
+    errors: { 503: "No Google OAuth client is configured" },
+  }, async (_req, res) => {
     await drive.disconnect(actorOf(res));
     res.status(204).end();
   });
 
-  router.get("/data_sources/drive/picker_token", async (_req, res) => {
+  routes.get("/data_sources/drive/picker_token", {
+    summary: "A short-lived Google token for the browser's file picker",
+    returns: "`{access_token, expires_at}`",
+    errors: { 401: "Google refused the stored grant: reconnect Google Drive", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured, or Google cannot be reached" },
+  }, async (_req, res) => {
     res.setHeader("Cache-Control", "no-store");
     res.json(presentPickerToken(await drive.pickerToken(actorOf(res))));
   });
 
-  router.post("/data_sources/drive", async (req, res) => {
+  routes.post("/data_sources/drive", {
+    summary: "Create a Google Drive source read with the caller's grant, with its auto-provisioned collection and pipeline",
+    body: createDriveSourceBody,
+    status: 201,
+    returns: "`{data_source, drive_source, pipeline}`",
+    errors: { 404: "No such group among the caller's", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured" },
+  }, async (req, res) => {
     const { data_source } = parse(createDriveSourceBody, req.body, "body");
     const created = await drive.createSource(actorOf(res), data_source.data_source_name, data_source.owner_group_id);
     res.status(201).json({
@@ -55,18 +136,40 @@ export function driveRoutes(drive: DriveService): Router {
     });
   });
 
-  router.post("/data_sources/drive/:id/files", async (req, res) => {
+  routes.post("/data_sources/drive/:id/files", {
+    summary: "Register Drive files with the source, each checked with Google",
+    params: idParams,
+    body: registerDriveFilesBody,
+    returns: "`{data_source_id, added, files}`",
+    errors: {
+      400: "Not a Google Drive source",
+      404: "No such data source among the caller's",
+      409: "The source reads another user's Drive, or the grant is missing or refused: reconnect",
+      422: "A file id is not a file this grant can read (trashed, a folder, or not shared)",
+      503: "No Google OAuth client is configured, or Google cannot be reached",
+    },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const { file_ids } = parse(registerDriveFilesBody, req.body, "body");
     const result = await drive.registerFiles(actorOf(res), id, file_ids);
     res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
   });
 
-  router.post("/data_sources/drive/:id/ingest_all", async (req, res) => {
+  routes.post("/data_sources/drive/:id/ingest_all", {
+    summary: "Register every file the grant covers",
+    params: idParams,
+    returns: "`{data_source_id, added, files}`",
+    errors: {
+      400: "Not a Google Drive source",
+      404: "No such data source among the caller's",
+      409: "The grant covers no files; or the source reads another user's Drive, or the grant is missing or refused",
+      503: "No Google OAuth client is configured, or Google cannot be reached",
+    },
+  }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     const result = await drive.ingestAll(actorOf(res), id);
     res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
   });
 
-  return router;
+  return routes.router;
 }

@@ -12,7 +12,8 @@ const DRIVE_FILE_ID = z
 export const connectDriveQuery = z.object({ return_to: z.string().max(2000, "must be at most 2000 characters").optional() });
 
 export const driveCallbackQuery = z.object({
-  state: z.string().max(200).optional(),
+  // A sealed state (oauth-states.ts) is a few hundred characters.
+  state: z.string().max(2000).optional(),
   code: z.string().max(2000).optional(),
   error: z.string().max(200).optional(),
 });

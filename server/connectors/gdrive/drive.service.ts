@@ -12,12 +12,34 @@ import { DriveSourceRecord } from "./drive-source.entity";
 import { NoDriveGrantError, type AccessToken } from "./drive-tokens";
 import { GoogleUnavailableError } from "./google-http";
 import { DRIVE_FILE_SCOPE, InvalidGrantError, OAuthError, pkcePair } from "./google-oauth";
-import { OAuthStates, sameOriginPath } from "./oauth-states";
+import { isLoopbackAddress, isThisMachineOnlyHost } from "../../http/local-addresses";
+import type { SecretStore } from "../../secrets/secrets";
+import { OAuthStates, sameBrowserKey, sameOriginPath } from "./oauth-states";
 
 export const CALLBACK_PATH = "/api/integrations/cloud/drive/callback";
 export const NOT_CONFIGURED = "Google Drive is not configured on this instance: set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET";
 export const NOT_CONNECTED = "Google Drive is not connected: connect it first";
 export const RECONNECT = "The Google Drive grant is no longer valid: reconnect Google Drive";
+export const FOREIGN_BROWSER =
+  "This Google Drive consent was started in another browser or by another Sluice user, so nothing was connected: to connect your own Google Drive, click Connect Google Drive in Sluice in this browser";
+
+/**
+ * The browser finishing the consent is not the one that started it: someone else's consent
+ * link (it would attach this browser's Google Drive to their account). The route answers a page.
+ */
+export class ForeignBrowserError extends HttpError {
+  constructor() {
+    super(403, FOREIGN_BROWSER);
+  }
+}
+
+/** What the callback knows of the browser that reached it. */
+export interface FinishingBrowser {
+  /** The binding cookie set at connect, if this browser holds one. */
+  browserKey: string | undefined;
+  /** The socket's peer address. */
+  peer: string | undefined;
+}
 
 export interface RegisteredFiles {
   sourceId: string;
@@ -27,7 +49,7 @@ export interface RegisteredFiles {
 
 /** Google Drive: the per-user connection (OAuth grant) and drive data sources built on it. */
 export class DriveService {
-  private readonly states = new OAuthStates();
+  private states: Promise<OAuthStates> | null = null;
 
   constructor(
     private readonly db: DataSource,
@@ -35,7 +57,17 @@ export class DriveService {
     private readonly sources: SourceCreator,
     private readonly kindName: string,
     private readonly publicUrl: string,
+    private readonly secrets: SecretStore,
   ) {}
+
+  /** Opened on first use, so an instance without Drive makes no state key. */
+  private oauthStates(): Promise<OAuthStates> {
+    this.states ??= OAuthStates.open(this.secrets).catch((error: unknown) => {
+      this.states = null;
+      throw error;
+    });
+    return this.states;
+  }
 
   private get redirectUri(): string {
     return `${this.publicUrl}${CALLBACK_PATH}`;
@@ -51,21 +83,33 @@ export class DriveService {
     return this.db.manager.findOne(DriveGrant, { where: { userId: actor.userId } });
   }
 
-  /** A consent URL for the caller; the state binds the browser's return to this user. */
-  connect(actor: Actor, returnTo: string | undefined): string {
+  /**
+   * A consent URL for the caller, and the browser key the calling browser keeps (as a cookie)
+   * to prove at the callback that it is the browser that started. The state names the user.
+   */
+  async connect(actor: Actor, returnTo: string | undefined, peer: string | undefined): Promise<{ authUrl: string; browserKey: string }> {
     const drive = this.configured();
     const target = sameOriginPath(returnTo ?? "/", this.publicUrl);
     if (target === null) throw new BadRequestError("return_to must be a path on this server");
     const { verifier, challenge } = pkcePair();
-    const state = this.states.issue({ userId: actor.userId, codeVerifier: verifier, returnTo: target });
-    return drive.tokens.oauth.authorizationUrl({ redirectUri: this.redirectUri, state, codeChallenge: challenge });
+    // Google sends the browser back to a loopback address and the caller is on this machine:
+    // the desktop app, whose consent opens in the system browser (docs/decisions.md: Google Drive).
+    const thisMachineOnly = isThisMachineOnlyHost(new URL(this.redirectUri).hostname) && isLoopbackAddress(peer);
+    const { state, browserKey } = await (await this.oauthStates()).issue({ userId: actor.userId, codeVerifier: verifier, returnTo: target, thisMachineOnly });
+    return { authUrl: drive.tokens.oauth.authorizationUrl({ redirectUri: this.redirectUri, state, codeChallenge: challenge }), browserKey };
   }
 
-  /** The browser's return from Google (no bearer token): stores the grant, answers where to redirect. */
-  async callback(query: { state?: string; code?: string; error?: string }): Promise<string> {
+  /**
+   * The browser's return from Google (no bearer token): checks it is the browser that started
+   * (its binding cookie, or this machine for a this-machine-only flow), stores the grant and
+   * answers where to redirect.
+   */
+  async callback(query: { state?: string; code?: string; error?: string }, browser: FinishingBrowser): Promise<string> {
     const drive = this.configured();
-    const pending = query.state ? this.states.take(query.state) : null;
-    if (!pending) throw new BadRequestError("Unknown, used or expired OAuth state: start connecting Google Drive again");
+    const pending = query.state ? await (await this.oauthStates()).open(query.state) : null;
+    if (!pending) throw new BadRequestError("Unknown, tampered or expired OAuth state: start connecting Google Drive again");
+    const startedHere = sameBrowserKey(browser.browserKey, pending.browserKey) || (pending.thisMachineOnly && isLoopbackAddress(browser.peer));
+    if (!startedHere) throw new ForeignBrowserError();
     if (!query.code) {
       const reason = query.error && /^[a-z_]{1,64}$/.test(query.error) ? query.error : "access_denied";
       return withQuery(pending.returnTo, "drive_error", reason);

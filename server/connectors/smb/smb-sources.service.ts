@@ -5,7 +5,8 @@ import { BadRequestError, ServiceUnavailableError } from "../../errors";
 import { ConnectorAuthError, ConnectorUnreachableError } from "../connector";
 import type { CreatedSource, SourceCreator, SourceKind } from "../source-kind";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
-import { SmbConnector, smbConnectorFor, type ShareListing, type SmbDetails } from "./smb.connector";
+import { SmbConnector, openSmbConnector, type ShareListing, type SmbDetails, type SmbSettings } from "./smb.connector";
+import { SmbAddressNotAllowedError } from "./smb-allowed-networks";
 
 export interface NewSmbSource extends SmbDetails {
   name: string;
@@ -13,6 +14,12 @@ export interface NewSmbSource extends SmbDetails {
 }
 
 export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
+/**
+ * The whole answer for a server that can't be reached: a closed port, a silent one, a name that
+ * does not resolve and a protocol error all read the same, so the API is no port scanner
+ * (docs/decisions.md: Data sources and pipelines).
+ */
+export const SMB_SERVER_UNREACHABLE = "SMB server unreachable";
 
 /** SMB sources: creation (credentials checked first) and the share listing. */
 export class SmbSources {
@@ -20,7 +27,7 @@ export class SmbSources {
     private readonly db: DataSource,
     private readonly sources: SourceCreator,
     private readonly kind: SourceKind,
-    private readonly timeoutMs: number,
+    private readonly settings: SmbSettings,
   ) {}
 
   /** Verifies the credentials by connecting, then the shared steps; the password goes to the secret store only. */
@@ -50,30 +57,37 @@ export class SmbSources {
   async shareListing(actor: Actor, dataSourceId: string): Promise<ShareListing> {
     const source = await requireDataSourceAccess(this.db.manager, actor, dataSourceId);
     if (source.kind !== this.kind.name) throw new BadRequestError("This data source is not an SMB share");
-    const connector = (await this.kind.connector(this.db.manager, source)) as SmbConnector;
+    let connector: SmbConnector | undefined;
     try {
+      connector = (await this.kind.connector(this.db.manager, source)) as SmbConnector;
       return await connector.shareListing();
     } catch (error) {
-      if (error instanceof ConnectorUnreachableError) throw new ServiceUnavailableError(`SMB server unreachable: ${error.message}`);
+      if (error instanceof SmbAddressNotAllowedError) throw new BadRequestError(error.message);
+      if (error instanceof ConnectorUnreachableError) throw new ServiceUnavailableError(SMB_SERVER_UNREACHABLE);
       if (error instanceof ConnectorAuthError) throw new BadRequestError(`${INVALID_SMB_CREDENTIALS}: the server refused the stored user name or password`);
       throw error;
     } finally {
-      await connector.close();
+      await connector?.close();
     }
   }
 
-  /** A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec). */
+  /**
+   * A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec);
+   * an address outside SMB_ALLOWED_NETWORKS says so, and nothing is sent to it.
+   */
   private async verify(input: NewSmbSource): Promise<void> {
-    const connector = smbConnectorFor(input, input.password, this.timeoutMs);
+    let connector: SmbConnector | undefined;
     try {
+      connector = await openSmbConnector(input, input.password, this.settings);
       await connector.test();
     } catch (error) {
+      if (error instanceof SmbAddressNotAllowedError) throw new BadRequestError(error.message);
       if (error instanceof ConnectorAuthError || error instanceof ConnectorUnreachableError) {
         throw new BadRequestError(INVALID_SMB_CREDENTIALS);
       }
       throw error;
     } finally {
-      await connector.close();
+      await connector?.close();
     }
   }
 }

@@ -18,7 +18,9 @@ import {
   type ShareInfo,
   type Smb2ClientStats,
 } from "./smb2-client";
-import { AUTH_FAILURES, FileAttribute, Status, statusName } from "./smb2-messages";
+import { SmbLogonError } from "./smb-errors";
+import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
+import type { SmbAllowedNetworks } from "./smb-allowed-networks";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -26,8 +28,10 @@ export interface SmbConnectorOptions {
   port: number;
   /** remote_system_name: the server name in UNC paths. */
   serverName: string;
+  /** As typed: `DOMAIN\user`, `user@domain` or `user` (parsed in smb-username.ts). */
   username: string;
   password: string;
+  /** The domain of a plain `user`; without it, the server's own (from its NTLM challenge). */
   domain?: string;
   /** local_system_name sent in NTLM. */
   workstation?: string;
@@ -43,16 +47,26 @@ export interface SmbDetails {
   port: number;
 }
 
-/** A connector for stored or submitted details: default_ip is dialled when given, else the server name. */
-export function smbConnectorFor(details: SmbDetails, password: string, timeoutMs: number): SmbConnector {
+/** How this instance connects to SMB servers (SMB_TIMEOUT_MS, SMB_ALLOWED_NETWORKS). */
+export interface SmbSettings {
+  timeoutMs: number;
+  allowedNetworks: SmbAllowedNetworks;
+}
+
+/**
+ * A connector for stored or submitted details: default_ip is dialled when given, else the server
+ * name; with SMB_ALLOWED_NETWORKS set, the address it resolves to now, once checked. Every
+ * connection (creation, share listing, each ingestion run) is made through here.
+ */
+export async function openSmbConnector(details: SmbDetails, password: string, settings: SmbSettings): Promise<SmbConnector> {
   return new SmbConnector({
-    host: details.defaultIp || details.remoteSystemName,
+    host: await settings.allowedNetworks.addressFor(details.defaultIp || details.remoteSystemName),
     port: details.port,
     serverName: details.remoteSystemName,
     username: details.remoteSystemUsername,
     password,
     workstation: details.localSystemName || undefined,
-    timeoutMs,
+    timeoutMs: settings.timeoutMs,
   });
 }
 
@@ -62,6 +76,7 @@ export type ShareListing = Record<string, string[] | { error: string }>;
 const STYPE_DISKTREE = 0;
 
 export class SmbConnector implements Connector {
+  readonly topLevelName = "share";
   private readonly client: Smb2Client;
 
   constructor(private readonly opts: SmbConnectorOptions) {
@@ -161,7 +176,10 @@ function mapError(path: string, e: unknown, o: SmbConnectorOptions): Error {
   const where = `${o.host}:${o.port}`;
   if (e instanceof ConnectorAuthError || e instanceof ConnectorEntryError || e instanceof ConnectorUnreachableError) return e;
   if (e instanceof Smb2StatusError) {
-    if (AUTH_FAILURES.has(e.status)) return new ConnectorAuthError(`SMB login to ${where} as "${o.username}" failed (${statusName(e.status)})`);
+    // Any refusal of the session itself is a failed login, never a problem with one path.
+    if (AUTH_FAILURES.has(e.status) || e.command === Command.SESSION_SETUP) {
+      return new SmbLogonError(`SMB login to ${where} as "${o.username}" failed (${statusName(e.status)})`);
+    }
     return new ConnectorEntryError(path, entryMessage(path, e.status));
   }
   if (e instanceof Smb2Unreachable) return new ConnectorUnreachableError(e.message);

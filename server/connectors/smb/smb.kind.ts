@@ -4,7 +4,8 @@ import type { SecretStore } from "../../secrets/secrets";
 import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
 import { SmbSources } from "./smb-sources.service";
-import { smbConnectorFor, type SmbConnector } from "./smb.connector";
+import { openSmbConnector, type SmbConnector, type SmbSettings } from "./smb.connector";
+import { SmbAllowedNetworks } from "./smb-allowed-networks";
 import { presentSmbSource } from "./smb.presenters";
 import { smbRoutes } from "./smb.routes";
 
@@ -16,7 +17,7 @@ class SmbKind implements SourceKind {
 
   constructor(
     private readonly secrets: SecretStore,
-    private readonly timeoutMs: number,
+    private readonly settings: SmbSettings,
   ) {}
 
   secretKeys(sourceId: string): string[] {
@@ -26,7 +27,7 @@ class SmbKind implements SourceKind {
   async connector(db: EntityManager, source: DataSourceRecord): Promise<SmbConnector> {
     const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
     const password = (await this.secrets.get(smbPasswordKey(source.id))) ?? "";
-    return smbConnectorFor(details, password, this.timeoutMs);
+    return openSmbConnector(details, password, this.settings);
   }
 
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
@@ -35,12 +36,13 @@ class SmbKind implements SourceKind {
   }
 
   routes({ db, sources }: KindRouteDeps): KindRoutes {
-    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.timeoutMs)) };
+    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings)) };
   }
 }
 
 export const smbKind: SourceKindModule = {
   name: SMB,
   entities: [SmbSourceRecord],
-  open: ({ secrets, config }) => new SmbKind(secrets, config.smbTimeoutMs),
+  open: ({ secrets, config }) =>
+    new SmbKind(secrets, { timeoutMs: config.smbTimeoutMs, allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks) }),
 };

@@ -1,5 +1,6 @@
-import { Router } from "express";
+import type { Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
+import { documentedRouter } from "../../http/documented-router";
 import { presentDataSource } from "../../http/data-sources.presenters";
 import { presentPipeline } from "../../http/pipelines.presenters";
 import { groupIdParams, idParams } from "../../http/common.schemas";
@@ -7,11 +8,25 @@ import { parse } from "../../http/validate";
 import type { SmbSources } from "./smb-sources.service";
 import { presentSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
+import { smbConnectLimiter } from "./smb-connect-limiter";
 
 export function smbRoutes(smb: SmbSources): Router {
-  const router = Router();
+  const routes = documentedRouter("SMB sources");
+  // One count per user for both routes: each makes Sluice connect wherever the caller says.
+  const connectAttempts = smbConnectLimiter();
 
-  router.post("/data_sources/smb/:group_id", async (req, res) => {
+  routes.post("/data_sources/smb/:group_id", {
+    summary: "Create an SMB source after connecting to the share, with its auto-provisioned collection and pipeline",
+    params: groupIdParams,
+    body: createSmbSourceBody,
+    status: 201,
+    returns: "`{data_source, smb_source, pipeline}`",
+    errors: {
+      400: "`Invalid SMB credentials`: the server refused them or could not be reached; or its address is outside `SMB_ALLOWED_NETWORKS`; nothing was created",
+      404: "No such group among the caller's",
+      429: "More than 10 SMB connection attempts (creations and share listings) by this user in a minute; `Retry-After` says when to try again",
+    },
+  }, connectAttempts, async (req, res) => {
     const { group_id } = parse(groupIdParams, req.params, "params");
     const { data_source, smb_source } = parse(createSmbSourceBody, req.body, "body");
     const created = await smb.create(actorOf(res), group_id, {
@@ -30,10 +45,20 @@ export function smbRoutes(smb: SmbSources): Router {
     });
   });
 
-  router.get("/data_sources/smb/list/:id", async (req, res) => {
+  routes.get("/data_sources/smb/list/:id", {
+    summary: "The shares of the source's server, each with its first-level entries",
+    params: idParams,
+    returns: "`{shares: {<share>: [<entry names>] or {error}}}`",
+    errors: {
+      400: "Not an SMB source, the server refused the stored credentials, or its address is outside `SMB_ALLOWED_NETWORKS`",
+      404: "No such data source among the caller's",
+      429: "More than 10 SMB connection attempts (creations and share listings) by this user in a minute; `Retry-After` says when to try again",
+      503: "`SMB server unreachable`: a closed port, a silent server and a name that does not resolve all answer the same",
+    },
+  }, connectAttempts, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
     res.json({ shares: await smb.shareListing(actorOf(res), id) });
   });
 
-  return router;
+  return routes.router;
 }

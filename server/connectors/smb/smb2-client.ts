@@ -7,7 +7,11 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { Readable } from "node:stream";
-import { decodeChallenge, encodeAuthenticate, encodeNegotiate } from "./ntlm";
+import { decodeChallenge, encodeAuthenticate, encodeNegotiate, ntlmGetMic, ntlmVerifyMic } from "./ntlm";
+import { Cipher, Dialect, MessageCipher, MessageSigner, PreauthHash, SigningAlgorithm, deriveSessionKeys, type CipherId, type SigningAlgorithmId } from "./smb-crypto";
+import { SmbBadSignatureError, SmbEncryptionRequiredError, SmbSigningRequiredError } from "./smb-errors";
+import { parseSmbUsername } from "./smb-username";
+import { NTLMSSP_OID, NegState, mechTypeList, negTokenInit, negTokenResp, offeredMechs, parseNegTokenResp, type ServerNegTokenResp } from "./spnego";
 import { Smb2Connection, Smb2ConnectionLost, Smb2StatusError, Smb2Unreachable } from "./smb2-connection";
 import {
   Access,
@@ -16,8 +20,11 @@ import {
   CreateOptions,
   FSCTL_PIPE_TRANSCEIVE,
   FileAttribute,
+  Flags,
   RELATED_FILE_ID,
   SecurityMode,
+  SessionFlags,
+  ShareFlags,
   Status,
   closeRequest,
   createRequest,
@@ -29,6 +36,7 @@ import {
   parseQueryDirectory,
   parseRead,
   parseSessionSetup,
+  parseTreeConnect,
   queryDirectoryRequest,
   readRequest,
   sessionSetupRequest,
@@ -44,8 +52,10 @@ export interface Smb2ClientOptions {
   port: number;
   /** NetBIOS/DNS name used in UNC paths (\\server\share); defaults to host. */
   serverName?: string;
+  /** As typed: `DOMAIN\user`, `user@domain` or `user` (see smb-username.ts). */
   username: string;
   password: string;
+  /** The domain for a plain `user`; without it, the server's own. */
   domain?: string;
   workstation?: string;
   /** Bound on connecting and on each request. */
@@ -65,8 +75,11 @@ export interface OpenFile {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-const SESSION_FLAG_IS_GUEST = 0x1;
-const SESSION_FLAG_IS_NULL = 0x2;
+/** Ciphers offered, most preferred first: GCM is the faster (MS-SMB2 prefers it too). */
+const CIPHERS: readonly CipherId[] = [Cipher.AES_128_GCM, Cipher.AES_128_CCM];
+/** Signing algorithms offered on 3.1.1, most preferred first: GMAC is the faster. */
+const SIGNING_ALGORITHMS: readonly SigningAlgorithmId[] = [SigningAlgorithm.AES_GMAC, SigningAlgorithm.AES_CMAC];
+const SHA_512 = 1;
 
 /** What the client has been through; for diagnostics and tests. */
 export interface Smb2ClientStats {
@@ -74,10 +87,18 @@ export interface Smb2ClientStats {
   sessions: number;
   /** STATUS_PENDING interim responses waited through. */
   interimResponses: number;
-  /** Dialect of the current session, e.g. 0x0210. */
+  /** Dialect of the current session, e.g. 0x0311. */
   dialect: number;
-  /** Whether the current session signs its requests. */
+  /** Whether the current session signs its requests (and checks every reply's signature). */
   signing: boolean;
+  /** The current session's signing algorithm (MS-SMB2 ids: 0 HMAC-SHA256, 1 AES-CMAC, 2 AES-GMAC). */
+  signingAlgorithm: number;
+  /** The cipher the session can encrypt with (1 AES-128-CCM, 2 AES-128-GCM), 0 for none. */
+  cipher: number;
+  /** Whether the server requires the whole session encrypted. */
+  encryptSession: boolean;
+  /** Whether the session authenticated with SPNEGO (else raw NTLMSSP). */
+  spnego: boolean;
   /** Frames written to the server: one per request, or one per compound chain. */
   framesSent: number;
 }
@@ -87,7 +108,17 @@ export class Smb2Client {
   private sessionValue: Session | undefined;
   private closed = false;
   readonly timeoutMs: number;
-  readonly stats: Smb2ClientStats = { sessions: 0, interimResponses: 0, dialect: 0, signing: false, framesSent: 0 };
+  readonly stats: Smb2ClientStats = {
+    sessions: 0,
+    interimResponses: 0,
+    dialect: 0,
+    signing: false,
+    signingAlgorithm: 0,
+    cipher: 0,
+    encryptSession: false,
+    spnego: false,
+    framesSent: 0,
+  };
 
   constructor(private readonly opts: Smb2ClientOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -133,35 +164,121 @@ export class Smb2Client {
     conn.onInterim = () => this.stats.interimResponses++;
     conn.onFrameSent = () => this.stats.framesSent++;
     try {
-      const neg = parseNegotiate((await conn.request(Command.NEGOTIATE, negotiateRequest(randomBytes(16)))).message);
-      conn.supportsMultiCredit = neg.dialect >= 0x0210 && (neg.capabilities & Capabilities.LARGE_MTU) !== 0;
+      // SMB 3.1.1 preauth integrity: every NEGOTIATE and SESSION_SETUP message goes into the hash.
+      const preauth = new PreauthHash();
+      conn.preauth = preauth;
+      const offer = { clientGuid: randomBytes(16), salt: randomBytes(32), ciphers: CIPHERS, signingAlgorithms: SIGNING_ALGORITHMS };
+      const neg = parseNegotiate((await conn.request(Command.NEGOTIATE, negotiateRequest(offer))).message);
+      if (neg.dialect === Dialect.SMB311 && neg.preauthHashAlgorithm !== SHA_512) {
+        throw new Smb2ConnectionLost("The SMB server chose no preauth integrity hash we know");
+      }
+      conn.supportsMultiCredit = neg.dialect >= Dialect.SMB210 && (neg.capabilities & Capabilities.LARGE_MTU) !== 0;
 
-      const first = await conn.request(Command.SESSION_SETUP, sessionSetupRequest(encodeNegotiate()), {
-        accept: [Status.MORE_PROCESSING_REQUIRED],
+      const login = await this.authenticate(conn, neg).catch((e: unknown) => {
+        // Servers that require encryption refuse the session outright to a client that cannot
+        // encrypt (Samba: ACCESS_DENIED at SESSION_SETUP). Without a cipher, that is the likely cause.
+        if (e instanceof Smb2StatusError && e.status === Status.ACCESS_DENIED && !cipherFor(neg)) {
+          throw new SmbEncryptionRequiredError(
+            `The SMB server ${this.where} refused the session (access denied): it probably requires encryption, which needs SMB 3, and it offered only SMB ${dialectName(neg.dialect)}`,
+          );
+        }
+        throw e;
       });
-      conn.sessionId = first.header.sessionId;
-      const challenge = decodeChallenge(parseSessionSetup(first.message).token);
-      const auth = encodeAuthenticate({
-        challenge,
-        user: this.opts.username,
-        password: this.opts.password,
-        domain: this.opts.domain ?? "",
-        workstation: (this.opts.workstation ?? hostname()).toUpperCase(),
-      });
-      const done = await conn.request(Command.SESSION_SETUP, sessionSetupRequest(auth.message));
-      const flags = parseSessionSetup(done.message).sessionFlags;
+      const flags = parseSessionSetup(login.done.message).sessionFlags;
       // A server with `map to guest = bad user` lets unknown users in as guest. We were
       // given credentials, so a guest session means they were not accepted.
-      if (flags & (SESSION_FLAG_IS_GUEST | SESSION_FLAG_IS_NULL)) throw new Smb2StatusError(Status.LOGON_FAILURE, Command.SESSION_SETUP);
-      if (neg.securityMode & SecurityMode.SIGNING_REQUIRED) conn.signingKey = auth.sessionKey;
+      if (flags & (SessionFlags.IS_GUEST | SessionFlags.IS_NULL)) throw new Smb2StatusError(Status.LOGON_FAILURE, Command.SESSION_SETUP);
+      conn.preauth = undefined;
+
+      const keys = deriveSessionKeys(neg.dialect, login.sessionKey, preauth.value);
+      const algorithm = signingAlgorithmFor(neg.dialect, neg.signingAlgorithm);
+      if (algorithm === undefined) {
+        throw new SmbSigningRequiredError(`The SMB server ${this.where} chose a signing algorithm Sluice does not offer (id ${neg.signingAlgorithm})`);
+      }
+      const signer = new MessageSigner(algorithm, keys.signingKey);
+      // 3.1.1 signs the final SESSION_SETUP response with keys bound to the preauth hash: checking
+      // it proves nobody changed the negotiation (e.g. to strip signing or encryption).
+      const finalSigned = (login.done.header.flags & Flags.SIGNED) !== 0;
+      if (finalSigned ? !signer.verify(login.done.message) : neg.dialect === Dialect.SMB311) {
+        throw new SmbBadSignatureError(
+          `The SMB server's answer to the login ${finalSigned ? "failed signature verification" : "was not signed"}: the connection may have been tampered with`,
+        );
+      }
+      const cipher = cipherFor(neg);
+      if (flags & SessionFlags.ENCRYPT_DATA && !cipher) {
+        throw new SmbEncryptionRequiredError(
+          `The SMB server ${this.where} requires encryption, which needs SMB 3 and a cipher in common (negotiated dialect ${dialectName(neg.dialect)})`,
+        );
+      }
+      // Every 3.x session signs (replies are then checked); 2.x signs where the server requires it.
+      const sign = neg.dialect >= Dialect.SMB300 || (neg.securityMode & SecurityMode.SIGNING_REQUIRED) !== 0;
+      if (sign) conn.signer = signer;
+      if (cipher) conn.cipher = new MessageCipher(cipher, keys.encryptionKey, keys.decryptionKey, conn.sessionId);
+      conn.encryptAll = (flags & SessionFlags.ENCRYPT_DATA) !== 0;
       this.stats.sessions++;
       this.stats.dialect = neg.dialect;
-      this.stats.signing = conn.signingKey !== undefined;
+      this.stats.signing = sign;
+      this.stats.signingAlgorithm = sign ? algorithm : 0;
+      this.stats.cipher = cipher;
+      this.stats.encryptSession = conn.encryptAll;
+      this.stats.spnego = login.spnego;
       return { conn, negotiated: neg, trees: new Map() };
     } catch (e) {
       conn.destroy();
       throw e;
     }
+  }
+
+  private get where(): string {
+    return `${this.opts.host}:${this.opts.port}`;
+  }
+
+  /**
+   * NTLMv2 in two SESSION_SETUP round trips: inside SPNEGO when the server offers it (with the
+   * MIC and mechListMIC Windows expects), raw NTLMSSP when it does not.
+   */
+  private async authenticate(conn: Smb2Connection, neg: NegotiateResponse) {
+    const mechs = offeredMechs(neg.securityBuffer);
+    const spnego = mechs !== null;
+    if (mechs && mechs.length > 0 && !mechs.some((m) => m.equals(NTLMSSP_OID))) {
+      throw new Smb2ConnectionLost("The SMB server does not offer NTLM authentication (Kerberos only is not supported)");
+    }
+    const ntlmNegotiate = encodeNegotiate();
+    const first = await conn.request(Command.SESSION_SETUP, sessionSetupRequest(spnego ? negTokenInit(ntlmNegotiate) : ntlmNegotiate), {
+      accept: [Status.MORE_PROCESSING_REQUIRED],
+    });
+    conn.sessionId = first.header.sessionId;
+    let token = parseSessionSetup(first.message).token;
+    if (spnego) {
+      const resp = parseNegTokenResp(token);
+      if (resp.negState === NegState.REJECT || !resp.responseToken) throw new Smb2StatusError(Status.LOGON_FAILURE, Command.SESSION_SETUP);
+      token = resp.responseToken;
+    }
+    const challenge = decodeChallenge(token);
+    const account = parseSmbUsername(this.opts.username, this.opts.domain);
+    const auth = encodeAuthenticate({
+      challenge,
+      user: account.user,
+      password: this.opts.password,
+      domain: account.domain ?? challenge.targetName,
+      workstation: (this.opts.workstation ?? hostname()).toUpperCase(),
+      negotiateMessage: ntlmNegotiate,
+      spn: `cifs/${this.opts.serverName ?? this.opts.host}`,
+    });
+    // With a MIC in the NTLM message, SPNEGO must sign the mechanism list too (MS-SPNG 3.1.5.1).
+    const mechListMic = spnego && auth.hasMic ? ntlmGetMic(auth.sessionKey, "client-to-server", mechTypeList()) : undefined;
+    const done = await conn.request(Command.SESSION_SETUP, sessionSetupRequest(spnego ? negTokenResp(auth.message, mechListMic) : auth.message));
+    if (spnego) {
+      const final = parseSessionSetup(done.message).token;
+      const resp: ServerNegTokenResp = final.length ? parseNegTokenResp(final) : {};
+      if (resp.negState !== undefined && resp.negState !== NegState.ACCEPT_COMPLETED) {
+        throw new Smb2StatusError(Status.LOGON_FAILURE, Command.SESSION_SETUP);
+      }
+      if (mechListMic && resp.mechListMic && !ntlmVerifyMic(auth.sessionKey, mechTypeList(), resp.mechListMic)) {
+        throw new SmbBadSignatureError("The SMB server's SPNEGO mechListMIC does not verify: the login may have been tampered with");
+      }
+    }
+    return { done, sessionKey: auth.sessionKey, spnego };
   }
 
   /**
@@ -198,7 +315,18 @@ export class Smb2Client {
     let t = s.trees.get(share);
     if (!t) {
       const unc = `\\\\${this.opts.serverName ?? this.opts.host}\\${share}`;
-      t = s.conn.request(Command.TREE_CONNECT, treeConnectRequest(unc)).then((r) => r.header.treeId);
+      t = s.conn.request(Command.TREE_CONNECT, treeConnectRequest(unc)).then((r) => {
+        const treeId = r.header.treeId;
+        if (parseTreeConnect(r.message).shareFlags & ShareFlags.ENCRYPT_DATA) {
+          if (!s.conn.cipher) {
+            throw new SmbEncryptionRequiredError(
+              `The SMB share "${share}" requires encryption, which needs SMB 3 and a cipher in common (negotiated dialect ${dialectName(s.negotiated.dialect)})`,
+            );
+          }
+          s.conn.encryptedTrees.add(treeId);
+        }
+        return treeId;
+      });
       s.trees.set(share, t);
       t.catch(() => s.trees.delete(share));
     }
@@ -414,6 +542,26 @@ export class Smb2Client {
     const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : Buffer.from(parseRead(read.message));
     return { data, asked };
   }
+}
+
+/** The signing algorithm of a dialect: HMAC-SHA256 for 2.x, AES-CMAC for 3.0.x, the negotiated one (else CMAC) for 3.1.1. */
+function signingAlgorithmFor(dialect: number, negotiated: number | undefined): SigningAlgorithmId | undefined {
+  if (dialect < Dialect.SMB300) return SigningAlgorithm.HMAC_SHA256;
+  if (dialect < Dialect.SMB311 || negotiated === undefined) return SigningAlgorithm.AES_CMAC;
+  return SIGNING_ALGORITHMS.find((a) => a === negotiated);
+}
+
+/** The cipher the session may encrypt with, 0 for none: 3.1.1 negotiates it, 3.0.x has CCM if the server can encrypt. */
+function cipherFor(neg: NegotiateResponse): CipherId | 0 {
+  if (neg.dialect === Dialect.SMB311) return neg.cipher === Cipher.AES_128_GCM || neg.cipher === Cipher.AES_128_CCM ? neg.cipher : 0;
+  if (neg.dialect >= Dialect.SMB300 && neg.capabilities & Capabilities.ENCRYPTION) return Cipher.AES_128_CCM;
+  return 0;
+}
+
+const DIALECT_NAMES: Record<number, string> = { 0x0202: "2.0.2", 0x0210: "2.1", 0x0300: "3.0", 0x0302: "3.0.2", 0x0311: "3.1.1" };
+
+export function dialectName(dialect: number): string {
+  return DIALECT_NAMES[dialect] ?? `0x${dialect.toString(16)}`;
 }
 
 function isSessionGone(e: unknown): boolean {

@@ -1,11 +1,14 @@
 /**
  * One TCP connection speaking SMB2 over direct TCP (port 445 framing): frames
- * messages, matches responses to requests by MessageId, tracks credits, signs
- * when asked, and bounds every request by a timeout. It never reconnects; the
- * client above decides that.
+ * messages, matches responses to requests by MessageId, tracks credits, and bounds
+ * every request by a timeout. Once the session has keys it signs requests and checks
+ * the signature of every reply, or encrypts requests and decrypts replies (TRANSFORM_HEADER);
+ * a reply that fails either check is never used. It never reconnects; the client above
+ * decides that.
  */
-import { createHmac } from "node:crypto";
 import { Socket, connect } from "node:net";
+import { TRANSFORM_PROTOCOL_ID, TransformError, type MessageCipher, type MessageSigner, type PreauthHash } from "./smb-crypto";
+import { SmbBadSignatureError } from "./smb-errors";
 import { Command, Flags, HEADER_SIZE, Status, decodeHeader, encodeHeader, nextCommandOffset, statusName, type Smb2Header } from "./smb2-messages";
 
 /** The server answered with an NTSTATUS error. */
@@ -51,6 +54,9 @@ export interface Smb2Request {
   accept?: readonly number[];
 }
 
+/** How a request went out, and so how its reply must come back. */
+type Protection = "none" | "signed" | "encrypted";
+
 interface Pending {
   resolve(r: Smb2Response): void;
   reject(e: Error): void;
@@ -58,7 +64,14 @@ interface Pending {
   command: number;
   /** Statuses the caller handles itself instead of getting an Smb2StatusError. */
   accept: readonly number[];
+  protection: Protection;
 }
+
+/**
+ * Replies a server may send unsigned on a signed session (MS-SMB2 3.2.5.1.3): a session it no
+ * longer knows has no key to sign with. Nothing in them is used but the status.
+ */
+const UNSIGNED_STATUSES: ReadonlySet<number> = new Set([Status.NETWORK_SESSION_EXPIRED, Status.USER_SESSION_DELETED]);
 
 /** Credits to ask for in every request, so multi-credit reads never starve. */
 const CREDIT_REQUEST = 256;
@@ -76,8 +89,16 @@ export class Smb2Connection {
   private outgoing: Buffer[] = [];
 
   sessionId = 0n;
-  /** When set, every request is signed with HMAC-SHA256 (SMB 2.x signing). */
-  signingKey: Buffer | undefined;
+  /** When set, requests are signed and every reply must carry a good signature. */
+  signer: MessageSigner | undefined;
+  /** When set, requests on encrypted trees (or all, with encryptAll) go out in a TRANSFORM_HEADER. */
+  cipher: MessageCipher | undefined;
+  /** The session requires encryption (SESSION_FLAG_ENCRYPT_DATA). */
+  encryptAll = false;
+  /** Trees whose share requires encryption (SMB2_SHAREFLAG_ENCRYPT_DATA). */
+  readonly encryptedTrees = new Set<number>();
+  /** While set, NEGOTIATE and SESSION_SETUP messages are added to it (SMB 3.1.1 preauth integrity). */
+  preauth: PreauthHash | undefined;
   supportsMultiCredit = false;
   /** Called for each STATUS_PENDING interim response (for diagnostics and tests). */
   onInterim: (() => void) | undefined;
@@ -160,8 +181,27 @@ export class Smb2Connection {
     }
   }
 
-  /** A frame holds one message, or a compound chain of them linked by NextCommand. */
+  /**
+   * A frame holds one message, or a compound chain of them linked by NextCommand; or, on an
+   * encrypted session, a TRANSFORM_HEADER whose plaintext is such a message or chain.
+   */
   private onFrame(frame: Buffer): void {
+    let encrypted = false;
+    if (frame.length >= 4 && frame.readUInt32BE(0) === TRANSFORM_PROTOCOL_ID) {
+      if (!this.cipher) {
+        this.fail(new Smb2ConnectionLost("The SMB server sent an encrypted reply on a session without encryption"));
+        return;
+      }
+      try {
+        frame = this.cipher.decrypt(frame);
+      } catch (e) {
+        // Which request it answers is inside the ciphertext: none of them can be trusted now.
+        const why = e instanceof TransformError ? e.message : String(e);
+        this.fail(new SmbBadSignatureError(`SMB reply rejected: ${why}; nothing from it was used`));
+        return;
+      }
+      encrypted = true;
+    }
     for (let offset = 0; ; ) {
       const rest = frame.subarray(offset);
       const next = rest.length >= HEADER_SIZE ? nextCommandOffset(rest) : 0;
@@ -169,13 +209,13 @@ export class Smb2Connection {
         this.fail(new Smb2ConnectionLost("Malformed SMB compound response from server"));
         return;
       }
-      this.onMessage(next ? rest.subarray(0, next) : rest);
+      this.onMessage(next ? rest.subarray(0, next) : rest, encrypted);
       if (next === 0 || this.closedError) return;
       offset += next;
     }
   }
 
-  private onMessage(message: Buffer): void {
+  private onMessage(message: Buffer, encrypted: boolean): void {
     let header: Smb2Header;
     try {
       header = decodeHeader(message);
@@ -189,6 +229,7 @@ export class Smb2Connection {
     if (!p) return; // e.g. an oplock break; we never ask for oplocks
     if (header.status === Status.PENDING && header.flags & Flags.ASYNC) {
       // Interim response: the real one follows with the same MessageId. Give it a fresh timeout.
+      // It carries nothing but that promise, so it is taken even unsigned.
       this.onInterim?.();
       clearTimeout(p.timer);
       p.timer = this.startTimer(p.command);
@@ -196,8 +237,36 @@ export class Smb2Connection {
     }
     clearTimeout(p.timer);
     this.pending.delete(header.messageId);
+    const untrusted = this.checkProtection(p, header, message, encrypted);
+    if (untrusted) {
+      p.reject(untrusted);
+      return;
+    }
+    if (this.preauth && (header.command === Command.NEGOTIATE || (header.command === Command.SESSION_SETUP && header.status === Status.MORE_PROCESSING_REQUIRED))) {
+      this.preauth.update(message);
+    }
     if (header.status === Status.SUCCESS || p.accept.includes(header.status)) p.resolve({ header, message });
     else p.reject(new Smb2StatusError(header.status, header.command));
+  }
+
+  /** Why a reply may not be used (it came back less protected than its request went out, or its signature is wrong); undefined if it may. */
+  private checkProtection(p: Pending, header: Smb2Header, message: Buffer, encrypted: boolean): Error | undefined {
+    // Decryption already authenticated it.
+    if (encrypted) return undefined;
+    const what = `reply to SMB command ${header.command}`;
+    if (p.protection === "encrypted") {
+      return new SmbBadSignatureError(`SMB ${what} arrived unencrypted on an encrypted session; it was not used`);
+    }
+    const signed = (header.flags & Flags.SIGNED) !== 0;
+    if (p.protection === "signed" && !signed && !UNSIGNED_STATUSES.has(header.status)) {
+      return new SmbBadSignatureError(`SMB ${what} arrived unsigned on a signed session; it was not used`);
+    }
+    if (signed && this.signer && header.command !== Command.SESSION_SETUP && !this.signer.verify(message)) {
+      return new SmbBadSignatureError(
+        `SMB ${what} failed signature verification (changed on the way, or not from the server); it was not used`,
+      );
+    }
+    return undefined;
   }
 
   private startTimer(command: number): NodeJS.Timeout {
@@ -245,6 +314,9 @@ export class Smb2Connection {
    */
   async compound(requests: Smb2Request[], treeId: number): Promise<Smb2Response[]> {
     if (this.closedError) throw this.closedError;
+    const setup = requests.some((r) => r.command === Command.NEGOTIATE || r.command === Command.SESSION_SETUP);
+    const protection: Protection =
+      setup ? "none" : this.cipher && (this.encryptAll || this.encryptedTrees.has(treeId)) ? "encrypted" : this.signer ? "signed" : "none";
     const charges = requests.map((r) => this.creditCharge(r.payloadSize));
     await this.acquireCredits(charges.reduce((a, b) => a + b, 0));
     if (this.closedError) throw this.closedError;
@@ -271,22 +343,29 @@ export class Smb2Connection {
       header.copy(message, 0);
       req.body.copy(message, HEADER_SIZE);
       if (!last) message.writeUInt32LE(padded, 20);
-      // Each message of a chain is signed on its own, padding included.
-      if (this.signingKey && req.command !== Command.NEGOTIATE && req.command !== Command.SESSION_SETUP) {
-        message.writeUInt32LE(message.readUInt32LE(16) | Flags.SIGNED, 16);
-        createHmac("sha256", this.signingKey).update(message).digest().copy(message, 48, 0, 16);
-      }
+      // Each message of a chain is signed on its own, padding included. Encrypted ones are not signed.
+      if (protection === "signed") this.signer!.sign(message);
+      if (this.preauth && setup) this.preauth.update(message);
       messages.push(message);
       answers.push(
         new Promise<Smb2Response>((resolve, reject) => {
-          this.pending.set(messageId, { resolve, reject, command: req.command, accept: req.accept ?? [], timer: this.startTimer(req.command) });
+          this.pending.set(messageId, {
+            resolve,
+            reject,
+            command: req.command,
+            accept: req.accept ?? [],
+            protection,
+            timer: this.startTimer(req.command),
+          });
         }),
       );
     });
-    const total = messages.reduce((n, m) => n + m.length, 0);
+    // The whole chain goes in one TRANSFORM_HEADER when encrypted.
+    const parts = protection === "encrypted" ? this.cipher!.encrypt(messages) : messages;
+    const total = parts.reduce((n, m) => n + m.length, 0);
     const frame = Buffer.alloc(4);
     frame.writeUInt32BE(total, 0);
-    this.enqueue(Buffer.concat([frame, ...messages], 4 + total));
+    this.enqueue(Buffer.concat([frame, ...parts], 4 + total));
     this.onFrameSent?.();
     const settled = await Promise.allSettled(answers);
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");

@@ -27,6 +27,7 @@ export const Status = {
   MORE_PROCESSING_REQUIRED: 0xc0000016,
   END_OF_FILE: 0xc0000011,
   ACCESS_DENIED: 0xc0000022,
+  INVALID_SIGNATURE: 0xc000a000,
   OBJECT_NAME_INVALID: 0xc0000033,
   OBJECT_NAME_NOT_FOUND: 0xc0000034,
   OBJECT_PATH_NOT_FOUND: 0xc000003a,
@@ -71,7 +72,9 @@ export const AUTH_FAILURES = new Set<number>([
 
 export const Flags = { SERVER_TO_REDIR: 0x1, ASYNC: 0x2, RELATED_OPERATIONS: 0x4, SIGNED: 0x8 } as const;
 export const SecurityMode = { SIGNING_ENABLED: 0x1, SIGNING_REQUIRED: 0x2 } as const;
-export const Capabilities = { LARGE_MTU: 0x4 } as const;
+export const Capabilities = { LARGE_MTU: 0x4, ENCRYPTION: 0x40 } as const;
+export const SessionFlags = { IS_GUEST: 0x1, IS_NULL: 0x2, ENCRYPT_DATA: 0x4 } as const;
+export const ShareFlags = { ENCRYPT_DATA: 0x8000 } as const;
 export const FileAttribute = { DIRECTORY: 0x10 } as const;
 
 export interface Smb2Header {
@@ -140,17 +143,71 @@ export function filetimeToDate(b: Buffer, off: number): Date {
 
 // ---- NEGOTIATE ----
 
-export const DIALECTS = [0x0202, 0x0210];
+/** Every dialect we speak, oldest first; the server picks the highest it shares. */
+export const DIALECTS = [0x0202, 0x0210, 0x0300, 0x0302, 0x0311];
 
-export function negotiateRequest(clientGuid: Buffer): Buffer {
-  const b = Buffer.alloc(36 + DIALECTS.length * 2);
+const ContextType = { PREAUTH_INTEGRITY: 0x1, ENCRYPTION: 0x2, SIGNING: 0x8 } as const;
+const SHA_512 = 0x1;
+
+export interface NegotiateOffer {
+  clientGuid: Buffer;
+  /** The preauth integrity salt (32 random bytes). */
+  salt: Buffer;
+  /** Cipher ids, most preferred first. */
+  ciphers: readonly number[];
+  /** Signing algorithm ids, most preferred first. */
+  signingAlgorithms: readonly number[];
+}
+
+function negotiateContext(type: number, data: Buffer): Buffer {
+  const b = Buffer.alloc(8 + data.length);
+  b.writeUInt16LE(type, 0);
+  b.writeUInt16LE(data.length, 2);
+  data.copy(b, 8);
+  return b;
+}
+
+const pad8 = (n: number) => (n + 7) & ~7;
+
+/** NEGOTIATE offering 2.0.2 to 3.1.1, with the 3.1.1 negotiate contexts (MS-SMB2 2.2.3.1). */
+export function negotiateRequest(offer: NegotiateOffer): Buffer {
+  const preauth = Buffer.alloc(6 + offer.salt.length);
+  preauth.writeUInt16LE(1, 0); // HashAlgorithmCount
+  preauth.writeUInt16LE(offer.salt.length, 2);
+  preauth.writeUInt16LE(SHA_512, 4);
+  offer.salt.copy(preauth, 6);
+  const encryption = Buffer.alloc(2 + offer.ciphers.length * 2);
+  encryption.writeUInt16LE(offer.ciphers.length, 0);
+  offer.ciphers.forEach((c, i) => encryption.writeUInt16LE(c, 2 + i * 2));
+  const signing = Buffer.alloc(2 + offer.signingAlgorithms.length * 2);
+  signing.writeUInt16LE(offer.signingAlgorithms.length, 0);
+  offer.signingAlgorithms.forEach((a, i) => signing.writeUInt16LE(a, 2 + i * 2));
+  const contexts = [
+    negotiateContext(ContextType.PREAUTH_INTEGRITY, preauth),
+    negotiateContext(ContextType.ENCRYPTION, encryption),
+    negotiateContext(ContextType.SIGNING, signing),
+  ];
+
+  const fixed = 36 + DIALECTS.length * 2;
+  const contextOffset = pad8(HEADER_SIZE + fixed);
+  const parts: Buffer[] = [];
+  let length = contextOffset - HEADER_SIZE;
+  contexts.forEach((c, i) => {
+    const padded = i === contexts.length - 1 ? c.length : pad8(c.length);
+    parts.push(c, Buffer.alloc(padded - c.length));
+    length += padded;
+  });
+  const b = Buffer.alloc(contextOffset - HEADER_SIZE);
   b.writeUInt16LE(36, 0);
   b.writeUInt16LE(DIALECTS.length, 2);
   b.writeUInt16LE(SecurityMode.SIGNING_ENABLED, 4);
-  b.writeUInt32LE(Capabilities.LARGE_MTU, 8);
-  clientGuid.copy(b, 12);
+  // ENCRYPTION tells a 3.0/3.0.2 server we can encrypt; 3.1.1 uses the context instead.
+  b.writeUInt32LE(Capabilities.LARGE_MTU | Capabilities.ENCRYPTION, 8);
+  offer.clientGuid.copy(b, 12);
+  b.writeUInt32LE(contextOffset, 28);
+  b.writeUInt16LE(contexts.length, 32);
   DIALECTS.forEach((d, i) => b.writeUInt16LE(d, 36 + i * 2));
-  return b;
+  return Buffer.concat([b, ...parts], length);
 }
 
 export interface NegotiateResponse {
@@ -159,17 +216,41 @@ export interface NegotiateResponse {
   capabilities: number;
   maxTransactSize: number;
   maxReadSize: number;
+  /** The server's SPNEGO NegTokenInit2 (may be empty). */
+  securityBuffer: Buffer;
+  /** 3.1.1: the cipher the server chose (0: none in common), undefined when it sent no context. */
+  cipher?: number;
+  /** 3.1.1: the signing algorithm the server chose, undefined when it sent no context. */
+  signingAlgorithm?: number;
+  /** 3.1.1: the preauth hash algorithm the server chose. */
+  preauthHashAlgorithm?: number;
 }
 
 export function parseNegotiate(m: Buffer): NegotiateResponse {
   const o = HEADER_SIZE;
-  return {
+  const secOff = m.readUInt16LE(o + 56);
+  const secLen = m.readUInt16LE(o + 58);
+  const out: NegotiateResponse = {
     securityMode: m.readUInt16LE(o + 2),
     dialect: m.readUInt16LE(o + 4),
     capabilities: m.readUInt32LE(o + 24),
     maxTransactSize: m.readUInt32LE(o + 28),
     maxReadSize: m.readUInt32LE(o + 32),
+    securityBuffer: secLen ? Buffer.from(m.subarray(secOff, secOff + secLen)) : Buffer.alloc(0),
   };
+  if (out.dialect !== 0x0311) return out;
+  const count = m.readUInt16LE(o + 6);
+  let off = m.readUInt32LE(o + 60);
+  for (let i = 0; i < count && off + 8 <= m.length; i++) {
+    const type = m.readUInt16LE(off);
+    const len = m.readUInt16LE(off + 2);
+    const data = m.subarray(off + 8, off + 8 + len);
+    if (type === ContextType.PREAUTH_INTEGRITY && data.length >= 6) out.preauthHashAlgorithm = data.readUInt16LE(4);
+    if (type === ContextType.ENCRYPTION && data.length >= 4) out.cipher = data.readUInt16LE(0) ? data.readUInt16LE(2) : 0;
+    if (type === ContextType.SIGNING && data.length >= 4) out.signingAlgorithm = data.readUInt16LE(2);
+    off = pad8(off + 8 + len);
+  }
+  return out;
 }
 
 // ---- SESSION_SETUP ----
@@ -192,6 +273,11 @@ export function parseSessionSetup(m: Buffer): { sessionFlags: number; token: Buf
 }
 
 // ---- TREE_CONNECT ----
+
+/** ShareFlags of a TREE_CONNECT response: ENCRYPT_DATA says the share must be encrypted. */
+export function parseTreeConnect(m: Buffer): { shareFlags: number } {
+  return { shareFlags: m.readUInt32LE(HEADER_SIZE + 4) };
+}
 
 export function treeConnectRequest(uncPath: string): Buffer {
   const path = utf16(uncPath);

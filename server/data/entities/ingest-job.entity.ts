@@ -3,6 +3,8 @@ import { Column, Entity, PrimaryColumn } from "typeorm";
 export type JobStatus = "processing" | "completed" | "failed";
 /** Where the job is in the queue; the API shows `processing` for both queued and running. */
 export type JobRunState = "queued" | "running" | "done";
+/** What started a job: a click (POST .../ingest) or the pipeline's schedule. */
+export type JobTrigger = "manual" | "schedule";
 
 export interface JobError {
   entity: string;
@@ -42,6 +44,22 @@ export class IngestJob {
 
   @Column({ type: "integer", name: "bytes_processed" })
   bytesProcessed: number;
+
+  /** What this run changed in the collection: new files, changed files, files gone, files left as they were. */
+  @Column({ type: "integer", name: "files_added" })
+  filesAdded: number;
+
+  @Column({ type: "integer", name: "files_changed" })
+  filesChanged: number;
+
+  @Column({ type: "integer", name: "files_removed" })
+  filesRemoved: number;
+
+  @Column({ type: "integer", name: "files_unchanged" })
+  filesUnchanged: number;
+
+  @Column({ type: "varchar" })
+  trigger: JobTrigger;
 
   /** Set once file discovery has finished walking the source, so progress can reach 100. */
   @Column({ type: "boolean", name: "discovery_complete" })

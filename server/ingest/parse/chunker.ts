@@ -15,15 +15,21 @@ export interface ChunkOptions {
  * blank lines into one paragraph break ("\n\n").
  */
 export function normaliseWhitespace(text: string): string {
+  return collapseWhitespace(text).trim();
+}
+
+/** normaliseWhitespace without the trim: each whitespace run becomes " ", "\n" or "\n\n". */
+function collapseWhitespace(text: string): string {
   return text
     .replace(/\r\n?/g, "\n")
     .replace(/[^\S\n]+/g, " ")
     .replace(/ ?\n ?/g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
+    .replace(/\n{3,}/g, "\n\n");
 }
 
 const SENTENCE_END = /[.!?…。！？]["'”’)\]]*(?=\s)|[。！？]/g;
+/** A held-back whitespace run longer than this is collapsed, so a file of blanks cannot grow it. */
+const MAX_HELD_WHITESPACE = 64;
 
 /**
  * Splits text into overlapping chunks for the search index. Each chunk is at most `size` long;
@@ -32,21 +38,104 @@ const SENTENCE_END = /[.!?…。！？]["'”’)\]]*(?=\s)|[。！？]/g;
  * boundary about `overlap` characters before the previous break. Deterministic.
  */
 export function chunkText(text: string, opts: ChunkOptions = {}): Chunk[] {
-  const size = Math.max(20, Math.floor(opts.size ?? 1000));
-  const overlap = Math.min(Math.max(0, Math.floor(opts.overlap ?? 150)), Math.floor(size / 3));
-  const source = normaliseWhitespace(text);
-  const chunks: Chunk[] = [];
-  let start = 0;
-  while (start < source.length) {
-    if (source.length - start <= size) {
-      chunks.push({ chunkIndex: chunks.length, text: source.slice(start).trim() });
-      break;
-    }
-    const end = breakPoint(source, start, size, overlap);
-    chunks.push({ chunkIndex: chunks.length, text: source.slice(start, end).trim() });
-    start = nextStart(source, start, end, overlap);
+  const chunker = new TextChunker(opts);
+  return [...chunker.push(text), ...chunker.end()];
+}
+
+/**
+ * chunkText over text that arrives in pieces (a file streamed from its source): push() each
+ * piece as it comes, then end(). The chunks are the same as chunkText of the whole text,
+ * wherever the pieces were cut; only about one chunk's worth of text is held at a time.
+ */
+export class TextChunker {
+  private readonly size: number;
+  private readonly overlap: number;
+  /** Normalised text from the start of the next chunk on. */
+  private buffer = "";
+  /** The whitespace at the end of what was pushed: it may go on in the next piece, or be the end (trimmed). */
+  private heldWhitespace = "";
+  private emittedText = false;
+  private nextIndex = 0;
+
+  constructor(opts: ChunkOptions = {}) {
+    this.size = Math.max(20, Math.floor(opts.size ?? 1000));
+    this.overlap = Math.min(Math.max(0, Math.floor(opts.overlap ?? 150)), Math.floor(this.size / 3));
   }
-  return chunks.filter((c) => c.text.length > 0).map((c, i) => ({ chunkIndex: i, text: c.text }));
+
+  /** The chunks this piece completes (possibly none). */
+  push(piece: string): Chunk[] {
+    const text = this.heldWhitespace + piece;
+    const lastWord = lastNonWhitespace(text);
+    if (lastWord < 0) {
+      this.heldWhitespace = text.length > MAX_HELD_WHITESPACE ? compactWhitespace(text) : text;
+      return [];
+    }
+    // Every whitespace run up to the last word is complete, so collapsing it here gives what
+    // collapsing the whole text would; the run after it waits for the next piece.
+    this.heldWhitespace = text.slice(lastWord + 1);
+    let normalised = collapseWhitespace(text.slice(0, lastWord + 1));
+    if (!this.emittedText) normalised = normalised.trimStart();
+    this.emittedText = true;
+    this.buffer += normalised;
+    return this.cut(false);
+  }
+
+  /** Characters held between calls; for tests (it stays near one chunk's size whatever the text's). */
+  get held(): number {
+    return this.buffer.length + this.heldWhitespace.length;
+  }
+
+  /** The last chunks; trailing whitespace is dropped, as normaliseWhitespace trims it. */
+  end(): Chunk[] {
+    this.heldWhitespace = "";
+    return this.cut(true);
+  }
+
+  /**
+   * Takes every chunk whose end is decided: a break and the next start look at most one
+   * character past the chunk's size, and the buffer always ends in a word (trailing whitespace
+   * is held back), so more than `size` characters decide a chunk as the whole text would.
+   */
+  private cut(final: boolean): Chunk[] {
+    const chunks: Chunk[] = [];
+    const source = this.buffer;
+    let start = 0;
+    while (start < source.length) {
+      const remaining = source.length - start;
+      if (final && remaining <= this.size) {
+        this.emit(chunks, source.slice(start));
+        start = source.length;
+        break;
+      }
+      if (!final && remaining <= this.size) break;
+      const end = breakPoint(source, start, this.size, this.overlap);
+      this.emit(chunks, source.slice(start, end));
+      start = nextStart(source, start, end, this.overlap);
+    }
+    this.buffer = source.slice(start);
+    return chunks;
+  }
+
+  private emit(chunks: Chunk[], text: string): void {
+    const trimmed = text.trim();
+    if (trimmed.length > 0) chunks.push({ chunkIndex: this.nextIndex++, text: trimmed });
+  }
+}
+
+function lastNonWhitespace(text: string): number {
+  for (let i = text.length - 1; i >= 0; i--) if (!/\s/.test(text[i])) return i;
+  return -1;
+}
+
+/**
+ * A whitespace run with the same effect as `run` when more text follows: its line breaks
+ * counted up to two, and a trailing "\r" kept raw, since an "\n" next would join it as one break.
+ */
+function compactWhitespace(run: string): string {
+  const cr = run.endsWith("\r");
+  const body = cr ? run.slice(0, -1) : run;
+  const breaks = (body.replace(/\r\n?/g, "\n").match(/\n/g) ?? []).length;
+  return (breaks === 0 ? " " : breaks === 1 ? "\n" : "\n\n") + (cr ? "\r" : "");
 }
 
 /** Where the chunk starting at `start` ends (exclusive). Always > start + overlap, so chunking advances. */

@@ -1,18 +1,51 @@
 /** The file formats Sluice can index, chosen by file-name extension (case-insensitive). */
-export type FileFormat = "text" | "json" | "html" | "pdf" | "docx" | "pptx" | "xlsx";
+export type FileFormat =
+  | "text"
+  | "markdown"
+  | "json"
+  | "html"
+  | "pdf"
+  | "docx"
+  | "pptx"
+  | "xlsx"
+  | "odt"
+  | "ods"
+  | "odp"
+  | "doc"
+  | "xls"
+  | "ppt"
+  | "rtf"
+  | "epub"
+  | "eml"
+  | "msg";
 
 const FORMATS: Readonly<Record<string, FileFormat>> = {
   txt: "text",
-  md: "text",
-  markdown: "text",
+  md: "markdown",
+  markdown: "markdown",
   csv: "text",
+  log: "text",
   json: "json",
   html: "html",
   htm: "html",
+  xhtml: "html",
   pdf: "pdf",
   docx: "docx",
+  docm: "docx",
   pptx: "pptx",
+  pptm: "pptx",
   xlsx: "xlsx",
+  xlsm: "xlsx",
+  odt: "odt",
+  ods: "ods",
+  odp: "odp",
+  doc: "doc",
+  xls: "xls",
+  ppt: "ppt",
+  rtf: "rtf",
+  epub: "epub",
+  eml: "eml",
+  msg: "msg",
 };
 
 /** The extension after the last dot of the base name, lower-cased; "" when there is none. */
@@ -25,6 +58,11 @@ export function extensionOf(fileName: string): string {
 /** The format of a file, or null when Sluice does not index files of its type. */
 export function formatOf(fileName: string): FileFormat | null {
   return Object.hasOwn(FORMATS, extensionOf(fileName)) ? FORMATS[extensionOf(fileName)] : null;
+}
+
+/** Plain text read as it is (streamed when big; see streamed-text-file.ts). */
+export function isPlainText(format: FileFormat | null): boolean {
+  return format === "text" || format === "markdown";
 }
 
 /** Whether a file is worth reading at all; unsupported files are skipped without being read. */

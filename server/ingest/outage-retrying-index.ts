@@ -1,0 +1,67 @@
+import type { DatabaseOutage } from "../data/database-outage";
+import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "../search/search-index";
+
+/**
+ * The index as the ingestion job sees it: every call rides out a database outage (the team
+ * server's index is in PostgreSQL) through the job's DatabaseOutage. Retrying a write is safe:
+ * a batch is one transaction, and writing a document again replaces it by (source, path).
+ */
+export class OutageRetryingIndex implements SearchIndex {
+  constructor(
+    private readonly index: SearchIndex,
+    private readonly outage: DatabaseOutage,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  private retry<T>(fn: () => Promise<T>): Promise<T> {
+    return this.outage.run(fn, this.signal);
+  }
+
+  upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
+    return this.retry(() => this.index.upsertDocument(collectionId, doc));
+  }
+
+  upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
+    return this.retry(() => this.index.upsertDocuments(collectionId, docs));
+  }
+
+  /** The start of a streamed document; its parts are written by the staged document itself (an outage fails that one file). */
+  stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    return this.retry(() => this.index.stageDocument(collectionId, doc));
+  }
+
+  removeUnfinished(collectionId: string): Promise<void> {
+    return this.retry(() => this.index.removeUnfinished(collectionId));
+  }
+
+  removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
+    return this.retry(() => this.index.removeDocuments(collectionId, sourceId, paths));
+  }
+
+  indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
+    return this.retry(() => this.index.indexedState(collectionId, sourceId));
+  }
+
+  listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+    return this.retry(() => this.index.listDocuments(collectionId, offset, limit));
+  }
+
+  search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+    return this.retry(() => this.index.search(collectionId, query, topK));
+  }
+
+  stats(collectionId: string): Promise<CollectionStats> {
+    return this.retry(() => this.index.stats(collectionId));
+  }
+
+  moveAside(collectionId: string): Promise<string | null> {
+    return this.retry(() => this.index.moveAside(collectionId));
+  }
+
+  drop(collectionId: string): Promise<void> {
+    return this.retry(() => this.index.drop(collectionId));
+  }
+
+  /** The job does not own the index: closing it is the process's business. */
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,24 @@
+import { ParseError } from "./parse-types";
+
+// Every format's failures read the same way to a user (README, "Ingestion"): what the file is,
+// not what the parser library said. One place, so the wording stays consistent.
+
+/** The file is not what its extension says, or is damaged. `what`: "PDF", "DOCX package", ... */
+export function corruptFile(what: string): ParseError {
+  return new ParseError(`corrupt file (not a valid ${what})`);
+}
+
+/** The file is encrypted with a password; Sluice cannot read it without one. */
+export function passwordProtected(what: string): ParseError {
+  return new ParseError(`password-protected ${what}`);
+}
+
+/** A PDF whose pages are images only: its words could only be had by OCR, which Sluice does not do. */
+export function scannedPdf(): ParseError {
+  return new ParseError("scanned PDF with no text layer (no OCR)");
+}
+
+/** A container format that unpacks to more than the limit (a zip bomb, or simply too big). */
+export function tooLargeUnpacked(what: string, limitBytes: number): ParseError {
+  return new ParseError(`${what} is too large when unzipped (over ${limitBytes / 2 ** 20} MB)`);
+}

@@ -1,0 +1,150 @@
+import { Worker } from "node:worker_threads";
+import { ServiceUnavailableError } from "../errors";
+import { IndexDamagedError } from "./index-damage";
+import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
+import type { ReaderReply, ReaderRequest } from "./index-reader.worker";
+
+const WORKER = workerScript(__filename, "index-reader.worker");
+
+/** What a client is told to wait when the queue is full: a search takes milliseconds, so the queue drains within one. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
+export const BUSY_DETAIL = "The server is busy: too many searches are waiting; try again in a moment";
+
+export interface ReaderPoolOptions {
+  dir: string;
+  /** Reader threads (SEARCH_READERS). */
+  threads: number;
+  /** Requests waiting for a free thread at most (SEARCH_QUEUE_LIMIT); past it, 503 with Retry-After. */
+  queueLimit: number;
+}
+
+interface Task {
+  method: ReaderRequest["method"];
+  args: unknown[];
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+interface Reader {
+  worker: Worker;
+  /** The pooled task it runs, if any (control messages such as release are not counted). */
+  busy: Task | null;
+  /** Messages sent and not yet answered: the thread keeps the process alive only while this is above zero. */
+  outstanding: number;
+}
+
+/**
+ * Searches (and document pages) of the desktop index on reader threads, so they run on every
+ * core instead of queueing on the one JavaScript thread. Each thread has its own read-only
+ * connection per collection file; WAL lets them read beside the writer thread. A task goes to an
+ * idle thread, else waits in a bounded FIFO queue; when that is full the request is shed with
+ * 503 and Retry-After rather than left to wait for seconds. Threads start on first use.
+ */
+export class IndexReaderPool {
+  private readers: Reader[] = [];
+  private readonly queue: Task[] = [];
+  private readonly control = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: ReaderPoolOptions) {}
+
+  run<T>(method: "search" | "listDocuments", ...args: unknown[]): Promise<T> {
+    if (this.closed) return Promise.reject(new Error("The index is closed"));
+    this.startThreads();
+    return new Promise<T>((resolve, reject) => {
+      const task: Task = { method, args, resolve: resolve as (value: unknown) => void, reject };
+      const idle = this.readers.find((r) => r.busy === null);
+      if (idle) return this.dispatch(idle, task);
+      if (this.queue.length >= this.options.queueLimit) return reject(new ServiceUnavailableError(BUSY_DETAIL, BUSY_RETRY_AFTER_SECONDS));
+      this.queue.push(task);
+    });
+  }
+
+  /** Every thread lets go of one collection's file (it is about to be deleted or moved), or takes it for damaged. */
+  async broadcast(method: "release" | "markDamaged", collectionId: string): Promise<void> {
+    await Promise.all(
+      this.readers.map(
+        (reader) =>
+          new Promise<void>((resolve, reject) => {
+            const id = this.nextId++;
+            this.control.set(id, { resolve, reject });
+            this.sent(reader);
+            reader.worker.postMessage({ id, method, args: [collectionId] } satisfies ReaderRequest);
+          }),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.queue.splice(0)) task.reject(new Error("The index is closed"));
+    const readers = this.readers;
+    this.readers = [];
+    await Promise.all(readers.map((r) => r.worker.terminate()));
+  }
+
+  private startThreads(): void {
+    while (this.readers.length < this.options.threads) this.readers.push(this.spawn());
+  }
+
+  private spawn(): Reader {
+    const worker = new Worker(WORKER.file, {
+      workerData: { dir: this.options.dir },
+      execArgv: WORKER.execArgv,
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
+    const reader: Reader = { worker, busy: null, outstanding: 0 };
+    worker.on("message", (reply: ReaderReply) => {
+      if (--reader.outstanding === 0) worker.unref();
+      const control = this.control.get(reply.id);
+      if (control) {
+        this.control.delete(reply.id);
+        return reply.ok ? control.resolve() : control.reject(replyError(reply));
+      }
+      const task = reader.busy;
+      reader.busy = null;
+      if (reply.ok) task?.resolve(reply.result);
+      else task?.reject(replyError(reply));
+      this.next(reader);
+    });
+    // A thread that dies fails its task only; a new one takes its place.
+    const replace = (error: Error) => {
+      if (!this.readers.includes(reader)) return;
+      this.readers = this.readers.filter((r) => r !== reader);
+      reader.busy?.reject(new Error(`The search thread stopped: ${error.message}`));
+      reader.busy = null;
+      if (this.closed) return;
+      const fresh = this.spawn();
+      this.readers.push(fresh);
+      this.next(fresh);
+    };
+    worker.on("error", replace);
+    worker.on("exit", (code) => replace(new Error(`exit code ${code}`)));
+    // Idle readers must not keep the process alive.
+    worker.unref();
+    return reader;
+  }
+
+  private next(reader: Reader): void {
+    const task = this.queue.shift();
+    if (task) this.dispatch(reader, task);
+  }
+
+  /** An idle thread must not keep the process alive, a working one must (its caller waits for it). */
+  private sent(reader: Reader): void {
+    if (reader.outstanding++ === 0) reader.worker.ref();
+  }
+
+  private dispatch(reader: Reader, task: Task): void {
+    reader.busy = task;
+    this.sent(reader);
+    reader.worker.postMessage({ id: this.nextId++, method: task.method, args: task.args } satisfies ReaderRequest);
+  }
+}
+
+/** A reader's error as the caller's: a damaged index keeps its 503 across the thread boundary. */
+function replyError(reply: Extract<ReaderReply, { ok: false }>): Error {
+  if (reply.code === "SLUICE_INDEX_DAMAGED") return new IndexDamagedError();
+  return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
+}

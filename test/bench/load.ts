@@ -1,0 +1,168 @@
+import fs from "node:fs";
+import path from "node:path";
+import autocannon from "autocannon";
+import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { startSluice, tempDir } from "../fixtures/sluice-server";
+import { prose, seeded, vocabulary, zipfWord } from "./corpus";
+
+/**
+ * `npm run bench:load [-- --connections N --duration S --files N]`: many LAN clients against one
+ * server holding one collection (issue 20 item 6). autocannon holds N connections (default 100)
+ * for S seconds (default 30) with a bearer token: two thirds searches, the rest status polls,
+ * collection lists and document pages. Once idle, once during an ingestion of a second folder of
+ * the same size; that ingestion is also timed alone, for the slowdown ratio. Prints requests/s,
+ * p50/p99/max and errors per route, each figure beside its target with ok/MISSED.
+ */
+
+const TARGET_RPS = 1000;
+const TARGET_P99_MS = 100;
+const TARGET_MAX_MS = 1000;
+const TARGET_SLOWDOWN = 1.5;
+
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+function writeFolder(dir: string, files: number, seed: number): string[] {
+  const random = seeded(seed);
+  const words = vocabulary(5000, seeded(7));
+  for (let i = 0; i < files; i++) {
+    const folder = path.join(dir, `part-${Math.floor(i / 100)}`);
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, `memo-${i}.md`), `# Memo ${i}\n\n${prose(words, random, 10_000)}\n`);
+  }
+  // Queries people type: one or two common-to-middling words.
+  const pick = seeded(11);
+  return Array.from({ length: 16 }, (_, i) => (i % 2 ? `${zipfWord(words, pick)} ${zipfWord(words, pick)}` : zipfWord(words, pick)));
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+interface RouteStats {
+  latencies: number[];
+  non2xx: number;
+  status5xx: number;
+}
+
+type Route = "search" | "status" | "collections" | "documents";
+
+/** One autocannon run over the route mix; latencies per route from each response (the client's request index names its route). */
+async function load(url: string, token: string, routes: Array<{ route: Route; path: string }>, connections: number, seconds: number) {
+  const stats = new Map<Route, RouteStats>(routes.map((r) => [r.route, { latencies: [], non2xx: 0, status5xx: 0 }]));
+  const instance = autocannon({
+    url,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    headers: { authorization: `Bearer ${token}` },
+    requests: routes.map((r) => ({ method: "GET", path: r.path })),
+  });
+  instance.on("response", (c: { requestIterator: { currentRequestIndex: number } }, status: number, _bytes: number, ms: number) => {
+    const s = stats.get(routes[c.requestIterator.currentRequestIndex].route)!;
+    s.latencies.push(ms);
+    if (status < 200 || status >= 300) s.non2xx += 1;
+    if (status >= 500) s.status5xx += 1;
+  });
+  const result = await instance;
+  return { stats, seconds: result.duration, errors: result.errors, timeouts: result.timeouts };
+}
+
+let allOk = true;
+function line(name: string, value: string, target = "", ok: boolean | null = null): void {
+  if (ok === false) allOk = false;
+  process.stdout.write(`  ${name.padEnd(34)} ${value.padStart(12)}  ${target.padEnd(12)} ${ok === null ? "" : ok ? "ok" : "MISSED"}\n`);
+}
+
+function print(title: string, run: Awaited<ReturnType<typeof load>>): void {
+  process.stdout.write(`\n${title}\n`);
+  const all: number[] = [];
+  let status5xx = 0;
+  let non2xx = 0;
+  for (const [route, s] of run.stats) {
+    const sorted = [...s.latencies].sort((a, b) => a - b);
+    all.push(...sorted);
+    status5xx += s.status5xx;
+    non2xx += s.non2xx;
+    process.stdout.write(
+      `  ${route.padEnd(12)} ${String(sorted.length).padStart(7)} req  ${(sorted.length / run.seconds).toFixed(0).padStart(6)}/s  p50 ${percentile(sorted, 50).toFixed(1).padStart(7)} ms  p99 ${percentile(sorted, 99).toFixed(1).padStart(7)} ms  max ${(sorted.at(-1) ?? NaN).toFixed(0).padStart(6)} ms  non-2xx ${s.non2xx}\n`,
+    );
+  }
+  all.sort((a, b) => a - b);
+  line("requests/s", (all.length / run.seconds).toFixed(0), `>= ${TARGET_RPS}`, all.length / run.seconds >= TARGET_RPS);
+  line("p99 (all routes)", `${percentile(all, 99).toFixed(1)} ms`, `< ${TARGET_P99_MS} ms`, percentile(all, 99) < TARGET_P99_MS);
+  line("answered after more than 1 s", String(all.filter((ms) => ms > TARGET_MAX_MS).length), "0", all.every((ms) => ms <= TARGET_MAX_MS));
+  line("5xx", String(status5xx), "0", status5xx === 0);
+  line("other non-2xx", String(non2xx - status5xx), "", null);
+  line("errors (timeouts > 10 s)", `${run.errors} (${run.timeouts})`, "0", run.errors === 0);
+}
+
+async function ingest(request: Request, token: string, pipelineId: string): Promise<number> {
+  const started = performance.now();
+  const res = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token });
+  if (res.status !== 202) throw new Error(`trigger failed: ${res.status} ${res.text}`);
+  const done = await waitForJobEnd(request, token, pipelineId, 30 * 60_000);
+  if (done.status !== "completed") throw new Error(`ingestion ended ${done.status}: ${done.error_message}`);
+  return (performance.now() - started) / 1000;
+}
+
+async function main(): Promise<void> {
+  const connections = flag("connections", 100);
+  const seconds = flag("duration", 30);
+  const files = flag("files", 1700);
+  const root = fs.realpathSync(tempDir("sluice-load-bench-"));
+  process.stdout.write(`load benchmark: ${connections} connections for ${seconds} s, a collection of ${files} files (~10 KB Markdown)\n`);
+  const queries = writeFolder(path.join(root, "served"), files, 1);
+  writeFolder(path.join(root, "alone"), files, 2);
+  writeFolder(path.join(root, "loaded"), files, 2);
+
+  const server = await startSluice({ env: { FOLDER_SOURCE_ROOTS: root, LOG_LEVEL: "warn" } });
+  try {
+    const request = client(server.api);
+    const { token } = await signUp(request, "bench-load");
+    const group = await createGroup(request, token, "bench");
+    const add = async (name: string) => {
+      const res = await request("POST", `/data_sources/folder/${group}`, { token, body: { data_source: { data_source_name: name }, folder_source: { path: path.join(root, name) } } });
+      if (res.status !== 201) throw new Error(`source creation failed: ${res.status} ${res.text}`);
+      return res.body.pipeline as { id: string; collection_id: string };
+    };
+    const served = await add("served");
+    const alone = await add("alone");
+    const loaded = await add("loaded");
+    await ingest(request, token, served.id);
+
+    // Two thirds searches; the rest status polls, collection lists and document pages.
+    const routes: Array<{ route: Route; path: string }> = [
+      ...queries.slice(0, 8).map((q) => ({ route: "search" as const, path: `/api/collections/${served.collection_id}/search?q=${encodeURIComponent(q)}&top_k=10` })),
+      { route: "status", path: `/api/data_pipelines/${served.id}/ingest/status` },
+      { route: "status", path: `/api/data_pipelines/${loaded.id}/ingest/status` },
+      { route: "collections", path: "/api/collections" },
+      { route: "documents", path: `/api/collections/${served.collection_id}/documents?offset=${Math.floor(files / 2)}&limit=50` },
+    ];
+
+    print("idle (nothing else running)", await load(server.url, token, routes, connections, seconds));
+
+    const aloneSeconds = await ingest(request, token, alone.id);
+    const during = load(server.url, token, routes, connections, seconds);
+    const loadedSeconds = await ingest(request, token, loaded.id);
+    print("during an ingestion", await during);
+    process.stdout.write("\ningestion of the same folder\n");
+    line("alone", `${aloneSeconds.toFixed(1)} s`);
+    line(`under load${loadedSeconds > seconds ? " (outlasted the load)" : ""}`, `${loadedSeconds.toFixed(1)} s`);
+    const ratio = loadedSeconds / aloneSeconds;
+    line("slowdown under load", `${ratio.toFixed(2)}x`, `<= ${TARGET_SLOWDOWN}x`, ratio <= TARGET_SLOWDOWN);
+    process.stdout.write(`\n${allOk ? "every target met" : "some targets MISSED"}\n`);
+  } finally {
+    await server.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`load benchmark failed: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+});

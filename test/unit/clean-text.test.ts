@@ -1,0 +1,98 @@
+// Item: words never glued to a neighbour, and a document's real title (issue 14, items 4 and 7).
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { extractText } from "../../server/ingest/parse/extract-text";
+import { ParseError } from "../../server/ingest/parse/parse-types";
+import { helveticaWidth, makeEncryptedPdf, makeLayoutPdf } from "../fixtures/documents";
+
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
+
+async function rejectsWith(promise: Promise<unknown>, message: string): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => err instanceof ParseError && err.message === message);
+}
+
+describe("HTML to text", () => {
+  it("separates words at block elements, table cells, list items and <br>, as innerText does", async () => {
+    const html =
+      "<html><head><title>Libpq</title></head><body><dl><dt><a href='#a'>Information</a></dt><dt>PQgetline</dt></dl>" +
+      "<table><tr><td>cellone</td><td>celltwo</td></tr><tr><th>rowtwo</th></tr></table>" +
+      "<ul><li>itemone</li><li>itemtwo</li></ul>before<br>after<div>divone</div><div>divtwo</div><p>para</p><h2>heading</h2>" +
+      "<span>inline</span><b>bold</b>-joined</body></html>";
+    const { text } = await extractText("page.html", utf8(html));
+    assert.deepEqual(words(text), ["Information", "PQgetline", "cellone", "celltwo", "rowtwo", "itemone", "itemtwo", "before", "after", "divone", "divtwo", "para", "heading", "inlinebold-joined"]);
+    assert.match(text, /cellone\tcelltwo/);
+    assert.match(text, /before\nafter/);
+  });
+
+  it("collapses source whitespace but keeps <pre> as written; skips scripts, styles and the head", async () => {
+    const html = "<head><style>p{}</style><script>var hidden = 1;</script></head><body><p>one\n   two</p><pre>a  b\n  c</pre><noscript>enable js</noscript></body>";
+    const { text } = await extractText("p.html", utf8(html));
+    assert.equal(text, "one two\n\na  b\n  c");
+  });
+
+  it("indexes a page whose only text is its <title> by that title", async () => {
+    const { title, text } = await extractText("redirect.html", utf8("<html><head><title>Moved: Chapter 7</title><meta http-equiv=refresh content='0;url=x'></head><body></body></html>"));
+    assert.equal(title, "Moved: Chapter 7");
+    assert.equal(text, "Moved: Chapter 7");
+  });
+
+  it("takes the first <h1> as title when there is no <title>, and the file name when neither", async () => {
+    assert.equal((await extractText("a.html", utf8("<body><p>x</p><h1>The <i>Real</i> Name</h1><h1>Second</h1></body>"))).title, "The Real Name");
+    assert.equal((await extractText("dir/plain page.htm", utf8("<p>no heading</p>"))).title, "plain page");
+  });
+
+  it("decodes entities and keeps non-ASCII text", async () => {
+    const { text, title } = await extractText("e.html", utf8("<title>R&amp;D &ndash; Zürich</title><p>caf&eacute; &lt;tag&gt; &#x263A;</p>"));
+    assert.equal(title, "R&D – Zürich");
+    assert.equal(text, "café <tag> ☺");
+  });
+});
+
+describe("PDF to text", () => {
+  it("starts a new line when a run goes back left on the same baseline (the next column), and keeps cells apart", async () => {
+    const width = await helveticaWidth("Information");
+    const pdf = await makeLayoutPdf([
+      { text: "Information", x: 56, y: 700 },
+      { text: "PQgetline", x: 56 + width + 3, y: 700 },
+      { text: "topright", x: 320, y: 650 },
+      { text: "rightcol", x: 320, y: 636 },
+      { text: "backleft", x: 56, y: 636 },
+    ]);
+    const { text } = await extractText("cols.pdf", pdf);
+    assert.deepEqual(words(text), ["Information", "PQgetline", "topright", "rightcol", "backleft"]);
+    assert.match(text, /rightcol\nbackleft/);
+  });
+
+  it("takes the metadata title, ignoring placeholders, else the first page's heading, else the file name", async () => {
+    const body = [
+      { text: "Annual Harbour Survey", x: 56, y: 720, size: 24 },
+      { text: "Body text about the harbour in ordinary type.", x: 56, y: 690 },
+      { text: "More body text in the same ordinary type.", x: 56, y: 676 },
+    ];
+    assert.equal((await extractText("a.pdf", await makeLayoutPdf(body, { title: "Survey 2026" }))).title, "Survey 2026");
+    assert.equal((await extractText("a.pdf", await makeLayoutPdf(body, { title: "Microsoft Word - survey.docx" }))).title, "Annual Harbour Survey");
+    assert.equal((await extractText("a.pdf", await makeLayoutPdf(body))).title, "Annual Harbour Survey");
+    const uniform = body.map((run) => ({ ...run, size: 11 }));
+    assert.equal((await extractText("dir/scan 7.pdf", await makeLayoutPdf(uniform, { title: "Untitled" }))).title, "scan 7");
+  });
+
+  it("says a PDF is password-protected, or a scan with no text layer", async () => {
+    await rejectsWith(extractText("locked.pdf", makeEncryptedPdf()), "password-protected PDF");
+    await rejectsWith(extractText("scan.pdf", await makeLayoutPdf([], { image: true })), "scanned PDF with no text layer (no OCR)");
+  });
+
+  it("a PDF with neither text nor images is empty (skipped later), unless its title can stand for it", async () => {
+    assert.equal((await extractText("blank.pdf", await makeLayoutPdf([]))).text, "");
+    assert.equal((await extractText("blank.pdf", await makeLayoutPdf([], { title: "Cover sheet" }))).text, "Cover sheet");
+  });
+});
+
+describe("Markdown titles", () => {
+  it("takes the first level-1 heading near the top", async () => {
+    assert.equal((await extractText("n.md", utf8("# Release notes\n\nbody"))).title, "Release notes");
+    assert.equal((await extractText("n.md", utf8("---\nlayout: x\n---\n# Front matter first #\n"))).title, "Front matter first");
+    assert.equal((await extractText("notes.md", utf8("## only a second-level heading\nbody"))).title, "notes");
+    assert.equal((await extractText("plain.txt", utf8("# not markdown"))).title, "plain");
+  });
+});

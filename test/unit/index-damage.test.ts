@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import Database from "better-sqlite3";
+import { IndexDamagedError } from "../../server/search/index-damage";
+import type { DocumentInput } from "../../server/search/search-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-damage-"));
+after(() => fs.rmSync(root, { recursive: true, force: true }));
+
+const doc = (i: number): DocumentInput => ({
+  sourceId: "s1",
+  path: `share/note-${i}.txt`,
+  title: `note ${i}`,
+  size: 100,
+  modifiedAt: new Date(1_700_000_000_000),
+  version: null,
+  chunks: [{ chunkIndex: 0, text: `heron${i} ${"wading birds of the marsh ".repeat(40)}` }],
+});
+
+/** An index of two collections, written and closed (WAL folded into the file), as a stopped server leaves it. */
+async function twoCollections(): Promise<{ dir: string; broken: string; sound: string }> {
+  const dir = fs.mkdtempSync(path.join(root, "idx-"));
+  const index = new SqliteFtsIndex({ dir });
+  const broken = crypto.randomUUID();
+  const sound = crypto.randomUUID();
+  await index.upsertDocuments(broken, Array.from({ length: 200 }, (_, i) => doc(i)));
+  await index.upsertDocuments(sound, Array.from({ length: 20 }, (_, i) => doc(i)));
+  await index.close();
+  return { dir, broken, sound };
+}
+
+/** Garbage over every page but the first (the header stays, as after a bad copy or a sync tool). */
+function scribble(file: string): void {
+  const fd = fs.openSync(file, "r+");
+  const size = fs.fstatSync(fd).size;
+  fs.writeSync(fd, Buffer.alloc(size - 4096, 0x5a), 0, size - 4096, 4096);
+  fs.closeSync(fd);
+}
+
+describe("a damaged SQLite collection index", () => {
+  it("a truncated file is found at open: stats say damaged, reads throw IndexDamagedError, other collections answer", async () => {
+    const { dir, broken, sound } = await twoCollections();
+    const file = path.join(dir, `${broken}.db`);
+    fs.truncateSync(file, Math.floor(fs.statSync(file).size / 2));
+    const index = new SqliteFtsIndex({ dir });
+    try {
+      assert.deepEqual(await index.stats(broken), { documentCount: 0, chunkCount: 0, indexStatus: "damaged" });
+      await assert.rejects(index.search(broken, "heron3", 5), IndexDamagedError);
+      await assert.rejects(index.listDocuments(broken, 0, 10), IndexDamagedError);
+      await assert.rejects(index.indexedState(broken, "s1"), IndexDamagedError);
+      assert.deepEqual(await index.stats(sound), { documentCount: 20, chunkCount: 20, indexStatus: "ok" });
+      assert.equal((await index.search(sound, "heron3", 5))[0].path, "share/note-3.txt");
+    } finally {
+      await index.close();
+    }
+  });
+
+  it("is checked once per open, not per request: a damaged collection is not read again until it is set aside", async () => {
+    const { dir, broken } = await twoCollections();
+    const file = path.join(dir, `${broken}.db`);
+    const good = fs.readFileSync(file);
+    scribble(file);
+    const index = new SqliteFtsIndex({ dir });
+    try {
+      await assert.rejects(index.search(broken, "heron3", 5), IndexDamagedError);
+      // The sound bytes back in place: still damaged, as nothing re-checks the file per request.
+      fs.writeFileSync(file, good);
+      await assert.rejects(index.search(broken, "heron3", 5), IndexDamagedError);
+    } finally {
+      await index.close();
+    }
+  });
+
+  it("damage under an open file is found by the next statement that reads it; moveAside keeps the file and a rebuild starts afresh", async () => {
+    const { dir, broken } = await twoCollections();
+    const file = path.join(dir, `${broken}.db`);
+    const index = new SqliteFtsIndex({ dir });
+    try {
+      assert.equal((await index.stats(broken)).indexStatus, "ok");
+      scribble(file);
+      // The connection's page cache would hide the damage until its pages are read again; another
+      // connection's write (as the writer thread's) makes it read them from the file.
+      const other = new Database(file);
+      other.pragma("busy_timeout = 5000");
+      try {
+        other.exec("CREATE TABLE IF NOT EXISTS touched (x)");
+      } catch {
+        // the write itself may meet the damage; the point is the first connection's next read
+      } finally {
+        other.close();
+      }
+      await assert.rejects(index.search(broken, "heron3", 5), IndexDamagedError);
+      assert.equal((await index.stats(broken)).indexStatus, "damaged");
+
+      const aside = await index.moveAside(broken);
+      assert.ok(aside && fs.existsSync(aside), "the damaged file is kept");
+      assert.match(path.basename(aside), new RegExp(`^${broken}\\.damaged-.+\\.db$`));
+      assert.equal(fs.existsSync(file), false);
+      assert.deepEqual(await index.stats(broken), { documentCount: 0, chunkCount: 0, indexStatus: "ok" });
+      await index.upsertDocuments(broken, [doc(7)]);
+      assert.equal((await index.search(broken, "heron7", 5))[0].path, "share/note-7.txt");
+    } finally {
+      await index.close();
+    }
+  });
+});
