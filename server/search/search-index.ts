@@ -62,6 +62,8 @@ export interface SearchHit {
   chunkIndex: number;
   /** Text around the match with matched terms wrapped in <mark>…</mark> (the rest HTML-escaped). */
   snippet: string;
+  /** The chunk's whole text (plain), for what needs more than the snippet: an ask's prompt. */
+  text: string;
   /** Higher is better. */
   score: number;
 }
