@@ -9,23 +9,8 @@ import { ModelRecord } from "../data/entities/model.entity";
 import { canonicalModelName, OllamaError, OllamaUnreachableError, type OllamaClient } from "../llm/ollama.client";
 import type { SearchIndex } from "../search/search-index";
 import { buildGroundedPrompt, citationsIn, NOTHING_FOUND_ANSWER, type EarlierTurn } from "./grounded-prompt";
+import type { AskEvent, AskSource } from "./ask-events";
 import { retrievePassages, type Passage } from "./retrieval";
-
-/** A source as the `sources` event and a stored turn list it. */
-export interface AskSource {
-  n: number;
-  document_id: string;
-  title: string;
-  path: string;
-  snippet: string;
-  score: number;
-}
-
-export type AskEvent =
-  | { status: "sources"; sources: AskSource[] }
-  | { status: "answering"; delta: string }
-  | { status: "completed"; answer: string; citations: number[]; conversation_id: string; model: string; eval_count: number; tokens_per_second: number }
-  | { status: "error"; detail: string };
 
 /** An ask checked and ready to stream: everything that could be a 4xx has been decided. */
 export interface PreparedAsk {
