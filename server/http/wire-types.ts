@@ -21,8 +21,8 @@ import type { presentDriveFile, presentDriveSource, presentDriveStatus, presentP
 import type { createDriveSourceBody, registerDriveFilesBody } from "../connectors/gdrive/drive.schemas";
 import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
 import type { createGroupBody, setParentBody } from "./groups.schemas";
-import type { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
-import type { addPersonalModelBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
+import type { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
+import type { addPersonalModelBody, cancelPullBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
 import type { presentJob, presentPipeline, presentSchedule } from "./pipelines.presenters";
 import type { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
 import type { presentSchedulesChanged } from "./data-sources.presenters";
@@ -94,6 +94,9 @@ export type LibraryModel = ReturnType<typeof presentLibraryEntry>;
 export type PersonalModel = ReturnType<typeof presentPersonalModel>;
 export type PullEvent = ReturnType<typeof presentPullEvent>;
 export type PullModelBody = z.input<typeof pullModelBody>;
+export type ModelServerStatus = ReturnType<typeof presentModelServerStatus>;
+export type CancelledPull = ReturnType<typeof presentCancelledPull>;
+export type CancelPullBody = z.input<typeof cancelPullBody>;
 export type AddPersonalModelBody = z.input<typeof addPersonalModelBody>;
 export type UpdatePersonalModelBody = z.input<typeof updatePersonalModelBody>;
 
