@@ -311,5 +311,3 @@ export async function askCollection(collectionId: string, body: Wire.AskBody, on
 export const listConversations = (collectionId: string) => json<Conversation[]>("GET", `/collections/${enc(collectionId)}/conversations`);
 export const getConversation = (id: string) => json<ConversationWithTurns>("GET", `/conversations/${enc(id)}`);
 export const deleteConversation = (id: string) => json<void>("DELETE", `/conversations/${enc(id)}`);
-/** GET /health/ready: whether the model server answers (reported, not required). */
-export const modelServerReachable = async () => (await json<{ checks: { model_server: string } }>("GET", "/health/ready")).checks.model_server === "ok";

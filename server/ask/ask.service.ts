@@ -7,6 +7,7 @@ import { Conversation } from "../data/entities/conversation.entity";
 import { ConversationTurn } from "../data/entities/conversation-turn.entity";
 import { ModelRecord } from "../data/entities/model.entity";
 import { canonicalModelName, OllamaError, OllamaUnreachableError, type OllamaClient } from "../llm/ollama.client";
+import type { Logger } from "../logger";
 import type { SearchIndex } from "../search/search-index";
 import { buildGroundedPrompt, citationsIn, NOTHING_FOUND_ANSWER, type EarlierTurn } from "./grounded-prompt";
 import type { AskEvent, AskSource } from "./ask-events";
@@ -37,6 +38,7 @@ export class AskService {
     private readonly db: DataSource,
     private readonly index: SearchIndex,
     private readonly ollama: OllamaClient,
+    private readonly logger?: Logger,
   ) {}
 
   /** Access, model and conversation checks, before any byte of the stream is sent. */
@@ -95,6 +97,8 @@ export class AskService {
       });
     } catch (error) {
       if (signal.aborted) return;
+      // The model server's own failures are the user's to read; anything else is ours to find in the log.
+      if (!(error instanceof OllamaError) && !(error instanceof HttpError)) this.logger?.error(`ask in collection ${ask.collectionId} failed: ${(error as Error).message}`);
       send({ status: "error", detail: failureDetail(error, ask.model) });
     }
   }

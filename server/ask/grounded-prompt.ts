@@ -43,8 +43,14 @@ export function answerReserve(contextLength: number): number {
  * lowest-ranked go first; a single passage too long on its own is cut. Each fence carries a
  * random key, so no document text can close its fence and speak outside it.
  */
-export function buildGroundedPrompt(question: string, passages: Passage[], earlier: EarlierTurn[], contextLength: number): GroundedPrompt {
-  const key = crypto.randomBytes(6).toString("hex");
+export function buildGroundedPrompt(
+  question: string,
+  passages: Passage[],
+  earlier: EarlierTurn[],
+  contextLength: number,
+  /** The fences' key; random unless a test fixes it. */
+  key = crypto.randomBytes(6).toString("hex"),
+): GroundedPrompt {
   const budget = contextLength - answerReserve(contextLength);
   const questionPart = `Question: ${question}`;
   let used = estimateTokens(SYSTEM_PROMPT) + estimateTokens(questionPart) + 16;

@@ -22,7 +22,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
   const collection = collections.data?.find((c) => c.id === collectionId);
   const heading = usePageHeading(collection ? `Ask ${collection.name}` : "Ask");
   const models = useLoad(api.listModels);
-  const reachable = useLoad(api.modelServerReachable);
+  const server = useLoad(api.modelServerStatus);
   const conversations = useLoad(() => api.listConversations(collectionId), [collectionId]);
   const [model, setModel] = useState("");
   const [question, setQuestion] = useState("");
@@ -119,7 +119,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
   }
 
   const noModel = models.data !== null && models.data.length === 0;
-  const serverDown = reachable.data === false;
+  const serverDown = server.data?.reachable === false;
   const shownSource = openSource ? turns[openSource.turn]?.sources.find((s) => s.n === openSource.n) : undefined;
 
   return (
