@@ -229,10 +229,12 @@ export function AskPage({ collectionId }: { collectionId: string }) {
           <ul className="plain">
             {(conversations.data ?? []).map((c) => (
               <li key={c.id} className="row row-between">
-                <button type="button" className="link" aria-current={c.id === conversationId ? "true" : undefined} onClick={() => void open(c.id)}>
-                  {c.title}
-                </button>
-                <span className="muted small">{formatTime(c.updated_at)}</span>
+                <div>
+                  <button type="button" className="link" aria-current={c.id === conversationId ? "true" : undefined} onClick={() => void open(c.id)}>
+                    {c.title}
+                  </button>
+                  <div className="muted small">{formatTime(c.updated_at)}</div>
+                </div>
                 <ConfirmButton label="Delete" question={`Delete the conversation “${c.title}”?`} onConfirm={() => void remove(c.id)} />
               </li>
             ))}
