@@ -181,11 +181,12 @@ describe("POST /models", () => {
   it("shares one upstream pull between concurrent callers; the late one joins at the current point", async () => {
     fake.lineDelayMs = 25;
     const before = fake.pullCount("qwen2.5-coder:7b");
+    // Signed up first: a sign-up (bcrypt) can outlast the whole pull on a busy machine.
+    const other = (await signUp(request, "models-b")).token;
     let firstLayer!: () => void;
     const started = new Promise<void>((resolve) => (firstLayer = resolve));
     const a = pull("qwen2.5-coder:7b", { onEvent: (e) => e.completed > 0 && firstLayer() });
     await started;
-    const other = (await signUp(request, "models-b")).token;
     const b = pull("QWEN2.5-Coder:7b", {}, other);
     const [ra, rb] = await Promise.all([a, b]);
     assert.equal(last(ra).status, "completed");
