@@ -18,6 +18,8 @@ import type { IngestQueue } from "./ingest/job-queue";
 import { IngestService } from "./ingest/ingest.service";
 import { ingestRoutes } from "./http/ingest.routes";
 import { modelsRoutes } from "./http/models.routes";
+import { askRoutes } from "./http/ask.routes";
+import { AskService } from "./ask/ask.service";
 import type { ModelsService } from "./llm/models.service";
 import type { SearchIndex } from "./search/search-index";
 import { SourcesService } from "./sources/sources.service";
@@ -99,6 +101,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(pipelinesRoutes(pipelines, schedules));
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));
+  api.use(askRoutes(new AskService(db, index, models.ollama, logger), models.options.keepAliveMs));
   api.use(notFound);
   openApi = openApiDocument(api);
 

@@ -9,6 +9,7 @@ import { SourcesPage, ShareBrowser } from "./pages/SourcesPage";
 import { CollectionsPage, CollectionPage } from "./pages/CollectionsPage";
 import { PipelinesPage } from "./pages/PipelinesPage";
 import { ModelsPage } from "./pages/ModelsPage";
+import { AskPage } from "./pages/AskPage";
 
 const NAV: [string, string][] = [
   ["collections", "Collections"],
@@ -94,6 +95,7 @@ export function App() {
     else if (section === "sources") page = <SourcesPage />;
     else if (section === "pipelines") page = <PipelinesPage focusId={route[1]} />;
     else if (section === "models") page = <ModelsPage />;
+    else if (section === "collections" && route[1] && route[2] === "ask") page = <AskPage collectionId={route[1]} />;
     else if (section === "collections" && route[1]) page = <CollectionPage collectionId={route[1]} />;
     else page = <CollectionsPage />;
 

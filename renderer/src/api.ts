@@ -271,10 +271,19 @@ export const cancelPull = (model_name: string) => json<Wire.CancelledPull>("POST
  */
 export async function pullModel(model_name: string, onEvent: (event: PullEvent) => void, update = false): Promise<CatalogModel | null> {
   const res = await send("POST", "/models", { model_name, update } satisfies Wire.PullModelBody);
-  if (!res.body) throw new ApiError(res.status, "The server sent no progress stream");
+  let completed: CatalogModel | null = null;
+  await readEvents<PullEvent>(res, (event) => {
+    if (event.status === "completed" && event.model) completed = event.model;
+    onEvent(event);
+  });
+  return completed;
+}
+
+/** Reads a text/event-stream body to its end, handing each `data:` event (JSON) to onEvent. */
+async function readEvents<T>(res: Response, onEvent: (event: T) => void): Promise<void> {
+  if (!res.body) throw new ApiError(res.status, "The server sent no event stream");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  let completed: CatalogModel | null = null;
   const handleEvent = (block: string) => {
     const data = block
       .split(/\r?\n/)
@@ -282,13 +291,12 @@ export async function pullModel(model_name: string, onEvent: (event: PullEvent) 
       .map((line) => line.slice(5).replace(/^ /, ""))
       .join("\n");
     if (!data) return;
-    let event: PullEvent;
+    let event: T;
     try {
-      event = JSON.parse(data) as PullEvent;
+      event = JSON.parse(data) as T;
     } catch {
       return;
     }
-    if (event.status === "completed" && event.model) completed = event.model;
     onEvent(event);
   };
   for (;;) {
@@ -303,5 +311,20 @@ export async function pullModel(model_name: string, onEvent: (event: PullEvent) 
     }
   }
   if (buffer.trim()) handleEvent(buffer);
-  return completed;
 }
+
+// ---- ask a collection ----
+
+export type AskEvent = Wire.AskEvent;
+export type AskSource = Wire.AskSource;
+export type Conversation = Wire.Conversation;
+export type ConversationWithTurns = Wire.ConversationWithTurns;
+
+/** POST /collections/{id}/ask: an event stream read like a pull's (EventSource cannot POST). */
+export async function askCollection(collectionId: string, body: Wire.AskBody, onEvent: (event: AskEvent) => void, signal?: AbortSignal): Promise<void> {
+  const res = await send("POST", `/collections/${enc(collectionId)}/ask`, body, signal);
+  await readEvents<AskEvent>(res, onEvent);
+}
+export const listConversations = (collectionId: string) => json<Conversation[]>("GET", `/collections/${enc(collectionId)}/conversations`);
+export const getConversation = (id: string) => json<ConversationWithTurns>("GET", `/conversations/${enc(id)}`);
+export const deleteConversation = (id: string) => json<void>("DELETE", `/conversations/${enc(id)}`);

@@ -7,6 +7,7 @@ import { GroupMember } from "../data/entities/group-member.entity";
 import { Group } from "../data/entities/group.entity";
 import { User } from "../data/entities/user.entity";
 import { UserModelRecord } from "../data/entities/user-model.entity";
+import { Conversation } from "../data/entities/conversation.entity";
 import type { Actor } from "./actor";
 
 /**
@@ -143,6 +144,18 @@ export async function requirePersonalModel(db: EntityManager, actor: Actor, reco
   const record = await db.findOne(UserModelRecord, { where: { id: recordId } });
   if (!record || record.userId !== actor.userId) throw new NotFoundError("Personal model record not found");
   return record;
+}
+
+/**
+ * A conversation: its author only, and only while the author can still reach its collection.
+ * Anyone else, a missing id, or a collection the author has left all answer the same 404.
+ */
+export async function requireConversationOwner(db: EntityManager, actor: Actor, conversationId: string): Promise<Conversation> {
+  const conversation = await db.findOne(Conversation, { where: { id: conversationId } });
+  if (!conversation || conversation.userId !== actor.userId) throw new NotFoundError("Conversation not found");
+  const collection = await db.findOne(Collection, { where: { id: conversation.collectionId } });
+  if (!collection || !(await isMember(db, actor, collection.ownerGroupId))) throw new NotFoundError("Conversation not found");
+  return conversation;
 }
 
 async function canReachBoth(db: EntityManager, actor: Actor, dataSourceId: string, collectionId: string): Promise<boolean> {

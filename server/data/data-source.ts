@@ -24,6 +24,10 @@ import { FolderSources1763800500000 } from "./migrations/1763800500000-folder-so
 import { JobStats1763800610000 } from "./migrations/1763800610000-job-stats";
 import { PipelineSchedules1763800700000 } from "./migrations/1763800700000-pipeline-schedules";
 import { PipelineSchedule } from "./entities/pipeline-schedule.entity";
+import { Conversation } from "./entities/conversation.entity";
+import { ConversationTurn } from "./entities/conversation-turn.entity";
+import { Conversations1763800850000 } from "./migrations/1763800850000-conversations";
+import { Conversations1763800850000 as PgConversations } from "./migrations/postgres/1763800850000-conversations";
 import { AccountsGroupsCollections1763800000000 as PgAccountsGroupsCollections } from "./migrations/postgres/1763800000000-accounts-groups-collections";
 import { SourcesPipelinesJobs1763800100000 as PgSourcesPipelinesJobs } from "./migrations/postgres/1763800100000-sources-pipelines-jobs";
 import { Drive1763800200000 as PgDrive } from "./migrations/postgres/1763800200000-drive";
@@ -34,7 +38,7 @@ import { JobStats1763800610000 as PgJobStats } from "./migrations/postgres/17638
 import { PipelineSchedules1763800700000 as PgPipelineSchedules } from "./migrations/postgres/1763800700000-pipeline-schedules";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule];
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
 export const MIGRATIONS = [
   AccountsGroupsCollections1763800000000,
   SourcesPipelinesJobs1763800100000,
@@ -44,9 +48,10 @@ export const MIGRATIONS = [
   FolderSources1763800500000,
   JobStats1763800610000,
   PipelineSchedules1763800700000,
+  Conversations1763800850000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations];
 
 export interface StorageOptions {
   dataDir: string;

@@ -5,6 +5,8 @@
  * type check reads the presenters and what they import, without Node's types: presenters
  * import entity and plain type modules only, never services.
  */
+import type { askBody } from "./ask.schemas";
+import type { presentConversation, presentConversationWithTurns } from "./ask.presenters";
 import type { z } from "zod";
 import type { presentToken, presentUser } from "./accounts.presenters";
 import type { signInBody, signUpBody } from "./accounts.schemas";
@@ -101,3 +103,10 @@ export type CancelledPull = ReturnType<typeof presentCancelledPull>;
 export type CancelPullBody = z.input<typeof cancelPullBody>;
 export type AddPersonalModelBody = z.input<typeof addPersonalModelBody>;
 export type UpdatePersonalModelBody = z.input<typeof updatePersonalModelBody>;
+
+// ---- ask a collection ----
+export type AskBody = z.input<typeof askBody>;
+export type AskEvent = import("../ask/ask-events").AskEvent;
+export type AskSource = import("../ask/ask-events").AskSource;
+export type Conversation = ReturnType<typeof presentConversation>;
+export type ConversationWithTurns = ReturnType<typeof presentConversationWithTurns>;

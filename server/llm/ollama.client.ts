@@ -44,6 +44,17 @@ export interface ShowResult {
   capabilities: string[];
 }
 
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** The closing line of a streamed /api/chat: how many tokens were written, in how many ns. */
+export interface ChatTimings {
+  eval_count: number;
+  eval_duration: number;
+}
+
 export interface InstalledModel {
   name: string;
   size: number;
@@ -124,6 +135,52 @@ export class OllamaClient {
     };
   }
 
+  /**
+   * Streams a chat answer (/api/chat, NDJSON): onDelta gets each piece of the message as it
+   * comes; resolves with the closing line's timings. A stream that ends without `done` (the
+   * model server stopped mid-answer) or with an `error` line rejects with an OllamaError.
+   */
+  async chat(model: string, messages: ChatMessage[], options: Record<string, unknown>, onDelta: (text: string) => void, signal?: AbortSignal): Promise<ChatTimings> {
+    const res = await this.request("/api/chat", { method: "POST", body: JSON.stringify({ model, messages, stream: true, options }), signal });
+    if (!res.ok || !res.body) throw await this.errorOf(res);
+    let timings: ChatTimings | null = null;
+    const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+    try {
+      for await (const line of ndjsonLines(res.body as unknown as AsyncIterable<Uint8Array>)) {
+        let message: { message?: { content?: unknown }; done?: unknown; error?: unknown; eval_count?: unknown; eval_duration?: unknown };
+        try {
+          message = JSON.parse(line) as typeof message;
+        } catch {
+          throw new OllamaError("The model server sent a malformed answer line");
+        }
+        if (typeof message.error === "string") throw new OllamaError(message.error);
+        if (typeof message.message?.content === "string" && message.message.content) onDelta(message.message.content);
+        if (message.done === true) timings = { eval_count: num(message.eval_count), eval_duration: num(message.eval_duration) };
+      }
+    } catch (error) {
+      if (error instanceof OllamaError || signal?.aborted) throw error;
+      throw new OllamaError(`The model server stopped in the middle of the answer (${(error as Error).message})`);
+    }
+    if (!timings) throw new OllamaError("The model server stopped in the middle of the answer");
+    return timings;
+  }
+
+  /**
+   * The context length (tokens) the model runs with: its Modelfile's `num_ctx` when set, else
+   * the architecture's `<arch>.context_length` from /api/show; null when neither is given.
+   */
+  async contextLength(model: string): Promise<number | null> {
+    const res = await this.request("/api/show", { method: "POST", body: JSON.stringify({ model }) });
+    if (!res.ok) throw await this.errorOf(res);
+    const body = (await res.json()) as { parameters?: unknown; model_info?: Record<string, unknown> };
+    const numCtx = typeof body.parameters === "string" ? /^\s*num_ctx\s+(\d+)/m.exec(body.parameters) : null;
+    if (numCtx) return Number(numCtx[1]);
+    const info = body.model_info ?? {};
+    const arch = info["general.architecture"];
+    const length = typeof arch === "string" ? info[`${arch}.context_length`] : Object.entries(info).find(([key]) => key.endsWith(".context_length"))?.[1];
+    return typeof length === "number" && length > 0 ? length : null;
+  }
+
   /** The installed model of that name (size and digest come from /api/tags), or null. */
   async installed(model: string): Promise<InstalledModel | null> {
     const res = await this.request("/api/tags", { method: "GET" });
@@ -172,4 +229,21 @@ export class OllamaClient {
     }
     return new OllamaError(message, res.status >= 400 && res.status < 500);
   }
+}
+
+/** The lines of an NDJSON body, as they arrive (the last one even without a newline). */
+async function* ndjsonLines(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for await (const chunk of body) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      if (line.trim()) yield line;
+    }
+  }
+  buffered += decoder.decode();
+  if (buffered.trim()) yield buffered;
 }

@@ -250,6 +250,7 @@ export class PostgresFtsIndex implements SearchIndex {
         title: row.title,
         chunkIndex: row.chunk_index,
         snippet: markSnippet(joinMarks(snippetWindow(restore(row.snippet ?? "", row.body)), phraseLength)),
+        text: row.body,
         score: Number(row.score),
         exact: row.exact,
         matched: attempt.matched,

@@ -63,6 +63,8 @@ export interface SearchHit {
   chunkIndex: number;
   /** Text around the match with matched terms wrapped in <mark>…</mark> (the rest HTML-escaped). */
   snippet: string;
+  /** The chunk's whole text (plain), for what needs more than the snippet: an ask's prompt. */
+  text: string;
   /** Higher is better within a tier (see `exact`); results come best first. */
   score: number;
   /** Every query word was found in this chunk in the very form typed (not only a form sharing its stem): such hits rank first. */

@@ -485,7 +485,7 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
   }
   // snippet() runs only for the chunks kept, not for every match the ranking looked at.
   const snippet = db.prepare(
-    `SELECT snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS})
+    `SELECT snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS}) AS snippet, body
      FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
   );
   const ref = db.prepare(
@@ -498,14 +498,15 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
     if (!chunk) continue;
     // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
     // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
-    const raw = snippet.pluck().get(match, BigInt(rowid)) as string | null | undefined;
+    const found = snippet.get(match, BigInt(rowid)) as { snippet: string | null; body: string | null } | undefined;
     hits.push({
       documentId: chunk.document_id,
       sourceId: chunk.source_id,
       path: chunk.path,
       title: chunk.title,
       chunkIndex: chunk.chunk_index,
-      snippet: markSnippet(raw ?? ""),
+      snippet: markSnippet(found?.snippet ?? ""),
+      text: found?.body ?? "",
       score: -bm25,
       exact,
       matched,

@@ -313,12 +313,13 @@ test("at 640x400 nothing scrolls sideways, the header is one row, and no focus s
       ["pipelines", "Pipelines"],
       ["groups", "Groups"],
       ["models", "Models"],
+      [`collections/${seeded.collectionId}/ask`, `Ask ${seeded.collectionName}`],
     ];
     for (const [route, heading] of screens) {
       await page.goto(`${demo.sluice.url}/#/${route}`);
       await page.getByRole("heading", { level: 1, name: heading }).waitFor();
       await page.locator(".spinner").first().waitFor({ state: "detached" }).catch(() => undefined);
-      if (route.startsWith("collections/")) {
+      if (route === `collections/${seeded.collectionId}`) {
         await page.getByLabel("Search this collection").fill(DEMO_PHRASE);
         await page.keyboard.press("Enter");
         await page.locator("article.result").first().waitFor();
@@ -421,6 +422,9 @@ test("axe-core finds no WCAG 2.2 AA violation on any screen or state, wide and n
       await page.keyboard.press("Enter");
       await page.locator("article.result").first().waitFor();
       await axe(page, `search results ${size}`);
+
+      await visit(`collections/${seeded.collectionId}/ask`, `Ask ${seeded.collectionName}`);
+      await axe(page, `ask ${size}`);
 
       await visit("groups", "Groups");
       await axe(page, `groups ${size}`);

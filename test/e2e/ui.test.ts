@@ -256,6 +256,15 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await shot("08-search");
   });
 
+  await t.test("ask: before any model is pulled, the Ask view says so and links to Models", async () => {
+    await page.getByRole("link", { name: "Ask this collection" }).click();
+    await page.getByRole("heading", { level: 1, name: /^Ask / }).waitFor();
+    const notice = page.getByTestId("no-model");
+    await notice.waitFor();
+    assert.ok(await notice.getByRole("link", { name: /Models screen/ }).isVisible());
+    assert.ok(await page.getByRole("button", { name: "Ask", exact: true }).isDisabled());
+  });
+
   await t.test("a group that owns a source cannot be deleted; the 409 detail is shown", async () => {
     await page.getByRole("link", { name: "Groups" }).click();
     const card = page.locator(`[aria-label="group ${GROUP}"]`);
@@ -387,6 +396,55 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByText("Your personal list is empty.").waitFor();
     const res = await page.request.get(`${sluice.url}/api/models/my`);
     assert.deepEqual(await res.json(), []);
+  });
+
+  await t.test("ask: pick a model, watch the answer stream in, open a cited passage, stop, delete the conversation", async () => {
+    await page.getByRole("link", { name: "Data sources" }).click();
+    await page.locator(`[aria-label="source ${SOURCE}"]`).getByRole("link", { name: "Collection" }).click();
+    await page.getByRole("link", { name: "Ask this collection" }).click();
+    const model = page.getByLabel("Model");
+    await model.locator("option", { hasText: /smollm2:135m · \d+(\.\d)? tokens\/s/ }).waitFor({ state: "attached" });
+    const region = page.getByTestId("answer-region");
+    assert.equal(await region.getAttribute("aria-live"), "polite");
+    ollama.chatDelayMs = 40;
+    await page.getByRole("textbox", { name: "Question" }).fill("two levels down");
+    await page.getByRole("button", { name: "Ask", exact: true }).click();
+    // While tokens arrive the region is busy, so screen readers wait for the whole answer.
+    await page.locator('[data-testid="answer-region"][aria-busy="true"]').waitFor();
+    const citation = region.getByRole("button", { name: /^Source 1: / });
+    await citation.waitFor();
+    await page.locator('[data-testid="answer-region"][aria-busy="false"]').waitFor();
+    await citation.click();
+    const cited = page.getByTestId("cited-source");
+    await cited.waitFor();
+    assert.match((await cited.locator(".result-path").textContent()) ?? "", /deep note\.txt/);
+    await shot("14a-ask-answer");
+    const conversations = page.locator("section", { has: page.locator("#conversations-heading") });
+    await conversations.getByRole("button", { name: "two levels down" }).waitFor();
+
+    // Stop: the answer ends where it was, marked stopped.
+    ollama.chatDelayMs = 300;
+    await page.getByRole("textbox", { name: "Question" }).fill("and the memo?");
+    await page.getByRole("button", { name: "Ask", exact: true }).click();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await region.getByText("Stopped.").waitFor();
+    ollama.chatDelayMs = 0;
+
+    await conversations.getByRole("button", { name: "Delete" }).first().click();
+    await page.getByRole("button", { name: "Yes, delete" }).click();
+    await conversations.getByText("No conversations yet.").waitFor();
+  });
+
+  await t.test("ask: with the model server down, the Ask view says so", async () => {
+    ollama.refuseConnections = true;
+    ollama.dropConnections();
+    try {
+      await page.reload();
+      await page.getByTestId("model-server-down").waitFor();
+      await shot("14b-ask-model-server-down");
+    } finally {
+      ollama.refuseConnections = false;
+    }
   });
 
   await t.test("Google Drive: connect in a popup, add a source, ingest what I granted", async () => {

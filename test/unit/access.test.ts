@@ -16,6 +16,7 @@ import {
   listGroupOwned,
   personalModelsOf,
   requireDataSourceAccess,
+  requireConversationOwner,
   requirePersonalModel,
   requirePipelineAccess,
   visibleGroupsOf,
@@ -25,6 +26,7 @@ import { DataSourceRecord } from "../../server/data/entities/data-source.entity"
 import { ModelRecord } from "../../server/data/entities/model.entity";
 import { Pipeline } from "../../server/data/entities/pipeline.entity";
 import { UserModelRecord } from "../../server/data/entities/user-model.entity";
+import { Conversation } from "../../server/data/entities/conversation.entity";
 import { openDatabase } from "../../server/data/data-source";
 import { Collection } from "../../server/data/entities/collection.entity";
 import { GroupMember } from "../../server/data/entities/group-member.entity";
@@ -165,6 +167,19 @@ describe("every access rule: allowed, denied, missing", () => {
     for (const [recordId, actor] of [[annRecord, ann], [benRecord, ben]] as const) {
       await m.insert(UserModelRecord, { id: recordId, userId: actor.userId, modelId: model, hardwareNotes: "", createdAt: at(8), updatedAt: at(8) });
     }
+  });
+
+  it("requireConversationOwner: its author passes; another member, a non-member and a missing id get the same NotFound; so does the author who left the group", async () => {
+    const m = db.manager;
+    const now = new Date();
+    const [annConv, leftConv] = [id(), id()];
+    await m.insert(Conversation, { id: annConv, collectionId: colA, userId: ann.userId, title: "q", createdAt: now, updatedAt: now });
+    // Ben wrote this one in alpha's collection, and is no longer in alpha.
+    await m.insert(Conversation, { id: leftConv, collectionId: colA, userId: ben.userId, title: "q", createdAt: now, updatedAt: now });
+    assert.equal((await requireConversationOwner(m, ann, annConv)).id, annConv);
+    await sameNotFound(requireConversationOwner(m, ben, annConv), requireConversationOwner(m, ben, MISSING));
+    await sameNotFound(requireConversationOwner(m, cid, annConv), requireConversationOwner(m, cid, MISSING));
+    await sameNotFound(requireConversationOwner(m, ben, leftConv), requireConversationOwner(m, ann, leftConv));
   });
 
   /** Denied and missing must be indistinguishable: both NotFoundError with one message. */

@@ -346,7 +346,8 @@ export function CollectionPage({ collectionId }: { collectionId: string }) {
           </h1>
           {collection && (
             <p className="muted">
-              {collection.document_count} documents · {collection.chunk_count} chunks
+              {collection.document_count} documents · {collection.chunk_count} chunks ·{" "}
+              <a href={href("collections", collectionId, "ask")}>Ask this collection</a>
             </p>
           )}
           <SearchPanel collectionId={collectionId} />
