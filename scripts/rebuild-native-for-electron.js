@@ -34,6 +34,13 @@ async function main() {
     for (const entry of SOURCES) fs.cpSync(path.join(source, entry), path.join(copy, entry), { recursive: true });
     fs.writeFileSync(path.join(staging, "package.json"), JSON.stringify({ name: "electron-native", private: true, dependencies: { "better-sqlite3": wanted.betterSqlite3 } }));
 
+    // An npmrc `nodedir` (npm passes it on as npm_config_nodedir; some machines set it so native
+    // modules build offline against the system Node's headers) would make node-gyp compile
+    // against Node's headers: a binary for Node's ABI labelled as Electron's. Electron's own
+    // headers are the only right ones here.
+    for (const key of Object.keys(process.env)) {
+      if (key.toLowerCase() === "npm_config_nodedir") delete process.env[key];
+    }
     // @electron/rebuild is ESM-only.
     const { rebuild } = await import("@electron/rebuild");
     await rebuild({

@@ -140,6 +140,10 @@ describe("odd ids", () => {
       q("GET /collections/:id/search", "id", (o) => `/collections/${o}/search?q=heron`),
       q("GET /collections/:id/documents", "id", (o) => `/collections/${o}/documents`),
       q("DELETE /collections/:id", "id", (o) => `/collections/${o}`),
+      q("POST /collections/:id/ask", "id", (o) => `/collections/${o}/ask`, { question: "heron?", model: "llama3.2" }),
+      q("GET /collections/:id/conversations", "id", (o) => `/collections/${o}/conversations`),
+      q("GET /conversations/:id", "id", (o) => `/conversations/${o}`),
+      q("DELETE /conversations/:id", "id", (o) => `/conversations/${o}`),
       q("DELETE /data_sources/:id", "id", (o) => `/data_sources/${o}`),
       q("POST /data_sources/smb/:group_id", "group_id", (o) => `/data_sources/smb/${o}`, {
         data_source: { data_source_name: "Odd" },

@@ -49,7 +49,9 @@ async function closedPort(): Promise<number> {
 function rebuild(outDir: string, ...args: string[]) {
   return spawnSync(process.execPath, [path.join(SCRIPTS, "rebuild-native-for-electron.js"), ...args], {
     cwd: ROOT,
-    env: { ...process.env, SLUICE_ELECTRON_NATIVE_DIR: outDir },
+    // An npmrc nodedir pointing at this Node's headers (as on the CI machines) must not be used
+    // for an Electron build: set here so the failed-build test holds on every machine.
+    env: { ...process.env, SLUICE_ELECTRON_NATIVE_DIR: outDir, npm_config_nodedir: path.dirname(path.dirname(process.execPath)) },
     encoding: "utf8",
     timeout: 120_000,
   });
@@ -83,7 +85,7 @@ describe("npm run rebuild:electron", () => {
     const lastGood = fingerprint(path.join(dir, "better_sqlite3.node"));
     const nodeBefore = fingerprint(nodeBuild);
     const run = rebuild(dir, "--from-source", `--dist-url=http://127.0.0.1:${await closedPort()}`);
-    assert.equal(run.status, 1);
+    assert.equal(run.status, 1, `${run.stdout}\n${run.stderr}`);
     assert.match(run.stderr, /Could not build better-sqlite3 for Electron: .*\n.*Electron's headers.*node_modules was not changed/);
     assert.equal(fingerprint(nodeBuild), nodeBefore);
     assert.equal(fingerprint(path.join(dir, "better_sqlite3.node")), lastGood);
