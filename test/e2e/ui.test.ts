@@ -156,8 +156,22 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("button", { name: "Add share" }).click();
     const formError = page.locator("#smb-form-error");
     await formError.waitFor({ timeout: 30_000 });
-    assert.match((await formError.textContent()) ?? "", /Invalid SMB credentials/);
+    assert.match((await formError.textContent()) ?? "", /Invalid SMB credentials.*See the note under Password/);
+    // The hint sits on the field to fix, tied to it for screen readers.
+    const password = page.getByLabel("Password", { exact: true });
+    assert.equal(await password.getAttribute("aria-invalid"), "true");
+    assert.match((await page.locator(`#${await password.getAttribute("aria-describedby")}`).textContent()) ?? "", /refused this user name or password/);
     await shot("04-sources-invalid-credentials");
+
+    // A closed port is a different problem, named on the Port field instead.
+    await password.fill(samba.password);
+    await port.fill("1");
+    await page.getByRole("button", { name: "Add share" }).click();
+    await formError.filter({ hasText: "See the note under Port" }).waitFor({ timeout: 30_000 });
+    assert.equal(await port.getAttribute("aria-invalid"), "true");
+    assert.match((await page.locator("#smb-port-note").textContent()) ?? "", /refused the connection/);
+    assert.equal(await password.getAttribute("aria-invalid"), null);
+    await port.fill(String(samba.port));
 
     await page.getByLabel("Password", { exact: true }).fill(samba.password);
     await page.getByRole("button", { name: "Add share" }).click();
