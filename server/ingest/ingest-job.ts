@@ -143,7 +143,7 @@ async function syncSource(
       return progress.failed(file.path, file.refused);
     }
     if (unchanged(file, state)) return progress.processed("unchanged");
-    if (!isSupported(file.name)) return progress.processed("skipped");
+    if (!isSupported(file.name)) return progress.skipped(file.path, "type not supported");
     const target = { deps, connector, collectionId, sourceId, progress, signal };
     if (isStreamed(file)) {
       const held = await streams.acquire(1);
@@ -204,7 +204,7 @@ async function ingestFile(
     if (parsed.kind === "skipped") {
       // A file that no longer has any text must not keep answering searches with its old text.
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.processed("skipped", bytesRead);
+      return progress.skipped(file.path, parsed.reason === "unsupported file type" ? "type not supported" : "empty", bytesRead);
     }
     // Counted as processed once its batch is written.
     await writer.add(
@@ -266,7 +266,7 @@ async function ingestStreamed(
     if (chunks === 0) {
       await staged.discard();
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.processed("skipped");
+      return progress.skipped(file.path, "empty");
     }
     try {
       await staged.commit();

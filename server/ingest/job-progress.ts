@@ -1,8 +1,10 @@
 import type { DataSource } from "typeorm";
 import type { DatabaseOutage } from "../data/database-outage";
-import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
+import { IngestJob, type JobError, type JobSkip, type SkipReason } from "../data/entities/ingest-job.entity";
 
 const MAX_LISTED_ERRORS = 100;
+/** Skipped files named in the job record; the count (entitiesSkipped) covers them all. */
+const MAX_LISTED_SKIPS = 100;
 /** Progress is written at least this often while a job moves (the issue asks for every second). */
 const PERSIST_EVERY_MS = 500;
 
@@ -24,6 +26,7 @@ export class JobProgress {
   discoveryComplete = false;
   currentEntity = "Starting";
   readonly errors: JobError[] = [];
+  readonly skips: JobSkip[] = [];
   private lastWrite = 0;
   private pending: Promise<void> = Promise.resolve();
 
@@ -37,6 +40,12 @@ export class JobProgress {
   discovered(count = 1): void {
     this.entitiesDiscovered += count;
     this.touch();
+  }
+
+  /** A file left out without failing: counted as processed and skipped, and named with why (first MAX_LISTED_SKIPS). */
+  skipped(entity: string, reason: SkipReason, bytes = 0): void {
+    if (this.skips.length < MAX_LISTED_SKIPS) this.skips.push({ entity, reason });
+    this.processed("skipped", bytes);
   }
 
   /** added/changed: indexed, new to the collection or replacing what it held; failed and skipped files are not changes. */
@@ -103,6 +112,7 @@ export class JobProgress {
       discoveryComplete: this.discoveryComplete,
       currentEntity: this.currentEntity.slice(0, 1000),
       errors: [...this.errors],
+      skipped: [...this.skips],
       ...extra,
     };
     // Each write runs after the one before it, whether that one succeeded or not.
