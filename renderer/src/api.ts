@@ -214,6 +214,7 @@ export const getPipeline = (id: string) => json<Pipeline>("GET", `/data_pipeline
 export const createPipeline = (p: Wire.CreatePipelineBody) =>
   json<Pipeline>("POST", "/data_pipelines", p);
 export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
+export const cancelIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest/cancel`);
 export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
 export type PipelineSchedule = Wire.PipelineScheduleRecord;
 /** Sets or replaces the schedule, or pauses/resumes it (`{paused}` alone); answers the pipeline. */

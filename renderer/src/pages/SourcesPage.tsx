@@ -337,6 +337,25 @@ function SourceRow({
   );
 }
 
+/** After adding a source: "Run it now" starts its pipeline, then opens it to show the run. */
+function CreatedNotice({ created }: { created: api.CreatedSmbSource | api.CreatedDriveSource | api.CreatedFolderSource }) {
+  const run = useAction(async () => {
+    await api.triggerIngest(created.pipeline.id);
+    window.location.hash = href("pipelines", created.pipeline.id);
+  });
+  return (
+    <div className="notice" role="status">
+      <p>
+        Added {created.data_source.data_source_name}. A pipeline was created for it.{" "}
+        <button type="button" className="primary" onClick={() => void run.run()} disabled={run.busy}>
+          {run.busy ? "Starting…" : "Run it now"}
+        </button>
+      </p>
+      <ErrorText error={run.error} />
+    </div>
+  );
+}
+
 export function SourcesPage() {
   const heading = usePageHeading("Data sources");
   const sources = useLoad(api.listDataSources);
@@ -352,6 +371,8 @@ export function SourcesPage() {
       <h1 ref={heading} tabIndex={-1}>
         Data sources
       </h1>
+      {/* At the top, where the eye is after adding: the forms above it would push it below the fold. */}
+      {created && <CreatedNotice created={created} />}
       <div className="two-col">
         <div>
           {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
@@ -362,12 +383,6 @@ export function SourcesPage() {
             <div className="card">
               <AddDriveSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />
             </div>
-          )}
-          {created && (
-            <p className="notice" role="status">
-              Added {created.data_source.data_source_name}. A pipeline was created:{" "}
-              <a href={href("pipelines", created.pipeline.id)}>run it now</a>.
-            </p>
           )}
         </div>
         <section aria-labelledby="sources-heading">
