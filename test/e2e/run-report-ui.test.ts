@@ -53,8 +53,13 @@ after(async () => {
   await bulkSamba?.stop();
 });
 
+/** The latest run's view in the pipeline's card (its job history below repeats older runs). */
 function card(sourceName: string): Locator {
   return page.locator("li.pipeline", { hasText: `${sourceName} →` });
+}
+
+function lastRun(c: Locator): Locator {
+  return c.locator("div.job");
 }
 
 async function openPipelines(): Promise<void> {
@@ -69,21 +74,22 @@ describe("run reports", () => {
     assert.equal(job.status, "completed", "the API keeps the spec's status");
     await openPipelines();
     const c = card("Report docs");
-    const badge = c.locator("[data-job-outcome]").first();
+    const run = lastRun(c);
+    const badge = run.locator("[data-job-outcome]");
     await badge.waitFor();
     assert.equal((await badge.textContent())?.trim(), "completed with errors");
     assert.equal(await badge.getAttribute("data-job-status"), "completed");
     const indexed = Number(await c.locator('[data-count="indexed"]').textContent());
     assert.equal(indexed, job.entities_processed - job.entities_failed - job.entities_skipped);
     assert.ok(job.entities_skipped > 0);
-    await c.getByText(`${job.entities_skipped} skipped file`).click();
-    await c.locator(".job-skipped li", { hasText: "docs/image.bin" }).getByText("type not supported").waitFor();
+    await run.getByText(`${job.entities_skipped} skipped file`).click();
+    await run.locator(".job-skipped li", { hasText: "docs/image.bin" }).getByText("type not supported").waitFor();
   });
 
   it("an unchanged re-run says 'No changes' with its counts", async () => {
     const c = card("Report docs");
     await c.getByRole("button", { name: "Run now" }).click();
-    const summary = c.locator("[data-job-summary]");
+    const summary = lastRun(c).locator("[data-job-summary]");
     await summary.filter({ hasText: "No changes" }).waitFor({ timeout: 60_000 });
     const job = (await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: user.token })).body;
     assert.equal(
@@ -104,18 +110,19 @@ describe("run reports", () => {
     await page.getByRole("status").filter({ hasText: "Added Report bulk" }).getByRole("button", { name: "Run it now" }).click({ timeout: 30_000 });
 
     const c = page.locator("li.pipeline.focused");
-    await c.locator('[data-job-status="processing"]').waitFor({ timeout: 15_000 });
+    const run = lastRun(c);
+    await run.locator('[data-job-status="processing"]').waitFor({ timeout: 15_000 });
     // A percentage as soon as files are found, then the pace and the time left.
-    await c.locator("[data-progress]").filter({ hasText: /^\d+\.\d% · \d+ of \d+ files found so far · [\d.]+ files\/s · about .+ left$/ }).waitFor({ timeout: 30_000 });
+    await run.locator("[data-progress]").filter({ hasText: /^\d+\.\d% · \d+ of \d+ files found so far · [\d.]+ files\/s · about .+ left$/ }).waitFor({ timeout: 30_000 });
 
     await c.getByRole("button", { name: "Cancel run" }).click();
     const dialog = page.getByRole("dialog");
     await dialog.getByText("Files indexed so far stay searchable").waitFor();
     await dialog.getByRole("button", { name: "Yes, cancel the run" }).click();
-    await c.locator('[data-job-outcome="cancelled"]').waitFor({ timeout: 30_000 });
-    assert.equal((await c.locator("[data-job-error]").textContent())?.trim(), `Cancelled by ${user.email}`);
+    await run.locator('[data-job-outcome="cancelled"]').waitFor({ timeout: 30_000 });
+    assert.equal((await run.locator("[data-job-error]").textContent())?.trim(), `Cancelled by ${user.email}`);
     assert.equal(await c.getByRole("button", { name: "Cancel run" }).count(), 0);
-    assert.ok(Number(await c.locator('[data-count="indexed"]').textContent()) > 0, "what was indexed stays");
+    assert.ok(Number(await run.locator('[data-count="indexed"]').textContent()) > 0, "what was indexed stays");
   });
 
   it("a failed run shows its error in words, the raw error behind 'Technical details', and no moving bar", async () => {
@@ -123,13 +130,14 @@ describe("run reports", () => {
     await openPipelines();
     const c = card("Report docs");
     await c.getByRole("button", { name: "Run now" }).click();
-    await c.locator('[data-job-outcome="failed"]').waitFor({ timeout: 60_000 });
-    assert.match((await c.locator("[data-job-error]").first().textContent()) ?? "", /^The file server (refused the connection|did not answer in time)/);
-    const raw = c.locator("[data-job-error-raw]").first();
+    const run = lastRun(c);
+    await run.locator('[data-job-outcome="failed"]').waitFor({ timeout: 60_000 });
+    assert.match((await run.locator("[data-job-error]").textContent()) ?? "", /^The file server (refused the connection|did not answer in time)/);
+    const raw = run.locator("[data-job-error-raw]");
     assert.equal(await raw.isVisible(), false, "the raw error is one click away");
-    await c.getByText("Technical details").first().click();
+    await run.getByText("Technical details").click();
     assert.match((await raw.textContent()) ?? "", /Source unreachable/);
-    assert.equal(await c.getByRole("progressbar").count(), 0);
-    assert.equal(await c.getByText("counting files").count(), 0);
+    assert.equal(await run.getByRole("progressbar").count(), 0);
+    assert.equal(await run.getByText("counting files").count(), 0);
   });
 });
