@@ -191,6 +191,7 @@ export async function recordQueuedJob(db: DataSource, pipelineId: string, trigge
       errors: [],
       skipped: [],
       cancelRequestedBy: null,
+      stats: null,
       createdAt: now,
       startedAt: now,
       completedAt: null,
