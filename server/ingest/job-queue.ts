@@ -11,7 +11,7 @@ export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline"
 export const INTERRUPTED = "Interrupted by shutdown";
 export const NOTHING_TO_CANCEL = "No ingestion job is queued or running for this pipeline";
 /** How often a running job looks at its row for a cancel request. */
-const CANCEL_POLL_MS = 500;
+const CANCEL_POLL_MS = 250;
 
 export function cancelledBy(email: string): string {
   return `Cancelled by ${email}`;
@@ -32,27 +32,51 @@ export async function requestCancel(db: DataSource, pipelineId: string, email: s
     } else if (job.cancelRequestedBy === null) {
       await tx.update(IngestJob, { id: job.id }, { cancelRequestedBy: email });
     }
-    return (await tx.findOneOrFail(IngestJob, { where: { id: job.id } }));
+    return tx.findOneOrFail(IngestJob, { where: { id: job.id } });
+  }).then((job) => {
+    // Run here: stop it now. Run elsewhere: its process sees the row at its next poll.
+    if (job.runState === "running") localRuns.get(job.id)?.(email);
+    return job;
   });
 }
 
-/** Aborts `cancel` once the job's row carries a cancel request; stop() ends the watch. */
-function watchForCancel(db: DataSource, jobId: string, cancel: AbortController): { stop(): void; by(): string | null } {
+/** The jobs this process runs, by id: a cancel taken here stops its job at once, without waiting for the poll. */
+const localRuns = new Map<string, (email: string) => void>();
+
+interface CancelWatch {
+  stop(): void;
+  /** Who cancelled, once the job was cancelled. */
+  by(): string | null;
+  cancel(email: string): void;
+}
+
+/** Aborts `cancel` once the job's row carries a cancel request (any process may have taken it); stop() ends the watch. */
+function watchForCancel(db: DataSource, jobId: string, controller: AbortController): CancelWatch {
   let by: string | null = null;
+  const cancel = (email: string) => {
+    if (controller.signal.aborted) return;
+    by = email;
+    controller.abort();
+  };
   const timer = setInterval(() => {
     db.manager
       .findOne(IngestJob, { where: { id: jobId }, select: { id: true, cancelRequestedBy: true } })
       .then((row) => {
-        if (row?.cancelRequestedBy && !cancel.signal.aborted) {
-          by = row.cancelRequestedBy;
-          cancel.abort();
-        }
+        if (row?.cancelRequestedBy) cancel(row.cancelRequestedBy);
       })
       // A missed look (a database outage) is taken again at the next tick.
       .catch(() => undefined);
   }, CANCEL_POLL_MS);
   timer.unref();
-  return { stop: () => clearInterval(timer), by: () => by };
+  localRuns.set(jobId, cancel);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      localRuns.delete(jobId);
+    },
+    by: () => by,
+    cancel,
+  };
 }
 
 /** Runs one job; resolves when all entities are handled, throws when the job fails. */
