@@ -15,6 +15,9 @@ export class ApiError extends Error {
     readonly status: number,
     readonly detail: string,
     readonly errors: FieldError[] = [],
+    /** A machine-readable cause beside the detail (SMB checks: `logon_failure`, `timed_out`, ...), and what to do about it. */
+    readonly reason: string | null = null,
+    readonly hint: string | null = null,
   ) {
     super(detail);
     this.name = "ApiError";
@@ -51,14 +54,18 @@ export function setUnauthorizedHandler(handler: (() => void) | null): void {
 async function toApiError(res: Response): Promise<ApiError> {
   let detail = `Request failed (${res.status} ${res.statusText})`;
   let errors: FieldError[] = [];
+  let reason: string | null = null;
+  let hint: string | null = null;
   try {
-    const body = (await res.json()) as { detail?: unknown; errors?: unknown };
+    const body = (await res.json()) as { detail?: unknown; errors?: unknown; reason?: unknown; hint?: unknown };
     if (typeof body.detail === "string") detail = body.detail;
     if (Array.isArray(body.errors)) errors = body.errors as FieldError[];
+    if (typeof body.reason === "string") reason = body.reason;
+    if (typeof body.hint === "string") hint = body.hint;
   } catch {
     // Not JSON: keep the generic sentence.
   }
-  return new ApiError(res.status, detail, errors);
+  return new ApiError(res.status, detail, errors, reason, hint);
 }
 
 async function send(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
@@ -225,6 +232,7 @@ export const getPipeline = (id: string) => json<Pipeline>("GET", `/data_pipeline
 export const createPipeline = (p: Wire.CreatePipelineBody) =>
   json<Pipeline>("POST", "/data_pipelines", p);
 export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
+export const cancelIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest/cancel`);
 export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
 export type PipelineSchedule = Wire.PipelineScheduleRecord;
 /** Sets or replaces the schedule, or pauses/resumes it (`{paused}` alone); answers the pipeline. */

@@ -23,6 +23,7 @@ import { SharedSecrets1763800400000 } from "./migrations/1763800400000-shared-se
 import { FolderSources1763800500000 } from "./migrations/1763800500000-folder-sources";
 import { JobStats1763800610000 } from "./migrations/1763800610000-job-stats";
 import { PipelineSchedules1763800700000 } from "./migrations/1763800700000-pipeline-schedules";
+import { JobSkippedFiles1763800900000 } from "./migrations/1763800900000-job-skipped-files";
 import { PipelineSchedule } from "./entities/pipeline-schedule.entity";
 import { Conversation } from "./entities/conversation.entity";
 import { ConversationTurn } from "./entities/conversation-turn.entity";
@@ -36,6 +37,7 @@ import { SharedSecrets1763800400000 as PgSharedSecrets } from "./migrations/post
 import { FolderSources1763800500000 as PgFolderSources } from "./migrations/postgres/1763800500000-folder-sources";
 import { JobStats1763800610000 as PgJobStats } from "./migrations/postgres/1763800610000-job-stats";
 import { PipelineSchedules1763800700000 as PgPipelineSchedules } from "./migrations/postgres/1763800700000-pipeline-schedules";
+import { JobSkippedFiles1763800900000 as PgJobSkippedFiles } from "./migrations/postgres/1763800900000-job-skipped-files";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
 export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
@@ -49,9 +51,10 @@ export const MIGRATIONS = [
   JobStats1763800610000,
   PipelineSchedules1763800700000,
   Conversations1763800850000,
+  JobSkippedFiles1763800900000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles];
 
 export interface StorageOptions {
   dataDir: string;

@@ -22,6 +22,17 @@ export function ingestRoutes(ingest: IngestService): Router {
     res.status(202).json(presentJob(await ingest.trigger(actorOf(res), id)));
   });
 
+  routes.post("/data_pipelines/:id/ingest/cancel", {
+    summary: "Cancel the pipeline's queued or running job: it ends `failed` with `Cancelled by <email>`; files indexed so far stay searchable",
+    params: idParams,
+    status: 202,
+    returns: "The job record; a running job stops at its next file (poll the status), a queued one is already `failed`",
+    errors: { 404: "No such pipeline, or its source or collection is no longer the caller's", 409: "No job is queued or running for this pipeline" },
+  }, async (req, res) => {
+    const { id } = parse(idParams, req.params, "params");
+    res.status(202).json(presentJob(await ingest.cancel(actorOf(res), id)));
+  });
+
   routes.get("/data_pipelines/:id/ingest/status", {
     summary: "The newest ingestion job of the pipeline",
     params: idParams,

@@ -3,6 +3,7 @@ import type { Pipeline } from "../data/entities/pipeline.entity";
 import type { PipelineSchedule } from "../data/entities/pipeline-schedule.entity";
 import type { PipelineDetails, PipelineView } from "../pipelines/pipeline-details";
 import { isoNoZone } from "../time";
+import { jobErrorSummary } from "../ingest/job-error-words";
 
 /** A pipeline record; `details` are its schedule and latest job (none for a pipeline just created). */
 export function presentPipeline(pipeline: Pipeline, details: PipelineDetails = { schedule: null, lastJob: null }) {
@@ -61,7 +62,11 @@ export function presentJob(job: IngestJob) {
     trigger: job.trigger,
     current_entity: job.currentEntity,
     error_message: job.errorMessage,
+    // The same failure in plain words; error_message keeps the raw text (ingest/job-error-words.ts).
+    error_summary: jobErrorSummary(job.errorMessage),
     errors: job.errors,
+    skipped: job.skipped,
+    cancel_requested_by: job.cancelRequestedBy,
     progress_percentage: progressPercentage(job),
     queued: job.runState === "queued",
     started_at: isoNoZone(job.startedAt),

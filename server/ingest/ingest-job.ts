@@ -147,7 +147,7 @@ async function syncSource(
     if (unchanged(file, state)) return progress.processed("unchanged");
     if (!isSupported(file.name)) {
       progress.stats.file(file.name, { bytes: 0 });
-      return progress.processed("skipped");
+      return progress.skipped(file.path, "type not supported");
     }
     const target = { deps, connector, collectionId, sourceId, progress, signal };
     if (isStreamed(file)) {
@@ -217,7 +217,7 @@ async function ingestFile(
     if (parsed.kind === "skipped") {
       // A file that no longer has any text must not keep answering searches with its old text.
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.processed("skipped", bytesRead);
+      return progress.skipped(file.path, parsed.reason === "unsupported file type" ? "type not supported" : "empty", bytesRead);
     }
     // Counted as processed once its batch is written.
     await writer.add(
@@ -282,7 +282,7 @@ async function ingestStreamed(
     if (chunks === 0) {
       await staged.discard();
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.processed("skipped");
+      return progress.skipped(file.path, "empty");
     }
     try {
       await progress.stats.time("commit", () => staged.commit());

@@ -2,7 +2,7 @@ import type { DataSource } from "typeorm";
 import { IngestJob } from "../data/entities/ingest-job.entity";
 import { requirePipelineAccess } from "../access/access";
 import type { Actor } from "../access/actor";
-import type { IngestQueue } from "./job-queue";
+import { requestCancel, type IngestQueue } from "./job-queue";
 
 export class IngestService {
   constructor(
@@ -14,6 +14,12 @@ export class IngestService {
   async trigger(actor: Actor, pipelineId: string): Promise<IngestJob> {
     await requirePipelineAccess(this.db.manager, actor, pipelineId);
     return this.queue.enqueue(pipelineId);
+  }
+
+  /** Who may trigger may cancel; the job ends failed "Cancelled by <email>" (job-queue.ts requestCancel). */
+  async cancel(actor: Actor, pipelineId: string): Promise<IngestJob> {
+    await requirePipelineAccess(this.db.manager, actor, pipelineId);
+    return requestCancel(this.db, pipelineId, actor.email);
   }
 
   /** The newest job of the pipeline, or null when it never ran. */

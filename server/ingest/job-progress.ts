@@ -1,10 +1,12 @@
 import type { DataSource } from "typeorm";
 import type { DatabaseOutage } from "../data/database-outage";
-import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
+import { IngestJob, type JobError, type JobSkip, type SkipReason } from "../data/entities/ingest-job.entity";
 import { JobStatsRecorder } from "./job-stats";
 import { independentWrite } from "../data/serial-transactions";
 
 const MAX_LISTED_ERRORS = 100;
+/** Skipped files named in the job record; the count (entitiesSkipped) covers them all. */
+const MAX_LISTED_SKIPS = 100;
 /** Progress is written at least this often while a job moves (the issue asks for every second). */
 const PERSIST_EVERY_MS = 500;
 
@@ -26,6 +28,7 @@ export class JobProgress {
   discoveryComplete = false;
   currentEntity = "Starting";
   readonly errors: JobError[] = [];
+  readonly skips: JobSkip[] = [];
   /** Where the time went, per stage and per file type; written with the counters. */
   readonly stats = new JobStatsRecorder();
   private lastWrite = 0;
@@ -42,6 +45,12 @@ export class JobProgress {
   discovered(count = 1): void {
     this.entitiesDiscovered += count;
     this.touch();
+  }
+
+  /** A file left out without failing: counted as processed and skipped, and named with why (first MAX_LISTED_SKIPS). */
+  skipped(entity: string, reason: SkipReason, bytes = 0): void {
+    if (this.skips.length < MAX_LISTED_SKIPS) this.skips.push({ entity, reason });
+    this.processed("skipped", bytes);
   }
 
   /** added/changed: indexed, new to the collection or replacing what it held; failed and skipped files are not changes. */
@@ -116,6 +125,7 @@ export class JobProgress {
       discoveryComplete: this.discoveryComplete,
       currentEntity: this.currentEntity.slice(0, 1000),
       errors: [...this.errors],
+      skipped: [...this.skips],
       stats: this.stats.snapshot(),
       ...extra,
     };

@@ -10,6 +10,75 @@ import { independentWrite } from "../data/serial-transactions";
 
 export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline";
 export const INTERRUPTED = "Interrupted by shutdown";
+export const NOTHING_TO_CANCEL = "No ingestion job is queued or running for this pipeline";
+/** How often a running job looks at its row for a cancel request. */
+const CANCEL_POLL_MS = 250;
+
+export function cancelledBy(email: string): string {
+  return `Cancelled by ${email}`;
+}
+
+/**
+ * Cancels the pipeline's queued or running job. A queued one ends `failed` now; a running one gets
+ * the request on its row and ends `failed` at its next file (runJob watches the row), keeping what
+ * it indexed so far. The row is the signal in both queue kinds: the request may reach another API
+ * process than the one running the job. 409 when nothing is queued or running.
+ */
+export async function requestCancel(db: DataSource, pipelineId: string, email: string): Promise<IngestJob> {
+  return db.transaction(async (tx) => {
+    const job = await tx.findOne(IngestJob, { where: [{ pipelineId, runState: "queued" }, { pipelineId, runState: "running" }] });
+    if (!job) throw new ConflictError(NOTHING_TO_CANCEL);
+    if (job.runState === "queued") {
+      await finishJobIn(tx, job.id, pipelineId, "failed", cancelledBy(email));
+    } else if (job.cancelRequestedBy === null) {
+      await tx.update(IngestJob, { id: job.id }, { cancelRequestedBy: email });
+    }
+    return tx.findOneOrFail(IngestJob, { where: { id: job.id } });
+  }).then((job) => {
+    // Run here: stop it now. Run elsewhere: its process sees the row at its next poll.
+    if (job.runState === "running") localRuns.get(job.id)?.(email);
+    return job;
+  });
+}
+
+/** The jobs this process runs, by id: a cancel taken here stops its job at once, without waiting for the poll. */
+const localRuns = new Map<string, (email: string) => void>();
+
+interface CancelWatch {
+  stop(): void;
+  /** Who cancelled, once the job was cancelled. */
+  by(): string | null;
+  cancel(email: string): void;
+}
+
+/** Aborts `cancel` once the job's row carries a cancel request (any process may have taken it); stop() ends the watch. */
+function watchForCancel(db: DataSource, jobId: string, controller: AbortController): CancelWatch {
+  let by: string | null = null;
+  const cancel = (email: string) => {
+    if (controller.signal.aborted) return;
+    by = email;
+    controller.abort();
+  };
+  const timer = setInterval(() => {
+    db.manager
+      .findOne(IngestJob, { where: { id: jobId }, select: { id: true, cancelRequestedBy: true } })
+      .then((row) => {
+        if (row?.cancelRequestedBy) cancel(row.cancelRequestedBy);
+      })
+      // A missed look (a database outage) is taken again at the next tick.
+      .catch(() => undefined);
+  }, CANCEL_POLL_MS);
+  timer.unref();
+  localRuns.set(jobId, cancel);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      localRuns.delete(jobId);
+    },
+    by: () => by,
+    cancel,
+  };
+}
 
 /** Runs one job; resolves when all entities are handled, throws when the job fails. */
 export type JobHandler = (job: IngestJob, progress: JobProgress, signal: AbortSignal) => Promise<void>;
@@ -145,6 +214,8 @@ export async function recordQueuedJob(db: DataSource, pipelineId: string, trigge
       currentEntity: "Waiting for other ingestion jobs to finish",
       errorMessage: null,
       errors: [],
+      skipped: [],
+      cancelRequestedBy: null,
       stats: null,
       createdAt: now,
       startedAt: now,
@@ -177,12 +248,17 @@ export async function assertNoActiveJob(tx: EntityManager, target: JobTarget): P
  */
 export async function runJob(db: DataSource, handler: JobHandler, logger: Logger, job: IngestJob, signal: AbortSignal, outage: DatabaseOutage): Promise<void> {
   const progress = new JobProgress(db, job.id, outage);
+  // The handler stops on a shutdown (signal) or a cancel request on the row (watchForCancel).
+  const cancel = new AbortController();
+  const cancelWatch = watchForCancel(db, job.id, cancel);
+  const workSignal = AbortSignal.any([signal, cancel.signal]);
   try {
     job.runState = "running";
     job.startedAt = new Date();
     // queued -> running: both count as active for every check, so this need not wait for the writer lock.
     await outage.run(() => independentWrite(db, (tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
-    await handler(job, progress, signal);
+    await handler(job, progress, workSignal);
+    cancelWatch.stop();
     progress.currentEntity = "Done";
     const recorded = await outage.untilReachable(async () => {
       await progress.flush();
@@ -190,7 +266,9 @@ export async function runJob(db: DataSource, handler: JobHandler, logger: Logger
     }, signal);
     if (!recorded) logger.warn(`ingestion job ${job.id} completed while the database was unreachable and the process stopping; it is recorded at the next start`);
   } catch (error) {
-    const message = signal.aborted ? INTERRUPTED : (error as Error)?.message || "Ingestion failed";
+    cancelWatch.stop();
+    const cancelledByUser = cancelWatch.by();
+    const message = signal.aborted ? INTERRUPTED : cancelledByUser ? cancelledBy(cancelledByUser) : (error as Error)?.message || "Ingestion failed";
     // The counters are worth keeping (written once the database answers) but must not stand in the way of recording the end.
     await outage.untilReachable(() => progress.flush(), signal).catch(() => undefined);
     await recordFailure(db, logger, job, message, signal);
@@ -221,8 +299,10 @@ async function recordFailure(db: DataSource, logger: Logger, job: IngestJob, mes
 }
 
 export async function finishJob(db: DataSource, jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.update(IngestJob, { id: jobId }, { status, runState: "done", errorMessage, completedAt: new Date() });
-    await tx.update(Pipeline, { id: pipelineId }, { status: status === "completed" ? "active" : "failed" });
-  });
+  await db.transaction((tx) => finishJobIn(tx, jobId, pipelineId, status, errorMessage));
+}
+
+async function finishJobIn(tx: EntityManager, jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
+  await tx.update(IngestJob, { id: jobId }, { status, runState: "done", errorMessage, completedAt: new Date() });
+  await tx.update(Pipeline, { id: pipelineId }, { status: status === "completed" ? "active" : "failed" });
 }

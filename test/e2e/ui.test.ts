@@ -156,8 +156,22 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("button", { name: "Add share" }).click();
     const formError = page.locator("#smb-form-error");
     await formError.waitFor({ timeout: 30_000 });
-    assert.match((await formError.textContent()) ?? "", /Invalid SMB credentials/);
+    assert.match((await formError.textContent()) ?? "", /Invalid SMB credentials.*See the note under Password/);
+    // The hint sits on the field to fix, tied to it for screen readers.
+    const password = page.getByLabel("Password", { exact: true });
+    assert.equal(await password.getAttribute("aria-invalid"), "true");
+    assert.match((await page.locator(`#${await password.getAttribute("aria-describedby")}`).textContent()) ?? "", /refused this user name or password/);
     await shot("04-sources-invalid-credentials");
+
+    // A closed port is a different problem, named on the Port field instead.
+    await password.fill(samba.password);
+    await port.fill("1");
+    await page.getByRole("button", { name: "Add share" }).click();
+    await formError.filter({ hasText: "See the note under Port" }).waitFor({ timeout: 30_000 });
+    assert.equal(await port.getAttribute("aria-invalid"), "true");
+    assert.match((await page.locator("#smb-port-note").textContent()) ?? "", /refused the connection/);
+    assert.equal(await password.getAttribute("aria-invalid"), null);
+    await port.fill(String(samba.port));
 
     await page.getByLabel("Password", { exact: true }).fill(samba.password);
     await page.getByRole("button", { name: "Add share" }).click();
@@ -192,8 +206,8 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await card.locator('[data-job-status="completed"]').waitFor({ timeout: 60_000 });
     assert.equal((await card.locator("[data-progress]").textContent())?.trim(), "100%");
     assert.equal(await card.getByRole("progressbar").getAttribute("aria-valuenow"), "100");
-    const processed = Number(await card.locator('[data-count="processed"]').textContent());
-    assert.ok(processed > 0, "some files were processed");
+    const indexed = Number(await card.locator('[data-count="indexed"]').textContent());
+    assert.ok(indexed > 0, "some files were indexed");
     // The state comes from the server: a reload still shows the finished job.
     await page.reload();
     await page.locator(".pipeline").first().locator('[data-job-status="completed"]').waitFor();
@@ -497,11 +511,11 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
   });
 
   await t.test("Google Drive: run the drive pipeline and search a phrase from a drive file", async () => {
-    await page.getByRole("status").filter({ hasText: `Added ${DRIVE_SOURCE}` }).getByRole("link", { name: "run it now" }).click();
+    // "Run it now" starts the run and opens the pipeline: no second click.
+    await page.getByRole("status").filter({ hasText: `Added ${DRIVE_SOURCE}` }).getByRole("button", { name: "Run it now" }).click();
     const card = page.locator(".pipeline.focused");
-    await card.getByRole("button", { name: "Run now" }).click();
     await card.locator('[data-job-status="completed"]').waitFor({ timeout: 60_000 });
-    assert.equal(Number(await card.locator('[data-count="processed"]').textContent()), 2);
+    assert.equal(Number(await card.locator('[data-count="indexed"]').textContent()), 2);
     await shot("19-drive-pipeline");
 
     await page.getByRole("link", { name: "Data sources" }).click();

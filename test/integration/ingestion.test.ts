@@ -31,6 +31,7 @@ before(async () => {
       fs.writeFileSync(path.join(docs, "handbook.docx"), await makeDocx(["Employees receive a marmalade allowance every spring."]));
       fs.writeFileSync(path.join(docs, "broken.pdf"), "this is not really a pdf");
       fs.writeFileSync(path.join(docs, "doomed.txt"), "The quokka migration happens at dawn.");
+      fs.writeFileSync(path.join(docs, "blank.txt"), "");
       fs.writeFileSync(path.join(docs, "changing.md"), "# Draft\n\nThe original wording mentions a periwinkle.");
       // Real titles, newer formats, words that used to glue, and a failure a user can act on.
       fs.mkdirSync(path.join(docs, "titled"));
@@ -128,7 +129,13 @@ describe("ingestion lifecycle", () => {
     const failed = (entity: string) => done.errors.find((e: { entity: string }) => e.entity === entity)?.message;
     assert.equal(failed("docs/broken.pdf"), "corrupt file (not a valid PDF)", JSON.stringify(done.errors));
     assert.equal(failed("docs/titled/locked.pdf"), "password-protected PDF", JSON.stringify(done.errors));
-    assert.ok(done.entities_skipped >= 1, "image.bin is skipped");
+    assert.ok(done.entities_skipped >= 2, "image.bin and blank.txt are skipped");
+    // Each skipped file is named with why, and the list holds as many as the count (under its bound).
+    const skippedReason = (entity: string) => done.skipped.find((s: { entity: string }) => s.entity === entity)?.reason;
+    assert.equal(skippedReason("docs/image.bin"), "type not supported", JSON.stringify(done.skipped));
+    assert.equal(skippedReason("docs/blank.txt"), "empty", JSON.stringify(done.skipped));
+    assert.equal(done.skipped.length, done.entities_skipped);
+    assert.equal(skippedReason("docs/quarterly.pdf"), undefined, "an indexed file is not listed as skipped");
     assert.ok(done.errors.some((e: { entity: string }) => e.entity === "private"), "the share it cannot open is listed");
   });
 
@@ -223,8 +230,8 @@ describe("ingestion lifecycle", () => {
     const byType = done.by_type as Record<string, { files: number; bytes: number }>;
     assert.deepEqual(
       Object.fromEntries(Object.entries(byType).map(([type, t]) => [type, t.files])),
-      { bin: 1, md: 1, pdf: 2, txt: 1 },
-      "only the files read or skipped count by type, not the unchanged ones (an unsupported file is skipped, unread, every run)",
+      { bin: 1, md: 1, pdf: 2, txt: 2 },
+      "only the files read or skipped count by type, not the unchanged ones (an unsupported file is skipped, unread, and the empty blank.txt read again, every run)",
     );
     assert.equal(Object.values(byType).reduce((n, t) => n + t.bytes, 0), expectedBytes);
 
@@ -235,6 +242,17 @@ describe("ingestion lifecycle", () => {
     const jobs = await request("GET", `/data_pipelines/${docs.pipeline.id}/jobs`, { token: owner.token });
     assert.equal(jobs.body.length, 2);
     assert.equal(jobs.body[0].job_id, done.job_id, "newest first");
+  });
+
+  it("a re-run with nothing changed counts every indexed file unchanged and nothing added, changed or removed", async () => {
+    const trigger = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(trigger.status, 202);
+    const done = await waitForJob(docs.pipeline.id);
+    assert.equal(done.status, "completed");
+    assert.deepEqual([done.files_added, done.files_changed, done.files_removed], [0, 0, 0]);
+    // Everything discovered is unchanged, skipped (read again each run) or failed again.
+    assert.equal(done.files_unchanged, done.entities_discovered - done.entities_skipped - done.entities_failed);
+    assert.ok(done.files_unchanged > 0);
   });
 
   it("another group's user gets 404 for trigger, status, jobs, search and documents, the same as a random id", async () => {
@@ -298,6 +316,39 @@ describe("the serial queue", () => {
     assert.ok(b.started_at >= a.completed_at, `second started ${b.started_at} before first completed ${a.completed_at}`);
   });
 
+  it("cancel: 409 without a job, 404 for a non-member; a running job ends failed 'Cancelled by <email>', keeping what it indexed", async () => {
+    const bulk = await addSource(bulkSamba, "Bulk cancel");
+    const cancelPath = `/data_pipelines/${bulk.pipeline.id}/ingest/cancel`;
+    const none = await request("POST", cancelPath, { token: owner.token });
+    assert.equal(none.status, 409);
+    assert.equal(none.body.detail, "No ingestion job is queued or running for this pipeline");
+
+    assert.equal((await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token })).status, 202);
+    for (;;) {
+      const status = (await request("GET", `/data_pipelines/${bulk.pipeline.id}/ingest/status`, { token: owner.token })).body;
+      assert.equal(status.status, "processing", "the run ended before it could be cancelled");
+      if (status.files_added > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const outsider = await signUp(request, "outsider");
+    assert.equal((await request("POST", cancelPath, { token: outsider.token })).status, 404);
+    const cancel = await request("POST", cancelPath, { token: owner.token });
+    assert.equal(cancel.status, 202, cancel.text);
+    assert.equal(cancel.body.cancel_requested_by, owner.email);
+
+    const done = await waitForJob(bulk.pipeline.id);
+    assert.equal(done.status, "failed");
+    assert.equal(done.error_message, `Cancelled by ${owner.email}`);
+    assert.equal(done.error_summary, `Cancelled by ${owner.email}`);
+    assert.ok(done.entities_processed < done.entities_discovered, `stopped early: ${done.entities_processed}/${done.entities_discovered}`);
+    assert.ok(done.files_added > 0);
+    // What it indexed before the cancel stays searchable.
+    assert.ok((await search(bulk.pipeline.collection_id, "bulk note number")).length > 0);
+    assert.equal((await request("POST", cancelPath, { token: owner.token })).status, 409);
+    const pipeline = await request("GET", `/data_pipelines/${bulk.pipeline.id}`, { token: owner.token });
+    assert.equal(pipeline.body.status, "failed");
+  });
+
   it("deleting a source or collection while its job runs answers 409", async () => {
     const bulk = await addSource(bulkSamba, "Bulk busy");
     await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
@@ -318,6 +369,8 @@ describe("failures and crashes", () => {
     const done = await waitForJob(source.pipeline.id);
     assert.equal(done.status, "failed");
     assert.match(done.error_message, /unreachable/i);
+    // The raw text stays in error_message; error_summary says it in words.
+    assert.match(done.error_summary, /^The file server (refused the connection|did not answer in time)/);
     assert.match(done.completed_at, TIMESTAMP);
     const pipeline = await request("GET", `/data_pipelines/${source.pipeline.id}`, { token: owner.token });
     assert.equal(pipeline.body.status, "failed");

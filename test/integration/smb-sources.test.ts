@@ -4,8 +4,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
-import { countRows, storedText } from "../fixtures/sluice-server";
-import { createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { countRows, startSluice, storedText } from "../fixtures/sluice-server";
+import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 
 let samba: SambaServer;
@@ -91,38 +91,47 @@ describe("POST /data_sources/smb/{group_id}", () => {
     assert.deepEqual(jobs.body, []);
   });
 
-  const failures: Array<[string, () => Record<string, unknown>]> = [
-    ["a wrong password", () => ({ remote_smb_password: "not-the-password" })],
-    ["an unknown user", () => ({ remote_system_username: "mallory" })],
-    ["an unreachable port", () => ({ port: 1 })],
+  // Each failure keeps the spec's detail and adds a reason and a hint naming the field to fix.
+  const failures: Array<[string, () => Record<string, unknown>, string, RegExp]> = [
+    ["a wrong password", () => ({ remote_smb_password: "not-the-password" }), "logon_failure", /user name or password/],
+    ["an unknown user", () => ({ remote_system_username: "mallory" }), "logon_failure", /user name or password/],
+    ["a closed port", () => ({ port: 1 }), "connection_refused", /port/],
+    ["a server name that does not resolve", () => ({ default_ip: null, remote_system_name: "nonexistent.invalid" }), "host_not_found", /server name/],
   ];
-  for (const [why, overrides] of failures) {
-    it(`answers 400 Invalid SMB credentials for ${why} and creates nothing`, async () => {
+  for (const [why, overrides, reason, hint] of failures) {
+    it(`answers 400 Invalid SMB credentials with reason ${reason} for ${why} and creates nothing`, async () => {
       const a = await signUp(request);
       const group = await createGroup(request, a.token);
       const before = await dbCounts();
       const res = await request("POST", `/data_sources/smb/${group}`, { token: a.token, body: smbBody("Broken", overrides()) });
       assert.equal(res.status, 400);
       assert.equal(res.body.detail, "Invalid SMB credentials");
+      assert.equal(res.body.reason, reason);
+      assert.match(res.body.hint, hint);
       assert.deepEqual(await dbCounts(), before);
       assert.deepEqual((await request("GET", "/collections", { token: a.token })).body, []);
     });
   }
 
-  it("gives up on a server that accepts the connection but never answers, within its timeout", async () => {
+  it("gives up within 5 s on a server that accepts the connection but never answers, even with the default 15 s SMB_TIMEOUT_MS", async () => {
     const silent = await startSilentServer();
+    // The default SMB_TIMEOUT_MS (15 s): the shorter check at creation is what must hold.
+    const patient = await startSluice();
     try {
-      const a = await signUp(request);
-      const group = await createGroup(request, a.token);
-      const before = await dbCounts();
+      const req = client(patient.api);
+      const a = await signUp(req);
+      const group = await createGroup(req, a.token);
       const started = Date.now();
-      const res = await request("POST", `/data_sources/smb/${group}`, { token: a.token, body: smbBody("Silent", { port: silent.port }) });
+      const res = await req("POST", `/data_sources/smb/${group}`, { token: a.token, body: smbBody("Silent", { port: silent.port }) });
       const elapsed = Date.now() - started;
       assert.equal(res.status, 400);
       assert.equal(res.body.detail, "Invalid SMB credentials");
-      assert.ok(elapsed < 6000, `took ${elapsed} ms with a 1500 ms timeout`);
-      assert.deepEqual(await dbCounts(), before);
+      assert.equal(res.body.reason, "timed_out");
+      assert.match(res.body.hint, /did not answer/);
+      assert.ok(elapsed < 5000, `took ${elapsed} ms`);
+      assert.equal((await req("GET", "/data_sources", { token: a.token })).body.length, 0);
     } finally {
+      await patient.stop();
       await silent.close();
     }
   });
@@ -164,6 +173,9 @@ describe("GET /data_sources/smb/list/{id}", () => {
     assert.ok(docs.includes("folder with spaces"));
     assert.equal(typeof res.body.shares.private.error, "string");
     assert.ok(res.body.shares.private.error.length > 0);
+    // The share this user may not open says so in a reason and a hint.
+    assert.equal(res.body.shares.private.reason, "access_denied");
+    assert.match(res.body.shares.private.hint, /may not open the share/);
   });
 
   it("answers 404 to someone outside the owner group, the same as for a random id", async () => {

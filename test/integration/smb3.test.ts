@@ -288,6 +288,8 @@ describe("a server that requires encryption it cannot get", () => {
       });
       assert.equal(res.status, 400);
       assert.equal(res.body.detail, "Invalid SMB credentials");
+      assert.equal(res.body.reason, "encryption_required");
+      assert.match(res.body.hint, /requires encryption/);
     } finally {
       await c.close();
       await samba.stop();

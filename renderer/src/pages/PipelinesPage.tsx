@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { Empty, ErrorText, Loading, ProgressBar, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
+import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { href } from "../router";
 import { ScheduleControl, describeSchedule } from "./ScheduleControl";
 
@@ -75,16 +75,21 @@ function CreatePipelineForm({ sources, collections, onCreated }: { sources: api.
   );
 }
 
+/** Files that ended in the index (or stayed there unchanged): processed counts failed and skipped files too. */
+function indexedCount(job: api.IngestJob): number {
+  return job.entities_processed - job.entities_failed - job.entities_skipped;
+}
+
 function JobCounts({ job }: { job: api.IngestJob }) {
   return (
     <dl className="counts">
       <div>
-        <dt>Discovered</dt>
+        <dt>Found</dt>
         <dd data-count="discovered">{job.entities_discovered}</dd>
       </div>
       <div>
-        <dt>Processed</dt>
-        <dd data-count="processed">{job.entities_processed}</dd>
+        <dt>Indexed</dt>
+        <dd data-count="indexed">{indexedCount(job)}</dd>
       </div>
       <div>
         <dt>Failed</dt>
@@ -145,9 +150,95 @@ function WhereTimeWent({ job }: { job: api.IngestJob }) {
   );
 }
 
+/** The files left out, each with why; the list is bounded on the server, the count is not. */
+function JobSkipped({ job }: { job: api.IngestJob }) {
+  if (!job.skipped?.length) return null;
+  const more = job.entities_skipped - job.skipped.length;
+  return (
+    <details className="job-skipped">
+      <summary>
+        {job.entities_skipped} skipped file{job.entities_skipped === 1 ? "" : "s"}
+      </summary>
+      <ul>
+        {job.skipped.map((s, i) => (
+          <li key={i}>
+            <code>{s.entity}</code>: {s.reason}
+          </li>
+        ))}
+        {more > 0 && <li className="muted">and {more} more</li>}
+      </ul>
+    </details>
+  );
+}
+
+/** A failed run's error in words; the raw text one click away when it says more. */
+function JobFailure({ job }: { job: api.IngestJob }) {
+  if (!job.error_message) return null;
+  const words = job.error_summary ?? job.error_message;
+  return (
+    <div className="job-failure">
+      <p className="error" data-job-error>
+        {words}
+      </p>
+      {words !== job.error_message && (
+        <details className="small">
+          <summary>Technical details</summary>
+          <code data-job-error-raw>{job.error_message}</code>
+        </details>
+      )}
+    </div>
+  );
+}
+
+/** What changed in a finished run; an unchanged re-run says so first. */
+function changeSummary(job: api.IngestJob): string {
+  const counts = `${job.files_unchanged} unchanged, ${job.files_added} added, ${job.files_changed} changed, ${job.files_removed} removed`;
+  const none = job.files_added + job.files_changed + job.files_removed === 0;
+  return none ? `No changes: ${counts}` : counts;
+}
+
+/** Files per second since the run started, and the time left at that pace (null until it can tell). */
+function pace(job: api.IngestJob, now: number): { perSecond: number; secondsLeft: number | null } | null {
+  const seconds = (now - new Date(`${job.started_at}Z`).getTime()) / 1000;
+  if (seconds < 1 || job.entities_processed === 0) return null;
+  const perSecond = job.entities_processed / seconds;
+  const left = job.entities_discovered - job.entities_processed;
+  return { perSecond, secondsLeft: left > 0 ? left / perSecond : null };
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+function progressText(job: api.IngestJob): string {
+  if (job.status !== "processing") return job.status === "completed" ? "100%" : "";
+  if (job.queued) return "waiting for other runs";
+  if (job.progress_percentage === null) return "looking for files…";
+  const parts = [`${job.progress_percentage.toFixed(1)}%`, `${job.entities_processed} of ${job.entities_discovered} files found so far`];
+  const p = pace(job, Date.now());
+  if (p) {
+    parts.push(`${p.perSecond >= 10 ? Math.round(p.perSecond) : p.perSecond.toFixed(1)} files/s`);
+    if (p.secondsLeft !== null) parts.push(`about ${formatDuration(p.secondsLeft)} left`);
+  }
+  return parts.join(" · ");
+}
+
+/**
+ * What the run's badge says. The API keeps `completed` for a run with failed files (spec); the
+ * user is told it had errors, and a cancelled run says so rather than just `failed`.
+ */
 function statusLabel(job: api.IngestJob): string {
-  if (job.status === "processing") return job.queued ? "queued" : "processing";
+  if (job.status === "processing") return job.queued ? "queued" : job.cancel_requested_by ? "cancelling" : "processing";
+  if (job.status === "completed" && (job.entities_failed > 0 || job.errors.length > 0)) return "completed with errors";
+  if (job.status === "failed" && job.error_message?.startsWith("Cancelled by ")) return "cancelled";
   return job.status;
+}
+
+function outcomeClass(job: api.IngestJob): string {
+  const label = statusLabel(job);
+  return label === "completed with errors" ? "status-warning" : `status-${job.status}`;
 }
 
 function JobHistory({ pipelineId, version }: { pipelineId: string; version: number }) {
@@ -164,7 +255,7 @@ function JobHistory({ pipelineId, version }: { pipelineId: string; version: numb
             <li key={job.job_id} className="history-item">
               <div className="row-between">
                 <span>
-                  <span className={`badge status-${job.status}`}>{statusLabel(job)}</span> started {formatTime(job.started_at)}
+                  <span className={`badge ${outcomeClass(job)}`} data-job-outcome={statusLabel(job)}>{statusLabel(job)}</span> started {formatTime(job.started_at)}
                   {job.completed_at ? `, ended ${formatTime(job.completed_at)}` : ""}
                 </span>
                 <span className="muted small" data-job-changes>
@@ -172,9 +263,10 @@ function JobHistory({ pipelineId, version }: { pipelineId: string; version: numb
                   {job.files_unchanged} unchanged · {job.entities_failed} failed · {job.entities_skipped} skipped
                 </span>
               </div>
-              {job.error_message && <p className="error">{job.error_message}</p>}
+              <JobFailure job={job} />
               <WhereTimeWent job={job} />
               <JobErrors job={job} />
+              <JobSkipped job={job} />
             </li>
           ))}
         </ul>
@@ -251,6 +343,9 @@ function PipelineCard({
     announce(`${pipeline.name} started.`);
     setHistoryVersion((v) => v + 1);
   });
+  const cancel = useAction(async () => {
+    setJob(await api.cancelIngest(pipeline.id));
+  });
 
   return (
     <li ref={ref} className={`card pipeline${focused ? " focused" : ""}`} aria-label={`pipeline ${pipeline.name}`}>
@@ -267,11 +362,23 @@ function PipelineCard({
             {describeSchedule(pipeline.schedule)}
           </p>
         </div>
-        <button type="button" className="primary" onClick={() => void trigger.run()} disabled={trigger.busy || processing}>
-          {processing ? "Running…" : trigger.busy ? "Starting…" : "Run now"}
-        </button>
+        <div className="row-actions">
+          <button type="button" className="primary" onClick={() => void trigger.run()} disabled={trigger.busy || processing}>
+            {processing ? "Running…" : trigger.busy ? "Starting…" : "Run now"}
+          </button>
+          {processing && (
+            <ConfirmButton
+              label="Cancel run"
+              confirmLabel="Yes, cancel the run"
+              question={`Cancel the run of ${pipeline.name}? Files indexed so far stay searchable.`}
+              onConfirm={() => void cancel.run()}
+              busy={cancel.busy || Boolean(job?.cancel_requested_by)}
+            />
+          )}
+        </div>
       </div>
       <ErrorText error={trigger.error} />
+      <ErrorText error={cancel.error} />
       <ErrorText error={pollError} />
       {job === undefined && <Loading label="Checking status…" />}
       {job === null && <p className="muted">Never run.</p>}
@@ -279,21 +386,31 @@ function PipelineCard({
         <div className="job">
           <div className="row-between small">
             <span>
-              Last run: <span className={`badge status-${job.status}`} data-job-status={job.status}>{statusLabel(job)}</span>
+              Last run:{" "}
+              <span className={`badge ${outcomeClass(job)}`} data-job-status={job.status} data-job-outcome={statusLabel(job)}>
+                {statusLabel(job)}
+              </span>
             </span>
             <span className="muted" data-progress>
-              {job.progress_percentage === null ? "counting files…" : `${job.progress_percentage.toFixed(job.progress_percentage === 100 ? 0 : 1)}%`}
+              {progressText(job)}
             </span>
           </div>
-          <ProgressBar value={job.progress_percentage} label={`Progress of ${pipeline.name}`} />
+          {/* A finished run has no moving bar: a failed one shows its error instead. */}
+          {job.status !== "failed" && <ProgressBar value={job.progress_percentage} label={`Progress of ${pipeline.name}`} />}
           {processing && job.current_entity && (
             <p className="current small" title={job.current_entity}>
               {job.current_entity}
             </p>
           )}
           <JobCounts job={job} />
-          {job.error_message && <p className="error">{job.error_message}</p>}
+          {job.status === "completed" && (
+            <p className="small" data-job-summary>
+              {changeSummary(job)}
+            </p>
+          )}
+          <JobFailure job={job} />
           <JobErrors job={job} />
+          <JobSkipped job={job} />
         </div>
       )}
       <ScheduleControl pipeline={pipeline} onChanged={onScheduleChange} />

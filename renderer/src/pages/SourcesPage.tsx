@@ -15,6 +15,17 @@ type SmbForm = {
   workstation: string;
 };
 
+const SMB_FIELD_LABELS: Record<keyof SmbForm, string> = {
+  group: "Owner group",
+  name: "Source name",
+  server: "Server name",
+  ip: "IP address",
+  port: "Port",
+  user: "User name",
+  password: "Password",
+  workstation: "Workstation",
+};
+
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const IPV6 = /^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/;
 
@@ -30,6 +41,25 @@ function validate(f: SmbForm): Partial<Record<keyof SmbForm, string>> {
   if (!/^\d+$/.test(f.port) || port < 1 || port > 65535) problems.port = "Port is a number from 1 to 65535.";
   if (!f.user) problems.user = "Enter the user name for the share.";
   return problems;
+}
+
+/**
+ * The field an SMB check failure concerns (the API's `reason`), so its hint sits where the fix is;
+ * share and security reasons have no field of their own and stay a note under the form.
+ */
+function smbFailureField(reason: string, f: SmbForm): keyof SmbForm | null {
+  switch (reason) {
+    case "logon_failure":
+      return "password";
+    case "host_not_found":
+      return "server";
+    case "connection_refused":
+      return "port";
+    case "timed_out":
+      return f.ip ? "ip" : "server";
+    default:
+      return null;
+  }
 }
 
 function Field({
@@ -89,7 +119,16 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
     setSubmitted(false);
     onCreated(created);
   });
-  const problems = submitted ? validate(f) : {};
+  // A failed connection check puts its hint on the field to fix; the note under the form points there.
+  const failure = create.error instanceof api.ApiError && create.error.reason && create.error.hint ? create.error : null;
+  const failureField = failure ? smbFailureField(failure.reason!, f) : null;
+  const problems: Partial<Record<keyof SmbForm, string>> = submitted ? validate(f) : {};
+  if (failure && failureField && !problems[failureField]) problems[failureField] = failure.hint!;
+  const formError = failure
+    ? failureField
+      ? `${failure.detail}: the connection check failed. See the note under ${SMB_FIELD_LABELS[failureField]}.`
+      : `${failure.detail}: ${failure.hint}`
+    : create.error;
   const set = (key: keyof SmbForm) => (e: { target: { value: string } }) => setF((prev) => ({ ...prev, [key]: e.target.value }));
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -148,7 +187,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
           {create.busy ? "Checking connection…" : "Add share"}
         </button>
       </div>
-      <ErrorText error={create.error} id="smb-form-error" />
+      <ErrorText error={formError} id="smb-form-error" />
     </form>
   );
 }
@@ -298,6 +337,25 @@ function SourceRow({
   );
 }
 
+/** After adding a source: "Run it now" starts its pipeline, then opens it to show the run. */
+function CreatedNotice({ created }: { created: api.CreatedSmbSource | api.CreatedDriveSource | api.CreatedFolderSource }) {
+  const run = useAction(async () => {
+    await api.triggerIngest(created.pipeline.id);
+    window.location.hash = href("pipelines", created.pipeline.id);
+  });
+  return (
+    <div className="notice" role="status">
+      <p>
+        Added {created.data_source.data_source_name}. A pipeline was created for it.{" "}
+        <button type="button" className="primary" onClick={() => void run.run()} disabled={run.busy}>
+          {run.busy ? "Starting…" : "Run it now"}
+        </button>
+      </p>
+      <ErrorText error={run.error} />
+    </div>
+  );
+}
+
 export function SourcesPage() {
   const heading = usePageHeading("Data sources");
   const sources = useLoad(api.listDataSources);
@@ -313,6 +371,8 @@ export function SourcesPage() {
       <h1 ref={heading} tabIndex={-1}>
         Data sources
       </h1>
+      {/* At the top, where the eye is after adding: the forms above it would push it below the fold. */}
+      {created && <CreatedNotice created={created} />}
       <div className="two-col">
         <div>
           {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
@@ -323,12 +383,6 @@ export function SourcesPage() {
             <div className="card">
               <AddDriveSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />
             </div>
-          )}
-          {created && (
-            <p className="notice" role="status">
-              Added {created.data_source.data_source_name}. A pipeline was created:{" "}
-              <a href={href("pipelines", created.pipeline.id)}>run it now</a>.
-            </p>
           )}
         </div>
         <section aria-labelledby="sources-heading">

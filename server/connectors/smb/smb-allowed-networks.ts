@@ -1,6 +1,6 @@
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
-import { ConnectorUnreachableError } from "../connector";
+import { SmbUnreachableError } from "./smb-errors";
 
 /**
  * SMB_ALLOWED_NETWORKS: the networks SMB sources may point at (README: Security: data and
@@ -40,7 +40,7 @@ export class SmbAllowedNetworks {
       try {
         addresses = (await lookup(host, { all: true })).map((a) => a.address);
       } catch (error) {
-        throw new ConnectorUnreachableError(`Cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        throw new SmbUnreachableError("host_not_found", `Cannot resolve ${host}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
       }
     }
     const allowed = addresses.find((address) => this.allows(address));

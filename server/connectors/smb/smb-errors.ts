@@ -5,7 +5,7 @@
  * the server demands fails like an unreachable server (source creation refused, job failed),
  * and a refused login is an authentication error.
  */
-import { ConnectorAuthError, ConnectorUnreachableError } from "../connector";
+import { ConnectorAuthError, ConnectorEntryError, ConnectorUnreachableError } from "../connector";
 
 export type SmbSecurityReason = "bad_signature" | "signing_required" | "encryption_required";
 
@@ -53,5 +53,33 @@ export class SmbLogonError extends ConnectorAuthError {
   constructor(message: string) {
     super(message);
     this.name = "SmbLogonError";
+  }
+}
+
+/** Why the server could not be reached at all (smb2-connection.ts tells them apart by the socket's error). */
+export type SmbUnreachableReason = "host_not_found" | "connection_refused" | "timed_out";
+
+/** The server name does not resolve, nothing listens on the port, or the server stays silent. */
+export class SmbUnreachableError extends ConnectorUnreachableError {
+  constructor(
+    readonly reason: SmbUnreachableReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SmbUnreachableError";
+  }
+}
+
+export type SmbShareReason = "share_not_found" | "access_denied";
+
+/** A share the server does not have, or one this user may not open: the other shares still work. */
+export class SmbShareError extends ConnectorEntryError {
+  constructor(
+    path: string,
+    readonly reason: SmbShareReason,
+    message: string,
+  ) {
+    super(path, message);
+    this.name = "SmbShareError";
   }
 }

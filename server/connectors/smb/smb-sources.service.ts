@@ -1,12 +1,13 @@
 import type { DataSource } from "typeorm";
 import { requireDataSourceAccess } from "../../access/access";
 import type { Actor } from "../../access/actor";
-import { BadRequestError, ServiceUnavailableError } from "../../errors";
+import { BadRequestError, HttpError, ServiceUnavailableError } from "../../errors";
 import { ConnectorAuthError, ConnectorUnreachableError } from "../connector";
 import type { CreatedSource, SourceCreator, SourceKind } from "../source-kind";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
 import { SmbConnector, openSmbConnector, type ShareListing, type SmbDetails, type SmbSettings } from "./smb.connector";
 import { SmbAddressNotAllowedError } from "./smb-allowed-networks";
+import { smbFailure } from "./smb-failure";
 
 export interface NewSmbSource extends SmbDetails {
   name: string;
@@ -14,6 +15,12 @@ export interface NewSmbSource extends SmbDetails {
 }
 
 export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
+/**
+ * The connection check at creation gives each step (TCP connect, each request) this long, not
+ * SMB_TIMEOUT_MS: the user is waiting on the form, and a server that accepts TCP and never
+ * answers must fail within 5 s (issue 21). Ingestion keeps SMB_TIMEOUT_MS for slow servers.
+ */
+export const SMB_CHECK_TIMEOUT_MS = 4_000;
 /**
  * The whole answer for a server that can't be reached: a closed port, a silent one, a name that
  * does not resolve and a protocol error all read the same, so the API is no port scanner
@@ -72,19 +79,20 @@ export class SmbSources {
   }
 
   /**
-   * A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec);
-   * an address outside SMB_ALLOWED_NETWORKS says so, and nothing is sent to it.
+   * A refused login and an unreachable server both answer 400 Invalid SMB credentials (spec),
+   * with a `reason` and a `hint` naming what to fix (smb-failure.ts); an address outside
+   * SMB_ALLOWED_NETWORKS says so, and nothing is sent to it.
    */
   private async verify(input: NewSmbSource): Promise<void> {
     let connector: SmbConnector | undefined;
     try {
-      connector = await openSmbConnector(input, input.password, this.settings);
+      const timeoutMs = Math.min(this.settings.timeoutMs, SMB_CHECK_TIMEOUT_MS);
+      connector = await openSmbConnector(input, input.password, { ...this.settings, timeoutMs });
       await connector.test();
     } catch (error) {
       if (error instanceof SmbAddressNotAllowedError) throw new BadRequestError(error.message);
-      if (error instanceof ConnectorAuthError || error instanceof ConnectorUnreachableError) {
-        throw new BadRequestError(INVALID_SMB_CREDENTIALS);
-      }
+      const failure = smbFailure(error);
+      if (failure) throw new HttpError(400, INVALID_SMB_CREDENTIALS, { ...failure });
       throw error;
     } finally {
       await connector?.close();

@@ -18,8 +18,9 @@ import {
   type ShareInfo,
   type Smb2ClientStats,
 } from "./smb2-client";
-import { SmbLogonError } from "./smb-errors";
+import { SmbLogonError, SmbShareError, SmbUnreachableError } from "./smb-errors";
 import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
+import { smbFailure } from "./smb-failure";
 import type { SmbAllowedNetworks } from "./smb-allowed-networks";
 
 export interface SmbConnectorOptions {
@@ -71,7 +72,7 @@ export async function openSmbConnector(details: SmbDetails, password: string, se
 }
 
 /** What the API shows for a server: each disk share's first-level names, or why it can't be read. */
-export type ShareListing = Record<string, string[] | { error: string }>;
+export type ShareListing = Record<string, string[] | { error: string; reason?: string; hint?: string }>;
 
 const STYPE_DISKTREE = 0;
 
@@ -145,7 +146,8 @@ export class SmbConnector implements Connector {
         out[s.name] = (await this.list(s.name)).map((e) => e.name);
       } catch (e) {
         if (!(e instanceof ConnectorEntryError)) throw e;
-        out[s.name] = { error: e.message };
+        const failure = e instanceof SmbShareError ? smbFailure(e) : null;
+        out[s.name] = failure ? { error: e.message, ...failure } : { error: e.message };
       }
     }
     return out;
@@ -180,9 +182,12 @@ function mapError(path: string, e: unknown, o: SmbConnectorOptions): Error {
     if (AUTH_FAILURES.has(e.status) || e.command === Command.SESSION_SETUP) {
       return new SmbLogonError(`SMB login to ${where} as "${o.username}" failed (${statusName(e.status)})`);
     }
+    const depth = path.split("/").filter(Boolean).length;
+    if (e.status === Status.BAD_NETWORK_NAME) return new SmbShareError(path, "share_not_found", entryMessage(path, e.status));
+    if (e.status === Status.ACCESS_DENIED && depth <= 1) return new SmbShareError(path, "access_denied", entryMessage(path, e.status));
     return new ConnectorEntryError(path, entryMessage(path, e.status));
   }
-  if (e instanceof Smb2Unreachable) return new ConnectorUnreachableError(e.message);
+  if (e instanceof Smb2Unreachable) return new SmbUnreachableError(e.reason, e.message);
   if (e instanceof Smb2ConnectionLost) return new ConnectorUnreachableError(`${e.message} (${where})`);
   const msg = e instanceof Error ? e.message : String(e);
   return new ConnectorUnreachableError(`SMB protocol error talking to ${where}: ${msg}`);

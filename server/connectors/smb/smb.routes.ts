@@ -23,7 +23,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     status: 201,
     returns: "`{data_source, smb_source, pipeline}`",
     errors: {
-      400: "`Invalid SMB credentials`: the server refused them or could not be reached; or its address is outside `SMB_ALLOWED_NETWORKS`; nothing was created",
+      400: "`Invalid SMB credentials`: the server refused them or could not be reached, with `reason` (`logon_failure`, `host_not_found`, `connection_refused`, `timed_out`, `share_not_found`, `access_denied`, `signing_required`, `encryption_required`, `bad_signature`) and a `hint` naming what to fix; a silent server fails within 5 s. Or its address is outside `SMB_ALLOWED_NETWORKS`. Nothing was created",
       404: "No such group among the caller's",
       429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
     },
@@ -49,7 +49,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
   routes.get("/data_sources/smb/list/:id", {
     summary: "The shares of the source's server, each with its first-level entries",
     params: idParams,
-    returns: "`{shares: {<share>: [<entry names>] or {error}}}`",
+    returns: "`{shares: {<share>: [<entry names>] or {error, reason?, hint?}}}` (`reason`: `share_not_found` or `access_denied`)",
     errors: {
       400: "Not an SMB source, the server refused the stored credentials, or its address is outside `SMB_ALLOWED_NETWORKS`",
       404: "No such data source among the caller's",

@@ -30,9 +30,25 @@ export class Smb2ConnectionLost extends Error {
   }
 }
 
+/** Why a server could not be reached: the name, the port, or silence (smb-failure.ts words each). */
+export type Smb2UnreachableReason = "host_not_found" | "connection_refused" | "timed_out";
+
+/** Socket error codes by what they tell the user; anything else is a refused connection. */
+const NO_SUCH_HOST = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME"]);
+const NO_ANSWER = new Set(["ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EHOSTDOWN"]);
+
+export function unreachableReason(code: string | undefined): Smb2UnreachableReason {
+  if (code && NO_SUCH_HOST.has(code)) return "host_not_found";
+  if (code && NO_ANSWER.has(code)) return "timed_out";
+  return "connection_refused";
+}
+
 /** Connecting failed or the server did not answer in time. Not retried: the server is not there. */
 export class Smb2Unreachable extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly reason: Smb2UnreachableReason = "timed_out",
+  ) {
     super(message);
     this.name = "Smb2Unreachable";
   }
@@ -118,12 +134,12 @@ export class Smb2Connection {
       socket.setNoDelay(true);
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new Smb2Unreachable(`Timed out connecting to ${host}:${port} after ${timeoutMs} ms`));
+        reject(new Smb2Unreachable(`Timed out connecting to ${host}:${port} after ${timeoutMs} ms`, "timed_out"));
       }, timeoutMs);
       const onError = (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
         socket.destroy();
-        reject(new Smb2Unreachable(`Cannot connect to ${host}:${port}: ${err.code ?? err.message}`));
+        reject(new Smb2Unreachable(`Cannot connect to ${host}:${port}: ${err.code ?? err.message}`, unreachableReason(err.code)));
       };
       socket.once("error", onError);
       socket.once("connect", () => {
@@ -272,7 +288,7 @@ export class Smb2Connection {
   private startTimer(command: number): NodeJS.Timeout {
     return setTimeout(() => {
       // After a lost answer we can't know the server's state: drop the connection.
-      this.fail(new Smb2Unreachable(`SMB server did not answer within ${this.timeoutMs} ms (command ${command})`));
+      this.fail(new Smb2Unreachable(`SMB server did not answer within ${this.timeoutMs} ms (command ${command})`, "timed_out"));
     }, this.timeoutMs);
   }
 

@@ -12,6 +12,14 @@ export interface JobError {
   message: string;
 }
 
+/** Why a file was left out without failing: Sluice reads no text from its type, or it has none. */
+export type SkipReason = "type not supported" | "empty";
+
+export interface JobSkip {
+  entity: string;
+  reason: SkipReason;
+}
+
 /** A job is a row first: recorded at trigger time and written as it moves, so a crash leaves a true record. */
 @Entity({ name: "ingest_jobs" })
 export class IngestJob {
@@ -75,6 +83,16 @@ export class IngestJob {
   @Column({ type: "simple-json" })
   errors: JobError[];
 
+  /** The first skipped files with their reasons (job-progress.ts bounds the list like errors). */
+  @Column({ type: "simple-json" })
+  skipped: JobSkip[];
+
+  /**
+   * Set by POST .../ingest/cancel on a running job: the row is the signal, so the process running
+   * the job sees it whichever API process took the request (runJob polls it).
+   */
+  @Column({ type: "varchar", name: "cancel_requested_by", nullable: true })
+  cancelRequestedBy: string | null;
   /** Where the time went (seconds per stage, counts per file type); null for jobs recorded before it was kept. */
   @Column({ type: "simple-json", nullable: true })
   stats: JobStats | null;
