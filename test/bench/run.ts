@@ -6,6 +6,7 @@ import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
+import { runWorkersBench } from "./workers.bench";
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
 import path from "node:path";
 
@@ -242,9 +243,22 @@ async function bigFileBench(): Promise<void> {
   }
 }
 
+/** Aggregate files/s of two pipelines on a team server with two workers, at INGEST_CONCURRENCY 1 and 2. */
+async function workersBench(): Promise<void> {
+  const at = process.argv.indexOf("--files");
+  const files = at > 0 ? Number(process.argv[at + 1]) : 1000;
+  if (!Number.isInteger(files) || files < 1) throw new Error("--files takes a whole number of text files per pipeline");
+  const results = await runWorkersBench({ files, binaryFiles: at > 0 ? 0 : 10, concurrencies: [1, 2] }, (line) => process.stdout.write(`  ${line}\n`));
+  for (const r of results) report(`team server, 2 workers, two pipelines, INGEST_CONCURRENCY=${r.concurrency}: aggregate files/s`, `${r.filesPerSecond.toFixed(0)} (${r.files} files in ${r.seconds.toFixed(1)} s)`);
+  const [one, two] = results;
+  report("INGEST_CONCURRENCY=2 against 1 (aggregate files/s)", `${(two.filesPerSecond / one.filesPerSecond).toFixed(2)}x`);
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- big-file` runs only the big-file section.
   if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
+  // `npm run bench -- --workers [--files N]` runs only the team-server section (PostgreSQL + Redis + two workers).
+  if (process.argv.includes("--workers")) return workersBench().then(printRows);
   const corpusDir = tempDir("sluice-corpus-");
   fs.chmodSync(corpusDir, 0o755);
   process.stdout.write("writing the corpus...\n");
