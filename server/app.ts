@@ -9,7 +9,8 @@ import type { Logger } from "./logger";
 import type { SecretStore } from "./secrets/secrets";
 import { AccountsService } from "./accounts/accounts.service";
 import { IdentityProvider } from "./accounts/identity-provider";
-import { SignInLimiter, type SignInGuard } from "./accounts/sign-in-limiter";
+import { MemoryAttemptStore, type AttemptStore } from "./accounts/attempt-store";
+import { DEFAULT_ACCOUNT_LIMITS, SignInLimiter } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
 import { CollectionsService } from "./collections/collections.service";
 import type { KindRegistry } from "./connectors/registry";
@@ -21,6 +22,8 @@ import type { ModelsService } from "./llm/models.service";
 import type { SearchIndex } from "./search/search-index";
 import { SourcesService } from "./sources/sources.service";
 import { PipelinesService } from "./pipelines/pipelines.service";
+import { SchedulesService } from "./schedules/schedules.service";
+import { clockOf } from "./schedules/clock";
 import { dataSourcesRoutes } from "./http/data-sources.routes";
 import { pipelinesRoutes } from "./http/pipelines.routes";
 import { GroupsService } from "./groups/groups.service";
@@ -36,6 +39,7 @@ import { openApiDocument, type OpenApiDocument } from "./http/openapi";
 import { requestLog } from "./http/request-log.middleware";
 import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
+import { instanceRoutes } from "./http/instance.routes";
 import { readinessRoutes } from "./health";
 
 export interface AppDeps {
@@ -49,8 +53,8 @@ export interface AppDeps {
   /** The source kinds (connectors/registry.ts); each brings its own routes. */
   kinds: KindRegistry;
   queue: IngestQueue;
-  /** Team mode counts failed sign-ins in Redis; default: in memory. */
-  signInLimiter?: SignInGuard;
+  /** Where sign-in and sign-up attempts are counted: Redis in team mode; default: in memory. */
+  attemptStore?: AttemptStore;
   models: ModelsService;
   /** Team mode's Redis connection, for the readiness check. */
   redis?: Redis | null;
@@ -60,13 +64,18 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, signInLimiter, redis }: AppDeps): Promise<Express> {
+export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
-  const accounts = new AccountsService(db, tokens, signInLimiter ?? new SignInLimiter(), new IdentityProvider(config.idp));
+  const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
+    ...DEFAULT_ACCOUNT_LIMITS,
+    signUpsPerAddress: { ...DEFAULT_ACCOUNT_LIMITS.signUpsPerAddress, limit: config.signUpsPerHour },
+  });
+  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
-  const collections = new CollectionsService(db, index, queue);
+  const collections = new CollectionsService(db, index, queue, kinds);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
+  const schedules = new SchedulesService(db, clockOf(config));
   const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl }));
   const secureCookies = publicUrl.startsWith("https:");
 
@@ -80,13 +89,14 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(readinessRoutes({ db, redis: redis ?? null, ollamaHost: config.ollamaHost }));
   api.use(accountsRoutes(accounts, tokens, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
-  api.use(requireAuth(tokens));
+  api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
+  api.use(instanceRoutes(config.databaseUrl !== null));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
-  api.use(dataSourcesRoutes(sources));
+  api.use(dataSourcesRoutes(sources, schedules));
   for (const routes of kindRoutes) api.use(routes.signedIn);
-  api.use(pipelinesRoutes(pipelines));
+  api.use(pipelinesRoutes(pipelines, schedules));
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));
   api.use(notFound);
@@ -94,6 +104,8 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
 
   const app = express();
   app.disable("x-powered-by");
+  // TRUST_PROXY: which proxies' X-Forwarded-For Express believes, so req.ip (the sign-in and sign-up limits' address) is the client's.
+  app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
   app.use(securityHeaders());
   app.use(requestLog(logger));

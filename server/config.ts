@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import express from "express";
 import { z } from "zod";
 import { parseOllamaHost } from "./llm/ollama-host";
 import { parseNetworkEntry } from "./connectors/smb/smb-allowed-networks";
@@ -13,7 +14,8 @@ export interface Config {
   ollamaHost: string;
   /** PUBLIC_URL, or null to use the address the server ends up listening on (PORT=0 is only known then). */
   publicUrl: string | null;
-  idp: { jwksUrl: string; issuer?: string; audience?: string } | null;
+  /** Social sign-in: the provider's keys, and the issuer and audience its tokens must name (all three, or none). */
+  idp: { jwksUrl: string; issuer: string; audience: string } | null;
   google: { clientId: string; clientSecret: string; authUrl: string; tokenUrl: string; apiUrl: string } | null;
   /** "auto" probes the OS keychain and falls back to the encrypted file; "file" skips the keychain. */
   secretsBackend: "auto" | "file";
@@ -56,6 +58,19 @@ export interface Config {
   searchReaders: number;
   /** SEARCH_QUEUE_LIMIT: searches waiting for a reader thread at most; past it a search answers 503 with Retry-After. */
   searchQueueLimit: number;
+  /** SLUICE_SCHEDULER_TICK_MS: how often each process looks for due pipeline schedules. */
+  schedulerTickMs: number;
+  /** SLUICE_TEST_CLOCK_FILE (tests only): a file whose ISO 8601 text is the time schedules read; null: the system clock. */
+  testClockFile: string | null;
+  /**
+   * TRUST_PROXY, as Express's `trust proxy` setting: false (the socket's address is the client's),
+   * a number of proxy hops, or the addresses / CIDR ranges / names (loopback, linklocal, uniquelocal) of trusted proxies.
+   */
+  trustProxy: false | number | string[];
+  /** SMB_CONNECT_LIMIT_PER_MINUTE: SMB connection attempts (source creations, share listings) per user per minute; null: no limit. */
+  smbConnectsPerMinute: number | null;
+  /** SIGNUP_LIMIT_PER_HOUR: sign-up attempts allowed per client address per hour; null: no limit. */
+  signUpsPerHour: number | null;
   /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
   minFreeDiskBytes: number;
 }
@@ -100,6 +115,23 @@ function protocolOf(value: string): string {
 
 const DATABASE_URL_MESSAGE = "must be a postgres:// or postgresql:// URL";
 const SECRETS_KEY_MESSAGE = "must be 32 random bytes written as 64 hex digits or in base64 (e.g. the output of: openssl rand -base64 32)";
+
+const TRUST_PROXY_MESSAGE = 'must be a number of proxy hops (e.g. 1) or a comma-separated list of proxy addresses, CIDR ranges, "loopback", "linklocal" or "uniquelocal"';
+
+/** TRUST_PROXY -> Express's `trust proxy` value, checked by Express itself so it cannot fail later at start-up. */
+function trustProxy(value: string | undefined, ctx: z.RefinementCtx): false | number | string[] {
+  if (value === undefined) return false;
+  if (/^\d+$/.test(value)) return Number(value) === 0 ? false : Number(value);
+  const entries = value.split(",").map((entry) => entry.trim());
+  try {
+    // Express compiles the list with proxy-addr, which names the entry it cannot read.
+    express().set("trust proxy", entries);
+    return entries;
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: `${TRUST_PROXY_MESSAGE} (${(error as Error).message})` });
+    return z.NEVER;
+  }
+}
 
 /** The one schema of every setting: variable name -> validated value (defaults from RUNTIME-CONTRACT.md and the README). */
 const environmentSchema = z.object({
@@ -199,6 +231,8 @@ const environmentSchema = z.object({
   DB_OUTAGE_GRACE_S: setting(integer(0, 86_400, "must be a whole number of seconds from 0 to 86400").default(60)),
   SEARCH_READERS: setting(integer(1, 64, "must be an integer from 1 to 64").optional()),
   SEARCH_QUEUE_LIMIT: setting(integer(0, 100_000, "must be an integer from 0 to 100000").default(256)),
+  SLUICE_SCHEDULER_TICK_MS: setting(integer(10, 3_600_000, "must be an integer from 10 to 3600000").default(15_000)),
+  SLUICE_TEST_CLOCK_FILE: setting(z.string().optional()),
   MIN_FREE_DISK_MB: setting(integer(0, 1_000_000_000, "must be a whole number of megabytes (0 or more)").default(100)),
   FOLDER_SOURCE_ROOTS: z
     .string()
@@ -210,11 +244,28 @@ const environmentSchema = z.object({
       }
       return entries.map((entry) => path.resolve(entry));
     }),
-}).superRefine((e, ctx) => {
-  // The in-process queue runs one job at a time (the spec's rule); a team server may choose more.
-  if (e.INGEST_CONCURRENCY > 1 && !e.REDIS_URL) {
-    ctx.addIssue({ code: "custom", path: ["INGEST_CONCURRENCY"], message: "above 1 needs REDIS_URL (a team server): the desktop runs one ingestion job at a time" });
-  }
+  TRUST_PROXY: setting(z.string().optional().transform(trustProxy)),
+  SMB_CONNECT_LIMIT_PER_MINUTE: setting(integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000").default(10)),
+  SIGNUP_LIMIT_PER_HOUR: setting(integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000").default(20)),
+})
+  .superRefine(
+    (e, ctx) => {
+      // Without both, any token the provider signed for any application would sign in here.
+      if (!e.IDP_JWKS_URL) return;
+      for (const name of ["IDP_ISSUER", "IDP_AUDIENCE"] as const) {
+        if (!e[name]) ctx.addIssue({ code: "custom", path: [name], message: `must be set when IDP_JWKS_URL is (social sign-in checks that the provider's tokens name ${name === "IDP_ISSUER" ? "it as their issuer" : "this instance as their audience"})` });
+      }
+    },
+    // Also when other settings are wrong, so one error lists every problem.
+    { when: () => true },
+  )
+  .superRefine((e, ctx) => {
+    // The in-process queue runs one job at a time (the spec's rule); a team server may choose more.
+    if (e.INGEST_CONCURRENCY > 1 && !e.REDIS_URL) {
+      ctx.addIssue({ code: "custom", path: ["INGEST_CONCURRENCY"], message: "above 1 needs REDIS_URL (a team server): the desktop runs one ingestion job at a time" });
+    }
+  })
+  .superRefine((e, ctx) => {
   // With Sentinels, REDIS_URL's host is the master group name (as redis-rb and Sidekiq read it), so it takes no port.
   if (!e.REDIS_SENTINELS) return;
   if (!e.REDIS_URL) ctx.addIssue({ code: "custom", path: ["REDIS_SENTINELS"], message: "needs REDIS_URL, whose host is the Sentinel master group name (e.g. redis://mymaster)" });
@@ -252,7 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR ?? defaultDataDir(env)),
     ollamaHost: e.OLLAMA_HOST,
     publicUrl: e.PUBLIC_URL ?? null,
-    idp: e.IDP_JWKS_URL ? { jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE } : null,
+    idp: e.IDP_JWKS_URL && e.IDP_ISSUER && e.IDP_AUDIENCE ? { jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE } : null,
     google:
       e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET
         ? { clientId: e.GOOGLE_CLIENT_ID, clientSecret: e.GOOGLE_CLIENT_SECRET, authUrl: e.GOOGLE_AUTH_URL, tokenUrl: e.GOOGLE_TOKEN_URL, apiUrl: e.GOOGLE_API_URL }
@@ -276,6 +327,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbOutageGraceMs: e.DB_OUTAGE_GRACE_S * 1000,
     searchReaders: e.SEARCH_READERS ?? defaultSearchReaders(),
     searchQueueLimit: e.SEARCH_QUEUE_LIMIT,
+    schedulerTickMs: e.SLUICE_SCHEDULER_TICK_MS,
+    testClockFile: e.SLUICE_TEST_CLOCK_FILE ? path.resolve(e.SLUICE_TEST_CLOCK_FILE) : null,
+    trustProxy: e.TRUST_PROXY,
+    signUpsPerHour: e.SIGNUP_LIMIT_PER_HOUR === 0 ? null : e.SIGNUP_LIMIT_PER_HOUR,
+    smbConnectsPerMinute: e.SMB_CONNECT_LIMIT_PER_MINUTE === 0 ? null : e.SMB_CONNECT_LIMIT_PER_MINUTE,
     minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
   };
 }

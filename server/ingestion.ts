@@ -8,12 +8,16 @@ import { JobQueue, type IngestQueue } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
 import type { Storage } from "./storage";
+import { clockOf } from "./schedules/clock";
+import { Scheduler } from "./schedules/scheduler";
 import { DiskGuard } from "./disk/disk-space";
 
 export interface Ingestion {
   kinds: KindRegistry;
   queue: IngestQueue;
-  /** Stops the queue (the running job fails durably) and the parser threads. */
+  /** Starts pipelines' scheduled runs through the queue; start it once the queue has started. */
+  scheduler: Scheduler;
+  /** Stops the scheduler, the queue (the running job fails durably) and the parser threads. */
   close(): Promise<void>;
 }
 
@@ -32,10 +36,13 @@ export function openIngestion(config: Config, { db, index, secrets }: Storage, l
   const queue = redis
     ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage, concurrency: config.ingestConcurrency })
     : new JobQueue(db, handler, logger, outage);
+  const scheduler = new Scheduler(db, queue, logger, { clock: clockOf(config), tickMs: config.schedulerTickMs });
   return {
     kinds,
     queue,
+    scheduler,
     close: async () => {
+      await scheduler.stop();
       await queue.stop();
       await parsers.close();
     },

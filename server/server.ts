@@ -10,7 +10,7 @@ import type { Logger } from "./logger";
 import { ModelsService } from "./llm/models.service";
 import { modelsOptions } from "./llm/models.options";
 import { openRedis } from "./redis/redis-connection";
-import { RedisSignInLimiter } from "./accounts/redis-sign-in-limiter";
+import { RedisAttemptStore } from "./accounts/redis-attempt-store";
 import { SharedPulls } from "./llm/shared-pulls";
 import { acquireInstanceLock } from "./instance-lock";
 
@@ -59,10 +59,11 @@ async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const url = `http://${config.host}:${port}`;
   const sharedPulls = redis ? SharedPulls.open(redis, config.redisPrefix, db, logger) : undefined;
   const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
-  const signInLimiter = redis ? new RedisSignInLimiter(redis, config.redisPrefix) : undefined;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, signInLimiter, redis });
+  const attemptStore = redis ? new RedisAttemptStore(redis, config.redisPrefix) : undefined;
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, attemptStore, redis });
   server.on("request", app);
   await queue.start();
+  ingestion.scheduler.start();
 
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {

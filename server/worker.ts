@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   const redis = openRedis({ redisUrl: config.redisUrl, redisSentinels: config.redisSentinels }, logger);
   const ingestion = openIngestion(config, storage, logger, true, redis);
   await ingestion.queue.start();
+  ingestion.scheduler.start();
   process.stdout.write("worker ready\n");
   let stopping = false;
   const stop = async (signal: string) => {

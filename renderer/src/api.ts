@@ -21,10 +21,21 @@ export class ApiError extends Error {
   }
 }
 
-/** Errors for display: the server's detail, or a plain sentence for network failures. */
+/** What a person calls a request field: "group_name" is "Group name", "smb_source.port" is "Port". */
+export function fieldLabel(field: string): string {
+  const last = field.split(".").filter((part) => !/^\d+$/.test(part)).pop() ?? field;
+  const words = last.replace(/_/g, " ").trim();
+  return words ? words[0].toUpperCase() + words.slice(1) : "This field";
+}
+
+/**
+ * Errors for display, one sentence per problem: a 422's field errors as "Email must be a valid
+ * email address." (its detail repeats them in API words), else the server's detail, or a plain
+ * sentence for network failures.
+ */
 export function errorMessage(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.errors.length) return `${error.detail}: ${error.errors.map((e) => `${e.field} ${e.message}`).join("; ")}`;
+    if (error.errors.length) return error.errors.map((e) => `${fieldLabel(e.field)} ${e.message.replace(/\.$/, "")}.`).join(" ");
     return error.detail;
   }
   if (error instanceof Error) return error.message;
@@ -109,6 +120,8 @@ export type ShareListing = Record<string, string[] | { error: string }>;
 export type Collection = Wire.Collection;
 /** `snippet` is server-escaped text with matches wrapped in <mark>. */
 export type SearchHit = Wire.SearchHit;
+export type DocumentResult = Wire.DocumentResult;
+export type DocumentLocation = Wire.DocumentLocation;
 export type DocumentSummary = Wire.DocumentSummary;
 export type DocumentPage = Wire.DocumentPage;
 export type IngestJob = Wire.IngestJob;
@@ -117,6 +130,7 @@ export type LibraryModel = Wire.LibraryModel;
 export type PersonalModel = Wire.PersonalModel;
 /** One `data:` event of the POST /models stream. */
 export type PullEvent = Wire.PullEvent;
+export type ModelServerStatus = Wire.ModelServerStatus;
 export type DriveStatus = Wire.DriveStatus;
 export type DriveFile = Wire.DriveFile;
 export type DriveSource = Wire.DriveSource;
@@ -131,6 +145,8 @@ export const signIn = (email: string, password: string) => json<Wire.Token>("POS
 export const signOut = () => json<unknown>("POST", "/signout");
 export const me = () => json<User>("GET", "/users/me");
 export const listUsers = () => json<User[]>("GET", "/users");
+/** Whether the viewer may change this instance's settings (the desktop user at its own machine). */
+export const instance = () => json<Wire.Instance>("GET", "/instance");
 
 // ---- Groups ----
 
@@ -184,6 +200,21 @@ export const createCollection = (name: string, owner_group_id: string) => json<C
 export const deleteCollection = (id: string) => json<void>("DELETE", `/collections/${enc(id)}`);
 export const searchCollection = (id: string, q: string, topK = 10, signal?: AbortSignal) =>
   json<Wire.SearchResults>("GET", `/collections/${enc(id)}/search?q=${enc(q)}&top_k=${topK}`, undefined, signal);
+
+export interface DocumentSearchOptions {
+  /** File extensions, e.g. ["pdf", "docx"]. */
+  types?: string[];
+  /** A folder of the source paths, e.g. "share/reports". */
+  folder?: string;
+}
+
+/** Search answering one entry per document (`documents`, each with its best passages) and `matched: "any"` when not every word was found. */
+export const searchDocuments = (id: string, q: string, topK = 10, options: DocumentSearchOptions = {}, signal?: AbortSignal) => {
+  const params = new URLSearchParams({ q, top_k: String(topK), group_by: "document" });
+  if (options.types?.length) params.set("type", options.types.join(","));
+  if (options.folder) params.set("folder", options.folder);
+  return json<Wire.SearchResults & { documents: Wire.DocumentResult[] }>("GET", `/collections/${enc(id)}/search?${params}`, undefined, signal);
+};
 export const listDocuments = (id: string, offset = 0, limit = 50) =>
   json<DocumentPage>("GET", `/collections/${enc(id)}/documents?offset=${offset}&limit=${limit}`);
 
@@ -195,6 +226,13 @@ export const createPipeline = (p: Wire.CreatePipelineBody) =>
   json<Pipeline>("POST", "/data_pipelines", p);
 export const triggerIngest = (id: string) => json<IngestJob>("POST", `/data_pipelines/${enc(id)}/ingest`);
 export const listJobs = (id: string) => json<IngestJob[]>("GET", `/data_pipelines/${enc(id)}/jobs`);
+export type PipelineSchedule = Wire.PipelineScheduleRecord;
+/** Sets or replaces the schedule, or pauses/resumes it (`{paused}` alone); answers the pipeline. */
+export const setSchedule = (id: string, body: Wire.SetScheduleBody) => json<Pipeline>("PUT", `/data_pipelines/${enc(id)}/schedule`, body);
+export const removeSchedule = (id: string) => json<Pipeline>("DELETE", `/data_pipelines/${enc(id)}/schedule`);
+/** Pauses or resumes the schedules of every pipeline reading from a data source. */
+export const setSourceSchedulesPaused = (dataSourceId: string, paused: boolean) =>
+  json<Wire.SchedulesChanged>("POST", `/data_sources/${enc(dataSourceId)}/schedules/${paused ? "pause" : "resume"}`);
 
 /** GET /health: up, and DATA_DIR's free space (`low`: the server's warning line, README: When things go wrong). */
 export interface Health {
@@ -222,6 +260,8 @@ export const listMyModels = () => json<PersonalModel[]>("GET", "/models/my");
 export const addMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("POST", "/models/my", { model_name, hardware_notes } satisfies Wire.AddPersonalModelBody);
 export const updateMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("PUT", "/models/my", { model_name, hardware_notes } satisfies Wire.UpdatePersonalModelBody);
 export const deleteMyModel = (recordId: string) => json<void>("DELETE", `/models/my/${enc(recordId)}`);
+export const modelServerStatus = () => json<ModelServerStatus>("GET", "/models/server");
+export const cancelPull = (model_name: string) => json<Wire.CancelledPull>("POST", "/models/cancel", { model_name } satisfies Wire.CancelPullBody);
 
 /**
  * POST /models answers a text/event-stream; EventSource cannot POST, so the
@@ -229,8 +269,8 @@ export const deleteMyModel = (recordId: string) => json<void>("DELETE", `/models
  * with the completed record, or null if the stream ended without one (the
  * caller may pull again; partial downloads resume).
  */
-export async function pullModel(model_name: string, onEvent: (event: PullEvent) => void, signal?: AbortSignal): Promise<CatalogModel | null> {
-  const res = await send("POST", "/models", { model_name } satisfies Wire.PullModelBody, signal);
+export async function pullModel(model_name: string, onEvent: (event: PullEvent) => void, update = false): Promise<CatalogModel | null> {
+  const res = await send("POST", "/models", { model_name, update } satisfies Wire.PullModelBody);
   if (!res.body) throw new ApiError(res.status, "The server sent no progress stream");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";

@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
-import { errorMessage } from "./api";
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { errorMessage, instance } from "./api";
+import { navigationCount, takeHeadingFocus } from "./router";
 
 /** An API error shown next to the action that caused it; announced to screen readers. */
 export function ErrorText({ error, id }: { error: unknown; id?: string }) {
@@ -88,7 +89,121 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<u
   return { run, busy, error, setError };
 }
 
-/** A delete button that asks first, in place (no window.confirm, so it stays keyboard- and test-friendly). */
+/** Moves focus to the current page's heading (or its main region): where a keyboard user lands when what they were on is gone. */
+export function focusPageHeading(): void {
+  const target = document.querySelector<HTMLElement>("#main h1") ?? document.getElementById("main");
+  if (!target) return;
+  if (!target.hasAttribute("tabindex")) target.tabIndex = -1;
+  target.focus();
+}
+
+/**
+ * The screen's `<title>` ("Groups · Sluice") and its heading: after a navigation (router.ts) the
+ * heading takes focus. Returns the ref for the page's `<h1 tabIndex={-1}>`.
+ */
+export function usePageHeading(title: string) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${title} · Sluice`;
+  }, [title]);
+  const navigation = navigationCount();
+  useEffect(() => {
+    if (takeHeadingFocus()) ref.current?.focus();
+  }, [navigation]);
+  return ref;
+}
+
+/** The one polite live region: state changes ("Group created", "Pipeline finished"), never a stream of file names. */
+let announceTo: ((message: string) => void) | null = null;
+
+export function announce(message: string): void {
+  announceTo?.(message);
+}
+
+export function LiveAnnouncer() {
+  const [message, setMessage] = useState("");
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    announceTo = (next) => {
+      // Cleared first, so the same sentence twice is still read twice.
+      setMessage("");
+      clearTimeout(timer);
+      timer = setTimeout(() => setMessage(next), 60);
+    };
+    return () => {
+      announceTo = null;
+      clearTimeout(timer);
+    };
+  }, []);
+  return (
+    <div className="sr-only" role="status" aria-live="polite" aria-atomic="true" data-announcer="">
+      {message}
+    </div>
+  );
+}
+
+/**
+ * A modal confirmation: a real <dialog> (showModal traps focus and makes the page inert), opened
+ * with focus on Cancel, closed by Escape; the caller returns focus.
+ */
+export function ConfirmDialog({
+  question,
+  confirmLabel,
+  onConfirm,
+  onCancel,
+}: {
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const dialogRef = useRef<HTMLDialogElement>(null);
+  const cancelRef = useRef<HTMLButtonElement>(null);
+  const confirmed = useRef(false);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = dialogRef.current;
+    if (!dialog) return;
+    if (!dialog.open) dialog.showModal();
+    cancelRef.current?.focus();
+    return () => {
+      if (dialog.open) dialog.close();
+    };
+  }, []);
+  return (
+    <dialog
+      ref={dialogRef}
+      className="dialog"
+      aria-modal="true"
+      aria-labelledby={titleId}
+      // Escape closes a modal <dialog> by itself; "close" also follows a confirm, which is not a cancel.
+      onClose={() => {
+        if (!confirmed.current) onCancel();
+      }}
+    >
+      <p className="dialog-question" id={titleId}>
+        {question}
+      </p>
+      <div className="dialog-actions">
+        <button ref={cancelRef} type="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            confirmed.current = true;
+            onConfirm();
+          }}
+        >
+          {confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** A delete button that asks first in a ConfirmDialog; focus comes back to it, or to the page heading once its item is gone. */
 export function ConfirmButton({
   label,
   confirmLabel = "Yes, delete",
@@ -103,35 +218,86 @@ export function ConfirmButton({
   busy?: boolean;
 }) {
   const [asking, setAsking] = useState(false);
-  const yesRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (asking) yesRef.current?.focus();
-  }, [asking]);
-  if (!asking)
-    return (
-      <button type="button" className="danger-outline" onClick={() => setAsking(true)} disabled={busy}>
+  const openerRef = useRef<HTMLButtonElement>(null);
+  const close = () => {
+    setAsking(false);
+    setTimeout(() => openerRef.current?.focus(), 0);
+  };
+  useEffect(
+    () => () => {
+      // Unmounted (its item deleted): focus must not fall to <body>.
+      setTimeout(() => {
+        if (!document.activeElement || document.activeElement === document.body) focusPageHeading();
+      }, 0);
+    },
+    [],
+  );
+  return (
+    <>
+      <button ref={openerRef} type="button" className="danger-outline" onClick={() => setAsking(true)} disabled={busy} aria-haspopup="dialog">
         {label}
       </button>
+      {asking && (
+        <ConfirmDialog
+          question={question}
+          confirmLabel={confirmLabel}
+          onCancel={close}
+          onConfirm={() => {
+            close();
+            onConfirm();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+let settingsAccess: Promise<boolean> | null = null;
+
+/** Whether the viewer can change the instance's settings (GET /instance); null until known. Asked once per page load. */
+export function useCanChangeSettings(): boolean | null {
+  const [can, setCan] = useState<boolean | null>(null);
+  useEffect(() => {
+    let live = true;
+    settingsAccess ??= instance().then(
+      (i) => i.can_change_settings,
+      () => {
+        settingsAccess = null;
+        return false;
+      },
+    );
+    void settingsAccess.then((value) => live && setCan(value));
+    return () => {
+      live = false;
+    };
+  }, []);
+  return can;
+}
+
+/**
+ * How a feature that is off gets turned on, told to the right person: the settings themselves to
+ * the desktop user who can change them, and to anyone else whom to ask (never a variable they cannot set).
+ */
+export function AdminSettingNote({ feature, settings, readme }: { feature: string; settings: string[]; readme: string }) {
+  const can = useCanChangeSettings();
+  if (can === null) return null;
+  if (!can)
+    return (
+      <p className="muted" data-admin-note="ask">
+        {feature} is not set up on this Sluice server. Ask the person who runs it to turn it on.
+      </p>
     );
   return (
-    <span className="confirm" role="group" aria-label={question}>
-      <span>{question}</span>
-      <button
-        ref={yesRef}
-        type="button"
-        className="danger"
-        disabled={busy}
-        onClick={() => {
-          setAsking(false);
-          onConfirm();
-        }}
-      >
-        {confirmLabel}
-      </button>
-      <button type="button" onClick={() => setAsking(false)}>
-        Cancel
-      </button>
-    </span>
+    <p className="muted" data-admin-note="settings">
+      {feature} is not set up on this computer. To turn it on, set{" "}
+      {settings.map((name, i) => (
+        <span key={name}>
+          {i > 0 ? (i === settings.length - 1 ? " and " : ", ") : ""}
+          <code>{name}</code>
+        </span>
+      ))}{" "}
+      (environment variables, README: {readme}) and restart Sluice.
+    </p>
   );
 }
 

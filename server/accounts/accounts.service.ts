@@ -1,5 +1,4 @@
 import crypto from "node:crypto";
-import bcrypt from "bcryptjs";
 import type { DataSource } from "typeorm";
 import { ConflictError, UnauthorizedError } from "../errors";
 import { User } from "../data/entities/user.entity";
@@ -8,13 +7,11 @@ import type { Group } from "../data/entities/group.entity";
 import { visibleGroupsOf } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { IdentityProvider } from "./identity-provider";
-import type { SignInGuard } from "./sign-in-limiter";
+import { checkPassword, dummyHash, hashPassword } from "./passwords";
+import type { SignInLimiter } from "./sign-in-limiter";
 import type { TokenService } from "./tokens";
 
-const BCRYPT_ROUNDS = 10;
 const WRONG_CREDENTIALS = "Incorrect email or password";
-// Compared against when the email is unknown, so both failures take the same time.
-const DUMMY_HASH = bcrypt.hashSync("not-a-real-password-1", BCRYPT_ROUNDS);
 
 export interface SignedIn {
   user: User;
@@ -25,11 +22,15 @@ export class AccountsService {
   constructor(
     private readonly db: DataSource,
     private readonly tokens: TokenService,
-    private readonly limiter: SignInGuard,
+    private readonly limiter: SignInLimiter,
     private readonly identityProvider: IdentityProvider,
-  ) {}
+  ) {
+    // Made now, so the first sign-in with an unknown email takes no longer than a wrong password.
+    void dummyHash();
+  }
 
-  async signUp(email: string, password: string): Promise<SignedIn> {
+  async signUp(email: string, password: string, ip: string): Promise<SignedIn> {
+    await this.limiter.reserveSignUp(ip);
     const normalized = email.trim().toLowerCase();
     if (await this.db.manager.exists(User, { where: { email: normalized } })) {
       throw new ConflictError("An account with this email already exists");
@@ -38,7 +39,7 @@ export class AccountsService {
     const user = this.db.manager.create(User, {
       id: crypto.randomUUID(),
       email: normalized,
-      passwordHash: await bcrypt.hash(password, BCRYPT_ROUNDS),
+      passwordHash: await hashPassword(password),
       displayName: null,
       avatarUrl: null,
       idpSubject: null,
@@ -58,16 +59,18 @@ export class AccountsService {
 
   async signIn(email: string, password: string, ip: string): Promise<SignedIn> {
     const normalized = email.trim().toLowerCase();
-    await this.limiter.assertAllowed(ip, normalized);
+    // Reserved before the slow compare (and before anything else awaits), so concurrent attempts cannot all pass the check.
+    const reservation = await this.limiter.reserveSignIn(ip, normalized);
     const user = await this.db.manager.findOne(User, { where: { email: normalized } });
-    const ok = await bcrypt.compare(password, user?.passwordHash ?? DUMMY_HASH);
-    if (!user || !user.passwordHash || !ok) {
-      await this.limiter.recordFailure(ip, normalized);
-      throw new UnauthorizedError(WRONG_CREDENTIALS);
-    }
-    await this.limiter.recordSuccess(normalized);
+    const check = await checkPassword(password, user?.passwordHash ?? (await dummyHash()));
+    // A failure keeps its reservation: that is the count of failures.
+    if (!user || !user.passwordHash || !check.ok) throw new UnauthorizedError(WRONG_CREDENTIALS);
+    await this.limiter.signInSucceeded(reservation);
     user.lastSignInAt = new Date();
-    await this.db.transaction((tx) => tx.update(User, { id: user.id }, { lastSignInAt: user.lastSignInAt }));
+    const changes: Partial<User> = { lastSignInAt: user.lastSignInAt };
+    // A hash of the older kind (cut at 72 bytes, lower cost) is replaced while the password is at hand.
+    if (check.outdated) changes.passwordHash = await hashPassword(password);
+    await this.db.transaction((tx) => tx.update(User, { id: user.id }, changes));
     return { user, token: await this.tokens.issue(user) };
   }
 
@@ -99,6 +102,11 @@ export class AccountsService {
       return user;
     });
     return { user, token: await this.tokens.issue(user) };
+  }
+
+  /** Whether the user behind a verified token still exists: one lookup by primary key, on every authenticated request. */
+  async userExists(userId: string): Promise<boolean> {
+    return this.db.manager.exists(User, { where: { id: userId } });
   }
 
   /** The user behind a verified token; a token for a user that no longer exists is a 401. */

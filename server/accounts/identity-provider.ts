@@ -9,7 +9,7 @@ export interface IdentityClaims {
   picture: string | null;
 }
 
-/** Verifies an identity provider's session JWT against its JWKS (issuer and audience when configured). */
+/** Verifies an identity provider's session JWT against its JWKS, issuer and audience (all three required by config.ts). */
 export class IdentityProvider {
   private readonly jwks: ReturnType<typeof createRemoteJWKSet> | null;
 
@@ -43,6 +43,10 @@ export class IdentityProvider {
     }
     const email = typeof payload.email === "string" ? payload.email.trim().toLowerCase() : "";
     if (!payload.sub || !email) throw new UnauthorizedError("Identity provider session token lacks a subject or email");
+    // Only an explicit false (some providers send a string) is refused: OIDC makes the claim optional and some providers omit it (docs/decisions.md: Accounts and sessions).
+    if (payload.email_verified === false || payload.email_verified === "false") {
+      throw new UnauthorizedError("The identity provider has not verified this email address; verify it with the provider, then sign in again");
+    }
     return {
       subject: payload.sub,
       email,

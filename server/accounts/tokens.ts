@@ -5,6 +5,8 @@ import type { SecretStore } from "../secrets/secrets";
 import type { Actor } from "../access/actor";
 
 export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+/** How far in the future `iat` may be: clocks of API processes on several machines differ a little. */
+export const CLOCK_SKEW_SECONDS = 60;
 const SECRET_KEY = "jwt-signing-secret";
 const ALGORITHM = "HS256";
 
@@ -33,11 +35,17 @@ export class TokenService {
       .sign(this.key);
   }
 
-  /** Only our own HS256 tokens pass: an identity provider's RS256 token, a forged, unsigned or expired one is a 401. */
+  /**
+   * Only our own HS256 tokens pass: an identity provider's RS256 token, a forged, unsigned or
+   * expired one is a 401, and so is one we would not have issued: without `exp` or `iat`, living
+   * longer than a session, or issued in the future (a token signed with a leaked secret must not live forever).
+   */
   async verify(token: string): Promise<Actor> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: [ALGORITHM] });
+      const { payload } = await jwtVerify(token, this.key, { algorithms: [ALGORITHM], requiredClaims: ["exp", "iat", "sub"] });
       if (typeof payload.sub !== "string" || typeof payload.email !== "string") throw new Error("missing claims");
+      if (payload.exp! - payload.iat! > TOKEN_LIFETIME_SECONDS) throw new Error("lives longer than a session");
+      if (payload.iat! > Math.floor(Date.now() / 1000) + CLOCK_SKEW_SECONDS) throw new Error("issued in the future");
       return { userId: payload.sub, email: payload.email };
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new UnauthorizedError("Session expired: sign in again");

@@ -1,17 +1,33 @@
 import crypto from "node:crypto";
-import type { DataSource } from "typeorm";
+import { In, type DataSource } from "typeorm";
 import { BadRequestError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { IngestQueue } from "../ingest/job-queue";
-import type { CollectionStats, DocumentSummary, SearchHit, SearchIndex } from "../search/search-index";
+import type { CollectionStats, DocumentSummary, SearchFilter, SearchHit, SearchIndex } from "../search/search-index";
+import { DataSourceRecord } from "../data/entities/data-source.entity";
+import type { KindRegistry } from "../connectors/registry";
+import type { DocumentLocator } from "../connectors/source-kind";
+import { MAX_TOP_K } from "../search/query";
+import { HITS_PER_DOCUMENT, PASSAGES_PER_DOCUMENT, groupByDocument, type CollectionSearch, type LocatedHit } from "./search-results";
+
+export interface SearchRequest {
+  q: string;
+  topK: number;
+  /** "document": top_k documents, each with its best passages. */
+  groupBy?: "document";
+  filter?: SearchFilter;
+}
+
+const NO_LOCATION = { path: null, url: null };
 
 export class CollectionsService {
   constructor(
     private readonly db: DataSource,
     private readonly index: SearchIndex,
     private readonly queue: IngestQueue,
+    private readonly kinds: KindRegistry,
   ) {}
 
   async create(actor: Actor, name: string, ownerGroupId: string): Promise<Collection> {
@@ -29,9 +45,31 @@ export class CollectionsService {
     return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.index.stats(collection.id) })));
   }
 
-  async search(actor: Actor, collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+  async search(actor: Actor, collectionId: string, request: SearchRequest): Promise<CollectionSearch> {
     await requireCollectionAccess(this.db.manager, actor, collectionId);
-    return this.index.search(collectionId, query, topK);
+    const grouped = request.groupBy === "document";
+    const fetch = grouped ? Math.min(MAX_TOP_K, request.topK * HITS_PER_DOCUMENT) : request.topK;
+    const found = await this.index.search(collectionId, request.q, fetch, { ...request.filter, perDocument: grouped ? PASSAGES_PER_DOCUMENT : undefined });
+    const locate = await this.locators(found);
+    const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));
+    return {
+      hits,
+      matched: hits.some((hit) => hit.matched === "any") ? "any" : "all",
+      documents: grouped ? groupByDocument(hits, request.topK) : null,
+    };
+  }
+
+  /** Each hit's source asks its kind how its documents are located (a source deleted meanwhile has none). */
+  private async locators(hits: SearchHit[]): Promise<Map<string, DocumentLocator>> {
+    const ids = [...new Set(hits.map((hit) => hit.sourceId))];
+    const locators = new Map<string, DocumentLocator>();
+    if (ids.length === 0) return locators;
+    const sources = await this.db.manager.find(DataSourceRecord, { where: { id: In(ids) } });
+    for (const kind of this.kinds.all()) {
+      const ofKind = sources.filter((s) => s.kind === kind.name).map((s) => s.id);
+      if (ofKind.length) for (const [id, locator] of await kind.locators(this.db.manager, ofKind)) locators.set(id, locator);
+    }
+    return locators;
   }
 
   async documents(actor: Actor, collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {

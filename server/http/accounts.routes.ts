@@ -1,6 +1,6 @@
 import type { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
-import { clearTokenCookie, requireAuth, setTokenCookie } from "./auth.middleware";
+import { clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "./auth.middleware";
 import { documentedRouter } from "./documented-router";
 import type { TokenService } from "../accounts/tokens";
 import { presentToken, presentUser } from "./accounts.presenters";
@@ -8,6 +8,7 @@ import { signInBody, signUpBody } from "./accounts.schemas";
 import { parse } from "./validate";
 
 export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean): Router {
+  const signedIn = requireAuth(tokens, (id) => accounts.userExists(id));
   const routes = documentedRouter("Accounts");
 
   routes.post("/signup", {
@@ -15,11 +16,11 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     body: signUpBody,
     status: 201,
     returns: "A token response; also sets the HttpOnly `access_token` cookie",
-    errors: { 409: "An account with this email exists" },
+    errors: { 409: "An account with this email exists", 429: "Too many sign-ups from this address; see Retry-After" },
     public: true,
   }, async (req, res) => {
     const body = parse(signUpBody, req.body, "body");
-    const { token } = await accounts.signUp(body.email, body.password);
+    const { token } = await accounts.signUp(body.email, body.password, clientAddress(req));
     setTokenCookie(res, token, secureCookies);
     res.status(201).json(presentToken(token));
   });
@@ -28,11 +29,11 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     summary: "Sign in with email and password",
     body: signInBody,
     returns: "A token response; also sets the HttpOnly `access_token` cookie",
-    errors: { 401: "Wrong email or password", 429: "Too many failed sign-ins from this address or for this account; see Retry-After" },
+    errors: { 401: "Wrong email or password", 429: "Too many failed sign-ins for this account from this address, or from this address; see Retry-After" },
     public: true,
   }, async (req, res) => {
     const body = parse(signInBody, req.body, "body");
-    const { token } = await accounts.signIn(body.email, body.password, req.ip ?? "unknown");
+    const { token } = await accounts.signIn(body.email, body.password, clientAddress(req));
     setTokenCookie(res, token, secureCookies);
     res.status(200).json(presentToken(token));
   });
@@ -53,7 +54,7 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     res.status(200).json(presentUser(user));
   });
 
-  routes.post("/signout", { summary: "Clear the cookie (bearer tokens are not revoked)", returns: "`{signed_out: true}`" }, requireAuth(tokens), (_req, res) => {
+  routes.post("/signout", { summary: "Clear the cookie (bearer tokens are not revoked)", returns: "`{signed_out: true}`" }, signedIn, (_req, res) => {
     clearTokenCookie(res, secureCookies);
     res.status(200).json({ signed_out: true });
   });

@@ -7,7 +7,11 @@ export const PASSWORD = z
   .min(8, "must be at least 8 characters")
   .max(100, "must be at most 100 characters")
   .regex(/\p{L}/u, "must contain at least one letter")
-  .regex(/\p{Nd}/u, "must contain at least one digit");
+  .regex(/\p{Nd}/u, "must contain at least one digit")
+  .describe(
+    "8 to 100 characters, with at least one letter and one digit. Every character counts, however many bytes the password takes: " +
+      "it is reduced with HMAC-SHA256 before bcrypt (cost 12), so nothing beyond bcrypt's 72-byte limit is cut off.",
+  );
 
 export const EMAIL = z.email("must be a valid email address").max(254, "must be at most 254 characters");
 

@@ -17,14 +17,24 @@ export function bearerOrCookie(req: Request): string | null {
   return cookie || null;
 }
 
-/** Async: Express 5 passes a rejected promise (a 401) to the error middleware. */
-export function requireAuth(tokens: TokenService) {
+/**
+ * A valid token of ours whose user still exists (a deleted user's token is a 401 everywhere, not
+ * a failure deeper down). Async: Express 5 passes a rejected promise (a 401) to the error middleware.
+ */
+export function requireAuth(tokens: TokenService, userExists: (userId: string) => Promise<boolean>) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearerOrCookie(req);
     if (!token) throw new UnauthorizedError("Not authenticated: sign in first");
-    res.locals.actor = await tokens.verify(token);
+    const actor = await tokens.verify(token);
+    if (!(await userExists(actor.userId))) throw new UnauthorizedError("Account no longer exists: sign in again");
+    res.locals.actor = actor;
     next();
   };
+}
+
+/** The client's address as Express derives it: the socket's, or with TRUST_PROXY the one the trusted proxies forwarded. */
+export function clientAddress(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? "unknown";
 }
 
 export function actorOf(res: Response): Actor {

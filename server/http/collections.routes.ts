@@ -30,12 +30,15 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     summary: "Full-text search in a collection",
     params: idParams,
     query: searchQuery,
-    returns: "The best matches, best first",
+    returns:
+      "`results`: the best chunks, best first (every word as typed before matches by stem), each with its document's `location` ({path, url}, null when unknown); " +
+      "`matched`: `all`, or `any` when no chunk had every word and the results are for any of them; `documents` with group_by=document: top_k documents with their best passages",
     errors: { 404: "No such collection among the caller's" },
   }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
-    const { q, top_k } = parse(searchQuery, req.query, "query");
-    res.json(presentSearchResults(await collections.search(actorOf(res), id, q, top_k)));
+    const { q, top_k, group_by, type, folder } = parse(searchQuery, req.query, "query");
+    const search = await collections.search(actorOf(res), id, { q, topK: top_k, groupBy: group_by, filter: { types: type, folder: folder || undefined } });
+    res.json(presentSearchResults(search));
   });
 
   routes.get("/collections/:id/documents", {

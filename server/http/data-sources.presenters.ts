@@ -19,3 +19,8 @@ export function presentDataSource(source: DataSourceRecord) {
 export function presentListedSource(source: DataSourceRecord, kindDetails: Record<string, unknown> | undefined) {
   return { ...presentDataSource(source), smb_source: null, ...kindDetails };
 }
+
+/** POST /data_sources/{id}/schedules/pause and /resume. */
+export function presentSchedulesChanged(dataSourceId: string, count: number) {
+  return { data_source_id: dataSourceId, schedules_changed: count };
+}

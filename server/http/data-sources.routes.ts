@@ -1,13 +1,14 @@
 import type { Router } from "express";
 import type { SourcesService } from "../sources/sources.service";
+import type { SchedulesService } from "../schedules/schedules.service";
 import { actorOf } from "./auth.middleware";
 import { documentedRouter } from "./documented-router";
-import { presentListedSource } from "./data-sources.presenters";
+import { presentListedSource, presentSchedulesChanged } from "./data-sources.presenters";
 import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
 /** The routes every kind shares; each kind's own routes (creation, ...) come from its folder under connectors/. */
-export function dataSourcesRoutes(sources: SourcesService): Router {
+export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesService): Router {
   const routes = documentedRouter("Data sources");
 
   routes.get("/data_sources", { summary: "The data sources the caller can reach, of every kind", returns: "A list of data sources with their kind's details" }, async (_req, res) => {
@@ -26,6 +27,22 @@ export function dataSourcesRoutes(sources: SourcesService): Router {
     await sources.delete(actorOf(res), id);
     res.status(204).end();
   });
+
+  for (const action of ["pause", "resume"] as const) {
+    routes.post(`/data_sources/:id/schedules/${action}`, {
+      summary:
+        action === "pause"
+          ? "Pause the schedule of every pipeline reading from this source (its server is down for maintenance)"
+          : "Resume the paused schedules of every pipeline reading from this source",
+      params: idParams,
+      returns: "`{data_source_id, schedules_changed}`: how many schedules were " + (action === "pause" ? "paused" : "resumed"),
+      errors: { 404: "No such data source among the caller's" },
+    }, async (req, res) => {
+      const { id } = parse(idParams, req.params, "params");
+      const changed = await schedules.setPausedForSource(actorOf(res), id, action === "pause");
+      res.json(presentSchedulesChanged(id, changed));
+    });
+  }
 
   return routes.router;
 }

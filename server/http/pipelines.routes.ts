@@ -1,13 +1,15 @@
 import type { Router } from "express";
+import type { z } from "zod";
 import type { PipelinesService } from "../pipelines/pipelines.service";
+import type { ScheduleChange, SchedulesService } from "../schedules/schedules.service";
 import { actorOf } from "./auth.middleware";
 import { documentedRouter } from "./documented-router";
-import { presentJob, presentPipeline } from "./pipelines.presenters";
+import { presentJob, presentPipeline, presentPipelineView } from "./pipelines.presenters";
 import { idParams } from "./common.schemas";
-import { createPipelineBody } from "./pipelines.schemas";
+import { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
 import { parse } from "./validate";
 
-export function pipelinesRoutes(pipelines: PipelinesService): Router {
+export function pipelinesRoutes(pipelines: PipelinesService, schedules: SchedulesService): Router {
   const routes = documentedRouter("Pipelines");
 
   routes.post("/data_pipelines", {
@@ -28,7 +30,7 @@ export function pipelinesRoutes(pipelines: PipelinesService): Router {
   });
 
   routes.get("/data_pipelines", { summary: "The pipelines the caller can reach", returns: "A list of pipelines" }, async (_req, res) => {
-    res.json((await pipelines.list(actorOf(res))).map(presentPipeline));
+    res.json((await pipelines.list(actorOf(res))).map(presentPipelineView));
   });
 
   routes.get("/data_pipelines/:id", {
@@ -38,7 +40,33 @@ export function pipelinesRoutes(pipelines: PipelinesService): Router {
     errors: { 404: "No such pipeline among the caller's" },
   }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
-    res.json(presentPipeline(await pipelines.get(actorOf(res), id)));
+    res.json(presentPipelineView(await pipelines.get(actorOf(res), id)));
+  });
+
+  routes.put("/data_pipelines/:id/schedule", {
+    summary: "Set, replace, pause or resume the pipeline's schedule",
+    params: idParams,
+    body: setScheduleBody,
+    returns: "The pipeline with its `schedule`; no run is started by this",
+    errors: {
+      400: "The cron pattern or the time zone is not valid (the detail says which field and why)",
+      404: "No such pipeline among the caller's",
+      409: "`paused` alone on a pipeline that has no schedule",
+    },
+  }, async (req, res) => {
+    const { id } = parse(idParams, req.params, "params");
+    const body = parse(setScheduleBody, req.body, "body");
+    res.json(presentPipelineView(await schedules.set(actorOf(res), id, scheduleChange(body))));
+  });
+
+  routes.delete("/data_pipelines/:id/schedule", {
+    summary: "Remove the pipeline's schedule",
+    params: idParams,
+    returns: "The pipeline, `schedule: null`",
+    errors: { 404: "No such pipeline among the caller's" },
+  }, async (req, res) => {
+    const { id } = parse(idParams, req.params, "params");
+    res.json(presentPipelineView(await schedules.remove(actorOf(res), id)));
   });
 
   routes.get("/data_pipelines/:id/jobs", {
@@ -52,4 +80,12 @@ export function pipelinesRoutes(pipelines: PipelinesService): Router {
   });
 
   return routes.router;
+}
+
+/** The wire body (checked by setScheduleBody) as the service's change. */
+function scheduleChange(body: z.infer<typeof setScheduleBody>): ScheduleChange {
+  const extra = { ...(body.timezone !== undefined ? { timezone: body.timezone } : {}), ...(body.paused !== undefined ? { paused: body.paused } : {}) };
+  if (body.every_minutes !== undefined) return { everyMinutes: body.every_minutes, ...extra };
+  if (body.cron !== undefined) return { cron: body.cron, ...extra };
+  return { paused: body.paused! };
 }

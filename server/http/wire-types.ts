@@ -8,7 +8,7 @@
 import type { z } from "zod";
 import type { presentToken, presentUser } from "./accounts.presenters";
 import type { signInBody, signUpBody } from "./accounts.schemas";
-import type { presentCollection, presentDocument, presentDocumentPage, presentSearchHit, presentSearchResults } from "./collections.presenters";
+import type { presentCollection, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./collections.presenters";
 import type { createCollectionBody } from "./collections.schemas";
 import type { presentDataSource } from "./data-sources.presenters";
 import type { presentSmbSource } from "../connectors/smb/smb.presenters";
@@ -19,16 +19,20 @@ import type { presentDriveFile, presentDriveSource, presentDriveStatus, presentP
 import type { createDriveSourceBody, registerDriveFilesBody } from "../connectors/gdrive/drive.schemas";
 import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
 import type { createGroupBody, setParentBody } from "./groups.schemas";
-import type { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
-import type { addPersonalModelBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
-import type { presentJob, presentPipeline } from "./pipelines.presenters";
-import type { createPipelineBody } from "./pipelines.schemas";
+import type { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
+import type { addPersonalModelBody, cancelPullBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
+import type { presentJob, presentPipeline, presentSchedule } from "./pipelines.presenters";
+import type { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
+import type { presentSchedulesChanged } from "./data-sources.presenters";
+import type { presentInstance } from "./instance.presenters";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
 export type Token = ReturnType<typeof presentToken>;
 export type SignUpBody = z.input<typeof signUpBody>;
 export type SignInBody = z.input<typeof signInBody>;
+
+export type Instance = ReturnType<typeof presentInstance>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;
@@ -42,6 +46,10 @@ export type SetParentBody = z.input<typeof setParentBody>;
 export type Collection = ReturnType<typeof presentCollection>;
 export type SearchHit = ReturnType<typeof presentSearchHit>;
 export type SearchResults = ReturnType<typeof presentSearchResults>;
+/** One document of a search with group_by=document, its best passages under it. */
+export type DocumentResult = ReturnType<typeof presentDocumentResult>;
+/** Where a document is: `path` as the user's machine names it, `url` to open it; null when unknown. */
+export type DocumentLocation = ReturnType<typeof presentLocation>;
 export type DocumentSummary = ReturnType<typeof presentDocument>;
 export type DocumentPage = ReturnType<typeof presentDocumentPage>;
 export type CreateCollectionBody = z.input<typeof createCollectionBody>;
@@ -77,6 +85,9 @@ export type RegisterDriveFilesBody = z.input<typeof registerDriveFilesBody>;
 // ---- pipelines and ingestion ----
 export type Pipeline = ReturnType<typeof presentPipeline>;
 export type IngestJob = ReturnType<typeof presentJob>;
+export type PipelineScheduleRecord = ReturnType<typeof presentSchedule>;
+export type SetScheduleBody = z.input<typeof setScheduleBody>;
+export type SchedulesChanged = ReturnType<typeof presentSchedulesChanged>;
 export type CreatePipelineBody = z.input<typeof createPipelineBody>;
 
 // ---- models ----
@@ -85,5 +96,8 @@ export type LibraryModel = ReturnType<typeof presentLibraryEntry>;
 export type PersonalModel = ReturnType<typeof presentPersonalModel>;
 export type PullEvent = ReturnType<typeof presentPullEvent>;
 export type PullModelBody = z.input<typeof pullModelBody>;
+export type ModelServerStatus = ReturnType<typeof presentModelServerStatus>;
+export type CancelledPull = ReturnType<typeof presentCancelledPull>;
+export type CancelPullBody = z.input<typeof cancelPullBody>;
 export type AddPersonalModelBody = z.input<typeof addPersonalModelBody>;
 export type UpdatePersonalModelBody = z.input<typeof updatePersonalModelBody>;

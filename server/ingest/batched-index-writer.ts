@@ -23,6 +23,8 @@ export function isFatalIndexError(error: unknown): boolean {
 interface Pending {
   doc: DocumentInput;
   bytes: number;
+  /** Whether the file is new to the collection or replaces what it held. */
+  change: "added" | "changed";
 }
 
 /**
@@ -44,10 +46,10 @@ export class BatchedIndexWriter {
     private readonly progress: JobProgress,
   ) {}
 
-  add(doc: DocumentInput, bytes: number): Promise<void> {
+  add(doc: DocumentInput, bytes: number, change: "added" | "changed" = "added"): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.pending.length === 0) this.oldest = Date.now();
-    this.pending.push({ doc, bytes });
+    this.pending.push({ doc, bytes, change });
     this.chunks += doc.chunks.length;
     const due = this.pending.length >= MAX_DOCUMENTS || this.chunks >= MAX_CHUNKS || Date.now() - this.oldest >= MAX_WAIT_MS;
     return due ? this.startWrite() : Promise.resolve();
@@ -81,14 +83,14 @@ export class BatchedIndexWriter {
   private async write(batch: Pending[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      await this.index.upsertDocuments(this.collectionId, batch.map((p) => p.doc));
-      for (const p of batch) this.progress.processed("indexed", p.bytes);
+      await this.progress.stats.time("index", () => this.index.upsertDocuments(this.collectionId, batch.map((p) => p.doc)));
+      for (const p of batch) this.progress.processed(p.change, p.bytes);
     } catch (error) {
       if (isFatalIndexError(error)) throw error;
       for (const p of batch) {
         try {
-          await this.index.upsertDocument(this.collectionId, p.doc);
-          this.progress.processed("indexed", p.bytes);
+          await this.progress.stats.time("index", () => this.index.upsertDocument(this.collectionId, p.doc));
+          this.progress.processed(p.change, p.bytes);
         } catch (error) {
           if (isFatalIndexError(error)) throw error;
           this.progress.failed(p.doc.path, `Could not be added to the index: ${(error as Error).message}`, p.bytes);

@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from "typeorm";
 import { DatabaseOutage } from "../data/database-outage";
 import { isDatabaseUnreachable } from "../data/db-errors";
 import { ServiceUnavailableError } from "../errors";
-import { IngestJob } from "../data/entities/ingest-job.entity";
+import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import type { Logger } from "../logger";
 import { isConnectionError } from "../redis/redis-connection";
@@ -99,8 +99,8 @@ export class BullmqJobQueue implements IngestQueue {
     this.sweeper.unref();
   }
 
-  async enqueue(pipelineId: string): Promise<IngestJob> {
-    const job = await recordQueuedJob(this.db, pipelineId);
+  async enqueue(pipelineId: string, trigger: JobTrigger = "manual"): Promise<IngestJob> {
+    const job = await recordQueuedJob(this.db, pipelineId, trigger);
     try {
       await this.add(job.id);
     } catch (error) {

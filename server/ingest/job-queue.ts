@@ -1,11 +1,12 @@
 import crypto from "node:crypto";
 import type { DataSource, EntityManager } from "typeorm";
 import { ConflictError } from "../errors";
-import { IngestJob } from "../data/entities/ingest-job.entity";
+import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import { DatabaseOutage } from "../data/database-outage";
 import type { Logger } from "../logger";
 import { JobProgress } from "./job-progress";
+import { independentWrite } from "../data/serial-transactions";
 
 export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline";
 export const INTERRUPTED = "Interrupted by shutdown";
@@ -27,7 +28,8 @@ export type JobTarget = { dataSourceId: string } | { collectionId: string };
 /** What the API needs from the ingestion queue: the in-process JobQueue or the BullMQ one (team mode). */
 export interface IngestQueue {
   start(): Promise<void>;
-  enqueue(pipelineId: string): Promise<IngestJob>;
+  /** Records a queued job (the 409 rule included) and hands it to the queue; `trigger` says what started it. */
+  enqueue(pipelineId: string, trigger?: JobTrigger): Promise<IngestJob>;
   /** 409 while a job that writes to the target is queued or running; call it in the deleting transaction. */
   assertNoActiveJob(tx: EntityManager, target: JobTarget): Promise<void>;
   stop(): Promise<void>;
@@ -62,8 +64,8 @@ export class JobQueue implements IngestQueue {
   }
 
   /** Records a queued job (status processing) unless the pipeline already has one queued or running. */
-  async enqueue(pipelineId: string): Promise<IngestJob> {
-    const job = await recordQueuedJob(this.db, pipelineId);
+  async enqueue(pipelineId: string, trigger: JobTrigger = "manual"): Promise<IngestJob> {
+    const job = await recordQueuedJob(this.db, pipelineId, trigger);
     this.pump();
     return job;
   }
@@ -115,7 +117,7 @@ export class JobQueue implements IngestQueue {
 }
 
 /** The 409 rule and the row, in one transaction: a queued job (status processing) unless the pipeline has one queued or running. */
-export async function recordQueuedJob(db: DataSource, pipelineId: string): Promise<IngestJob> {
+export async function recordQueuedJob(db: DataSource, pipelineId: string, trigger: JobTrigger = "manual"): Promise<IngestJob> {
   return db.transaction(async (tx) => {
     const active = await tx.exists(IngestJob, { where: [{ pipelineId, runState: "queued" }, { pipelineId, runState: "running" }] });
     if (active) throw new ConflictError(ALREADY_RUNNING);
@@ -134,10 +136,16 @@ export async function recordQueuedJob(db: DataSource, pipelineId: string): Promi
       entitiesFailed: 0,
       entitiesSkipped: 0,
       bytesProcessed: 0,
+      filesAdded: 0,
+      filesChanged: 0,
+      filesRemoved: 0,
+      filesUnchanged: 0,
+      trigger,
       discoveryComplete: false,
       currentEntity: "Waiting for other ingestion jobs to finish",
       errorMessage: null,
       errors: [],
+      stats: null,
       createdAt: now,
       startedAt: now,
       completedAt: null,
@@ -172,7 +180,8 @@ export async function runJob(db: DataSource, handler: JobHandler, logger: Logger
   try {
     job.runState = "running";
     job.startedAt = new Date();
-    await outage.run(() => db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
+    // queued -> running: both count as active for every check, so this need not wait for the writer lock.
+    await outage.run(() => independentWrite(db, (tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
     await handler(job, progress, signal);
     progress.currentEntity = "Done";
     const recorded = await outage.untilReachable(async () => {

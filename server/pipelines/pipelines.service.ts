@@ -5,6 +5,7 @@ import { IngestJob } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import { accessiblePipelines, assertCanConnect, requirePipelineAccess } from "../access/access";
 import type { Actor } from "../access/actor";
+import { withDetails, type PipelineView } from "./pipeline-details";
 
 export interface NewPipeline {
   name: string;
@@ -29,12 +30,13 @@ export class PipelinesService {
     });
   }
 
-  list(actor: Actor): Promise<Pipeline[]> {
-    return accessiblePipelines(this.db.manager, actor);
+  /** With each pipeline's schedule and latest job. */
+  async list(actor: Actor): Promise<PipelineView[]> {
+    return withDetails(this.db.manager, await accessiblePipelines(this.db.manager, actor));
   }
 
-  get(actor: Actor, pipelineId: string): Promise<Pipeline> {
-    return requirePipelineAccess(this.db.manager, actor, pipelineId);
+  async get(actor: Actor, pipelineId: string): Promise<PipelineView> {
+    return (await withDetails(this.db.manager, [await requirePipelineAccess(this.db.manager, actor, pipelineId)]))[0];
   }
 
   /** The pipeline's jobs, newest first. */

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import { after, before, describe, it } from "node:test";
+import bcrypt from "bcryptjs";
 import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
-import { openStorage } from "../../server/storage";
+import { User } from "../../server/data/entities/user.entity";
+import { openStorage, type Storage } from "../../server/storage";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
 
@@ -25,6 +28,20 @@ function sign(claims: { email?: unknown; sub?: string }, secret: string, lifetim
     .setSubject(claims.sub!)
     .sign(new TextEncoder().encode(secret));
 }
+
+/** The server's storage opened beside it (its DATA_DIR's SQLite file, or on a team server its database), as the server reads it. */
+async function withStorage<T>(use: (storage: Storage) => Promise<T>): Promise<T> {
+  const storage = await openStorage({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
+  try {
+    return await use(storage);
+  } finally {
+    await storage.index.close();
+    await storage.db.destroy();
+  }
+}
+
+const signingSecret = () => withStorage(async (storage) => (await storage.secrets.get("jwt-signing-secret"))!);
+const storedHash = (email: string) => withStorage(async (storage) => (await storage.db.manager.findOneByOrFail(User, { email })).passwordHash!);
 
 function cookieOf(res: { headers: Headers }): string {
   const setCookie = res.headers.get("set-cookie") ?? "";
@@ -92,6 +109,40 @@ describe("POST /signup", () => {
     }
   });
 
+  it("uses every byte of a long password (no cut at bcrypt's 72), hashed at bcrypt cost 12", async () => {
+    const email = uniqueEmail();
+    // 100 characters, 148 bytes (ä takes two): the first 72 bytes are the same in all three.
+    const password = "pw1-" + "ä".repeat(48) + "b".repeat(48);
+    assert.equal((await request("POST", "/signup", { body: { email, password } })).status, 201);
+    assert.equal((await request("POST", "/signin", { body: { email, password: "pw1-" + "ä".repeat(48) + "c".repeat(48) } })).status, 401);
+    assert.equal((await request("POST", "/signin", { body: { email, password: "pw1-" + "ä".repeat(34) } })).status, 401, "the first 72 bytes alone");
+    assert.equal((await request("POST", "/signin", { body: { email, password } })).status, 200);
+    const hash = await storedHash(email);
+    assert.match(hash, /^\$sluice-hmac-sha256\$2b\$12\$/);
+  });
+
+  it("a password hashed the old way (bcrypt over the password, cost 10) still signs in, and is hashed again the new way", async () => {
+    const email = uniqueEmail("legacy");
+    const now = new Date();
+    await withStorage((storage) =>
+      storage.db.manager.insert(User, {
+        id: crypto.randomUUID(),
+        email,
+        passwordHash: bcrypt.hashSync(GOOD_PASSWORD, 10),
+        displayName: null,
+        avatarUrl: null,
+        idpSubject: null,
+        createdAt: now,
+        updatedAt: now,
+        lastSignInAt: null,
+      }),
+    );
+    assert.equal((await request("POST", "/signin", { body: { email, password: "wrong-password-1" } })).status, 401);
+    assert.equal((await request("POST", "/signin", { body: { email, password: GOOD_PASSWORD } })).status, 200);
+    assert.match(await storedHash(email), /^\$sluice-hmac-sha256\$2b\$12\$/, "upgraded on sign-in");
+    assert.equal((await request("POST", "/signin", { body: { email, password: GOOD_PASSWORD } })).status, 200, "and still signs in");
+  });
+
   it("rejects an invalid email with 422", async () => {
     const res = await request("POST", "/signup", { body: { email: "not-an-email", password: GOOD_PASSWORD } });
     assert.equal(res.status, 422);
@@ -150,17 +201,58 @@ describe("authentication", () => {
   it("answers 401 for an expired token signed with the real secret", async () => {
     const { token } = await signUp(request);
     const claims = decodeJwt(token);
-    // Read the way the server reads it: its DATA_DIR's secrets file, or on a team server the database.
-    const storage = await openStorage({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
-    const secret = (await storage.secrets.get("jwt-signing-secret"))!;
-    await storage.index.close();
-    await storage.db.destroy();
+    const secret = await signingSecret();
     const valid = await sign(claims, secret, 60);
     assert.equal((await request("GET", "/users/me", { token: valid })).status, 200, "control: the secret is the server's");
     const expired = await sign(claims, secret, 86400, Math.floor(Date.now() / 1000) - 86401);
     const res = await request("GET", "/users/me", { token: expired });
     assert.equal(res.status, 401);
     assert.match(res.body.detail, /expired/i);
+  });
+
+  it("answers 401 for a token we would not issue: without exp or iat, living longer than a session, issued in the future", async () => {
+    const { token } = await signUp(request);
+    const { sub, email } = decodeJwt(token);
+    const secret = new TextEncoder().encode(await signingSecret());
+    const now = Math.floor(Date.now() / 1000);
+    const make = (claims: { iat?: number; exp?: number }) => {
+      const jwt = new SignJWT({ email }).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject(sub!);
+      if (claims.iat !== undefined) jwt.setIssuedAt(claims.iat);
+      if (claims.exp !== undefined) jwt.setExpirationTime(claims.exp);
+      return jwt.sign(secret);
+    };
+    assert.equal((await request("GET", "/users/me", { token: await make({ iat: now, exp: now + 86400 }) })).status, 200, "control: a full session's token");
+    assert.equal((await request("GET", "/users/me", { token: await make({ iat: now + 30, exp: now + 3600 }) })).status, 200, "control: a clock a little ahead");
+    for (const [name, claims] of [
+      ["no exp", { iat: now }],
+      ["no iat", { exp: now + 3600 }],
+      ["a year long", { iat: now, exp: now + 365 * 86400 }],
+      ["a second over 24 hours", { iat: now - 10, exp: now + 86391 }],
+      ["issued an hour ahead", { iat: now + 3600, exp: now + 7200 }],
+    ] as const) {
+      const res = await request("GET", "/users/me", { token: await make(claims) });
+      assert.equal(res.status, 401, name);
+      assert.match(res.body.detail, /sign in again/, name);
+    }
+  });
+
+  it("a deleted user's valid token answers 401 on every authenticated route", async () => {
+    const { token } = await signUp(request);
+    const { sub } = decodeJwt(token);
+    await withStorage((storage) => storage.db.manager.delete(User, { id: sub }));
+    for (const [method, path, body] of [
+      ["GET", "/users/me"],
+      ["GET", "/users"],
+      ["POST", "/user_groups", { group_name: `orphan-${process.pid}`, group_permission: "write" }],
+      ["GET", "/user_groups"],
+      ["GET", "/collections"],
+      ["GET", "/data_pipelines"],
+      ["POST", "/signout"],
+    ] as const) {
+      const res = await request(method, path, { token, body });
+      assert.equal(res.status, 401, `${method} ${path}`);
+      assert.match(res.body.detail, /no longer exists/, `${method} ${path}`);
+    }
   });
 
   it("POST /signout clears the cookie and needs authentication", async () => {
@@ -209,5 +301,20 @@ describe("users", () => {
 
     const unknown = await request("GET", `/users/00000000-0000-4000-8000-000000000000/user_groups`, { token: a.token });
     assert.equal(unknown.status, 404);
+  });
+});
+
+describe("GET /instance", () => {
+  it("tells the caller at the server's own machine that they can change its settings, except on a team server", async () => {
+    const { token } = await signUp(request);
+    const res = await request("GET", "/instance", { token });
+    assert.equal(res.status, 200);
+    // These requests come over loopback; a team server (DATABASE_URL) has its administrator elsewhere.
+    assert.deepEqual(res.body, { can_change_settings: server.databaseUrl === null });
+  });
+
+  it("answers 401 without a session", async () => {
+    const res = await request("GET", "/instance");
+    assert.equal(res.status, 401);
   });
 });

@@ -73,6 +73,29 @@ describe("POST /auth/session", () => {
     assert.equal(res.status, 401);
   });
 
+  it("refuses an email the provider says is not verified (401 with a clear detail); true or absent is taken", async () => {
+    for (const unverified of [false, "false"]) {
+      const sub = subject();
+      const res = await request("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com`, email_verified: unverified }) });
+      assert.equal(res.status, 401, String(unverified));
+      assert.match(res.body.detail, /not verified this email address/);
+      assert.equal(res.headers.get("set-cookie"), null);
+    }
+    for (const verified of [{ email_verified: true }, {}]) {
+      const sub = subject();
+      assert.equal((await request("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com`, ...verified }) })).status, 200);
+    }
+  });
+
+  it("a server with IDP_JWKS_URL but no IDP_ISSUER or IDP_AUDIENCE refuses to start, naming both", async () => {
+    await assert.rejects(startSluice({ env: { IDP_JWKS_URL: idp.jwksUrl } }), (error: Error) => {
+      assert.match(error.message, /exited with 1 before listening/);
+      assert.match(error.message, /IDP_ISSUER must be set when IDP_JWKS_URL is.*IDP_AUDIENCE must be set when IDP_JWKS_URL is/s);
+      return true;
+    });
+    await assert.rejects(startSluice({ env: { IDP_JWKS_URL: idp.jwksUrl, IDP_ISSUER: idp.issuer } }), /IDP_AUDIENCE must be set/);
+  });
+
   it("answers 409 instead of taking over a password account with the same email", async () => {
     const existing = await signUp(request);
     const res = await request("POST", "/auth/session", { token: await idp.mint({ sub: subject(), email: existing.email }) });

@@ -171,13 +171,21 @@ describe("GET /api/openapi.json", () => {
     const body = signup?.requestBody?.content["application/json"].schema as { required: string[]; properties: Record<string, { minLength?: number }> };
     assert.deepEqual(body.required, ["email", "password"]);
     assert.equal(body.properties.password.minLength, 8);
-    // top_k has a default, so a client may leave it out; q may not.
+    // top_k has a default and group_by, type and folder are optional, so a client may leave them out; q may not.
     const search = doc.paths["/collections/{id}/search"]?.get?.parameters ?? [];
     assert.deepEqual(
       search.map((p) => [p.name, p.in, p.required]),
-      [["id", "path", true], ["q", "query", true], ["top_k", "query", false]],
+      [["id", "path", true], ["q", "query", true], ["top_k", "query", false], ["group_by", "query", false], ["type", "query", false], ["folder", "query", false]],
     );
     assert.equal(search[2].schema.default, 10);
+  });
+
+  it("says in the password's description that every byte counts (pre-hashed before bcrypt), and documents the sign-up and sign-in 429", () => {
+    const signup = doc.paths["/signup"]?.post;
+    const body = signup?.requestBody?.content["application/json"].schema as { properties: Record<string, { description?: string }> };
+    assert.match(body.properties.password.description ?? "", /HMAC-SHA256 before bcrypt \(cost 12\), so nothing beyond bcrypt's 72-byte limit is cut off/);
+    assert.match(signup?.responses["429"]?.description ?? "", /Too many sign-ups from this address/);
+    assert.match(doc.paths["/signin"]?.post?.responses["429"]?.description ?? "", /Retry-After/);
   });
 
   it("answers every error with the shared {detail, errors?} schema, and says what each status means", () => {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Redis } from "ioredis";
-import { RedisSignInLimiter } from "../../server/accounts/redis-sign-in-limiter";
+import { RedisAttemptStore } from "../../server/accounts/redis-attempt-store";
+import { SignInLimiter } from "../../server/accounts/sign-in-limiter";
 import { TooManyRequestsError } from "../../server/errors";
 import type { LogFields, Logger } from "../../server/logger";
 import { openRedis, openSubscriber } from "../../server/redis/redis-connection";
@@ -81,17 +82,31 @@ describe("the process's Redis connection (ioredis, options from the configuratio
     }
   });
 
-  it("the shared sign-in limiter blocks after 10 failures for every process, and a success clears the account", async () => {
+  it("the shared sign-in limits hold across processes, atomically: of 200 attempts at once on two connections exactly 10 pass", async () => {
     const one = openRedis({ redisUrl: redis.url, redisSentinels: null }, recordingLogger());
     const two = openRedis({ redisUrl: redis.url, redisSentinels: null }, recordingLogger());
     try {
-      const a = new RedisSignInLimiter(one, "t");
-      const b = new RedisSignInLimiter(two, "t");
-      for (let i = 0; i < 10; i++) await a.recordFailure(`10.0.0.${i}`, "Ada@example.com");
-      await assert.rejects(() => b.assertAllowed("10.9.9.9", "ada@example.com"), TooManyRequestsError);
-      await b.assertAllowed("10.9.9.9", "bob@example.com");
-      await a.recordSuccess("ada@example.com");
-      await b.assertAllowed("10.9.9.9", "ada@example.com");
+      const a = new SignInLimiter(new RedisAttemptStore(one, "t"));
+      const b = new SignInLimiter(new RedisAttemptStore(two, "t"));
+      const attempts = await Promise.allSettled(Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).reserveSignIn("10.0.0.1", "Ada@example.com")));
+      assert.equal(attempts.filter((r) => r.status === "fulfilled").length, 10);
+      const refused = attempts.find((r) => r.status === "rejected")!.reason;
+      assert.ok(refused instanceof TooManyRequestsError);
+      assert.ok(refused.retryAfterSeconds > 55 && refused.retryAfterSeconds <= 60, String(refused.retryAfterSeconds));
+      // The owner elsewhere is not locked out; a success forgives the pair's failures.
+      const owner = await b.reserveSignIn("10.0.0.2", "ada@example.com");
+      for (let i = 0; i < 9; i++) await a.reserveSignIn("10.0.0.2", "ada@example.com");
+      await b.signInSucceeded(owner);
+      for (let i = 0; i < 10; i++) await a.reserveSignIn("10.0.0.2", "ada@example.com");
+      await assert.rejects(() => a.reserveSignIn("10.0.0.2", "ada@example.com"), TooManyRequestsError);
+      // 29 counted at this account so far (10 + 9 + 10: the success took its own back); 71 more reach the ceiling (100 in 15 minutes), past which each address gets one try.
+      for (let n = 0; n < 7; n++) for (let i = 0; i < 10; i++) await a.reserveSignIn(`10.0.1.${n}`, "ada@example.com");
+      await a.reserveSignIn("10.0.1.7", "ada@example.com");
+      await a.reserveSignIn("10.0.2.1", "ada@example.com");
+      await assert.rejects(() => b.reserveSignIn("10.0.2.1", "ada@example.com"), TooManyRequestsError);
+      // Sign-up: 20 an hour per address.
+      for (let i = 0; i < 20; i++) await (i % 2 ? a : b).reserveSignUp("10.0.0.9");
+      await assert.rejects(() => a.reserveSignUp("10.0.0.9"), (e: unknown) => e instanceof TooManyRequestsError && e.retryAfterSeconds > 3590);
     } finally {
       one.disconnect();
       two.disconnect();

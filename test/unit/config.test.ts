@@ -22,6 +22,7 @@ describe("loadConfig", () => {
       DATA_DIR: "/tmp/x",
       IDP_JWKS_URL: "http://127.0.0.1:9/jwks",
       IDP_ISSUER: "iss",
+      IDP_AUDIENCE: "aud",
       GOOGLE_CLIENT_ID: "id",
       GOOGLE_CLIENT_SECRET: "secret",
       GOOGLE_API_URL: "http://127.0.0.1:9/",
@@ -31,12 +32,26 @@ describe("loadConfig", () => {
     assert.equal(config.port, 0);
     assert.equal(config.host, "0.0.0.0");
     assert.equal(config.dataDir, path.resolve("/tmp/x"));
-    assert.deepEqual(config.idp, { jwksUrl: "http://127.0.0.1:9/jwks", issuer: "iss", audience: undefined });
+    assert.deepEqual(config.idp, { jwksUrl: "http://127.0.0.1:9/jwks", issuer: "iss", audience: "aud" });
     assert.equal(config.google?.apiUrl, "http://127.0.0.1:9");
     assert.equal(config.google?.tokenUrl, "https://oauth2.googleapis.com/token");
   });
 
-  it("refuses an invalid PORT or URL with a clear message", () => {
+  it("social sign-in needs IDP_ISSUER and IDP_AUDIENCE with IDP_JWKS_URL: one error names each one missing, beside any other problem", () => {
+    assert.throws(
+      () => loadConfig({ IDP_JWKS_URL: "http://127.0.0.1:9/jwks", PORT: "eighty" }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems.map((p) => p.split(" ")[0]), ["PORT", "IDP_ISSUER", "IDP_AUDIENCE"]);
+        assert.match(error.message, /IDP_ISSUER must be set when IDP_JWKS_URL is \(social sign-in checks that the provider's tokens name it as their issuer\)/);
+        return true;
+      },
+    );
+    assert.throws(() => loadConfig({ IDP_JWKS_URL: "http://127.0.0.1:9/jwks", IDP_ISSUER: "iss", IDP_AUDIENCE: " " }), /IDP_AUDIENCE must be set/);
+    assert.equal(loadConfig({ IDP_ISSUER: "iss", IDP_AUDIENCE: "aud" }).idp, null, "without IDP_JWKS_URL social sign-in stays off");
+  });
+
+    it("refuses an invalid PORT or URL with a clear message", () => {
     assert.throws(() => loadConfig({ PORT: "eighty" }), (e: unknown) => e instanceof ConfigError && /PORT/.test(e.message));
     assert.throws(() => loadConfig({ PORT: "70000" }), ConfigError);
     assert.throws(() => loadConfig({ OLLAMA_HOST: "not a url" }), /OLLAMA_HOST/);
@@ -84,6 +99,16 @@ describe("loadConfig", () => {
     assert.equal(config.ollamaHost, "http://127.0.0.1:11434");
     assert.equal(config.logLevel, "info");
     assert.equal(config.smbTimeoutMs, 15_000);
+  });
+
+  it("reads the scheduler's tick (SLUICE_SCHEDULER_TICK_MS) and the test clock file (SLUICE_TEST_CLOCK_FILE)", () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.schedulerTickMs, 15_000);
+    assert.equal(defaults.testClockFile, null);
+    const config = loadConfig({ SLUICE_SCHEDULER_TICK_MS: "100", SLUICE_TEST_CLOCK_FILE: "/tmp/clock" });
+    assert.equal(config.schedulerTickMs, 100);
+    assert.equal(config.testClockFile, path.resolve("/tmp/clock"));
+    assert.throws(() => loadConfig({ SLUICE_SCHEDULER_TICK_MS: "0" }), /SLUICE_SCHEDULER_TICK_MS must be an integer from 10 to 3600000, got "0"/);
   });
 
   it("reads the model catalog settings (MODEL_LIBRARY_URL, SSE keep-alive, pull retry delay)", () => {

@@ -117,26 +117,4 @@ describe("opening a new collection file from several connections at once", () =>
     }
   });
 
-  it("a writer opening a file whose tables another connection created, but whose version it read before, migrates without error", async () => {
-    // The interleaving of the bug, made deterministic: the tables are there (another connection
-    // committed them) while this connection's first look said version 0. The migration must
-    // re-read the version under its write lock and create nothing twice.
-    const dir = path.join(root, "migrate");
-    fs.mkdirSync(dir);
-    const id = crypto.randomUUID();
-    const file = path.join(dir, `${id}.db`);
-    const other = new SqliteFtsIndex({ dir });
-    await other.upsertDocuments(id, [doc("early")]);
-    await other.close();
-    const raw = new Database(file);
-    raw.pragma("user_version = 0");
-    raw.close();
-    const writer = new SqliteFtsIndex({ dir });
-    try {
-      await writer.upsertDocuments(id, [doc("late")]);
-      assert.deepEqual(await writer.stats(id), { documentCount: 2, chunkCount: 2, indexStatus: "ok" });
-    } finally {
-      await writer.close();
-    }
-  });
 });

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
+import express from "express";
 import { ConfigError, loadConfig } from "../../server/config";
 import { reconnectDelay, redisOptions } from "../../server/redis/redis-connection";
 
@@ -104,5 +107,49 @@ describe("team server mode settings", () => {
         (error: unknown) => error instanceof ConfigError && /SECRETS_KEY must be 32 random bytes/.test(error.message) && !error.message.includes(bad),
       );
     }
+  });
+
+  it("TRUST_PROXY is off by default; takes a hop count or addresses, CIDR ranges and Express's names; refuses anything else by name", () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: "0" }).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: "1" }).trustProxy, 1);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: "10.0.0.0/8, 127.0.0.1" }).trustProxy, ["10.0.0.0/8", "127.0.0.1"]);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: "loopback,fd00::/8" }).trustProxy, ["loopback", "fd00::/8"]);
+    for (const [bad, named] of [["nginx", /invalid IP address: nginx/], ["10.0.0.0/33", /invalid range on address: 10.0.0.0\/33/], ["true", /true/], ["1,", /invalid IP address/]] as const) {
+      assert.throws(
+        () => loadConfig({ TRUST_PROXY: bad }),
+        (error: unknown) => error instanceof ConfigError && /^TRUST_PROXY must be a number of proxy hops \(e\.g\. 1\) or a comma-separated list/.test(error.message) && named.test(error.message),
+        bad,
+      );
+    }
+  });
+
+  it("TRUST_PROXY's value is Express's own: the client address a request carries through the trusted proxies", async () => {
+    const addressSeen = async (trustProxy: string | undefined, forwardedFor: string) => {
+      const app = express();
+      app.set("trust proxy", loadConfig({ TRUST_PROXY: trustProxy }).trustProxy);
+      app.get("/", (req, res) => {
+        res.send(req.ip);
+      });
+      const server = http.createServer(app).listen(0, "127.0.0.1");
+      await new Promise((resolve) => server.once("listening", resolve));
+      try {
+        const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { headers: { "x-forwarded-for": forwardedFor } });
+        return await res.text();
+      } finally {
+        server.close();
+      }
+    };
+    assert.equal(await addressSeen(undefined, "203.0.113.9"), "127.0.0.1", "off: the socket's address");
+    assert.equal(await addressSeen("1", "203.0.113.9, 198.51.100.7"), "198.51.100.7", "one hop: the address the proxy saw");
+    assert.equal(await addressSeen("loopback", "203.0.113.9, 198.51.100.7"), "198.51.100.7", "only the loopback proxy is trusted");
+    assert.equal(await addressSeen("127.0.0.1,198.51.100.0/24", "203.0.113.9, 198.51.100.7"), "203.0.113.9", "both proxies trusted");
+  });
+
+  it("SIGNUP_LIMIT_PER_HOUR: 20 by default, 0 turns it off", () => {
+    assert.equal(loadConfig({}).signUpsPerHour, 20);
+    assert.equal(loadConfig({ SIGNUP_LIMIT_PER_HOUR: "200" }).signUpsPerHour, 200);
+    assert.equal(loadConfig({ SIGNUP_LIMIT_PER_HOUR: "0" }).signUpsPerHour, null);
+    assert.throws(() => loadConfig({ SIGNUP_LIMIT_PER_HOUR: "-1" }), /SIGNUP_LIMIT_PER_HOUR must be an integer from 0 \(no limit\) to 1000000, got "-1"/);
   });
 });

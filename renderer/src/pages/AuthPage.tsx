@@ -1,6 +1,6 @@
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import * as api from "../api";
-import { ErrorText } from "../components";
+import { ErrorText, usePageHeading } from "../components";
 
 const PASSWORD_RULE = "8 to 100 characters, with at least one letter and one digit";
 
@@ -39,22 +39,49 @@ export function AuthPage({ onSignedIn }: { onSignedIn: () => void }) {
   };
 
   const title = mode === "signin" ? "Sign in" : "Create an account";
+  const heading = usePageHeading(title);
+  const tabRefs = { signin: useRef<HTMLButtonElement>(null), signup: useRef<HTMLButtonElement>(null) };
+  const choose = (next: "signin" | "signup") => {
+    setMode(next);
+    setError(null);
+  };
+  // The ARIA tabs pattern: arrow keys (and Home/End) move between the tabs and select them; Tab leaves the tab list.
+  const onTabKey = (event: KeyboardEvent) => {
+    const order = ["signin", "signup"] as const;
+    const at = order.indexOf(mode);
+    const next =
+      event.key === "ArrowRight" ? order[(at + 1) % 2] : event.key === "ArrowLeft" ? order[(at + 1) % 2] : event.key === "Home" ? order[0] : event.key === "End" ? order[1] : null;
+    if (!next) return;
+    event.preventDefault();
+    choose(next);
+    tabRefs[next].current?.focus();
+  };
+  const tab = (key: "signin" | "signup", label: string) => (
+    <button
+      ref={tabRefs[key]}
+      type="button"
+      role="tab"
+      id={`tab-${key}`}
+      aria-controls="auth-panel"
+      aria-selected={mode === key}
+      tabIndex={mode === key ? 0 : -1}
+      onClick={() => choose(key)}
+    >
+      {label}
+    </button>
+  );
   return (
-    <main className="centered" id="main">
+    <main className="centered" id="main" tabIndex={-1}>
       <div className="card auth-card">
-        <h1 className="brand-title">
+        <h1 className="brand-title" ref={heading} tabIndex={-1}>
           <span className="brand-mark" aria-hidden="true">≋</span> Sluice
         </h1>
         <p className="muted">Documents from your shares, searchable in one place.</p>
-        <div className="tabs" role="tablist" aria-label="Account">
-          <button type="button" role="tab" id="tab-signin" aria-controls="auth-panel" aria-selected={mode === "signin"} onClick={() => (setMode("signin"), setError(null))}>
-            Sign in
-          </button>
-          <button type="button" role="tab" id="tab-signup" aria-controls="auth-panel" aria-selected={mode === "signup"} onClick={() => (setMode("signup"), setError(null))}>
-            Sign up
-          </button>
+        <div className="tabs" role="tablist" aria-label="Account" onKeyDown={onTabKey}>
+          {tab("signin", "Sign in")}
+          {tab("signup", "Sign up")}
         </div>
-        <form onSubmit={submit} aria-label={title} noValidate id="auth-panel" role="tabpanel">
+        <form onSubmit={submit} noValidate id="auth-panel" role="tabpanel" aria-labelledby={`tab-${mode}`}>
           <div className="field">
             <label htmlFor="auth-email">Email</label>
             <input id="auth-email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />

@@ -1,30 +1,25 @@
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, formatBytes, formatTime, useAction, useLoad } from "../components";
+import { ConfirmButton, Empty, ErrorText, Loading, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
+import { COLLECTION_NAME_RULE, collectionNameProblem } from "../names";
 import { href } from "../router";
 
-function nameProblem(name: string): string | null {
-  if (!name) return "Enter a name.";
-  if (name.length > 100) return "Use at most 100 characters.";
-  if (!/^[A-Za-z0-9_]+$/.test(name)) return "Use only letters, digits and underscores.";
-  return null;
-}
-
-function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: () => void }) {
+function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
   const [group, setGroup] = useState(groups[0]?.id ?? "");
   const create = useAction(async () => {
-    await api.createCollection(name, group);
+    const created = await api.createCollection(name, group);
+    announce(`Collection ${name} created.`);
     setName("");
-    onCreated();
+    onCreated(created.id);
   });
   useEffect(() => {
     if (!group && groups[0]) setGroup(groups[0].id);
   }, [groups, group]);
-  const problem = name ? nameProblem(name) : null;
+  const problem = name ? collectionNameProblem(name) : null;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (!nameProblem(name) && group) void create.run();
+    if (!collectionNameProblem(name) && group) void create.run();
   };
   if (groups.length === 0)
     return (
@@ -50,7 +45,7 @@ function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCr
             spellCheck={false}
           />
           <p className={problem ? "field-error" : "hint"} id="collection-name-note">
-            {problem ?? "Letters, digits and underscores."}
+            {problem ?? `Use ${COLLECTION_NAME_RULE}.`}
           </p>
         </div>
         <div className="field">
@@ -74,18 +69,36 @@ function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCr
   );
 }
 
-function CollectionRow({ collection, groupName, onDeleted }: { collection: api.Collection; groupName: string; onDeleted: () => void }) {
+function CollectionRow({
+  collection,
+  groupName,
+  onDeleted,
+  isNew,
+}: {
+  collection: api.Collection;
+  groupName: string;
+  onDeleted: () => void;
+  /** Just created: its link takes focus. */
+  isNew: boolean;
+}) {
+  const link = useRef<HTMLAnchorElement>(null);
+  useEffect(() => {
+    if (isNew) link.current?.focus();
+  }, [isNew]);
   const del = useAction(async () => {
     await api.deleteCollection(collection.id);
+    announce(`Collection ${collection.name} deleted.`);
     onDeleted();
   });
   return (
     <tr aria-label={`collection ${collection.name}`}>
       <th scope="row">
-        <a href={href("collections", collection.id)}>{collection.name}</a>
+        <a ref={link} href={href("collections", collection.id)}>
+          {collection.name}
+        </a>
       </th>
-      <td>{groupName}</td>
-      <td className="num" data-label="documents">
+      <td data-label="Group">{groupName}</td>
+      <td className="num" data-label="Documents">
         {collection.index_status === "damaged" ? (
           <span className="badge damaged" title="The index file cannot be read. Re-run this collection's pipeline to rebuild it; the damaged file is kept.">
             index damaged: re-run its pipeline to rebuild
@@ -94,10 +107,12 @@ function CollectionRow({ collection, groupName, onDeleted }: { collection: api.C
           collection.document_count
         )}
       </td>
-      <td className="num">{collection.chunk_count}</td>
-      <td>{formatTime(collection.created_at)}</td>
+      <td className="num" data-label="Chunks">
+        {collection.chunk_count}
+      </td>
+      <td data-label="Created">{formatTime(collection.created_at)}</td>
       <td className="actions-cell">
-        <a className="button" href={href("collections", collection.id)}>
+        <a className="button" href={href("collections", collection.id)} aria-label={`Search ${collection.name}`}>
           Search
         </a>
         <ConfirmButton label="Delete" question={`Delete ${collection.name} and everything indexed in it?`} onConfirm={() => void del.run()} busy={del.busy} />
@@ -108,13 +123,21 @@ function CollectionRow({ collection, groupName, onDeleted }: { collection: api.C
 }
 
 export function CollectionsPage() {
+  const heading = usePageHeading("Collections");
   const collections = useLoad(api.listCollections);
   const groups = useLoad(api.listGroups);
+  const [created, setCreated] = useState<string | null>(null);
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
   return (
     <div className="page">
-      <h1>Collections</h1>
-      {groups.data ? <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={() => void collections.reload()} /> : <Loading />}
+      <h1 ref={heading} tabIndex={-1}>
+        Collections
+      </h1>
+      {groups.data ? (
+        <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={(id) => (setCreated(id), void collections.reload())} />
+      ) : (
+        <Loading />
+      )}
       <ErrorText error={groups.error} />
       <section className="card" aria-labelledby="collections-heading">
         <h2 id="collections-heading">Your collections</h2>
@@ -123,7 +146,7 @@ export function CollectionsPage() {
         {collections.data && collections.data.length === 0 && <Empty>No collections yet. Create one above, or add a data source.</Empty>}
         {collections.data && collections.data.length > 0 && (
           <div className="table-wrap">
-            <table>
+            <table className="stack-table">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -142,7 +165,13 @@ export function CollectionsPage() {
               </thead>
               <tbody>
                 {collections.data.map((c) => (
-                  <CollectionRow key={c.id} collection={c} groupName={groupName(c.owner_group_id)} onDeleted={() => void collections.reload()} />
+                  <CollectionRow
+                    key={c.id}
+                    collection={c}
+                    groupName={groupName(c.owner_group_id)}
+                    onDeleted={() => void collections.reload()}
+                    isNew={c.id === created}
+                  />
                 ))}
               </tbody>
             </table>
@@ -153,14 +182,33 @@ export function CollectionsPage() {
   );
 }
 
+/** Up/Down (and Home/End) move between results; each result is a focusable article, so Tab reaches them too. */
+function moveBetweenResults(event: KeyboardEvent<HTMLOListElement>) {
+  const items = [...event.currentTarget.querySelectorAll<HTMLElement>("article.result")];
+  const at = items.indexOf(document.activeElement as HTMLElement);
+  if (at < 0) return;
+  const next =
+    event.key === "ArrowDown" ? items[at + 1] : event.key === "ArrowUp" ? items[at - 1] : event.key === "Home" ? items[0] : event.key === "End" ? items[items.length - 1] : undefined;
+  if (!next) return;
+  event.preventDefault();
+  next.focus();
+}
+
 function SearchPanel({ collectionId }: { collectionId: string }) {
   const [query, setQuery] = useState("");
   const [submitted, setSubmitted] = useState("");
   const [results, setResults] = useState<api.SearchHit[] | null>(null);
+  const resultsHeading = useRef<HTMLHeadingElement>(null);
   const search = useAction(async (q: string) => {
-    setResults((await api.searchCollection(collectionId, q, 20)).results);
+    const found = (await api.searchCollection(collectionId, q, 20)).results;
+    setResults(found);
     setSubmitted(q);
+    announce(found.length === 0 ? `No matches for ${q}.` : `${found.length} result${found.length === 1 ? "" : "s"} for ${q}.`);
   });
+  // A new answer: focus its heading, so the next Tab or arrow reaches the first result.
+  useEffect(() => {
+    if (results) resultsHeading.current?.focus();
+  }, [results]);
   return (
     <section className="card" aria-labelledby="search-heading">
       <h2 id="search-heading">Search</h2>
@@ -181,17 +229,26 @@ function SearchPanel({ collectionId }: { collectionId: string }) {
         </button>
       </form>
       <ErrorText error={search.error} />
-      {results && results.length === 0 && <Empty>No matches for “{submitted}”.</Empty>}
+      {results && (
+        <h3 ref={resultsHeading} tabIndex={-1} className="results-heading" id="results-heading">
+          {results.length === 0 ? `No matches for “${submitted}”.` : `${results.length} result${results.length === 1 ? "" : "s"} for “${submitted}”`}
+        </h3>
+      )}
       {results && results.length > 0 && (
-        <ol className="results" aria-label="Search results">
-          {results.map((hit) => (
-            <li key={`${hit.document_id}:${hit.chunk_index}`} className="result">
-              <div className="result-title">{hit.title || hit.path}</div>
-              <div className="result-path" title="Source path">
-                {hit.path}
-              </div>
-              {/* The server HTML-escapes the text and only adds <mark> around matches, so this is safe to render as HTML. */}
-              <p className="snippet" dangerouslySetInnerHTML={{ __html: hit.snippet }} />
+        <ol className="results" aria-labelledby="results-heading" onKeyDown={moveBetweenResults}>
+          {results.map((hit, i) => (
+            <li key={`${hit.document_id}:${hit.chunk_index}`}>
+              <article className="result" tabIndex={0} aria-labelledby={`result-${i}-title`} aria-describedby={`result-${i}-path`}>
+                <div className="result-title" id={`result-${i}-title`}>
+                  {hit.title || hit.path}
+                </div>
+                <div className="result-path" id={`result-${i}-path`}>
+                  <span className="sr-only">Source path: </span>
+                  {hit.path}
+                </div>
+                {/* The server HTML-escapes the text and only adds <mark> around matches, so this is safe to render as HTML. */}
+                <p className="snippet" dangerouslySetInnerHTML={{ __html: hit.snippet }} />
+              </article>
             </li>
           ))}
         </ol>
@@ -212,7 +269,7 @@ function DocumentsPanel({ collectionId }: { collectionId: string }) {
       {docs.data && docs.data.total === 0 && <Empty>No documents indexed yet. Run a pipeline into this collection.</Empty>}
       {docs.data && docs.data.documents.length > 0 && (
         <div className="table-wrap">
-          <table>
+          <table className="stack-table">
             <thead>
               <tr>
                 <th scope="col">Path</th>
@@ -228,7 +285,7 @@ function DocumentsPanel({ collectionId }: { collectionId: string }) {
             <tbody>
               {docs.data.documents.map((d) => (
                 <tr key={d.document_id}>
-                  <td className="path">
+                  <td className="path" data-label="Path">
                     {/* Drive documents are stored under their file id: show the file's name above it. */}
                     {d.title && !d.path.includes(d.title) ? (
                       <>
@@ -239,9 +296,13 @@ function DocumentsPanel({ collectionId }: { collectionId: string }) {
                       d.path
                     )}
                   </td>
-                  <td className="num">{formatBytes(d.size)}</td>
-                  <td className="num">{d.chunk_count}</td>
-                  <td>{formatTime(d.indexed_at)}</td>
+                  <td className="num" data-label="Size">
+                    {formatBytes(d.size)}
+                  </td>
+                  <td className="num" data-label="Chunks">
+                    {d.chunk_count}
+                  </td>
+                  <td data-label="Indexed">{formatTime(d.indexed_at)}</td>
                 </tr>
               ))}
             </tbody>
@@ -268,6 +329,7 @@ function DocumentsPanel({ collectionId }: { collectionId: string }) {
 export function CollectionPage({ collectionId }: { collectionId: string }) {
   const collections = useLoad(api.listCollections);
   const collection = collections.data?.find((c) => c.id === collectionId);
+  const heading = usePageHeading(collection ? `${collection.name} · Collections` : "Collection");
   return (
     <div className="page">
       <p>
@@ -279,7 +341,9 @@ export function CollectionPage({ collectionId }: { collectionId: string }) {
         <Empty>This collection does not exist or you do not have access to it.</Empty>
       ) : (
         <>
-          <h1>{collection?.name ?? "Collection"}</h1>
+          <h1 ref={heading} tabIndex={-1}>
+            {collection?.name ?? "Collection"}
+          </h1>
           {collection && (
             <p className="muted">
               {collection.document_count} documents · {collection.chunk_count} chunks

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ErrorText, Loading, formatTime, useAction } from "../components";
+import { AdminSettingNote, ErrorText, Loading, formatTime, useAction } from "../components";
 
 /** What the desktop app's preload exposes (main/preload.ts); undefined in a LAN browser. */
 interface SluiceDesktop {
@@ -156,9 +156,9 @@ export function DriveConnection({ drive, reload }: { drive: DriveAvailability; r
       <h2 id="drive-heading">Google Drive</h2>
       {drive.state === "loading" && <Loading />}
       {drive.state === "unavailable" && (
-        <p className="muted" data-drive="unavailable">
-          {drive.detail}
-        </p>
+        <div data-drive="unavailable">
+          <AdminSettingNote feature="Google Drive" settings={["GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"]} readme="Google Drive" />
+        </div>
       )}
       {drive.state === "error" && <ErrorText error={drive.error} />}
       {drive.state === "ready" && drive.status.connected && (

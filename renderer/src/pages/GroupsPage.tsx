@@ -1,15 +1,11 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, useAction, useLoad } from "../components";
+import { ConfirmButton, Empty, ErrorText, Loading, announce, useAction, useLoad, usePageHeading } from "../components";
+import { GROUP_NAME_RULE, groupNameProblem } from "../names";
 
-export const GROUP_NAME_RULE = /^[A-Za-z0-9_-]{3,50}$/;
-
-export function groupNameProblem(name: string): string | null {
-  if (name.length < 3) return "Use at least 3 characters.";
-  if (name.length > 50) return "Use at most 50 characters.";
-  if (!/^[A-Za-z0-9_-]+$/.test(name)) return "Use only letters, digits, underscores and hyphens.";
-  return null;
-}
+/** What a group's permission means, said where it is chosen (the spec: stored and shown; access follows membership). */
+const PERMISSION_HELP =
+  "A label kept with the group and shown next to its name: read, write or none. It does not change access: every member can use and change what the group owns, and no one else can see it.";
 
 function Tree({ nodes }: { nodes: api.GroupTreeNode[] }) {
   return (
@@ -26,15 +22,16 @@ function Tree({ nodes }: { nodes: api.GroupTreeNode[] }) {
   );
 }
 
-function CreateGroupForm({ onCreated }: { onCreated: () => void }) {
+function CreateGroupForm({ onCreated }: { onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
   const [permission, setPermission] = useState<api.GroupPermission>("write");
   const [touched, setTouched] = useState(false);
   const create = useAction(async () => {
-    await api.createGroup(name, permission);
+    const { created_group_id } = await api.createGroup(name, permission);
+    announce(`Group ${name} created.`);
     setName("");
     setTouched(false);
-    onCreated();
+    onCreated(created_group_id);
   });
   const problem = groupNameProblem(name);
   const showProblem = touched && name !== "" && problem;
@@ -56,16 +53,24 @@ function CreateGroupForm({ onCreated }: { onCreated: () => void }) {
           aria-describedby="group-name-hint"
         />
         <p className={showProblem ? "field-error" : "hint"} id="group-name-hint">
-          {showProblem || "3–50 letters, digits, underscores or hyphens."}
+          {showProblem || `Use ${GROUP_NAME_RULE}.`}
         </p>
       </div>
       <div className="field">
         <label htmlFor="group-permission">Permission</label>
-        <select id="group-permission" value={permission} onChange={(e) => setPermission(e.target.value as api.GroupPermission)}>
+        <select
+          id="group-permission"
+          value={permission}
+          aria-describedby="group-permission-help"
+          onChange={(e) => setPermission(e.target.value as api.GroupPermission)}
+        >
           <option value="read">read</option>
           <option value="write">write</option>
           <option value="none">none</option>
         </select>
+        <p className="hint" id="group-permission-help">
+          {PERMISSION_HELP}
+        </p>
       </div>
       <div className="form-actions">
         <button type="submit" className="primary" disabled={create.busy || name === ""}>
@@ -77,7 +82,22 @@ function CreateGroupForm({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-function GroupCard({ group, groups, onChanged }: { group: api.Group; groups: api.Group[]; onChanged: () => void }) {
+function GroupCard({
+  group,
+  groups,
+  onChanged,
+  isNew,
+}: {
+  group: api.Group;
+  groups: api.Group[];
+  onChanged: () => void;
+  /** Just created: its heading takes focus. */
+  isNew: boolean;
+}) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (isNew) heading.current?.focus();
+  }, [isNew]);
   const [email, setEmail] = useState("");
   const [parent, setParentValue] = useState(group.parent_group_id ?? "");
   const add = useAction(async () => {
@@ -95,13 +115,14 @@ function GroupCard({ group, groups, onChanged }: { group: api.Group; groups: api
   });
   const del = useAction(async () => {
     await api.deleteGroup(group.id);
+    announce(`Group ${group.group_name} deleted.`);
     onChanged();
   });
   const label = `group ${group.group_name}`;
   return (
     <li className="card group-card" aria-label={label}>
       <div className="row-between">
-        <h3>
+        <h3 ref={heading} tabIndex={-1}>
           {group.group_name} <span className={`badge perm-${group.group_permission}`}>{group.group_permission}</span>
         </h3>
         {group.is_member && <ConfirmButton label="Delete group" question={`Delete ${group.group_name}?`} onConfirm={() => void del.run()} busy={del.busy} />}
@@ -169,8 +190,10 @@ function GroupCard({ group, groups, onChanged }: { group: api.Group; groups: api
 }
 
 export function GroupsPage({ me }: { me: api.User }) {
+  const heading = usePageHeading("Groups");
   const groups = useLoad(api.listGroups);
   const tree = useLoad(api.groupTree);
+  const [created, setCreated] = useState<string | null>(null);
   const reload = () => {
     void groups.reload();
     void tree.reload();
@@ -179,11 +202,13 @@ export function GroupsPage({ me }: { me: api.User }) {
   const others = (groups.data ?? []).filter((g) => !g.is_member);
   return (
     <div className="page">
-      <h1>Groups</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Groups
+      </h1>
       <p className="muted">Collections and data sources belong to a group; only its members ({me.email} and colleagues) can use them.</p>
       <div className="two-col">
         <div>
-          <CreateGroupForm onCreated={reload} />
+          <CreateGroupForm onCreated={(id) => (setCreated(id), reload())} />
           <section className="card" aria-labelledby="tree-heading">
             <h2 id="tree-heading">Group tree</h2>
             {tree.loading && !tree.data ? <Loading /> : null}
@@ -198,7 +223,7 @@ export function GroupsPage({ me }: { me: api.User }) {
           {groups.data && mine.length === 0 && <Empty>You are not in any group yet. Create one to start.</Empty>}
           <ul className="plain">
             {mine.map((g) => (
-              <GroupCard key={g.id} group={g} groups={groups.data ?? []} onChanged={reload} />
+              <GroupCard key={g.id} group={g} groups={groups.data ?? []} onChanged={reload} isNew={g.id === created} />
             ))}
           </ul>
           {others.length > 0 && (

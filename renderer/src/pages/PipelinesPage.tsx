@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad } from "../components";
+import { Empty, ErrorText, Loading, ProgressBar, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { href } from "../router";
+import { ScheduleControl, describeSchedule } from "./ScheduleControl";
 
 const POLL_MS = 1000;
 
@@ -119,6 +120,31 @@ function JobErrors({ job }: { job: api.IngestJob }) {
   );
 }
 
+const STAGE_LABELS: Array<[keyof NonNullable<api.IngestJob["timings"]>, string]> = [
+  ["listing_s", "listing"],
+  ["read_s", "reading"],
+  ["parse_s", "parsing"],
+  ["chunk_s", "chunking"],
+  ["index_s", "indexing"],
+  ["commit_s", "committing"],
+];
+
+/** One line on where a job's time went: busy seconds per stage (they overlap), then the file types that cost most to parse. */
+function WhereTimeWent({ job }: { job: api.IngestJob }) {
+  if (!job.timings) return null;
+  const timings = job.timings;
+  const stages = STAGE_LABELS.map(([key, label]) => `${label} ${timings[key].toFixed(1)} s`).join(" · ");
+  const types = Object.entries(job.by_type ?? {})
+    .sort(([, a], [, b]) => b.parse_s - a.parse_s || b.bytes - a.bytes)
+    .slice(0, 4)
+    .map(([type, t]) => `${type} ${t.files} file${t.files === 1 ? "" : "s"} (${formatBytes(t.bytes)}, parsing ${t.parse_s.toFixed(1)} s)`);
+  return (
+    <p className="muted small" data-timings>
+      Where the time went: {stages} (stages overlap){types.length ? `; by type: ${types.join(", ")}` : ""}
+    </p>
+  );
+}
+
 function statusLabel(job: api.IngestJob): string {
   if (job.status === "processing") return job.queued ? "queued" : "processing";
   return job.status;
@@ -141,11 +167,13 @@ function JobHistory({ pipelineId, version }: { pipelineId: string; version: numb
                   <span className={`badge status-${job.status}`}>{statusLabel(job)}</span> started {formatTime(job.started_at)}
                   {job.completed_at ? `, ended ${formatTime(job.completed_at)}` : ""}
                 </span>
-                <span className="muted small">
-                  {job.entities_processed}/{job.entities_discovered} files · {job.entities_failed} failed · {job.entities_skipped} skipped
+                <span className="muted small" data-job-changes>
+                  {job.trigger === "schedule" ? "scheduled" : "by hand"} · {job.files_added} added · {job.files_changed} changed · {job.files_removed} removed ·{" "}
+                  {job.files_unchanged} unchanged · {job.entities_failed} failed · {job.entities_skipped} skipped
                 </span>
               </div>
               {job.error_message && <p className="error">{job.error_message}</p>}
+              <WhereTimeWent job={job} />
               <JobErrors job={job} />
             </li>
           ))}
@@ -161,12 +189,14 @@ function PipelineCard({
   collectionName,
   focused,
   onStatusChange,
+  onScheduleChange,
 }: {
   pipeline: api.Pipeline;
   sourceName: string;
   collectionName: string;
   focused: boolean;
   onStatusChange: () => void;
+  onScheduleChange: () => void;
 }) {
   const [job, setJob] = useState<api.IngestJob | null | undefined>(undefined);
   const [pollError, setPollError] = useState<unknown>(null);
@@ -204,6 +234,8 @@ function PipelineCard({
   useEffect(() => {
     if (job === undefined) return;
     if (wasProcessing.current !== processing) {
+      // Announced once, when a run ends: the live view itself is not a live region (it would read every file name).
+      if (wasProcessing.current && job) announce(`${pipeline.name}: ${statusLabel(job)}.`);
       if (!processing) setHistoryVersion((v) => v + 1);
       onStatusChange();
     }
@@ -216,6 +248,7 @@ function PipelineCard({
 
   const trigger = useAction(async () => {
     setJob(await api.triggerIngest(pipeline.id));
+    announce(`${pipeline.name} started.`);
     setHistoryVersion((v) => v + 1);
   });
 
@@ -230,6 +263,9 @@ function PipelineCard({
             {sourceName} → <a href={href("collections", pipeline.collection_id)}>{collectionName}</a>
             {pipeline.description ? ` · ${pipeline.description}` : ""}
           </p>
+          <p className="muted small" data-pipeline-schedule>
+            {describeSchedule(pipeline.schedule)}
+          </p>
         </div>
         <button type="button" className="primary" onClick={() => void trigger.run()} disabled={trigger.busy || processing}>
           {processing ? "Running…" : trigger.busy ? "Starting…" : "Run now"}
@@ -240,7 +276,7 @@ function PipelineCard({
       {job === undefined && <Loading label="Checking status…" />}
       {job === null && <p className="muted">Never run.</p>}
       {job && (
-        <div className="job" aria-live="polite">
+        <div className="job">
           <div className="row-between small">
             <span>
               Last run: <span className={`badge status-${job.status}`} data-job-status={job.status}>{statusLabel(job)}</span>
@@ -260,12 +296,14 @@ function PipelineCard({
           <JobErrors job={job} />
         </div>
       )}
+      <ScheduleControl pipeline={pipeline} onChanged={onScheduleChange} />
       <JobHistory pipelineId={pipeline.id} version={historyVersion} />
     </li>
   );
 }
 
 export function PipelinesPage({ focusId }: { focusId?: string }) {
+  const heading = usePageHeading("Pipelines");
   const pipelines = useLoad(api.listPipelines);
   const sources = useLoad(api.listDataSources);
   const collections = useLoad(api.listCollections);
@@ -274,7 +312,9 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
   const reloadPipelines = pipelines.reload;
   return (
     <div className="page">
-      <h1>Pipelines</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Pipelines
+      </h1>
       <section aria-labelledby="pipelines-heading">
         <h2 id="pipelines-heading" className="sr-only">
           Your pipelines
@@ -294,6 +334,7 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
                 void reloadPipelines();
                 void collections.reload();
               }}
+              onScheduleChange={() => void reloadPipelines()}
             />
           ))}
         </ul>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad } from "../components";
+import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { href } from "../router";
 import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
 
@@ -238,6 +238,11 @@ function SourceRow({
     await api.deleteDataSource(source.id);
     onDeleted();
   });
+  const [schedulesNote, setSchedulesNote] = useState("");
+  const schedules = useAction(async (paused: boolean) => {
+    const { schedules_changed: n } = await api.setSourceSchedulesPaused(source.id, paused);
+    setSchedulesNote(`${n} schedule${n === 1 ? "" : "s"} ${paused ? "paused" : "resumed"}.`);
+  });
   const smb = source.smb_source;
   return (
     <li className="card source-row" aria-label={`source ${source.data_source_name}`}>
@@ -268,6 +273,12 @@ function SourceRow({
               Collection
             </a>
           )}
+          <button type="button" onClick={() => void schedules.run(true)} disabled={schedules.busy} title="For when its server is down for maintenance">
+            Pause all its schedules
+          </button>
+          <button type="button" onClick={() => void schedules.run(false)} disabled={schedules.busy}>
+            Resume its schedules
+          </button>
           <ConfirmButton
             label="Delete"
             question={`Delete ${source.data_source_name} and its auto-created collection?`}
@@ -276,13 +287,19 @@ function SourceRow({
           />
         </div>
       </div>
-      <ErrorText error={del.error} />
+      <ErrorText error={del.error ?? schedules.error} />
+      {schedulesNote && (
+        <p className="muted small" role="status">
+          {schedulesNote}
+        </p>
+      )}
       {source.kind === "drive" && driveTools && <DriveSourceTools source={source} />}
     </li>
   );
 }
 
 export function SourcesPage() {
+  const heading = usePageHeading("Data sources");
   const sources = useLoad(api.listDataSources);
   const groups = useLoad(api.listGroups);
   const [created, setCreated] = useState<api.CreatedSmbSource | api.CreatedDriveSource | api.CreatedFolderSource | null>(null);
@@ -293,7 +310,9 @@ export function SourcesPage() {
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
   return (
     <div className="page">
-      <h1>Data sources</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Data sources
+      </h1>
       <div className="two-col">
         <div>
           {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
@@ -341,13 +360,16 @@ export function ShareBrowser({ sourceId }: { sourceId: string }) {
   const sources = useLoad(api.listDataSources);
   const source = sources.data?.find((s) => s.id === sourceId);
   const shares = listing.data ? Object.entries(listing.data.shares) : [];
+  const heading = usePageHeading(source ? `Shares on ${source.data_source_name}` : "Shares");
   return (
     <div className="page">
       <p>
         <a href={href("sources")}>← Data sources</a>
       </p>
       <div className="row-between">
-        <h1>Shares{source ? ` on ${source.data_source_name}` : ""}</h1>
+        <h1 ref={heading} tabIndex={-1}>
+          Shares{source ? ` on ${source.data_source_name}` : ""}
+        </h1>
         <button type="button" onClick={() => void listing.reload()} disabled={listing.loading}>
           Refresh
         </button>

@@ -1,7 +1,8 @@
 import { In, type EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
 import type { SecretStore } from "../../secrets/secrets";
-import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import { smbLocation } from "./smb-location";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
 import { SmbSources } from "./smb-sources.service";
 import { openSmbConnector, type SmbConnector, type SmbSettings } from "./smb.connector";
@@ -18,6 +19,8 @@ class SmbKind implements SourceKind {
   constructor(
     private readonly secrets: SecretStore,
     private readonly settings: SmbSettings,
+    /** Connection attempts a user may make per minute through the SMB routes; null: no limit. */
+    private readonly connectsPerMinute: number | null,
   ) {}
 
   secretKeys(sourceId: string): string[] {
@@ -35,8 +38,13 @@ class SmbKind implements SourceKind {
     return new Map(rows.map((row) => [row.dataSourceId, { smb_source: presentSmbSource(row) }]));
   }
 
+  async locators(db: EntityManager, sourceIds: string[]): Promise<Map<string, DocumentLocator>> {
+    const rows = await db.find(SmbSourceRecord, { where: { dataSourceId: In(sourceIds) } });
+    return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => smbLocation(row, documentPath)]));
+  }
+
   routes({ db, sources }: KindRouteDeps): KindRoutes {
-    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings)) };
+    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings), this.connectsPerMinute) };
   }
 }
 
@@ -44,5 +52,5 @@ export const smbKind: SourceKindModule = {
   name: SMB,
   entities: [SmbSourceRecord],
   open: ({ secrets, config }) =>
-    new SmbKind(secrets, { timeoutMs: config.smbTimeoutMs, allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks) }),
+    new SmbKind(secrets, { timeoutMs: config.smbTimeoutMs, allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks) }, config.smbConnectsPerMinute),
 };

@@ -1,8 +1,11 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
+import type { JobStats } from "../../ingest/job-stats";
 
 export type JobStatus = "processing" | "completed" | "failed";
 /** Where the job is in the queue; the API shows `processing` for both queued and running. */
 export type JobRunState = "queued" | "running" | "done";
+/** What started a job: a click (POST .../ingest) or the pipeline's schedule. */
+export type JobTrigger = "manual" | "schedule";
 
 export interface JobError {
   entity: string;
@@ -43,6 +46,22 @@ export class IngestJob {
   @Column({ type: "integer", name: "bytes_processed" })
   bytesProcessed: number;
 
+  /** What this run changed in the collection: new files, changed files, files gone, files left as they were. */
+  @Column({ type: "integer", name: "files_added" })
+  filesAdded: number;
+
+  @Column({ type: "integer", name: "files_changed" })
+  filesChanged: number;
+
+  @Column({ type: "integer", name: "files_removed" })
+  filesRemoved: number;
+
+  @Column({ type: "integer", name: "files_unchanged" })
+  filesUnchanged: number;
+
+  @Column({ type: "varchar" })
+  trigger: JobTrigger;
+
   /** Set once file discovery has finished walking the source, so progress can reach 100. */
   @Column({ type: "boolean", name: "discovery_complete" })
   discoveryComplete: boolean;
@@ -55,6 +74,10 @@ export class IngestJob {
 
   @Column({ type: "simple-json" })
   errors: JobError[];
+
+  /** Where the time went (seconds per stage, counts per file type); null for jobs recorded before it was kept. */
+  @Column({ type: "simple-json", nullable: true })
+  stats: JobStats | null;
 
   @Column({ type: Date, name: "created_at" })
   createdAt: Date;
