@@ -116,5 +116,4 @@ describe("opening a new collection file from several connections at once", () =>
       await writer.close();
     }
   });
-
 });
