@@ -33,6 +33,8 @@ export interface Config {
   redisPrefix: string;
   /** SLUICE_WORKER=0 makes an API process in team mode take no ingestion jobs itself. */
   runWorker: boolean;
+  /** INGEST_CONCURRENCY: ingestion jobs (of different pipelines) running at once across a team server; always 1 on the desktop. */
+  ingestConcurrency: number;
   /** JWT_SECRET: the signing secret shared by API processes on several machines; null keeps it in the secret store. */
   jwtSecret: string | null;
   /**
@@ -207,6 +209,7 @@ const environmentSchema = z.object({
   ),
   REDIS_PREFIX: setting(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, { error: 'must be 1 to 100 letters, digits, "_", "." or "-"' }).default("sluice")),
   SLUICE_WORKER: setting(z.enum(["0", "1"], { error: 'must be "0" or "1"' }).default("1")),
+  INGEST_CONCURRENCY: setting(integer(1, 64, "must be an integer from 1 to 64").default(1)),
   JWT_SECRET: setting(z.string().min(32, { error: "must be at least 32 characters" }).optional()),
   SECRETS_KEY: setting(
     z
@@ -256,6 +259,12 @@ const environmentSchema = z.object({
     // Also when other settings are wrong, so one error lists every problem.
     { when: () => true },
   )
+  .superRefine((e, ctx) => {
+    // The in-process queue runs one job at a time (the spec's rule); a team server may choose more.
+    if (e.INGEST_CONCURRENCY > 1 && !e.REDIS_URL) {
+      ctx.addIssue({ code: "custom", path: ["INGEST_CONCURRENCY"], message: "above 1 needs REDIS_URL (a team server): the desktop runs one ingestion job at a time" });
+    }
+  })
   .superRefine((e, ctx) => {
   // With Sentinels, REDIS_URL's host is the master group name (as redis-rb and Sidekiq read it), so it takes no port.
   if (!e.REDIS_SENTINELS) return;
@@ -307,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisSentinels: e.REDIS_SENTINELS ?? null,
     redisPrefix: e.REDIS_PREFIX,
     runWorker: e.SLUICE_WORKER === "1",
+    ingestConcurrency: e.INGEST_CONCURRENCY,
     jwtSecret: e.JWT_SECRET ?? null,
     secretsKey: e.SECRETS_KEY ?? null,
     modelLibraryUrl: e.MODEL_LIBRARY_URL ?? null,

@@ -34,7 +34,7 @@ export function openIngestion(config: Config, { db, index, secrets }: Storage, l
   const disk = config.databaseUrl ? null : new DiskGuard(config.dataDir, config.minFreeDiskBytes);
   const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk });
   const queue = redis
-    ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage })
+    ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage, concurrency: config.ingestConcurrency })
     : new JobQueue(db, handler, logger, outage);
   const scheduler = new Scheduler(db, queue, logger, { clock: clockOf(config), tickMs: config.schedulerTickMs });
   return {

@@ -1,10 +1,11 @@
-import { Queue, Worker, type Job } from "bullmq";
+import { DelayedError, Queue, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { DataSource, EntityManager } from "typeorm";
 import { DatabaseOutage } from "../data/database-outage";
 import { isDatabaseUnreachable } from "../data/db-errors";
 import { ServiceUnavailableError } from "../errors";
 import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
+import { Pipeline } from "../data/entities/pipeline.entity";
 import type { Logger } from "../logger";
 import { isConnectionError } from "../redis/redis-connection";
 import { assertNoActiveJob, finishJob, INTERRUPTED, recordQueuedJob, runJob, type IngestQueue, type JobHandler, type JobTarget } from "./job-queue";
@@ -14,6 +15,11 @@ const QUEUE_NAME = "ingest";
 const SWEEP_EVERY_MS = 3_000;
 /** The worker's longest wait for a job (BZPOPMIN), kept under the connection's command timeout (REDIS_TIMEOUT_MS). */
 const WORKER_BLOCK_SECONDS = 2;
+/** How long a job waits before looking again when another job is writing into its collection. */
+const COLLECTION_BUSY_RETRY_MS = 1_000;
+
+/** Thrown inside the claiming transaction to undo its mark: another job is writing into the collection. */
+class CollectionBusy extends Error {}
 
 export interface BullmqQueueOptions {
   /** The process's connection (openRedis): the queue and the worker share it; BullMQ adds only the worker's blocking one. */
@@ -23,13 +29,18 @@ export interface BullmqQueueOptions {
   runWorker: boolean;
   /** How the running job rides out a database outage (DB_OUTAGE_GRACE_S). */
   outage?: DatabaseOutage;
+  /** Jobs running at once across every process (INGEST_CONCURRENCY), and in this one at most. */
+  concurrency?: number;
 }
 
 /**
  * The ingestion queue of team mode: rows first in the database as before (the API reads only
  * the database, and the 409 rule is still its transaction), plus a BullMQ job carrying the row's
- * id. Global concurrency 1 keeps one job at a time across every process; BullMQ's wait list keeps
- * trigger order. The process running a job names itself in Redis (an owner key holding the name
+ * id. BullMQ's global concurrency (INGEST_CONCURRENCY, default 1) bounds the jobs running at once
+ * across every process; BullMQ's wait list keeps trigger order. Above 1, jobs of different
+ * pipelines run side by side, except two into one collection: the later waits (a job's start
+ * clears what a killed job left half-written in its collection, which would be the other's work).
+ * The same pipeline never has two jobs (recordQueuedJob's 409). The process running a job names itself in Redis (an owner key holding the name
  * of its connection), so when that process dies, any other marks the row failed "Interrupted by
  * shutdown" at once instead of running the job again; BullMQ's stalled check then drops it.
  */
@@ -43,6 +54,7 @@ export class BullmqJobQueue implements IngestQueue {
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly outage: DatabaseOutage;
+  private readonly concurrency: number;
 
   constructor(
     private readonly db: DataSource,
@@ -52,6 +64,7 @@ export class BullmqJobQueue implements IngestQueue {
   ) {
     this.redis = options.redis;
     this.outage = options.outage ?? new DatabaseOutage(0);
+    this.concurrency = options.concurrency ?? 1;
     this.ownerId = String(options.redis.options.connectionName);
     this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
     this.queue.on("error", (error) => this.logError("ingestion queue", error));
@@ -60,17 +73,18 @@ export class BullmqJobQueue implements IngestQueue {
   async start(): Promise<void> {
     // Waits for Redis as long as it takes (a process started before Redis comes up once it is).
     await this.queue.waitUntilReady();
-    await this.queue.setGlobalConcurrency(1);
+    // The limit lives in Redis, one for the instance: set by the processes that take jobs, the last to start wins.
+    if (this.options.runWorker) await this.setGlobalConcurrency();
     await this.sweep();
     // A row queued but missing in Redis (Redis lost its data, or a crash between the two writes)
     // is added again; adding an id BullMQ already holds does nothing.
     const queued = await this.db.manager.find(IngestJob, { where: { runState: "queued" }, order: { queueSeq: "ASC" } });
     for (const job of queued) await this.add(job.id);
     if (this.options.runWorker) {
-      this.worker = new Worker(QUEUE_NAME, (job) => this.process(job), {
+      this.worker = new Worker(QUEUE_NAME, (job, token) => this.process(job, token), {
         connection: this.redis,
         prefix: this.options.prefix,
-        concurrency: 1,
+        concurrency: this.concurrency,
         lockDuration: 15_000,
         stalledInterval: 5_000,
         drainDelay: WORKER_BLOCK_SECONDS,
@@ -122,7 +136,15 @@ export class BullmqJobQueue implements IngestQueue {
     return this.queue.add("ingest", { jobId }, { jobId, removeOnComplete: true, removeOnFail: true });
   }
 
-  private async process(bullJob: Job<{ jobId: string }>): Promise<void> {
+  private async setGlobalConcurrency(): Promise<void> {
+    const current = await this.queue.getGlobalConcurrency();
+    if (current !== null && current !== this.concurrency) {
+      this.logger.warn(`ingestion: INGEST_CONCURRENCY=${this.concurrency} here replaces ${current} set by another process; give every process that takes jobs the same value`);
+    }
+    await this.queue.setGlobalConcurrency(this.concurrency);
+  }
+
+  private async process(bullJob: Job<{ jobId: string }>, token?: string): Promise<void> {
     // Read once the database answers: a job handed out during an outage must not be dropped by BullMQ as failed.
     const found = await this.outage.untilReachable(() => this.db.manager.findOne(IngestJob, { where: { id: bullJob.data.jobId } }), this.abort.signal);
     if (!found) throw new Error("stopped before the database could be reached");
@@ -136,10 +158,56 @@ export class BullmqJobQueue implements IngestQueue {
     const ownerKey = this.ownerKey(job.id);
     // While it is set, no sweep takes the job for interrupted, however long a database outage keeps it from recording its end.
     await this.redis.set(ownerKey, this.ownerId);
+    let claimed = false;
+    try {
+      claimed = await this.outage.run(() => this.claim(job), this.abort.signal);
+    } catch (error) {
+      // Rows first: a job that cannot start is recorded failed, not left queued with no BullMQ job behind it.
+      const message = this.abort.signal.aborted ? INTERRUPTED : `The job could not start: ${(error as Error).message}`;
+      await finishJob(this.db, job.id, job.pipelineId, "failed", message).catch(() => undefined);
+      this.logger.warn(`ingestion job ${job.id} failed: ${message}`);
+      return;
+    } finally {
+      if (!claimed) await this.redis.del(ownerKey).catch(() => undefined);
+    }
+    if (!claimed) {
+      // BullMQ's documented way to put a job back from its processor: it leaves the slot, and comes back after the delay.
+      await bullJob.moveToDelayed(Date.now() + COLLECTION_BUSY_RETRY_MS, token);
+      throw new DelayedError();
+    }
     try {
       await runJob(this.db, this.handler, this.logger, job, this.abort.signal, this.outage);
     } finally {
       await this.redis.del(ownerKey).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Marks the job running, unless another job into the same collection is running (then false:
+   * it waits). One transaction, whose lock (SQLite's writer, PostgreSQL's advisory lock) makes the
+   * check and the mark one step across processes. It writes before it reads: on SQLite a
+   * transaction that read first cannot take the write lock once another process has written.
+   */
+  private async claim(job: IngestJob): Promise<boolean> {
+    try {
+      await this.db.transaction(async (tx) => {
+        await tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: new Date(), currentEntity: "Starting" });
+        const pipeline = await tx.findOne(Pipeline, { where: { id: job.pipelineId } });
+        // A pipeline deleted meanwhile: the handler records why the job fails.
+        if (!pipeline) return;
+        const busy = await tx
+          .createQueryBuilder(IngestJob, "j")
+          .innerJoin(Pipeline, "p", "p.id = j.pipeline_id")
+          .where("j.run_state = 'running'")
+          .andWhere("p.collection_id = :collection", { collection: pipeline.collectionId })
+          .andWhere("j.id <> :id", { id: job.id })
+          .getExists();
+        if (busy) throw new CollectionBusy();
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof CollectionBusy) return false;
+      throw error;
     }
   }
 

@@ -38,9 +38,14 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
 
 const SCHEMA_VERSION = 2;
 
+/**
+ * Several connections (threads, or processes sharing DATA_DIR) may open a new file at once:
+ * migrate() reads the version again inside its write transaction, so only the first to take the
+ * write lock runs a step (version 1's statements are IF NOT EXISTS besides).
+ */
 export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
   1: `
-    CREATE TABLE documents (
+    CREATE TABLE IF NOT EXISTS documents (
       id TEXT PRIMARY KEY,
       source_id TEXT NOT NULL,
       path TEXT NOT NULL,
@@ -52,14 +57,14 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
       indexed_at INTEGER NOT NULL,
       UNIQUE (source_id, path)
     );
-    CREATE INDEX documents_path ON documents (path, source_id);
-    CREATE TABLE chunks (
+    CREATE INDEX IF NOT EXISTS documents_path ON documents (path, source_id);
+    CREATE TABLE IF NOT EXISTS chunks (
       rowid INTEGER PRIMARY KEY,
       document_id TEXT NOT NULL,
       chunk_index INTEGER NOT NULL,
       UNIQUE (document_id, chunk_index)
     );
-    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
       title, path, body,
       tokenize = 'porter unicode61 remove_diacritics 2'
     );
@@ -87,8 +92,17 @@ const SNIPPET_TOKENS = 20;
 export interface SqliteFtsIndexOptions {
   /** Directory holding one `<collectionId>.db` per collection, e.g. DATA_DIR/indexes. */
   dir: string;
-  /** Open files read-only (the search reader threads, index-reader-pool.ts); such an instance never creates or migrates a file. */
+  /**
+   * Open files read-only (the search reader threads, index-reader-pool.ts, and the main thread
+   * of threaded-index.ts): such an instance never creates or migrates a file, so only the writer
+   * ever creates tables, and a file whose schema is not there yet reads as an empty collection.
+   */
   readOnly?: boolean;
+  /**
+   * Run `PRAGMA quick_check` when a read-only instance opens a file (a writable one always
+   * does): the thread that reports a collection's index status must find a damaged file at open.
+   */
+  checkOnOpen?: boolean;
 }
 
 
@@ -111,12 +125,14 @@ export class SqliteFtsIndex implements SearchIndex {
   private readonly dir: string;
   private readonly open = new Map<string, Database.Database>();
   private readonly readOnly: boolean;
+  private readonly checkOnOpen: boolean;
   /** Files found damaged, by path: answered at once rather than re-read per request. */
   private readonly damaged = new Set<string>();
 
   constructor(options: SqliteFtsIndexOptions) {
     this.dir = options.dir;
     this.readOnly = options.readOnly ?? false;
+    this.checkOnOpen = !this.readOnly || (options.checkOnOpen ?? false);
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -319,26 +335,27 @@ export class SqliteFtsIndex implements SearchIndex {
 
   /**
    * A read-only connection, beside the writer's (WAL lets readers and one writer work at once).
-   * A file the writer has not finished creating counts as empty, and is looked at again next time.
+   * A file the writer has not finished creating (no schema committed yet) counts as empty, and
+   * is looked at again next time: only a file with its schema in place is kept open.
    */
   private openReadOnly(file: string): Database.Database | undefined {
     if (!fs.existsSync(file)) return undefined;
     let db: Database.Database | undefined;
-    let version: number;
     try {
       db = new Database(file, { readonly: true, fileMustExist: true, nativeBinding: sqliteNativeBinding() });
       db.pragma("busy_timeout = 5000");
-      version = db.pragma("user_version", { simple: true }) as number;
+      const version = db.pragma("user_version", { simple: true }) as number;
+      if (version > SCHEMA_VERSION) throw new Error(`Search index ${file} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
+      if (version < SCHEMA_VERSION) {
+        db.close();
+        return undefined;
+      }
+      if (this.checkOnOpen) assertSound(db);
     } catch (err) {
       db?.close();
       if (!isCorruption(err)) throw err;
       this.damaged.add(file);
       throw new IndexDamagedError();
-    }
-    if (version !== SCHEMA_VERSION) {
-      db.close();
-      if (version > SCHEMA_VERSION) throw new Error(`Search index ${file} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
-      return undefined;
     }
     this.open.set(file, db);
     return db;
@@ -367,10 +384,11 @@ export class SqliteFtsIndex implements SearchIndex {
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { nativeBinding: sqliteNativeBinding() });
+      // The busy timeout first: switching a new file to WAL takes a lock a reader may hold for a moment.
+      db.pragma("busy_timeout = 5000");
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
-      db.pragma("busy_timeout = 5000");
-      if (existed && db.pragma("quick_check", { simple: true }) !== "ok") throw Object.assign(new Error("quick_check failed"), { code: "SQLITE_CORRUPT" });
+      if (existed) assertSound(db);
       migrate(db);
     } catch (err) {
       db?.close();
@@ -397,16 +415,26 @@ export class SqliteFtsIndex implements SearchIndex {
   }
 }
 
+/** A file quick_check finds unsound fails as SQLite's own corruption error would. */
+function assertSound(db: Database.Database): void {
+  if (db.pragma("quick_check", { simple: true }) !== "ok") throw Object.assign(new Error("quick_check failed"), { code: "SQLITE_CORRUPT" });
+}
+
+/**
+ * Brings a file to SCHEMA_VERSION. The version read before the transaction only spares an
+ * up-to-date file the write lock; it is read again under the lock (BEGIN IMMEDIATE), since
+ * another connection may have created the schema in between.
+ */
 function migrate(db: Database.Database): void {
-  const current = db.pragma("user_version", { simple: true }) as number;
-  if (current > SCHEMA_VERSION) {
-    throw new Error(`Search index ${db.name} has schema version ${current}, newer than this build (${SCHEMA_VERSION})`);
-  }
-  if (current === SCHEMA_VERSION) return;
+  const newer = (version: number) => new Error(`Search index ${db.name} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
+  const seen = db.pragma("user_version", { simple: true }) as number;
+  if (seen > SCHEMA_VERSION) throw newer(seen);
+  if (seen === SCHEMA_VERSION) return;
   db.transaction(() => {
-    // Read again under the write lock: the other thread may have upgraded the file meanwhile.
-    const from = db.pragma("user_version", { simple: true }) as number;
-    for (let version = from + 1; version <= SCHEMA_VERSION; version++) db.exec(SQLITE_INDEX_MIGRATIONS[version]);
+    // Read again under the write lock: another connection may have created or upgraded the file meanwhile.
+    const current = db.pragma("user_version", { simple: true }) as number;
+    if (current > SCHEMA_VERSION) throw newer(current);
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) db.exec(SQLITE_INDEX_MIGRATIONS[version]);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -13,9 +13,12 @@ const WORKER = workerScript(__filename, "index-writer.worker");
 /**
  * The SQLite FTS5 index with its writes on a worker thread and its reads on the caller's:
  * SQLite's WAL lets both connections work on a file at once, so searches and the API stay
- * quick while an ingestion job indexes thousands of chunks.
+ * quick while an ingestion job indexes thousands of chunks. Only the writer thread creates a
+ * file and its tables; every other connection is read-only and takes a file whose schema is not
+ * committed yet for an empty collection (a collection's first write races its first listing).
  */
 export class ThreadedSqliteIndex implements SearchIndex {
+  /** The caller's thread: index status and counts for listings, a job's indexed state; read-only, quick_check at open. */
   private readonly reader: SqliteFtsIndex;
   private readonly dir: string;
   /** The writer thread; null until first needed and after it stopped (the next call starts another). */
@@ -28,7 +31,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private readonly readers: IndexReaderPool;
 
   constructor(options: { dir: string; readers?: { threads: number; queueLimit: number } }) {
-    this.reader = new SqliteFtsIndex({ dir: options.dir });
+    this.reader = new SqliteFtsIndex({ dir: options.dir, readOnly: true, checkOnOpen: true });
     this.dir = options.dir;
     this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
   }
@@ -77,7 +80,10 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private call<T>(method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
     if (this.closed) return Promise.reject(new Error("The index is closed"));
     this.worker ??= this.spawn();
-    const worker = this.worker;
+    return this.send(this.worker, method, ...args);
+  }
+
+  private send<T>(worker: Worker, method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject, collectionId: args[0] });
@@ -113,7 +119,9 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.call("removeDocuments", collectionId, sourceId, paths);
   }
 
-  indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
+  async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
     return this.reader.indexedState(collectionId, sourceId);
   }
 
@@ -142,7 +150,14 @@ export class ThreadedSqliteIndex implements SearchIndex {
     this.current.add(collectionId);
   }
 
-  stats(collectionId: string): Promise<CollectionStats> {
+  /** The caller's read-only connection counts, once the writer has brought an older file up to date; a damaged file lists as damaged. */
+  async stats(collectionId: string): Promise<CollectionStats> {
+    this.reader.filePath(collectionId);
+    try {
+      await this.upgraded(collectionId);
+    } catch (error) {
+      if (!(error instanceof IndexDamagedError)) throw error;
+    }
     return this.reader.stats(collectionId);
   }
 
@@ -164,15 +179,16 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.moveAside(collectionId);
   }
 
+  /** The writer's connections close last: the last connection to a file folds its WAL back in, which a read-only one cannot. */
   async close(): Promise<void> {
-    const worker = this.worker;
-    if (worker) {
-      await this.call("close").catch(() => undefined);
-      this.worker = null;
-      await worker.terminate();
-    }
     this.closed = true;
     await this.readers.close();
     await this.reader.close();
+    const worker = this.worker;
+    if (worker) {
+      await this.send(worker, "close").catch(() => undefined);
+      this.worker = null;
+      await worker.terminate();
+    }
   }
 }

@@ -6,6 +6,7 @@ import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
+import { runWorkersBench } from "./workers.bench";
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
 import { cpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
 import { runRealBench } from "./real.bench";
@@ -280,9 +281,22 @@ function option(name: string): string | undefined {
   return i === -1 ? undefined : process.argv[i + 1];
 }
 
+/** Aggregate files/s of two pipelines on a team server with two workers, at INGEST_CONCURRENCY 1 and 2. */
+async function workersBench(): Promise<void> {
+  const given = option("--files");
+  const files = given === undefined ? 1000 : Number(given);
+  if (!Number.isInteger(files) || files < 1) throw new Error("--files takes a whole number of text files per pipeline");
+  const results = await runWorkersBench({ files, binaryFiles: given === undefined ? 10 : 0, concurrencies: [1, 2] }, (line) => process.stdout.write(`  ${line}\n`));
+  for (const r of results) report(`team server, 2 workers, two pipelines, INGEST_CONCURRENCY=${r.concurrency}: aggregate files/s`, `${r.filesPerSecond.toFixed(0)} (${r.files} files in ${r.seconds.toFixed(1)} s)`);
+  const [one, two] = results;
+  report("INGEST_CONCURRENCY=2 against 1 (aggregate files/s)", `${(two.filesPerSecond / one.filesPerSecond).toFixed(2)}x`);
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- big-file` runs only the big-file section.
   if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
+  // `npm run bench -- --workers [--files N]` runs only the team-server section (PostgreSQL + Redis + two workers).
+  if (process.argv.includes("--workers")) return workersBench().then(printRows);
   const real = option("--real");
   if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });

@@ -4,6 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { onPostgres } from "../fixtures/postgres";
 import { startWorker as startSluiceWorker, type SluiceWorker } from "../fixtures/sluice-worker";
 import { addSmbSource, client, createGroup, GOOD_PASSWORD, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { Redis } from "ioredis";
@@ -499,5 +500,137 @@ describe("team server mode: connections per process, and Redis going away", { sk
     assert.equal(job.status, "completed", JSON.stringify(job));
     const refused = server.output().match(/.*ECONNREFUSED.*/g) ?? [];
     assert.equal(refused.length, 1, `the outage is logged once, not once per reconnect attempt and listener:\n${refused.join("\n")}`);
+  });
+});
+
+// Team run only (PostgreSQL + Redis, as a team server runs): on the SQLite pass the API's trigger
+// transactions meet two worker processes' writes on one SQLite file, which is not what this tests.
+const onTeamRun = skip || (onPostgres() ? false : "runs in the team run (PostgreSQL + Redis)");
+
+describe("team server mode: INGEST_CONCURRENCY with two `npm run worker` processes", { skip: onTeamRun }, () => {
+  const FILES = 500;
+  let redis: RedisServer;
+  let api: SluiceServer;
+  let request: Request;
+  let token: string;
+  let group: string;
+  let workers: SluiceWorker[] = [];
+  const root = fs.realpathSync(tempDir("sluice-team-concurrency-"));
+  const dataDir = tempDir();
+  const env = () => ({ REDIS_URL: redis.url, REDIS_PREFIX: "team-concurrency", FOLDER_SOURCE_ROOTS: root });
+
+  before(async () => {
+    for (const name of ["one", "two", "three", "four", "five", "six"]) {
+      fs.mkdirSync(path.join(root, name));
+      for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(root, name, `note-${i}.txt`), `Folder ${name} note ${i}. `.repeat(60));
+    }
+    redis = await startRedis();
+    // Only the workers take jobs, so every job runs in a process whose INGEST_CONCURRENCY the test sets.
+    api = await startSluice({ dataDir, env: { ...env(), SLUICE_WORKER: "0" } });
+    request = client(api.api);
+    ({ token } = await signUp(request, "concurrency"));
+    group = await createGroup(request, token, "concurrency");
+  });
+  after(async () => {
+    for (const worker of workers) await worker.stop();
+    if (api && api.child.exitCode === null) await api.stop();
+    await redis?.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  async function startWorkers(extra: Record<string, string>): Promise<void> {
+    for (const worker of workers) assert.equal(await worker.stop(), 0, worker.output());
+    workers = [0, 1].map(() => startSluiceWorker({ DATA_DIR: dataDir, ...(api.databaseUrl ? { DATABASE_URL: api.databaseUrl } : {}), ...env(), ...extra }));
+    for (const worker of workers) await waitFor(async () => worker.output().includes("worker ready") || undefined, "a worker to start", 30_000);
+  }
+
+  async function folderPipeline(folder: string): Promise<{ id: string; collection: string; source: string }> {
+    const body = { data_source: { data_source_name: `Folder ${folder}` }, folder_source: { path: path.join(root, folder) } };
+    const created = await request("POST", `/data_sources/folder/${group}`, { token, body });
+    assert.equal(created.status, 201, created.text);
+    return { id: created.body.pipeline.id, collection: created.body.pipeline.collection_id, source: created.body.data_source.id };
+  }
+
+  const jobStatus = async (pipelineId: string) => {
+    const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
+    assert.equal(res.status, 200, res.text);
+    return res.body;
+  };
+  const running = (s: { status: string; queued: boolean }) => s.status === "processing" && !s.queued;
+
+  /** A trigger that must be accepted; a 500 shows what the API process logged. */
+  async function trigger(pipelineId: string): Promise<void> {
+    const res = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token });
+    assert.equal(res.status, 202, `${res.text}\n${api.output().split("\n").filter((l) => l.includes('"level":"error"')).join("\n")}`);
+  }
+
+  /** Triggers both, polls both until they end; answers their final records and how many polls saw both running at once. */
+  async function runBoth(a: string, b: string) {
+    for (const id of [a, b]) await trigger(id);
+    let together = 0;
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+      const [sa, sb] = await Promise.all([jobStatus(a), jobStatus(b)]);
+      if (running(sa) && running(sb)) together++;
+      if (sa.status !== "processing" && sb.status !== "processing") {
+        for (const s of [sa, sb]) {
+          assert.equal(s.status, "completed", JSON.stringify(s));
+          assert.equal(s.entities_processed, FILES);
+        }
+        return { a: sa, b: sb, together };
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error("timed out waiting for both jobs to end");
+  }
+
+  /** Whether the two jobs' runs (started_at to completed_at, as each worker recorded them) overlap in time. */
+  const overlap = (a: { started_at: string; completed_at: string }, b: { started_at: string; completed_at: string }) =>
+    new Date(a.started_at) < new Date(b.completed_at) && new Date(b.started_at) < new Date(a.completed_at);
+
+  it("INGEST_CONCURRENCY=2: jobs of two pipelines run at the same time; the same pipeline twice still answers 409", async () => {
+    await startWorkers({ INGEST_CONCURRENCY: "2" });
+    const [a, b] = [await folderPipeline("one"), await folderPipeline("two")];
+    await trigger(a.id);
+    assert.equal((await request("POST", `/data_pipelines/${a.id}/ingest`, { token })).status, 409);
+    await trigger(b.id);
+    let together = 0;
+    for (const deadline = Date.now() + 120_000; ; ) {
+      assert.ok(Date.now() < deadline, "both jobs end within two minutes");
+      const [sa, sb] = await Promise.all([jobStatus(a.id), jobStatus(b.id)]);
+      if (running(sa) && running(sb)) {
+        together++;
+        const again = await request("POST", `/data_pipelines/${b.id}/ingest`, { token });
+        assert.equal(again.status, 409, "a running pipeline still answers 409");
+        assert.equal(again.body.detail, "Ingestion already in progress for this pipeline");
+      }
+      if (sa.status !== "processing" && sb.status !== "processing") {
+        assert.equal(sa.status, "completed", JSON.stringify(sa));
+        assert.equal(sb.status, "completed", JSON.stringify(sb));
+        assert.ok(together > 0, "both jobs were seen running at once");
+        assert.ok(overlap(sa, sb), `the runs overlap: ${JSON.stringify([sa.started_at, sa.completed_at, sb.started_at, sb.completed_at])}`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
+  it("INGEST_CONCURRENCY=2: two pipelines into one collection still run one after the other, and both land", async () => {
+    const c = await folderPipeline("three");
+    const other = await folderPipeline("four");
+    const joined = await request("POST", "/data_pipelines", { token, body: { name: "four into three", description: "", data_source_id: other.source, collection_id: c.collection } });
+    assert.equal(joined.status, 201, joined.text);
+    const { a, b, together } = await runBoth(c.id, joined.body.id);
+    assert.equal(together, 0, "never seen running at once");
+    assert.equal(overlap(a, b), false, `the runs do not overlap: ${JSON.stringify([a.started_at, a.completed_at, b.started_at, b.completed_at])}`);
+    const listed = (await request("GET", "/collections", { token })).body as Array<{ id: string; document_count: number }>;
+    assert.equal(listed.find((x) => x.id === c.collection)?.document_count, 2 * FILES);
+  });
+
+  it("the default (1): two pipelines' jobs never run at the same time", async () => {
+    await startWorkers({});
+    const [e, f] = [await folderPipeline("five"), await folderPipeline("six")];
+    const { a, b, together } = await runBoth(e.id, f.id);
+    assert.equal(together, 0, "never seen running at once");
+    assert.equal(overlap(a, b), false, `the runs do not overlap: ${JSON.stringify([a.started_at, a.completed_at, b.started_at, b.completed_at])}`);
   });
 });

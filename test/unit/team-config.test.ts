@@ -13,6 +13,16 @@ describe("team server mode settings", () => {
     assert.equal(loadConfig({ REDIS_URL: " rediss://u:p@cache.example:6380 " }).redisUrl, "rediss://u:p@cache.example:6380");
   });
 
+  it("INGEST_CONCURRENCY: 1 by default, a whole number from 1 to 64, above 1 only with REDIS_URL (the desktop runs one job at a time)", () => {
+    assert.equal(loadConfig({}).ingestConcurrency, 1);
+    assert.equal(loadConfig({ INGEST_CONCURRENCY: "1" }).ingestConcurrency, 1);
+    assert.equal(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379", INGEST_CONCURRENCY: " 3 " }).ingestConcurrency, 3);
+    for (const bad of ["0", "-1", "1.5", "65", "two"]) {
+      assert.throws(() => loadConfig({ REDIS_URL: "redis://127.0.0.1:6379", INGEST_CONCURRENCY: bad }), new RegExp(`INGEST_CONCURRENCY must be an integer from 1 to 64, got "${bad}"`));
+    }
+    assert.throws(() => loadConfig({ INGEST_CONCURRENCY: "2" }), /INGEST_CONCURRENCY above 1 needs REDIS_URL \(a team server\): the desktop runs one ingestion job at a time, got "2"/);
+  });
+
   it("anything else in REDIS_URL is a configuration error", () => {
     for (const bad of ["http://127.0.0.1:6379", "127.0.0.1:6379", "redis//x"]) {
       assert.throws(() => loadConfig({ REDIS_URL: bad }), ConfigError, bad);
