@@ -160,6 +160,7 @@ describe("odd ids", () => {
       q("GET /data_pipelines/:id/jobs", "id", (o) => `/data_pipelines/${o}/jobs`),
       q("POST /data_pipelines/:id/ingest", "id", (o) => `/data_pipelines/${o}/ingest`),
       q("GET /data_pipelines/:id/ingest/status", "id", (o) => `/data_pipelines/${o}/ingest/status`),
+      q("POST /data_pipelines/:id/ingest/cancel", "id", (o) => `/data_pipelines/${o}/ingest/cancel`),
       q("PUT /data_pipelines/:id/schedule", "id", (o) => `/data_pipelines/${o}/schedule`, { every_minutes: 60 }),
       q("DELETE /data_pipelines/:id/schedule", "id", (o) => `/data_pipelines/${o}/schedule`),
       q("POST /data_sources/:id/schedules/pause", "id", (o) => `/data_sources/${o}/schedules/pause`),
