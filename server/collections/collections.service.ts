@@ -6,12 +6,19 @@ import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } 
 import type { Actor } from "../access/actor";
 import type { IngestQueue } from "../ingest/job-queue";
 import type { CollectionStats, DocumentSummary, SearchHit, SearchIndex } from "../search/search-index";
+import { ALREADY_RUNNING } from "../ingest/job-queue";
+import { Pipeline } from "../data/entities/pipeline.entity";
+import { ModelRecord } from "../data/entities/model.entity";
+import { canonicalModelName, OllamaError, OllamaUnreachableError } from "../llm/ollama.client";
+import { ConflictError, ServiceUnavailableError } from "../errors";
+import { defaultMode, type CollectionRetrieval, type SearchMode } from "./collection-retrieval";
 
 export class CollectionsService {
   constructor(
     private readonly db: DataSource,
     private readonly index: SearchIndex,
     private readonly queue: IngestQueue,
+    private readonly retrieval: CollectionRetrieval,
   ) {}
 
   async create(actor: Actor, name: string, ownerGroupId: string): Promise<Collection> {
@@ -29,9 +36,57 @@ export class CollectionsService {
     return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.index.stats(collection.id) })));
   }
 
-  async search(actor: Actor, collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
-    await requireCollectionAccess(this.db.manager, actor, collectionId);
-    return this.index.search(collectionId, query, topK);
+  /** mode: keyword, semantic or hybrid; by default hybrid where the collection has an embedding model (collection-retrieval.ts). */
+  async search(actor: Actor, collectionId: string, query: string, topK: number, mode?: SearchMode): Promise<{ mode: SearchMode; hits: SearchHit[] }> {
+    const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);
+    const used = mode ?? defaultMode(collection.embeddingModel);
+    return { mode: used, hits: await this.retrieval.search(collectionId, collection.embeddingModel, query, topK, used) };
+  }
+
+  /**
+   * Sets (or with null, clears) the collection's embedding model: a model in the catalog that
+   * the model server embeds with (tried on a word). A collection that already has documents
+   * gets an ingestion job per pipeline into it, whose embedding stage embeds them
+   * (docs/decisions.md: Hybrid retrieval). Answers the collection and the jobs started.
+   */
+  async setEmbeddingModel(actor: Actor, collectionId: string, rawModel: string | null): Promise<{ collection: Collection; jobIds: string[] }> {
+    const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);
+    const model = rawModel === null ? null : canonicalModelName(rawModel);
+    if (model !== null) await this.assertCanEmbed(model);
+    await this.db.manager.update(Collection, { id: collectionId }, { embeddingModel: model });
+    collection.embeddingModel = model;
+    if (model === null) {
+      await this.retrieval.vectors.drop(collectionId);
+      return { collection, jobIds: [] };
+    }
+    const stats = await this.index.stats(collectionId);
+    if (stats.documentCount === 0) return { collection, jobIds: [] };
+    const jobIds: string[] = [];
+    for (const pipeline of await this.db.manager.find(Pipeline, { where: { collectionId }, order: { id: "ASC" } })) {
+      try {
+        jobIds.push((await this.queue.enqueue(pipeline.id)).id);
+      } catch (error) {
+        // A job already queued or running for that pipeline reads the model at its embedding stage.
+        if (!(error instanceof ConflictError && error.message === ALREADY_RUNNING)) throw error;
+      }
+    }
+    return { collection, jobIds };
+  }
+
+  private async assertCanEmbed(model: string): Promise<void> {
+    const inCatalog = (await this.db.manager.find(ModelRecord)).some((m) => canonicalModelName(m.modelName) === model);
+    if (!inCatalog) throw new BadRequestError(`The model ${model} is not in the catalog: pull it first (POST /models)`);
+    try {
+      await this.retrieval.embedder.embed(model, ["sluice"]);
+    } catch (error) {
+      if (error instanceof OllamaUnreachableError) throw new ServiceUnavailableError(error.message);
+      if (error instanceof OllamaError) throw new BadRequestError(`The model ${model} cannot embed text: ${error.message}`);
+      throw error;
+    }
+  }
+
+  async stats(collectionId: string): Promise<CollectionStats> {
+    return this.index.stats(collectionId);
   }
 
   async documents(actor: Actor, collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
@@ -47,5 +102,6 @@ export class CollectionsService {
       await tx.delete(Collection, { id: collectionId });
     });
     await this.index.drop(collectionId);
+    await this.retrieval.vectors.drop(collectionId);
   }
 }

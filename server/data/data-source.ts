@@ -30,12 +30,14 @@ import { Models1763800300000 as PgModels } from "./migrations/postgres/176380030
 import { SharedSecrets1763800400000 as PgSharedSecrets } from "./migrations/postgres/1763800400000-shared-secrets";
 import { FolderSources1763800500000 as PgFolderSources } from "./migrations/postgres/1763800500000-folder-sources";
 import { PipelineSchedules1763800700000 as PgPipelineSchedules } from "./migrations/postgres/1763800700000-pipeline-schedules";
+import { CollectionEmbeddingModel1763800900000 } from "./migrations/1763800900000-collection-embedding-model";
+import { CollectionEmbeddingModel1763800900000 as PgCollectionEmbeddingModel } from "./migrations/postgres/1763800900000-collection-embedding-model";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
 export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule];
-export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000, SharedSecrets1763800400000, FolderSources1763800500000, PipelineSchedules1763800700000];
+export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000, SharedSecrets1763800400000, FolderSources1763800500000, PipelineSchedules1763800700000, CollectionEmbeddingModel1763800900000];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgPipelineSchedules];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgPipelineSchedules, PgCollectionEmbeddingModel];
 
 export interface StorageOptions {
   dataDir: string;

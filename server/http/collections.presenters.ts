@@ -10,6 +10,7 @@ export function presentCollection(collection: Collection, stats: CollectionStats
     document_count: stats.documentCount,
     chunk_count: stats.chunkCount,
     index_status: stats.indexStatus,
+    embedding_model: collection.embeddingModel ?? null,
     created_at: isoNoZone(collection.createdAt),
   };
 }
@@ -38,8 +39,8 @@ export function presentDocument(doc: DocumentSummary) {
   };
 }
 
-export function presentSearchResults(hits: SearchHit[]) {
-  return { results: hits.map(presentSearchHit) };
+export function presentSearchResults(hits: SearchHit[], mode: string) {
+  return { mode, results: hits.map(presentSearchHit) };
 }
 
 /** One page of a collection's documents, with the paging it answers. */
