@@ -40,6 +40,9 @@ export class CollectionsService {
   async search(actor: Actor, collectionId: string, query: string, topK: number, mode?: SearchMode): Promise<{ mode: SearchMode; hits: SearchHit[] }> {
     const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);
     const used = mode ?? defaultMode(collection.embeddingModel);
+    if (used !== "keyword" && !collection.embeddingModel) {
+      throw new BadRequestError(`${used} search needs an embedding model for the collection (PUT /collections/{id}/embedding); keyword search works without one`);
+    }
     return { mode: used, hits: await this.retrieval.search(collectionId, collection.embeddingModel, query, topK, used) };
   }
 
