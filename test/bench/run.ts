@@ -6,6 +6,10 @@ import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
+import { runHybridBench } from "./hybrid.bench";
+
+/** The hybrid benchmark's collection: the PostgreSQL fallback's stated limit (README, "Hybrid retrieval"). */
+const HYBRID_BENCH_CHUNKS = 10_000;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
 import path from "node:path";
 
@@ -298,6 +302,17 @@ async function main(): Promise<void> {
     process.stdout.write("synthetic 100,000-chunk collection on PostgreSQL...\n");
     const pg = await runSearchBench({ chunks: 100_000, queries: 1000, engine: "postgres" });
     report("search, 100,000 chunks, PostgreSQL (1,000 queries, index direct)", `p50 ${pg.p50.toFixed(2)} ms, p95 ${pg.p95.toFixed(2)} ms`);
+  }
+
+  // Hybrid retrieval (issue 23): BM25 + vectors (768 dimensions) fused, and the embedding stage's own cost.
+  process.stdout.write("hybrid retrieval, synthetic collection...\n");
+  const hybrid = await runHybridBench({ chunks: HYBRID_BENCH_CHUNKS, queries: 500 });
+  report(`hybrid search, ${HYBRID_BENCH_CHUNKS.toLocaleString("en")} chunks, SQLite + sqlite-vec (500 queries, index direct)`, `p50 ${hybrid.p50.toFixed(2)} ms, p95 ${hybrid.p95.toFixed(2)} ms`, "p95 < 30 ms", hybrid.p95 < 30);
+  report("embedding stage overhead, SQLite (model latency subtracted)", `${hybrid.stageOverheadMsPer1000.toFixed(0)} ms per 1,000 chunks`);
+  if (postgresBinDir()) {
+    const pgHybrid = await runHybridBench({ chunks: HYBRID_BENCH_CHUNKS, queries: 500, engine: "postgres" });
+    report(`hybrid search, ${HYBRID_BENCH_CHUNKS.toLocaleString("en")} chunks, PostgreSQL exact-similarity fallback (500 queries)`, `p50 ${pgHybrid.p50.toFixed(2)} ms, p95 ${pgHybrid.p95.toFixed(2)} ms`, "p95 < 60 ms", pgHybrid.p95 < 60);
+    report("embedding stage overhead, PostgreSQL (model latency subtracted)", `${pgHybrid.stageOverheadMsPer1000.toFixed(0)} ms per 1,000 chunks`);
   }
 
   await bigFileBench();
