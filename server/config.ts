@@ -65,6 +65,8 @@ export interface Config {
    * a number of proxy hops, or the addresses / CIDR ranges / names (loopback, linklocal, uniquelocal) of trusted proxies.
    */
   trustProxy: false | number | string[];
+  /** SMB_CONNECT_LIMIT_PER_MINUTE: SMB connection attempts (source creations, share listings) per user per minute; null: no limit. */
+  smbConnectsPerMinute: number | null;
   /** SIGNUP_LIMIT_PER_HOUR: sign-up attempts allowed per client address per hour; null: no limit. */
   signUpsPerHour: number | null;
   /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
@@ -240,6 +242,7 @@ const environmentSchema = z.object({
       return entries.map((entry) => path.resolve(entry));
     }),
   TRUST_PROXY: setting(z.string().optional().transform(trustProxy)),
+  SMB_CONNECT_LIMIT_PER_MINUTE: setting(integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000").default(10)),
   SIGNUP_LIMIT_PER_HOUR: setting(integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000").default(20)),
 })
   .superRefine(
@@ -318,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     testClockFile: e.SLUICE_TEST_CLOCK_FILE ? path.resolve(e.SLUICE_TEST_CLOCK_FILE) : null,
     trustProxy: e.TRUST_PROXY,
     signUpsPerHour: e.SIGNUP_LIMIT_PER_HOUR === 0 ? null : e.SIGNUP_LIMIT_PER_HOUR,
+    smbConnectsPerMinute: e.SMB_CONNECT_LIMIT_PER_MINUTE === 0 ? null : e.SMB_CONNECT_LIMIT_PER_MINUTE,
     minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
   };
 }

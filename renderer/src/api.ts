@@ -128,6 +128,7 @@ export type LibraryModel = Wire.LibraryModel;
 export type PersonalModel = Wire.PersonalModel;
 /** One `data:` event of the POST /models stream. */
 export type PullEvent = Wire.PullEvent;
+export type ModelServerStatus = Wire.ModelServerStatus;
 export type DriveStatus = Wire.DriveStatus;
 export type DriveFile = Wire.DriveFile;
 export type DriveSource = Wire.DriveSource;
@@ -242,6 +243,8 @@ export const listMyModels = () => json<PersonalModel[]>("GET", "/models/my");
 export const addMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("POST", "/models/my", { model_name, hardware_notes } satisfies Wire.AddPersonalModelBody);
 export const updateMyModel = (model_name: string, hardware_notes: string) => json<PersonalModel>("PUT", "/models/my", { model_name, hardware_notes } satisfies Wire.UpdatePersonalModelBody);
 export const deleteMyModel = (recordId: string) => json<void>("DELETE", `/models/my/${enc(recordId)}`);
+export const modelServerStatus = () => json<ModelServerStatus>("GET", "/models/server");
+export const cancelPull = (model_name: string) => json<Wire.CancelledPull>("POST", "/models/cancel", { model_name } satisfies Wire.CancelPullBody);
 
 /**
  * POST /models answers a text/event-stream; EventSource cannot POST, so the
@@ -249,8 +252,8 @@ export const deleteMyModel = (recordId: string) => json<void>("DELETE", `/models
  * with the completed record, or null if the stream ended without one (the
  * caller may pull again; partial downloads resume).
  */
-export async function pullModel(model_name: string, onEvent: (event: PullEvent) => void, signal?: AbortSignal): Promise<CatalogModel | null> {
-  const res = await send("POST", "/models", { model_name } satisfies Wire.PullModelBody, signal);
+export async function pullModel(model_name: string, onEvent: (event: PullEvent) => void, update = false): Promise<CatalogModel | null> {
+  const res = await send("POST", "/models", { model_name, update } satisfies Wire.PullModelBody);
   if (!res.body) throw new ApiError(res.status, "The server sent no progress stream");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";

@@ -21,6 +21,7 @@ import { Models1763800300000 } from "./migrations/1763800300000-models";
 import { StoredSecret } from "./entities/stored-secret.entity";
 import { SharedSecrets1763800400000 } from "./migrations/1763800400000-shared-secrets";
 import { FolderSources1763800500000 } from "./migrations/1763800500000-folder-sources";
+import { JobStats1763800610000 } from "./migrations/1763800610000-job-stats";
 import { PipelineSchedules1763800700000 } from "./migrations/1763800700000-pipeline-schedules";
 import { PipelineSchedule } from "./entities/pipeline-schedule.entity";
 import { AccountsGroupsCollections1763800000000 as PgAccountsGroupsCollections } from "./migrations/postgres/1763800000000-accounts-groups-collections";
@@ -29,15 +30,26 @@ import { Drive1763800200000 as PgDrive } from "./migrations/postgres/17638002000
 import { Models1763800300000 as PgModels } from "./migrations/postgres/1763800300000-models";
 import { SharedSecrets1763800400000 as PgSharedSecrets } from "./migrations/postgres/1763800400000-shared-secrets";
 import { FolderSources1763800500000 as PgFolderSources } from "./migrations/postgres/1763800500000-folder-sources";
+import { JobStats1763800610000 as PgJobStats } from "./migrations/postgres/1763800610000-job-stats";
 import { PipelineSchedules1763800700000 as PgPipelineSchedules } from "./migrations/postgres/1763800700000-pipeline-schedules";
 import { CollectionEmbeddingModel1763800900000 } from "./migrations/1763800900000-collection-embedding-model";
 import { CollectionEmbeddingModel1763800900000 as PgCollectionEmbeddingModel } from "./migrations/postgres/1763800900000-collection-embedding-model";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
 export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule];
-export const MIGRATIONS = [AccountsGroupsCollections1763800000000, SourcesPipelinesJobs1763800100000, Drive1763800200000, Models1763800300000, SharedSecrets1763800400000, FolderSources1763800500000, PipelineSchedules1763800700000, CollectionEmbeddingModel1763800900000];
+export const MIGRATIONS = [
+  AccountsGroupsCollections1763800000000,
+  SourcesPipelinesJobs1763800100000,
+  Drive1763800200000,
+  Models1763800300000,
+  SharedSecrets1763800400000,
+  FolderSources1763800500000,
+  JobStats1763800610000,
+  PipelineSchedules1763800700000,
+  CollectionEmbeddingModel1763800900000,
+];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgPipelineSchedules, PgCollectionEmbeddingModel];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgCollectionEmbeddingModel];
 
 export interface StorageOptions {
   dataDir: string;

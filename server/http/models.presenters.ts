@@ -1,6 +1,7 @@
 import type { ModelRecord } from "../data/entities/model.entity";
 import type { LibraryEntry } from "../llm/library-entry";
 import type { PullEvent } from "../llm/model-pulls";
+import type { ModelServerStatus } from "../llm/model-server-status";
 import type { PersonalModel } from "../llm/personal-model";
 import { isoNoZone } from "../time";
 
@@ -46,4 +47,14 @@ export function presentLibraryEntry(e: LibraryEntry) {
 /** One event of the POST /models stream; a completed event carries the presented catalog record. */
 export function presentPullEvent({ model, ...event }: PullEvent): Omit<PullEvent, "model"> & { model?: ReturnType<typeof presentModel> } {
   return model ? { ...event, model: presentModel(model) } : event;
+}
+
+/** GET /models/server: whether the model server answers, before anyone pulls. */
+export function presentModelServerStatus(s: ModelServerStatus) {
+  return { reachable: s.reachable, version: s.version, on_this_machine: s.onThisMachine };
+}
+
+/** POST /models/cancel */
+export function presentCancelledPull(c: { modelName: string; downloadStopped: boolean }) {
+  return { model_name: c.modelName, download_stopped: c.downloadStopped };
 }

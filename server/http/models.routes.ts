@@ -2,15 +2,17 @@ import type { Router } from "express";
 import type { ModelsService } from "../llm/models.service";
 import { actorOf } from "./auth.middleware";
 import { documentedRouter } from "./documented-router";
-import { presentLibraryEntry, presentModel, presentPersonalModel, presentPullEvent } from "./models.presenters";
+import { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
 import {
   addPersonalModelBody,
+  cancelPullBody,
   librarySearchQuery,
   modelIdParams,
   personalRecordParams,
   pullModelBody,
   updatePersonalModelBody,
 } from "./models.schemas";
+import { isFinalEvent, RunningPull } from "../llm/model-pulls";
 import { openEventStream } from "./sse";
 import { parse } from "./validate";
 
@@ -36,22 +38,45 @@ export function modelsRoutes(models: ModelsService): Router {
     res.json({ count: refreshed.count, refreshed_at: refreshed.refreshedAt.toISOString().replace(/Z$/, "") });
   });
 
-  // An SSE stream; a caller who leaves only unsubscribes, the pull goes on for the others.
+  routes.get("/models/server", {
+    summary: "Whether the model server (Ollama) answers, and its version",
+    returns: "`{reachable, version, on_this_machine}`; on_this_machine: the model server runs on the Sluice server's own machine",
+  }, async (_req, res) => {
+    res.json(presentModelServerStatus(await models.serverStatus()));
+  });
+
+  // An SSE stream; a caller who leaves only unsubscribes, the pull goes on for the others (and for them, until they cancel).
   routes.post("/models", {
     summary: "Pull a model into the catalog and benchmark it; callers pulling the same model share one download",
     body: pullModelBody,
     sse: true,
-    returns: "Events with a `status`: `pulling <layer>` (completed, total bytes), `benchmarking`, then `completed` with the catalog record, or `error`",
-  }, (req, res) => {
+    returns:
+      "Events with a `status`: `pulling <layer>` (completed, total bytes of the layer; completed_bytes, total_bytes of the whole download), `benchmarking`, then `completed` with the catalog record, `cancelled`, or `error`. " +
+      "A model already in the catalog answers one `completed` event with `already_present: true` and downloads nothing, unless `update` is true",
+  }, async (req, res) => {
     const body = parse(pullModelBody, req.body, "body");
-    actorOf(res);
-    const pull = models.pull(body.model_name);
+    const actor = actorOf(res);
+    const pull = await models.pull(actor, body.model_name, body.update);
     const stream = openEventStream(req, res, models.options.keepAliveMs);
+    if (!(pull instanceof RunningPull)) {
+      stream.send(presentPullEvent({ status: "completed", already_present: true, model: pull }));
+      return stream.end();
+    }
     const unsubscribe = pull.subscribe((event) => {
       stream.send(presentPullEvent(event));
-      if (event.status === "completed" || event.status === "error") stream.end();
-    });
+      if (isFinalEvent(event)) stream.end();
+    }, actor.userId);
     stream.onClose(unsubscribe);
+  });
+
+  routes.post("/models/cancel", {
+    summary: "Cancel the caller's pull of a model: their streams end with `cancelled`; the download stops unless someone else is waiting for it",
+    body: cancelPullBody,
+    returns: "`{model_name, download_stopped}`",
+    errors: { 404: "The caller has no pull of that model under way" },
+  }, async (req, res) => {
+    const body = parse(cancelPullBody, req.body, "body");
+    res.json(presentCancelledPull(await models.cancel(actorOf(res), body.model_name)));
   });
 
   routes.get("/models", { summary: "The model catalog", returns: "A list of catalog records with benchmark figures" }, async (_req, res) => {

@@ -13,7 +13,13 @@ export const librarySearchQuery = z.object({
   top_k: z.coerce.number().int().min(1).max(100).default(10),
 });
 
-export const pullModelBody = z.object({ model_name: modelName });
+export const pullModelBody = z.object({
+  model_name: modelName,
+  /** Pull a model the catalog already has again (a newer version, re-benchmarked); without it the answer says it is there. */
+  update: z.boolean().default(false),
+});
+
+export const cancelPullBody = z.object({ model_name: modelName });
 
 export const addPersonalModelBody = z.object({
   model_name: modelName,

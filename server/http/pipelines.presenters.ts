@@ -66,5 +66,8 @@ export function presentJob(job: IngestJob) {
     queued: job.runState === "queued",
     started_at: isoNoZone(job.startedAt),
     completed_at: isoNoZone(job.completedAt),
+    // Where the time went (docs/decisions.md): null for jobs recorded before it was kept.
+    timings: job.stats?.timings ?? null,
+    by_type: job.stats?.by_type ?? null,
   };
 }

@@ -83,13 +83,13 @@ export class BatchedIndexWriter {
   private async write(batch: Pending[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      await this.index.upsertDocuments(this.collectionId, batch.map((p) => p.doc));
+      await this.progress.stats.time("index", () => this.index.upsertDocuments(this.collectionId, batch.map((p) => p.doc)));
       for (const p of batch) this.progress.processed(p.change, p.bytes);
     } catch (error) {
       if (isFatalIndexError(error)) throw error;
       for (const p of batch) {
         try {
-          await this.index.upsertDocument(this.collectionId, p.doc);
+          await this.progress.stats.time("index", () => this.index.upsertDocument(this.collectionId, p.doc));
           this.progress.processed(p.change, p.bytes);
         } catch (error) {
           if (isFatalIndexError(error)) throw error;

@@ -147,12 +147,14 @@ async function syncSource(
   // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
   await deps.index.removeUnfinished(collectionId);
 
-  const walk = await walkSource(connector, {
-    signal,
-    onFolder: (folder) => progress.at(`Discovering files in ${folder || "the source"}`),
-    onFile: () => progress.discovered(),
-    onUnreadable: (folder, message) => progress.noteError(folder, message),
-  }).catch((error: unknown) => {
+  const walk = await progress.stats.time("listing", () =>
+    walkSource(connector, {
+      signal,
+      onFolder: (folder) => progress.at(`Discovering files in ${folder || "the source"}`),
+      onFile: () => progress.discovered(),
+      onUnreadable: (folder, message) => progress.noteError(folder, message),
+    }),
+  ).catch((error: unknown) => {
     checkAbort();
     if (error instanceof NothingReadableError) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
@@ -174,7 +176,10 @@ async function syncSource(
       return progress.failed(file.path, file.refused);
     }
     if (unchanged(file, state)) return progress.processed("unchanged");
-    if (!isSupported(file.name)) return progress.processed("skipped");
+    if (!isSupported(file.name)) {
+      progress.stats.file(file.name, { bytes: 0 });
+      return progress.processed("skipped");
+    }
     const target = { deps, connector, collectionId, sourceId, progress, signal };
     if (isStreamed(file)) {
       const held = await streams.acquire(1);
@@ -192,7 +197,7 @@ async function syncSource(
   const gone = [...indexed.keys()].filter((path) => !seen.has(path) && !isUnder(path, walk.unreadable));
   if (gone.length) {
     progress.at(`Removing ${gone.length} deleted file(s) from the collection`);
-    await deps.index.removeDocuments(collectionId, sourceId, gone);
+    await progress.stats.time("commit", () => deps.index.removeDocuments(collectionId, sourceId, gone));
     progress.removed(gone.length);
   }
 }
@@ -222,16 +227,24 @@ async function ingestFile(
   state: IndexedState | undefined,
 ): Promise<void> {
   if (file.size > MAX_PARSED_FILE_BYTES) {
+    progress.stats.file(file.name, { bytes: 0, failed: true });
     return progress.failed(file.path, `File is larger than the ${MAX_PARSED_FILE_BYTES / 1024 / 1024} MB indexing limit`);
   }
   progress.at(`Indexing ${file.path}`);
   let bytesRead = 0;
+  let failed = false;
+  let parseSeconds = 0;
   const held = await budget.acquire(file.size);
   try {
-    const bytes = await readAll(await connector.read(file.path, file.size), MAX_PARSED_FILE_BYTES);
+    const bytes = await progress.stats.time("read", async () => readAll(await connector.read(file.path, file.size), MAX_PARSED_FILE_BYTES));
     // parse() transfers the buffer to a worker thread, which empties it here: count first.
     bytesRead = bytes.length;
     const parsed = await deps.parsers.parse(file.name, bytes);
+    if (parsed.timing) {
+      progress.stats.add("parse", parsed.timing.parseSeconds);
+      progress.stats.add("chunk", parsed.timing.chunkSeconds);
+      parseSeconds = parsed.timing.parseSeconds + parsed.timing.chunkSeconds;
+    }
     if (parsed.kind === "skipped") {
       // A file that no longer has any text must not keep answering searches with its old text.
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
@@ -256,9 +269,11 @@ async function ingestFile(
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
     // So are a full disk, a damaged index and a database gone past the grace: every later file would fail the same way; and a shutdown.
     if (isFatalIndexError(error) || isDiskFull(error) || signal.aborted) throw error;
+    failed = true;
     progress.failed(file.path, (error as Error).message || "Could not be read", bytesRead);
   } finally {
     budget.release(held);
+    progress.stats.file(file.name, { bytes: bytesRead, failed, parseSeconds });
   }
 }
 
@@ -275,6 +290,7 @@ async function ingestStreamed(
 ): Promise<void> {
   progress.at(`Indexing ${file.path}`);
   let counted = 0;
+  let failed = false;
   const header = {
     sourceId,
     path: file.path,
@@ -300,7 +316,7 @@ async function ingestStreamed(
       return progress.processed("skipped");
     }
     try {
-      await staged.commit();
+      await progress.stats.time("commit", () => staged.commit());
     } catch (error) {
       await staged.discard().catch(() => undefined);
       if (isFatalIndexError(error)) throw error;
@@ -311,7 +327,10 @@ async function ingestStreamed(
     if (error instanceof JobInterrupted) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
     if (isFatalIndexError(error)) throw error;
+    failed = true;
     progress.failed(file.path, (error as Error).message || "Could not be read");
+  } finally {
+    progress.stats.file(file.name, { bytes: counted, failed });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { DataSource } from "typeorm";
 import type { DatabaseOutage } from "../data/database-outage";
 import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
+import { JobStatsRecorder } from "./job-stats";
 
 const MAX_LISTED_ERRORS = 100;
 /** Progress is written at least this often while a job moves (the issue asks for every second). */
@@ -24,7 +25,10 @@ export class JobProgress {
   discoveryComplete = false;
   currentEntity = "Starting";
   readonly errors: JobError[] = [];
+  /** Where the time went, per stage and per file type; written with the counters. */
+  readonly stats = new JobStatsRecorder();
   private lastWrite = 0;
+  private trailing: NodeJS.Timeout | null = null;
   private pending: Promise<void> = Promise.resolve();
 
   constructor(
@@ -81,14 +85,22 @@ export class JobProgress {
     this.touch();
   }
 
-  /** Writes now if the last write is older than PERSIST_EVERY_MS. */
+  /**
+   * Writes now if the last write is older than PERSIST_EVERY_MS, else once it is: a change
+   * followed by a long quiet spell (one big file parsing) must not leave the row showing the
+   * file before it.
+   */
   touch(): void {
+    const due = this.lastWrite + PERSIST_EVERY_MS - Date.now();
     // A failed periodic write (a full disk, a database outage) is not the job failing: the next one, or the final flush, writes the same counters; never an unhandled rejection that stops the process.
-    if (Date.now() - this.lastWrite >= PERSIST_EVERY_MS) this.flush().catch(() => undefined);
+    if (due <= 0) this.flush().catch(() => undefined);
+    else this.trailing ??= setTimeout(() => this.flush().catch(() => undefined), due).unref();
   }
 
   /** Writes the counters now (serialized with any write in flight, retried through a short database outage). */
   flush(extra: Partial<IngestJob> = {}): Promise<void> {
+    if (this.trailing) clearTimeout(this.trailing);
+    this.trailing = null;
     this.lastWrite = Date.now();
     const row: Partial<IngestJob> = {
       entitiesDiscovered: this.entitiesDiscovered,
@@ -103,12 +115,14 @@ export class JobProgress {
       discoveryComplete: this.discoveryComplete,
       currentEntity: this.currentEntity.slice(0, 1000),
       errors: [...this.errors],
+      stats: this.stats.snapshot(),
       ...extra,
     };
-    // Each write runs after the one before it, whether that one succeeded or not.
+    // Each write runs after the one before it, whether that one succeeded or not. The job
+    // row's writes are the run's own commits (the index's are timed with its batches).
     const write = this.pending
       .catch(() => undefined)
-      .then(() => this.outage.run(() => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row))))
+      .then(() => this.stats.time("commit", () => this.outage.run(() => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row)))))
       .then(() => undefined);
     this.pending = write;
     return write;

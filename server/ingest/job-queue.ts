@@ -144,6 +144,7 @@ export async function recordQueuedJob(db: DataSource, pipelineId: string, trigge
       currentEntity: "Waiting for other ingestion jobs to finish",
       errorMessage: null,
       errors: [],
+      stats: null,
       createdAt: now,
       startedAt: now,
       completedAt: null,

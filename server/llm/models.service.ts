@@ -8,6 +8,8 @@ import { ModelRecord } from "../data/entities/model.entity";
 import { UserModelRecord } from "../data/entities/user-model.entity";
 import type { Logger } from "../logger";
 import { loadLibrary, parseCatalog, refreshedCatalogPath, type LibraryEntry, type ModelLibrary } from "./model-library";
+import { isThisMachineOnlyHost } from "../http/local-addresses";
+import type { ModelServerStatus } from "./model-server-status";
 import { PullRegistry, type PullEvent, type RunningPull } from "./model-pulls";
 import type { ModelsOptions } from "./models.options";
 import type { PersonalModel } from "./personal-model";
@@ -19,6 +21,9 @@ export const PULL_ATTEMPTS = 3;
 /** The fixed benchmark: same prompt, greedy decoding, bounded output, so runs compare. */
 export const BENCHMARK_PROMPT = "Explain in three short paragraphs how a hydroelectric sluice gate controls the flow of water.";
 const BENCHMARK_OPTIONS = { temperature: 0, seed: 42, num_predict: 128 };
+
+/** How long the model server gets to say its version before it counts as not running. */
+const STATUS_TIMEOUT_MS = 3000;
 
 const SHUTDOWN_ERROR = "The server is shutting down; call POST /models again to resume the download";
 
@@ -74,17 +79,70 @@ export class ModelsService {
 
   // ---- pulls ----
 
-  /** Joins the running pull of this model, or starts one. The pull runs on when its callers go away. */
-  pull(rawName: string): RunningPull {
+  async serverStatus(): Promise<ModelServerStatus> {
+    const version = await this.ollama.version(STATUS_TIMEOUT_MS);
+    return { reachable: version !== null, version: version || null, onThisMachine: isThisMachineOnlyHost(new URL(this.ollama.host).hostname) };
+  }
+
+  /**
+   * Joins the running pull of this model, or starts one; the pull runs on when its callers go
+   * away, and belongs to everyone who asked until they cancel. A model that is in the catalog and
+   * on the model server is not downloaded again unless `update` asks for it: the answer is its record.
+   */
+  async pull(actor: Actor, rawName: string, update = false): Promise<RunningPull | ModelRecord> {
     const name = canonicalModelName(rawName);
+    if (!update && !this.pulls.get(name)) {
+      const existing = await this.db.manager.findOneBy(ModelRecord, { modelName: name });
+      if (existing && (await this.ollama.installed(name).catch(() => null))) return existing;
+    }
+    await this.shared?.addRequester(name, actor.userId);
+    const pull = this.attach(name);
+    pull.requesters.add(actor.userId);
+    return pull;
+  }
+
+  private attach(name: string): RunningPull {
     if (!this.shared) return this.pulls.attach(name, (pull) => this.runPull(pull));
     const shared = this.shared;
     return this.pulls.attach(name, (pull) =>
-      shared.run(pull, () => this.runPull(pull)).catch((error: Error) => {
-        this.logger?.error(`pull of ${pull.modelName} failed: ${error.message}`);
-        pull.finish({ status: "error", error: "The model pull could not be coordinated through Redis" });
-      }),
+      shared
+        .run(pull, () => this.runPull(pull), (notice) => this.withdraw(pull, notice.user_id, notice.stop))
+        .catch((error: Error) => {
+          this.logger?.error(`pull of ${pull.modelName} failed: ${error.message}`);
+          pull.finish({ status: "error", error: "The model pull could not be coordinated through Redis" });
+        }),
     );
+  }
+
+  /**
+   * Withdraws the caller from the model's pull: their streams end with `cancelled`. The download
+   * itself stops only when nobody else who asked for it is still waiting (docs/decisions.md).
+   */
+  async cancel(actor: Actor, rawName: string): Promise<{ modelName: string; downloadStopped: boolean }> {
+    const name = canonicalModelName(rawName);
+    const notPulling = new NotFoundError(`You have no pull of ${name} under way`);
+    if (this.shared) {
+      const result = await this.shared.cancel(name, actor.userId);
+      if (!result) throw notPulling;
+      return { modelName: name, downloadStopped: result.stopped };
+    }
+    const pull = this.pulls.get(name);
+    if (!pull || !pull.requesters.has(actor.userId)) throw notPulling;
+    const stop = pull.requesters.size === 1;
+    this.withdraw(pull, actor.userId, stop);
+    return { modelName: name, downloadStopped: stop };
+  }
+
+  private withdraw(pull: RunningPull, userId: string, stop: boolean): void {
+    const event: PullEvent = {
+      status: "cancelled",
+      download_stopped: stop,
+      message: stop
+        ? `The pull of ${pull.modelName} was cancelled and its download stopped; pulling it again resumes where it stopped`
+        : `You left the pull of ${pull.modelName}; the download goes on for others who asked for it`,
+    };
+    pull.detach(userId, event);
+    if (stop) pull.cancel(event);
   }
 
   private async runPull(pull: RunningPull): Promise<void> {
@@ -103,7 +161,7 @@ export class ModelsService {
           const permanent = error instanceof OllamaError && error.permanent && !(error instanceof OllamaUnreachableError);
           if (permanent || attempt >= PULL_ATTEMPTS) {
             this.logger?.warn(`pull of ${pull.modelName} failed after ${attempt} attempt(s): ${message}`);
-            return pull.finish({ status: "error", error: message });
+            return pull.finish(errorEvent(message, error));
           }
           pull.emit({ status: "retrying", attempt: attempt + 1, max_attempts: PULL_ATTEMPTS, error: message });
           await sleep(this.options.retryDelayMs * 2 ** (attempt - 1), pull.controller.signal);
@@ -117,7 +175,7 @@ export class ModelsService {
     } catch (error) {
       const message = error instanceof OllamaError ? error.message : "The model was downloaded but could not be registered";
       this.logger?.error(`pull of ${pull.modelName} failed: ${(error as Error).message}`);
-      pull.finish({ status: "error", error: message });
+      pull.finish(errorEvent(message, error));
     }
   }
 
@@ -235,6 +293,11 @@ export class ModelsService {
 
 function notInCatalog(rawName: string): NotFoundError {
   return new NotFoundError(`${canonicalModelName(rawName)} is not in the model catalog; pull it first with POST /models`);
+}
+
+/** The stream's error event; an unreachable model server is named by a code, so clients can say it in their own words. */
+function errorEvent(message: string, cause: unknown): PullEvent {
+  return cause instanceof OllamaUnreachableError ? { status: "error", error: message, code: "model_server_unreachable" } : { status: "error", error: message };
 }
 
 /** `pulling <layer>` with completed/total bytes (Ollama omits completed before the first byte). */

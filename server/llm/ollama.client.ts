@@ -150,6 +150,18 @@ export class OllamaClient {
     return found ? { name: found.name ?? wanted, size: found.size ?? 0, digest: found.digest ?? "" } : null;
   }
 
+  /** The model server's version (GET /api/version), or null when nothing usable answers within timeoutMs. */
+  async version(timeoutMs: number): Promise<string | null> {
+    try {
+      const res = await fetch(`${this.host}/api/version`, { signal: AbortSignal.timeout(timeoutMs) });
+      if (!res.ok) return null;
+      const body = (await res.json()) as { version?: unknown };
+      return typeof body.version === "string" ? body.version : "";
+    } catch {
+      return null;
+    }
+  }
+
   /** Removes the model from the model server; a model it does not have counts as removed. */
   async delete(model: string): Promise<void> {
     const res = await this.request("/api/delete", { method: "DELETE", body: JSON.stringify({ model }) });

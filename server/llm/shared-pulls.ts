@@ -4,7 +4,7 @@ import { ModelRecord } from "../data/entities/model.entity";
 import type { Logger } from "../logger";
 import type { Redis } from "ioredis";
 import { openSubscriber } from "../redis/redis-connection";
-import type { PullEvent, RunningPull } from "./model-pulls";
+import { isFinalEvent, type PullEvent, type RunningPull } from "./model-pulls";
 
 /** The pull lock lives this long unless its process renews it (every third of it). */
 const LOCK_MS = 15_000;
@@ -15,6 +15,12 @@ const KEEP_MS = 10 * 60_000;
 
 const RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+/** A user withdrew from a model's pull (published to every process; `stop` when nobody is left waiting). */
+export interface CancelNotice {
+  user_id: string;
+  stop: boolean;
+}
 
 interface Wire {
   seq: number;
@@ -31,7 +37,8 @@ interface Wire {
  * attach their callers to that stream. If the running process vanishes, a follower takes over.
  */
 export class SharedPulls {
-  private readonly handlers = new Map<string, (wire: Wire) => void>();
+  /** channel -> the handlers listening on it here; the channel is subscribed while the set is not empty. */
+  private readonly handlers = new Map<string, Set<(message: unknown) => void>>();
   /** Pulls led here that have ended but whose lock is not released yet: never joined, only waited out. */
   private readonly endedHere = new Set<string>();
 
@@ -46,7 +53,8 @@ export class SharedPulls {
   ) {
     this.subscriber.on("message", (channel: string, payload: string) => {
       try {
-        this.handlers.get(channel)?.(JSON.parse(payload) as Wire);
+        const message: unknown = JSON.parse(payload);
+        for (const handler of [...(this.handlers.get(channel) ?? [])]) handler(message);
       } catch (error) {
         this.logger?.warn(`model pull relay: ${(error as Error).message}`);
       }
@@ -61,21 +69,70 @@ export class SharedPulls {
     return new SharedPulls(redis, openSubscriber(redis, logger), prefix, loadCompleted, logger);
   }
 
-  /** Runs `lead` as the only upstream pull of the model, or relays the one another process runs. */
-  async run(pull: RunningPull, lead: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `lead` as the only upstream pull of the model, or relays the one another process runs.
+   * Cancellations of the model's pull, made on any process, reach `onCancel` while it runs.
+   */
+  async run(pull: RunningPull, lead: () => Promise<void>, onCancel: (notice: CancelNotice) => void): Promise<void> {
     const lockKey = `${this.prefix}:model-pull:${pull.modelName}`;
-    while (!pull.finished && !pull.controller.signal.aborted) {
-      const id = crypto.randomUUID();
-      if ((await this.redis.set(lockKey, id, "PX", LOCK_MS, "NX")) === "OK") return this.leadPull(pull, lockKey, id, lead);
-      const owner = await this.redis.get(lockKey);
-      if (owner && this.endedHere.has(owner)) await new Promise((resolve) => setTimeout(resolve, 20));
-      else if (owner) await this.follow(pull, lockKey, owner);
+    const stopListening = await this.listen(this.cancelChannel(pull.modelName), (message) => onCancel(message as CancelNotice));
+    try {
+      while (!pull.finished && !pull.controller.signal.aborted) {
+        const id = crypto.randomUUID();
+        if ((await this.redis.set(lockKey, id, "PX", LOCK_MS, "NX")) === "OK") return await this.leadPull(pull, lockKey, id, lead);
+        const owner = await this.redis.get(lockKey);
+        if (owner && this.endedHere.has(owner)) await new Promise((resolve) => setTimeout(resolve, 20));
+        else if (owner) await this.follow(pull, lockKey, owner);
+      }
+    } finally {
+      await stopListening();
     }
+  }
+
+  /** Records that a user asked for the model's pull (on any process), so a cancel elsewhere knows who still waits. */
+  async addRequester(modelName: string, userId: string): Promise<void> {
+    const key = this.requestersKey(modelName);
+    await this.redis.multi().sadd(key, userId).pexpire(key, KEEP_MS).exec();
+  }
+
+  /**
+   * Withdraws the user from the model's pull and tells every process; null when the user had no
+   * pull of it under way. `stopped` is true when nobody else waits, so the download stops.
+   */
+  async cancel(modelName: string, userId: string): Promise<{ stopped: boolean } | null> {
+    const key = this.requestersKey(modelName);
+    const [removed, left] = ((await this.redis.multi().srem(key, userId).scard(key).exec()) ?? []).map(([, value]) => Number(value));
+    if (!removed) return null;
+    const notice: CancelNotice = { user_id: userId, stop: left === 0 };
+    await this.redis.publish(this.cancelChannel(modelName), JSON.stringify(notice));
+    return { stopped: notice.stop };
   }
 
   /** Closes the subscriber; the shared connection belongs to the caller. */
   async close(): Promise<void> {
     await this.subscriber.quit().catch(() => undefined);
+  }
+
+  private requestersKey(modelName: string): string {
+    return `${this.prefix}:model-pull-requesters:${modelName}`;
+  }
+
+  private cancelChannel(modelName: string): string {
+    return `${this.prefix}:model-pull-cancel:${modelName}`;
+  }
+
+  /** Subscribes the handler to the channel (the connection subscribes once per channel); returns how to stop. */
+  private async listen(channel: string, handler: (message: unknown) => void): Promise<() => Promise<void>> {
+    let set = this.handlers.get(channel);
+    if (!set) this.handlers.set(channel, (set = new Set()));
+    set.add(handler);
+    if (set.size === 1) await this.subscriber.subscribe(channel);
+    return async () => {
+      set.delete(handler);
+      if (set.size > 0 || this.handlers.get(channel) !== set) return;
+      this.handlers.delete(channel);
+      await this.subscriber.unsubscribe(channel).catch(() => undefined);
+    };
   }
 
   private keys(id: string) {
@@ -89,7 +146,7 @@ export class SharedPulls {
     let seq = 0;
     let relay: Promise<unknown> = Promise.resolve();
     const unsubscribe = pull.subscribe((event) => {
-      const final = event.status === "completed" || event.status === "error";
+      const final = isFinalEvent(event);
       if (final) this.endedHere.add(id);
       // The catalog record goes over the wire as its name; followers read it from the shared database.
       const wire: Wire = {
@@ -107,8 +164,11 @@ export class SharedPulls {
             await this.redis.pexpire(keys.events, KEEP_MS);
           }
           await this.redis.publish(keys.channel, payload);
-          // Ended: the next request for this model, here or elsewhere, starts a fresh pull.
-          if (final) await this.redis.eval(RELEASE, 1, lockKey, id);
+          // Ended: the next request for this model, here or elsewhere, starts a fresh pull, with its own requesters.
+          if (final) {
+            await this.redis.del(this.requestersKey(pull.modelName));
+            await this.redis.eval(RELEASE, 1, lockKey, id);
+          }
         })
         .catch((error: Error) => this.logger?.warn(`model pull relay: ${error.message}`));
     });
@@ -139,7 +199,6 @@ export class SharedPulls {
       });
     };
     const deliver = (wire: Wire) => (wire.final ? finish(wire) : pull.emit(wire.event));
-    this.handlers.set(keys.channel, deliver);
     const onAbort = () => resolveDone();
     pull.controller.signal.addEventListener("abort", onAbort);
     const watch = setInterval(() => {
@@ -150,8 +209,9 @@ export class SharedPulls {
         else resolveDone(); // its process is gone: run() takes over
       })().catch(() => undefined);
     }, WATCH_MS);
+    let stopListening = async () => undefined as void;
     try {
-      await this.subscriber.subscribe(keys.channel);
+      stopListening = await this.listen(keys.channel, (message) => deliver(message as Wire));
       // What happened before we listened: the latest per layer, in order, then the end if it came.
       const latest = Object.values(await this.redis.hgetall(keys.events))
         .map((raw) => JSON.parse(raw) as Wire)
@@ -167,8 +227,7 @@ export class SharedPulls {
     } finally {
       clearInterval(watch);
       pull.controller.signal.removeEventListener("abort", onAbort);
-      this.handlers.delete(keys.channel);
-      await this.subscriber.unsubscribe(keys.channel).catch(() => undefined);
+      await stopListening();
     }
   }
 }

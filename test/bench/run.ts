@@ -13,6 +13,9 @@ const HYBRID_BENCH_CHUNKS = 10_000;
 /** On PostgreSQL without pgvector: the exact-similarity fallback's stated limit (README, "Hybrid retrieval"). */
 const PG_FALLBACK_CHUNKS = 500;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
+import { cpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
+import { runRealBench } from "./real.bench";
+import { runGrowthBench } from "./growth.bench";
 import path from "node:path";
 
 /**
@@ -22,38 +25,41 @@ import path from "node:path";
  * figures run on both back ends, SQLite and (when installed) PostgreSQL, printed side by side.
  * Then the same corpus on a Samba that requires encryption (SMB 3.1.1, AES-128-GCM): ingestion
  * against smbclient's encrypted mget, its ratio beside the plain one.
+ *
+ * The SMB comparison interleaves three ingestions with three smbclient mgets of the same share
+ * and reports the median ratio with its min and max (issue 18), so one noisy run on a shared
+ * machine cannot pass or fail it; each figure is printed next to its target with ok/MISSED.
+ *
+ * BENCH_SCALE=0.05 shrinks every corpus and collection (a check that the bench works, not a
+ * measurement). Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
+ * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`.
  */
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
+/** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
+export const SCALE = Math.min(1, Math.max(0.001, Number(process.env.BENCH_SCALE ?? "1") || 1));
+export const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE));
 
-function peakRssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
+/** Issue 18's targets, per back end. */
+const TARGETS = {
+  SQLite: { ratio: 0.7, apiP99Ms: 25, searchDirectP95Ms: 5, searchHttpP95Ms: 8, rssMb: 300 },
+  PostgreSQL: { ratio: 0.5, apiP99Ms: 50, searchDirectP95Ms: 20, searchHttpP95Ms: 25, rssMb: 300 },
+};
+type BackEnd = keyof typeof TARGETS;
 
 const rows: Array<[string, string, string, string]> = [];
 function report(name: string, value: string, target = "", ok: boolean | null = null): void {
-  rows.push([name, value, target, ok === null ? "" : ok ? "ok" : "MISSED"]);
-  process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target})` : ""}\n`);
+  rows.push([name, value, target, ok === null ? "" : verdict(ok)]);
+  process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target}: ${ok === null ? "" : verdict(ok)})` : ""}\n`);
 }
 
 /** The SMB ingestion and search figures of one back end, keyed by measure. */
 type Figures = Map<string, { value: string; target: string; ok: boolean | null }>;
 
-/** The raw transfer limit: smbclient copying the corpus share recursively, best of three (its time varies by ~2x from run to run here, and the fastest is the strictest bar). */
-function bestMget(samba: SambaServer, extraArgs: string[] = []): { seconds: number; runs: number[] } {
-  const auth = ["-p", String(samba.port), "-U", `${samba.username}%${samba.password}`, ...extraArgs];
+/** smbclient copying the corpus share recursively, three times: the median (its time varies by ~2x from run to run here). */
+function threeMgets(samba: SambaServer, extraArgs: string[] = []): { seconds: number; runs: number[] } {
   const runs: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const target = tempDir("sluice-mget-");
-    const mgetStart = performance.now();
-    execFileSync("smbclient", [`//127.0.0.1/corpus`, ...auth, "-c", `prompt OFF; recurse ON; lcd ${target}; mget *`], { stdio: "ignore" });
-    runs.push((performance.now() - mgetStart) / 1000);
-    fs.rmSync(target, { recursive: true, force: true });
-  }
-  return { seconds: Math.min(...runs), runs };
+  for (let i = 0; i < 3; i++) runs.push(mgetSeconds(samba, "corpus", extraArgs));
+  return { seconds: median(runs), runs };
 }
 
 /** One full ingestion of the corpus share on a fresh Sluice (SQLite): seconds and MB/s. */
@@ -84,14 +90,14 @@ async function ingestOnce(samba: SambaServer): Promise<{ seconds: number; mbps: 
 /**
  * The encrypted run: a second Samba over the same corpus with `server smb encrypt = required`;
  * Sluice's ingestion against `smbclient --client-protection=encrypt` (Samba 4.17's spelling of
- * `-e`) mget, best of three, as a ratio next to the plain one.
+ * `-e`) mget, median of three, as a ratio next to the plain one (the median of three pairs).
  */
 async function encryptedBench(corpusDir: string, corpus: { files: number; bytes: number }, plainRatio: number): Promise<void> {
   const samba = await startSamba({ extraShares: { corpus: corpusDir }, globalOptions: { "server smb encrypt": "required" } });
   try {
     const encrypt = ["--client-protection=encrypt"];
     execFileSync("smbclient", ["-L", "//127.0.0.1", "-p", String(samba.port), "-U", `${samba.username}%${samba.password}`, ...encrypt], { stdio: "ignore" });
-    const raw = bestMget(samba, encrypt);
+    const raw = threeMgets(samba, encrypt);
     report("smbclient encrypted recursive mget, three runs", raw.runs.map((s) => `${s.toFixed(2)} s`).join(", "));
     process.stdout.write("full ingestion, encryption required...\n");
     const run = await ingestOnce(samba);
@@ -107,13 +113,14 @@ async function encryptedBench(corpusDir: string, corpus: { files: number; bytes:
 async function ingestionBench(
   samba: SambaServer,
   corpus: { files: number; bytes: number; words: string[] },
-  raw: { seconds: number },
+  backEnd: BackEnd,
   databaseUrl: string | null,
 ): Promise<Figures & { ratio?: number }> {
+  const targets = TARGETS[backEnd];
   const figures: Figures & { ratio?: number } = new Map();
   const record = (name: string, value: string, target = "", ok: boolean | null = null) => {
     figures.set(name, { value, target, ok });
-    process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target})` : ""}\n`);
+    process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target}: ${ok === null ? "" : verdict(ok)})` : ""}\n`);
   };
   const mb = corpus.bytes / 1024 / 1024;
   const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) } });
@@ -122,6 +129,7 @@ async function ingestionBench(
     const user = await signUp(request, "bench");
     const group = await createGroup(request, user.token, "bench");
     const addSource = async (name: string) => (await addSmbSource(request, user.token, group, samba, name)).pipeline;
+    const pid = server.child.pid!;
 
     /**
      * One ingestion run, timed from the trigger until the status says it is over. The status is
@@ -130,6 +138,7 @@ async function ingestionBench(
      */
     const runJob = async (pipelineId: string, probeApi: boolean) => {
       const latencies: number[] = [];
+      const cpuBefore = cpuSeconds(pid);
       const start = performance.now();
       const trigger = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token: user.token });
       if (trigger.status !== 202) throw new Error(`trigger failed: ${trigger.text}`);
@@ -148,28 +157,49 @@ async function ingestionBench(
           const seconds = (performance.now() - start) / 1000;
           done = true;
           await probe;
-          return { seconds, job: status.body, latencies };
+          return { seconds, cpu: cpuSeconds(pid) - cpuBefore, job: status.body, latencies };
         }
         await new Promise((r) => setTimeout(r, 20));
       }
     };
 
-    // Throughput and API latency come from two full ingestions of the same share (two sources,
-    // so the second is not a no-change re-run): the probe's own load must not slow the first.
-    const pipeline = await addSource("Bench corpus");
-    const probed = await addSource("Bench corpus, API probe");
-    process.stdout.write("full ingestion...\n");
-    const full = await runJob(pipeline.id, false);
-    if (full.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(full.job)}`);
-    const corpusFiles = full.job.entities_discovered;
-    const ingestMbps = full.job.bytes_processed / 1024 / 1024 / full.seconds;
-    const rawMbps = mb / raw.seconds;
-    record("files ingested", `${corpusFiles} (${full.job.entities_failed} failed, ${full.job.entities_skipped} skipped)`);
-    record("full ingestion", `${full.seconds.toFixed(2)} s, ${(corpusFiles / full.seconds).toFixed(0)} files/s, ${ingestMbps.toFixed(1)} MB/s`);
-    record("smbclient recursive mget (best of 3)", `${raw.seconds.toFixed(2)} s, ${(corpus.files / raw.seconds).toFixed(0)} files/s, ${rawMbps.toFixed(1)} MB/s`);
-    record("ingestion / raw transfer", `${(ingestMbps / rawMbps).toFixed(2)}x`, ">= 0.5x", ingestMbps / rawMbps >= 0.5);
-    figures.ratio = ingestMbps / rawMbps;
+    // Three full ingestions (each a source of its own over the same share, so none is a
+    // no-change re-run) interleaved with three smbclient mgets: a slow spell of the machine
+    // falls on both sides of a pair, and the median of the three ratios is the figure.
+    const pairs: Array<{ mget: number; ingest: number; cpu: number; ratio: number; job: Record<string, any> }> = [];
+    let first: Awaited<ReturnType<typeof addSource>> | null = null;
+    for (let i = 0; i < 3; i++) {
+      const mget = mgetSeconds(samba, "corpus");
+      const pipeline = await addSource(`Bench corpus, run ${i + 1}`);
+      first ??= pipeline;
+      process.stdout.write(`full ingestion ${i + 1} of 3 (after an mget of ${mget.toFixed(2)} s)...\n`);
+      const run = await runJob(pipeline.id, false);
+      if (run.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(run.job)}`);
+      const ingestMbps = run.job.bytes_processed / 1024 / 1024 / run.seconds;
+      pairs.push({ mget, ingest: run.seconds, cpu: run.cpu, ratio: ingestMbps / (mb / mget), job: run.job });
+    }
+    const ratios = pairs.map((p) => p.ratio);
+    const ratio = median(ratios);
+    const middle = pairs.find((p) => p.ratio === ratio) ?? [...pairs].sort((a, b) => a.ratio - b.ratio)[1];
+    const corpusFiles = middle.job.entities_discovered;
+    record("files ingested", `${corpusFiles} (${middle.job.entities_failed} failed, ${middle.job.entities_skipped} skipped)`);
+    record(
+      "full ingestion, three runs",
+      pairs.map((p) => `${p.ingest.toFixed(2)} s`).join(", ") +
+        ` (median ${median(pairs.map((p) => p.ingest)).toFixed(2)} s, ${(corpusFiles / median(pairs.map((p) => p.ingest))).toFixed(0)} files/s)`,
+    );
+    record("server CPU per ingestion", `${pairs.map((p) => `${p.cpu.toFixed(1)} s`).join(", ")}`);
+    record("smbclient recursive mget, three runs (interleaved)", pairs.map((p) => `${p.mget.toFixed(2)} s`).join(", "));
+    record(
+      "full ingestion / smbclient mget (median of 3 pairs)",
+      `${ratio.toFixed(2)}x (min ${Math.min(...ratios).toFixed(2)}x, max ${Math.max(...ratios).toFixed(2)}x)`,
+      `>= ${targets.ratio}x`,
+      ratio >= targets.ratio,
+    );
+    record("where the time went (median run; busy seconds, stages overlap)", stageLine(middle.job.timings));
+    figures.ratio = ratio;
 
+    const probed = await addSource("Bench corpus, API probe");
     process.stdout.write("full ingestion with the API probe...\n");
     const withProbe = await runJob(probed.id, true);
     if (withProbe.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(withProbe.job)}`);
@@ -177,11 +207,11 @@ async function ingestionBench(
     record(
       "API p99 GET /collections during ingestion",
       `${percentile(sortedApi, 99).toFixed(1)} ms over ${sortedApi.length} requests (p50 ${percentile(sortedApi, 50).toFixed(1)} ms; that ingestion took ${withProbe.seconds.toFixed(2)} s)`,
-      "< 50 ms",
-      percentile(sortedApi, 99) < 50,
+      `< ${targets.apiP99Ms} ms`,
+      percentile(sortedApi, 99) < targets.apiP99Ms,
     );
 
-    const rerun = await runJob(pipeline.id, false);
+    const rerun = await runJob(first!.id, false);
     record("no-change re-run", `${rerun.seconds.toFixed(2)} s (${rerun.job.bytes_processed} bytes read)`, "< 2 s", rerun.seconds < 2);
 
     const random = seeded(7);
@@ -189,7 +219,7 @@ async function ingestionBench(
     for (let i = 0; i < 1000; i++) {
       const q = Array.from({ length: 1 + Math.floor(random() * 3) }, () => zipfWord(corpus.words, random)).join(" ");
       const t = performance.now();
-      const res = await request("GET", `/collections/${pipeline.collection_id}/search?q=${encodeURIComponent(q)}`, { token: user.token });
+      const res = await request("GET", `/collections/${first!.collection_id}/search?q=${encodeURIComponent(q)}`, { token: user.token });
       searchLatencies.push(performance.now() - t);
       if (res.status !== 200) throw new Error(`search failed: ${res.text}`);
     }
@@ -197,10 +227,12 @@ async function ingestionBench(
     record(
       "search over HTTP, ingested collection (1,000 queries)",
       `p50 ${percentile(searchLatencies, 50).toFixed(1)} ms, p95 ${percentile(searchLatencies, 95).toFixed(1)} ms`,
+      `p95 < ${targets.searchHttpP95Ms} ms`,
+      percentile(searchLatencies, 95) < targets.searchHttpP95Ms,
     );
     // On PostgreSQL the database server's memory is its own; this is Sluice's process only.
-    const rss = peakRssMb(server.child.pid!);
-    record("peak RSS of the server", `${rss.toFixed(0)} MB`, "< 400 MB", rss < 400);
+    const rss = peakRssMb(pid);
+    record("peak RSS of the server during ingestion", `${rss.toFixed(0)} MB`, `< ${targets.rssMb} MB`, rss < targets.rssMb);
   } finally {
     await server.stop();
   }
@@ -209,7 +241,7 @@ async function ingestionBench(
 
 // ---------------------------------------------------------------- a big text file
 
-const BIG_FILE_BYTES = 200 * 1024 * 1024;
+const BIG_FILE_BYTES = scaled(200 * 1024 * 1024);
 
 /**
  * A 200 MB text file in a corpus of 200 small files and 2 PDF/DOCX, on a server of its own
@@ -219,8 +251,8 @@ const BIG_FILE_BYTES = 200 * 1024 * 1024;
 async function bigFileBench(): Promise<void> {
   const dir = tempDir("sluice-bigfile-");
   fs.chmodSync(dir, 0o755);
-  process.stdout.write("\nA 200 MB text file among small ones (SQLite)\nwriting it...\n");
-  await writeCorpus(dir, { textFiles: 200, binaryFiles: 2 });
+  process.stdout.write(`\nA ${(BIG_FILE_BYTES / 1024 / 1024).toFixed(0)} MB text file among small ones (SQLite)\nwriting it...\n`);
+  await writeCorpus(dir, { textFiles: scaled(200), binaryFiles: 2 });
   const random = seeded(99);
   const big = writeBigTextFile(path.join(dir, "exports", "server.log"), BIG_FILE_BYTES, vocabulary(5_000, random), random);
   const samba = await startSamba({ extraShares: { corpus: dir } });
@@ -240,7 +272,7 @@ async function bigFileBench(): Promise<void> {
     const mbps = job.bytes_processed / 1024 / 1024 / seconds;
     report(`ingestion with a ${(big / 1024 / 1024).toFixed(0)} MB text file`, `${seconds.toFixed(1)} s, ${mbps.toFixed(1)} MB/s, ${job.entities_discovered} files`);
     const rss = peakRssMb(server.child.pid!);
-    report("peak RSS of the server, 200 MB text file in the corpus", `${rss.toFixed(0)} MB`, "< 400 MB", rss < 400);
+    report(`peak RSS of the server, ${(big / 1024 / 1024).toFixed(0)} MB text file in the corpus`, `${rss.toFixed(0)} MB`, "< 400 MB", rss < 400);
   } finally {
     await server.stop();
     await samba.stop();
@@ -248,19 +280,29 @@ async function bigFileBench(): Promise<void> {
   }
 }
 
+/** `--name value` from the command line, or undefined. */
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- big-file` runs only the big-file section.
   if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
+  const real = option("--real");
+  if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
+  if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
+  if (SCALE < 1) process.stdout.write(`BENCH_SCALE=${SCALE}: a reduced run to check the bench works, not a measurement\n`);
   const corpusDir = tempDir("sluice-corpus-");
   fs.chmodSync(corpusDir, 0o755);
   process.stdout.write("writing the corpus...\n");
-  const corpus = await writeCorpus(corpusDir);
+  const corpus = await writeCorpus(corpusDir, { textFiles: scaled(2000), binaryFiles: scaled(20, 2) });
   const mb = corpus.bytes / 1024 / 1024;
   process.stdout.write(`corpus: ${corpus.files} files, ${mb.toFixed(1)} MB\n`);
 
   const samba = await startSamba({ extraShares: { corpus: corpusDir } });
   let postgres: PostgresCluster | null = null;
-  const backEnds: Array<[string, Figures]> = [];
+  const backEnds: Array<[BackEnd, Figures]> = [];
   try {
     // Samba starts its RPC service (samba-dcerpcd) on the first share enumeration, which
     // takes a few hundred ms on a fresh server. Sluice enumerates shares to walk a server and
@@ -270,18 +312,15 @@ async function main(): Promise<void> {
     execFileSync("smbclient", ["-L", "//127.0.0.1", ...auth], { stdio: "ignore" });
     report("share enumeration on a fresh Samba (smbclient -L, starts its RPC service)", `${(performance.now() - coldStart).toFixed(0)} ms`);
 
-    const raw = bestMget(samba);
-    report("smbclient recursive mget, three runs", raw.runs.map((s) => `${s.toFixed(2)} s`).join(", "));
-
     process.stdout.write("\nSQLite (desktop)\n");
-    const sqlite = await ingestionBench(samba, corpus, raw, null);
+    const sqlite = await ingestionBench(samba, corpus, "SQLite", null);
     backEnds.push(["SQLite", sqlite]);
     process.stdout.write("\nEncryption required (SMB 3.1.1, AES-128-GCM; SQLite)\n");
     await encryptedBench(corpusDir, corpus, sqlite.ratio ?? 0);
     if (postgresBinDir()) {
       process.stdout.write("\nPostgreSQL (team server; a throwaway local cluster, fsync off)\n");
       postgres = await startPostgres();
-      backEnds.push(["PostgreSQL", await ingestionBench(samba, corpus, raw, await postgres.createDatabase())]);
+      backEnds.push(["PostgreSQL", await ingestionBench(samba, corpus, "PostgreSQL", await postgres.createDatabase())]);
     } else {
       process.stdout.write("\nPostgreSQL is not installed: SQLite figures only\n");
     }
@@ -290,20 +329,26 @@ async function main(): Promise<void> {
     await samba.stop();
     fs.rmSync(corpusDir, { recursive: true, force: true });
   }
-  for (const [name, { value, target, ok }] of backEnds[0][1]) rows.push([name, value, target, ok === null ? "" : ok ? "ok" : "MISSED"]);
+  for (const [name, { value, target, ok }] of backEnds[0][1]) rows.push([name, value, target, ok === null ? "" : verdict(ok)]);
 
-  process.stdout.write("synthetic 100,000-chunk collection...\n");
-  const synthetic = await runSearchBench({ chunks: 100_000, queries: 1000 });
+  const chunks = scaled(100_000);
+  process.stdout.write(`synthetic ${chunks}-chunk collection...\n`);
+  const synthetic = await runSearchBench({ chunks, queries: 1000 });
   report(
-    "search, 100,000 chunks (1,000 queries, index direct)",
+    `search, ${chunks} chunks (1,000 queries, index direct)`,
     `p50 ${synthetic.p50.toFixed(2)} ms, p95 ${synthetic.p95.toFixed(2)} ms`,
-    "p95 < 20 ms",
-    synthetic.p95 < 20,
+    `p95 < ${TARGETS.SQLite.searchDirectP95Ms} ms`,
+    synthetic.p95 < TARGETS.SQLite.searchDirectP95Ms,
   );
   if (postgresBinDir()) {
-    process.stdout.write("synthetic 100,000-chunk collection on PostgreSQL...\n");
-    const pg = await runSearchBench({ chunks: 100_000, queries: 1000, engine: "postgres" });
-    report("search, 100,000 chunks, PostgreSQL (1,000 queries, index direct)", `p50 ${pg.p50.toFixed(2)} ms, p95 ${pg.p95.toFixed(2)} ms`);
+    process.stdout.write(`synthetic ${chunks}-chunk collection on PostgreSQL...\n`);
+    const pg = await runSearchBench({ chunks, queries: 1000, engine: "postgres" });
+    report(
+      `search, ${chunks} chunks, PostgreSQL (1,000 queries, index direct)`,
+      `p50 ${pg.p50.toFixed(2)} ms, p95 ${pg.p95.toFixed(2)} ms`,
+      `p95 < ${TARGETS.PostgreSQL.searchDirectP95Ms} ms`,
+      pg.p95 < TARGETS.PostgreSQL.searchDirectP95Ms,
+    );
   }
 
   // Hybrid retrieval (issue 23): BM25 + vectors (768 dimensions) fused, and the embedding stage's own cost.
@@ -329,16 +374,11 @@ async function main(): Promise<void> {
 
   printRows();
 
-  // The SMB figures of every back end side by side.
-  const mark = (ok: boolean | null) => (ok === null ? "" : ok ? " (ok)" : " (MISSED)");
-  process.stdout.write(`\n| SMB ingestion benchmark | ${backEnds.map(([n]) => n).join(" | ")} | target |\n|---|${backEnds.map(() => "---|").join("")}---|\n`);
-  for (const [name, first] of backEnds[0][1]) {
-    const cells = backEnds.map(([, figures]) => {
-      const f = figures.get(name);
-      return f ? `${f.value}${mark(f.ok)}` : "";
-    });
-    process.stdout.write(`| ${name} | ${cells.join(" | ")} | ${first.target} |\n`);
-  }
+  // The SMB figures of every back end side by side, each next to its own target.
+  const cell = (f: { value: string; target: string; ok: boolean | null } | undefined) =>
+    f ? `${f.value}${f.target ? ` [${f.target}: ${f.ok === null ? "" : verdict(f.ok)}]` : ""}` : "";
+  process.stdout.write(`\n| SMB ingestion benchmark | ${backEnds.map(([n]) => n).join(" | ")} |\n|---|${backEnds.map(() => "---|").join("")}\n`);
+  for (const [name] of backEnds[0][1]) process.stdout.write(`| ${name} | ${backEnds.map(([, figures]) => cell(figures.get(name))).join(" | ")} |\n`);
 }
 
 function printRows(): void {

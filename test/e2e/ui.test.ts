@@ -198,6 +198,10 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.reload();
     await page.locator(".pipeline").first().locator('[data-job-status="completed"]').waitFor();
     await page.locator(".pipeline").first().getByText(/Job history \(1\)/).click();
+    // The finished job says where its time went, stage by stage and by file type.
+    const timings = (await page.locator(".pipeline").first().locator("[data-timings]").textContent()) ?? "";
+    assert.match(timings, /Where the time went: listing \d+\.\d s · reading \d+\.\d s · parsing \d+\.\d s/);
+    assert.match(timings, /by type: \w+ \d+ files?/);
     await shot("07-pipelines");
   });
 
@@ -263,11 +267,13 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await shot("09-groups-delete-conflict");
   });
 
-  await t.test("models: search the library as I type, pull with per-layer progress and a benchmark", async () => {
+  await t.test("models: the server's status, then a pull followed next to its button: %, speed and time left; layers folded", async () => {
     await page.getByRole("link", { name: "Models" }).click();
     await page.getByRole("heading", { name: "Catalog" }).waitFor();
     await page.getByRole("heading", { name: "My models" }).waitFor();
     await page.getByText("No models pulled yet.").waitFor();
+    // Before anyone pulls, the page says whether the model server answers.
+    await page.locator('[data-model-server="up"]', { hasText: "The model server is running (Ollama 0.12.6)." }).waitFor();
     await shot("10-models-empty");
 
     // Typed, not pasted: results follow the keystrokes, and a typo still finds the model.
@@ -280,20 +286,45 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
 
     await search.fill("");
     await search.pressSequentially("smollm2", { delay: 20 });
-    // Slow lines so the live per-layer view can be seen.
-    ollama.lineDelayMs = 120;
-    await page.getByRole("button", { name: "Pull smollm2:135m" }).click();
-    const pull = page.locator("section", { has: page.locator("#pull-heading") });
-    await pull.getByRole("progressbar", { name: /^Layer / }).first().waitFor();
+    // Slow lines so the live progress can be seen.
+    ollama.lineDelayMs = 150;
+    const upstreamBefore = ollama.pullCount("smollm2:135m");
+    const button = page.getByRole("button", { name: "Pull smollm2:135m" });
+    await button.click();
+    // The progress is in the same library entry as the button that started it, right under it.
+    const item = page.locator(".library-item", { has: button });
+    const pull = item.getByRole("group", { name: "Pull of smollm2:135m" });
+    const overall = pull.getByRole("progressbar", { name: "Download of smollm2:135m" });
+    await overall.waitFor();
+    const [buttonBox, pullBox] = [await button.boundingBox(), await pull.boundingBox()];
+    assert.ok(buttonBox && pullBox && pullBox.y - (buttonBox.y + buttonBox.height) < 60, `${JSON.stringify(buttonBox)} ${JSON.stringify(pullBox)}`);
+    // Focus moves to the one thing that can be done now.
+    await pull.locator("button:focus", { hasText: "Cancel pull" }).waitFor();
+    const figures = pull.locator(".pull-figures");
+    await figures.filter({ hasText: /^\d+% · [\d.]+ MB of [\d.]+ MB · [\d.]+ (KB|MB|GB)\/s · about \d+ (s|min) left$/ }).waitFor();
+    // Screenshots during the pull, at a desktop size and a small window.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: "/tmp/sluice-models-pull-1280x800.png" });
+    await page.setViewportSize({ width: 640, height: 400 });
+    await pull.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: "/tmp/sluice-models-pull-640x400.png" });
+    await page.setViewportSize({ width: 1280, height: 860 });
+    // Layers are folded under the overall bar.
+    const layers = pull.getByRole("progressbar", { name: /^Layer / });
+    assert.equal(await layers.first().isVisible(), false, "layers start folded");
+    await pull.getByText("2 layers").click();
+    await layers.first().waitFor();
+    assert.equal(await layers.count(), 2, "one bar per layer of smollm2:135m");
     await shot("12-models-pulling");
+    // The progress is not a live region: only the outcome is announced.
+    assert.equal(await page.locator("[aria-live]", { has: overall }).count(), 0);
+
     const done = pull.getByRole("status").filter({ hasText: "smollm2:135m is in the catalog" });
     await done.waitFor({ timeout: 30_000 });
     ollama.lineDelayMs = 0;
     assert.match((await done.textContent()) ?? "", /\d+(\.\d)? tokens\/s/);
-    const layers = pull.getByRole("progressbar", { name: /^Layer / });
-    assert.equal(await layers.count(), 2, "one bar per layer of smollm2:135m");
-    for (const bar of await layers.all()) assert.equal(await bar.getAttribute("aria-valuenow"), "100");
     assert.equal(await pull.getByRole("alert").count(), 0);
+    assert.equal(ollama.pullCount("smollm2:135m"), upstreamBefore + 1);
 
     const row = page.locator("tr", { has: page.locator("th", { hasText: "smollm2:135m" }) });
     await row.waitFor();
@@ -301,15 +332,47 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await shot("13-models-pulled");
   });
 
+  await t.test("models: pulling a model that is there says so and downloads nothing; a pull can be cancelled", async () => {
+    const upstreamBefore = ollama.pullCount("smollm2:135m");
+    await page.getByRole("button", { name: "Pull smollm2:135m" }).click();
+    const pull = page.getByRole("group", { name: "Pull of smollm2:135m" });
+    await pull.getByRole("status").filter({ hasText: "smollm2:135m is already in the catalog, so nothing was downloaded." }).waitFor();
+    assert.equal(ollama.pullCount("smollm2:135m"), upstreamBefore, "nothing was downloaded");
+    await pull.getByRole("button", { name: "Check for a newer version" }).waitFor();
+
+    const search = page.getByLabel("Search the public library");
+    await search.fill("");
+    await search.pressSequentially("qwen2.5-coder", { delay: 20 });
+    ollama.lineDelayMs = 150;
+    const abortedBefore = ollama.abortedPulls("qwen2.5-coder:7b");
+    const button = page.getByRole("button", { name: "Pull qwen2.5-coder:7b" });
+    await button.click();
+    const qwen = page.getByRole("group", { name: "Pull of qwen2.5-coder:7b" });
+    await qwen.locator(".pull-figures", { hasText: "%" }).waitFor();
+    await qwen.getByRole("button", { name: "Cancel pull of qwen2.5-coder:7b" }).click();
+    await qwen.getByRole("status").filter({ hasText: "Pull cancelled. Pulling it again later picks up where it stopped." }).waitFor();
+    ollama.lineDelayMs = 0;
+    // Focus goes back to the button that started it.
+    await page.locator("#pull-qwen2_5-coder_7b:focus").waitFor();
+    assert.equal(await qwen.getByRole("progressbar").count(), 0);
+    const deadline = Date.now() + 5000;
+    while (ollama.abortedPulls("qwen2.5-coder:7b") === abortedBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ollama.abortedPulls("qwen2.5-coder:7b"), abortedBefore + 1, "the download stopped");
+    assert.equal(await page.locator("tr", { has: page.locator("th", { hasText: "qwen2.5-coder:7b" }) }).count(), 0);
+    await shot("13b-models-cancelled");
+  });
+
   await t.test("models: add to my models with hardware notes, edit the notes, remove it", async () => {
     const row = page.locator("tr", { has: page.locator("th", { hasText: "smollm2:135m" }) });
-    await row.getByRole("button", { name: "Add to my models" }).click();
+    await row.getByRole("button", { name: "Add to my models", exact: true }).click();
     const form = page.getByRole("form", { name: "Add to my models" });
     // The catalog button picks the model in the form and moves focus to its notes.
     await form.locator("#my-notes:focus").waitFor();
     assert.equal(await form.getByLabel("Model from the catalog").inputValue(), "smollm2:135m");
     await form.getByLabel("Hardware notes").fill("Laptop, 8 GB RAM: fast enough");
-    await form.getByRole("button", { name: "Add to my models" }).click();
+    // The form's own button has its own name, not the catalog row's.
+    assert.equal(await page.getByRole("button", { name: "Save to my models" }).count(), 1);
+    await form.getByRole("button", { name: "Save to my models" }).click();
     const mine = page.locator(".my-model", { hasText: "smollm2:135m" });
     await mine.getByText("Laptop, 8 GB RAM: fast enough").waitFor();
 
@@ -469,5 +532,58 @@ test("without Google configured, the Drive card tells the desktop user which set
   } finally {
     await ctx.close();
     await bare.stop();
+  }
+});
+
+test("with the model server stopped, the Models page says so in the viewer's words before anyone pulls", async () => {
+  // Port 9 on loopback: nothing listens there, like an Ollama that is not running.
+  const stopped = await startSluice({ env: { OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10" } });
+  const lan = await signedInPage(stopped.url);
+  const desktop = await signedInPage(stopped.url, async (c) => {
+    await c.addInitScript("window.sluiceDesktop = { openExternal: async () => {} };");
+  });
+  try {
+    // A browser user (a LAN server, say) cannot start it: they are told whom to ask, and no setting names.
+    await lan.p.goto(`${stopped.url}/#/models`);
+    const banner = lan.p.locator('[data-model-server="down"]');
+    await banner.getByText("The model server is not running, so models cannot be pulled or used. Ask your administrator to start it.").waitFor();
+    assert.equal(await banner.getAttribute("role"), "alert");
+    await lan.p.evaluate("window.scrollTo(0, 0)");
+    await lan.p.screenshot({ path: path.join(SCREENSHOTS, "15-models-server-down.png"), fullPage: true });
+    // A pull anyway: the one problem is still said once, in the banner, not again in the pull.
+    await lan.p.getByLabel("Search the public library").fill("tinyllama");
+    await lan.p.getByRole("button", { name: "Pull tinyllama:1.1b" }).click();
+    await lan.p.getByRole("button", { name: "Pull tinyllama:1.1b" }).and(lan.p.locator(":enabled")).waitFor();
+    assert.equal(await lan.p.getByRole("group", { name: "Pull of tinyllama:1.1b" }).getByRole("alert").count(), 0);
+    assert.equal(await lan.p.getByRole("alert").count(), 1);
+    assert.doesNotMatch(await lan.p.locator("main, body").first().innerText(), /OLLAMA_HOST|127\.0\.0\.1:9/);
+
+    // The desktop user runs the model server on this computer.
+    await desktop.p.goto(`${stopped.url}/#/models`);
+    await desktop.p.locator('[data-model-server="down"]', { hasText: "The model server is not running. Start Ollama on this computer, then try again." }).waitFor();
+  } finally {
+    await lan.ctx.close();
+    await desktop.ctx.close();
+    await stopped.stop();
+  }
+});
+
+test("the Models page at 640x400: nothing cut off, the catalog's rows stacked with every action in reach", async () => {
+  const { ctx, p } = await signedInPage(sluice.url);
+  try {
+    await p.setViewportSize({ width: 640, height: 400 });
+    await p.goto(`${sluice.url}/#/models`);
+    const row = p.locator("tr", { has: p.locator("th", { hasText: "smollm2:135m" }) });
+    await row.waitFor();
+    // Nothing wider than the window: no sideways scrolling needed to reach a button.
+    const overflow = await p.evaluate("document.documentElement.scrollWidth - window.innerWidth");
+    assert.ok(Number(overflow) <= 0, `the page is ${overflow}px wider than the window`);
+    for (const name of ["Add to my models", "Delete"]) {
+      const box = await row.getByRole("button", { name, exact: true }).boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 640, `${name}: ${JSON.stringify(box)}`);
+    }
+    await p.screenshot({ path: "/tmp/sluice-models-640x400-full.png", fullPage: true });
+  } finally {
+    await ctx.close();
   }
 });

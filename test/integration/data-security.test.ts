@@ -50,6 +50,8 @@ before(async () => {
   server = await startSluice({
     dataDir,
     env: {
+      // The SMB connection limit's own test runs here: back to the default (blank).
+      SMB_CONNECT_LIMIT_PER_MINUTE: "",
       FOLDER_SOURCE_ROOTS: folderRoot,
       // Drive configured (nothing is ever sent: no drive source exists), so its id routes reach their lookups.
       GOOGLE_CLIENT_ID: "test-client",
@@ -154,6 +156,10 @@ describe("odd ids", () => {
       q("GET /data_pipelines/:id/jobs", "id", (o) => `/data_pipelines/${o}/jobs`),
       q("POST /data_pipelines/:id/ingest", "id", (o) => `/data_pipelines/${o}/ingest`),
       q("GET /data_pipelines/:id/ingest/status", "id", (o) => `/data_pipelines/${o}/ingest/status`),
+      q("PUT /data_pipelines/:id/schedule", "id", (o) => `/data_pipelines/${o}/schedule`, { every_minutes: 60 }),
+      q("DELETE /data_pipelines/:id/schedule", "id", (o) => `/data_pipelines/${o}/schedule`),
+      q("POST /data_sources/:id/schedules/pause", "id", (o) => `/data_sources/${o}/schedules/pause`),
+      q("POST /data_sources/:id/schedules/resume", "id", (o) => `/data_sources/${o}/schedules/resume`),
       q("DELETE /models/:id", "id", (o) => `/models/${o}`),
       q("DELETE /models/my/:record_id", "record_id", (o) => `/models/my/${o}`),
     ];

@@ -129,6 +129,43 @@ describe("ingestion lifecycle", () => {
     assert.ok(done.errors.some((e: { entity: string }) => e.entity === "private"), "the share it cannot open is listed");
   });
 
+  it("the job record says where the time went: seconds per stage within the run's wall time, and files by type", async () => {
+    const done = (await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: owner.token })).body;
+    const wallSeconds = (Date.parse(done.completed_at) - Date.parse(done.started_at)) / 1000;
+    assert.deepEqual(Object.keys(done.timings), ["listing_s", "read_s", "parse_s", "chunk_s", "index_s", "commit_s"]);
+    for (const [stage, seconds] of Object.entries(done.timings as Record<string, number>)) {
+      assert.equal(typeof seconds, "number", stage);
+      assert.ok(seconds >= 0 && seconds <= wallSeconds + 0.5, `${stage} = ${seconds} s in a ${wallSeconds} s run`);
+    }
+    for (const stage of ["listing_s", "read_s", "parse_s", "index_s", "commit_s"]) assert.ok(done.timings[stage] > 0, `${stage} was measured`);
+
+    // Every file of the share by its extension, as on disk; the PDF that failed is counted as one.
+    const expected: Record<string, { files: number; bytes: number }> = {};
+    const walk = (dir: string) => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, e.name);
+        if (e.isDirectory()) walk(full);
+        else {
+          const type = path.extname(e.name).slice(1).toLowerCase() || "none";
+          const t = (expected[type] ??= { files: 0, bytes: 0 });
+          t.files += 1;
+          t.bytes += type === "bin" ? 0 : fs.statSync(full).size; // unsupported: never read
+        }
+      }
+    };
+    walk(samba.shareDir("docs"));
+    const byType = done.by_type as Record<string, { files: number; bytes: number; failed: number; parse_s: number }>;
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(byType).map(([type, t]) => [type, { files: t.files, bytes: t.bytes }])),
+      expected,
+    );
+    assert.equal(byType.pdf.failed, done.entities_failed, "broken.pdf and locked.pdf");
+    assert.ok(byType.pdf.parse_s > 0, "the parser threads report their time");
+    // The job history carries the same record.
+    const jobs = await request("GET", `/data_pipelines/${docs.pipeline.id}/jobs`, { token: owner.token });
+    assert.deepEqual(jobs.body[0].timings, done.timings);
+  });
+
   it("search finds a phrase in the right file, across formats, with a marked snippet", async () => {
     const pdf = await search(docs.pipeline.collection_id, "zephyr quarterly");
     assert.equal(pdf[0].path, "docs/quarterly.pdf");
@@ -180,6 +217,13 @@ describe("ingestion lifecycle", () => {
       fs.statSync(path.join(docsDir, "broken.pdf")).size + // failed last time, so read again
       fs.statSync(path.join(docsDir, "titled", "locked.pdf")).size;
     assert.equal(done.bytes_processed, expectedBytes, "unchanged files are not read again");
+    const byType = done.by_type as Record<string, { files: number; bytes: number }>;
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(byType).map(([type, t]) => [type, t.files])),
+      { bin: 1, md: 1, pdf: 2, txt: 1 },
+      "only the files read or skipped count by type, not the unchanged ones (an unsupported file is skipped, unread, every run)",
+    );
+    assert.equal(Object.values(byType).reduce((n, t) => n + t.bytes, 0), expectedBytes);
 
     assert.equal((await search(docs.pipeline.collection_id, "narwhal budget"))[0]?.path, "docs/added.txt");
     assert.equal((await search(docs.pipeline.collection_id, "tangerine"))[0]?.path, "docs/changing.md");

@@ -29,7 +29,15 @@ beforeEach(() => {
   fake.lineDelayMs = 0;
 });
 
-const pull = (modelName: string, opts: Parameters<typeof postSse>[3] = {}, as = token) => postSse(`${server.api}/models`, as, { model_name: modelName }, opts);
+// `update: true` unless a test says otherwise: most tests pull models the catalog may hold already and want a real download.
+const pull = (modelName: string, opts: Parameters<typeof postSse>[3] = {}, as = token, body: Record<string, unknown> = { update: true }) =>
+  postSse(`${server.api}/models`, as, { model_name: modelName, ...body }, opts);
+const removeFromCatalog = async (modelName: string) => {
+  const model = (await request("GET", "/models", { token })).body.find((m: { model_name: string }) => m.model_name === modelName);
+  if (model) assert.equal((await request("DELETE", `/models/${model.id}`, { token })).status, 204);
+};
+const cancel = (modelName: string, as = token) => request("POST", "/models/cancel", { token: as, body: { model_name: modelName } });
+const inCatalog = async (modelName: string) => (await request("GET", "/models", { token })).body.some((m: { model_name: string }) => m.model_name === modelName);
 const statuses = (r: SseResult) => r.events.map((e) => e.status as string);
 const last = (r: SseResult) => r.events[r.events.length - 1];
 const waitFor = async (check: () => Promise<boolean>, ms = 5000) => {
@@ -74,11 +82,19 @@ describe("POST /models", () => {
     assert.match(res.contentType ?? "", /^text\/event-stream/);
     const layers = res.events.filter((e) => e.status.startsWith("pulling "));
     assert.ok(layers.length >= 5);
+    let overall = 0;
     for (const e of layers) {
       assert.match(e.status, /^pulling [0-9a-f]{12}$/);
       assert.match(e.digest, /^sha256:[0-9a-f]{64}$/);
       assert.ok(Number.isInteger(e.completed) && Number.isInteger(e.total) && e.completed <= e.total);
+      // The whole download: never goes back, never past what is known of the total.
+      assert.ok(Number.isInteger(e.completed_bytes) && Number.isInteger(e.total_bytes), JSON.stringify(e));
+      assert.ok(e.completed_bytes >= overall && e.completed_bytes <= e.total_bytes && e.total_bytes >= e.total, JSON.stringify(e));
+      overall = e.completed_bytes;
     }
+    const lastLayer = layers[layers.length - 1];
+    assert.equal(lastLayer.completed_bytes, 637_000_000 + 98 + 110);
+    assert.equal(lastLayer.total_bytes, lastLayer.completed_bytes);
     assert.deepEqual(statuses(res).slice(layers.length), ["benchmarking", "completed"]);
     assert.equal(typeof res.events[layers.length].message, "string");
     const model = last(res).model;
@@ -101,12 +117,34 @@ describe("POST /models", () => {
     assert.deepEqual(list.body.find((m: { id: string }) => m.id === model.id), model);
   });
 
-  it("keeps one catalog record per model when it is pulled again", async () => {
+  it("says a model is already in the catalog instead of downloading it again; update: true pulls it again", async () => {
     const first = last(await pull("smollm2:135m")).model;
-    const second = last(await pull("SmolLM2:135m")).model;
-    assert.equal(second.id, first.id);
+    const before = fake.pullCount("smollm2:135m");
+    const again = await pull("SmolLM2:135m", {}, token, {});
+    assert.equal(again.status, 200);
+    assert.match(again.contentType ?? "", /^text\/event-stream/);
+    // The stream still ends with `completed` and the record, as the contract says; it only adds already_present.
+    assert.deepEqual(statuses(again), ["completed"]);
+    assert.equal(last(again).already_present, true);
+    assert.deepEqual(last(again).model, first);
+    assert.equal(fake.pullCount("smollm2:135m"), before, "nothing was downloaded");
+
+    const updated = await pull("smollm2:135m", {}, token, { update: true });
+    assert.equal(last(updated).status, "completed");
+    assert.equal(last(updated).already_present, undefined);
+    assert.ok(statuses(updated).some((s) => s.startsWith("pulling ")));
+    assert.equal(fake.pullCount("smollm2:135m"), before + 1);
+    assert.equal(last(updated).model.id, first.id, "one catalog record per model");
     const list = await request("GET", "/models", { token });
     assert.equal(list.body.filter((m: { model_name: string }) => m.model_name === "smollm2:135m").length, 1);
+
+    // Removed from the model server behind Sluice's back: the catalog alone does not count as present.
+    fake.uninstall("smollm2:135m");
+    const restored = await pull("smollm2:135m", {}, token, {});
+    assert.equal(last(restored).status, "completed");
+    assert.equal(last(restored).already_present, undefined);
+    assert.equal(fake.pullCount("smollm2:135m"), before + 2);
+    assert.equal((await request("POST", "/models", { token, body: { model_name: "smollm2:135m", update: "yes" } })).status, 422);
   });
 
   for (const mode of ["error", "reset"] as const) {
@@ -143,11 +181,12 @@ describe("POST /models", () => {
   it("shares one upstream pull between concurrent callers; the late one joins at the current point", async () => {
     fake.lineDelayMs = 25;
     const before = fake.pullCount("qwen2.5-coder:7b");
+    // Signed up first: a sign-up (bcrypt) can outlast the whole pull on a busy machine.
+    const other = (await signUp(request, "models-b")).token;
     let firstLayer!: () => void;
     const started = new Promise<void>((resolve) => (firstLayer = resolve));
     const a = pull("qwen2.5-coder:7b", { onEvent: (e) => e.completed > 0 && firstLayer() });
     await started;
-    const other = (await signUp(request, "models-b")).token;
     const b = pull("QWEN2.5-Coder:7b", {}, other);
     const [ra, rb] = await Promise.all([a, b]);
     assert.equal(last(ra).status, "completed");
@@ -187,6 +226,91 @@ describe("POST /models", () => {
     assert.equal(model.tokens_per_second, 0);
     assert.equal(model.benchmarked_at, null);
     assert.equal(model.family, "nomic-bert");
+  });
+
+  it("cancel by the only one waiting: the stream ends with `cancelled`, the download stops, and a later pull resumes it", async () => {
+    await removeFromCatalog("qwen2.5-coder:7b");
+    fake.lineDelayMs = 25;
+    const before = fake.pullCount("qwen2.5-coder:7b");
+    const abortedBefore = fake.abortedPulls("qwen2.5-coder:7b");
+    let answer: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
+    const res = await pull("qwen2.5-coder:7b", { onEvent: (e) => void (e.completed > 0 && (answer ??= cancel("qwen2.5-coder:7b"))) });
+    const answered = await answer!;
+    assert.equal(answered.status, 200, answered.text);
+    assert.deepEqual(answered.body, { model_name: "qwen2.5-coder:7b", download_stopped: true });
+    assert.equal(last(res).status, "cancelled");
+    assert.equal(last(res).download_stopped, true);
+    assert.match(last(res).message, /cancelled/);
+    assert.ok(!statuses(res).includes("completed") && !statuses(res).includes("benchmarking"));
+    await waitFor(async () => fake.abortedPulls("qwen2.5-coder:7b") === abortedBefore + 1);
+    assert.equal(fake.pullCount("qwen2.5-coder:7b"), before + 1);
+    assert.ok(!(await inCatalog("qwen2.5-coder:7b")));
+    // Nothing left to cancel.
+    const twice = await cancel("qwen2.5-coder:7b");
+    assert.equal(twice.status, 404);
+    assert.match(twice.body.detail, /no pull of qwen2\.5-coder:7b under way/);
+
+    fake.lineDelayMs = 0;
+    const resumed = await pull("qwen2.5-coder:7b");
+    assert.equal(last(resumed).status, "completed");
+    assert.ok(fake.resumedFrom("qwen2.5-coder:7b").slice(-1)[0] > 0, "the next pull picked the layer up where it stopped");
+  });
+
+  it("cancel by one of two users: only the canceller leaves; the download goes on for the other", async () => {
+    fake.lineDelayMs = 25;
+    const model = "nomic-embed-text:latest";
+    const before = fake.pullCount(model);
+    const abortedBefore = fake.abortedPulls(model);
+    const other = (await signUp(request, "stays")).token;
+    let joined!: () => void;
+    const started = new Promise<void>((resolve) => (joined = resolve));
+    const mine = pull(model, { onEvent: (e) => e.completed > 0 && joined() });
+    await started;
+    let cancelled: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
+    const theirs = pull(model, { onEvent: () => void (cancelled ??= cancel(model, other)) }, other);
+    const [rm, rt] = await Promise.all([mine, theirs]);
+    const answered = await cancelled!;
+    assert.deepEqual(answered.body, { model_name: model, download_stopped: false });
+    assert.equal(last(rt).status, "cancelled");
+    assert.equal(last(rt).download_stopped, false);
+    assert.match(last(rt).message, /goes on for others/);
+    assert.equal(last(rm).status, "completed", JSON.stringify(rm.events.slice(-2)));
+    assert.equal(fake.pullCount(model), before + 1);
+    assert.equal(fake.abortedPulls(model), abortedBefore);
+    // The one who cancelled has nothing to cancel any more; a user who never asked never had.
+    assert.equal((await cancel(model, other)).status, 404);
+  });
+
+  it("someone who asked and then closed the page still counts: another user's cancel does not stop the download", async () => {
+    await removeFromCatalog("tinyllama:latest");
+    const other = (await signUp(request, "canceller")).token;
+    // Slow enough that the pull is still under way when the second user comes.
+    fake.lineDelayMs = 60;
+    const before = fake.pullCount("tinyllama");
+    const abortedBefore = fake.abortedPulls("tinyllama");
+    const leaver = new AbortController();
+    await pull("tinyllama", { signal: leaver.signal, onEvent: () => leaver.abort() });
+    let cancelled: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
+    const res = await pull("tinyllama", { onEvent: () => void (cancelled ??= cancel("tinyllama", other)) }, other);
+    assert.equal((await cancelled!).body.download_stopped, false);
+    assert.equal(last(res).status, "cancelled");
+    await waitFor(() => inCatalog("tinyllama:latest"), 15_000);
+    assert.equal(fake.pullCount("tinyllama"), before + 1, "the second user joined the same download");
+    assert.equal(fake.abortedPulls("tinyllama"), abortedBefore);
+  });
+
+  it("answers 404 to a cancel without a pull under way, and validates the body", async () => {
+    const none = await cancel("tinyllama");
+    assert.equal(none.status, 404);
+    assert.equal((await request("POST", "/models/cancel", { token, body: {} })).status, 422);
+    assert.equal((await request("POST", "/models/cancel", { body: { model_name: "tinyllama" } })).status, 401);
+  });
+
+  it("GET /models/server says the model server answers, with its version", async () => {
+    const res = await request("GET", "/models/server", { token });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { reachable: true, version: "0.12.6", on_this_machine: true });
+    assert.equal((await request("GET", "/models/server")).status, 401);
   });
 
   it("validates the body before opening a stream", async () => {
@@ -310,6 +434,13 @@ describe("with the model server down", () => {
     const end = last(res);
     assert.equal(end.status, "error");
     assert.match(end.error, /model server at http:\/\/127\.0\.0\.1:9 cannot be reached/);
+    assert.equal(end.code, "model_server_unreachable");
+  });
+
+  it("GET /models/server says the model server does not answer, before anyone pulls", async () => {
+    const res = await downRequest("GET", "/models/server", { token: downToken });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { reachable: false, version: null, on_this_machine: true });
   });
 
   it("refreshes the library from MODEL_LIBRARY_URL", async () => {

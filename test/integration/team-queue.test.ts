@@ -263,6 +263,46 @@ describe("team server mode: one model pull shared by two API processes", { skip 
     assert.ok(two.events.some((e) => String(e.status).startsWith("pulling ")), "the joiner sees layer progress");
     assert.equal(fake.pullCount("tinyllama"), 1, "one upstream pull");
   });
+
+  it("a cancel sent to the other process ends only the canceller's stream; the download goes on for the user still waiting", async () => {
+    const a = (await signUp(client(first.api), "cancels")).token;
+    const b = (await signUp(client(second.api), "waits")).token;
+    fake.lineDelayMs = 40;
+    let joined!: () => void;
+    const started = new Promise<void>((resolve) => (joined = resolve));
+    const waiting = postSse(`${second.api}/models`, b, { model_name: "qwen2.5-coder:7b" }, { onEvent: (e) => e.completed > 0 && joined() });
+    await started;
+    let cancelled: Promise<{ status: number; body: any }> | undefined;
+    // A's stream lives on the first process; the cancel lands on the second, as a round-robin balancer may send it.
+    const leaving = postSse(`${first.api}/models`, a, { model_name: "qwen2.5-coder:7b" }, {
+      onEvent: () => void (cancelled ??= client(second.api)("POST", "/models/cancel", { token: a, body: { model_name: "qwen2.5-coder:7b" } })),
+    });
+    const [left, stayed] = await Promise.all([leaving, waiting]);
+    const last = (r: SseResult) => r.events[r.events.length - 1];
+    assert.deepEqual((await cancelled!).body, { model_name: "qwen2.5-coder:7b", download_stopped: false });
+    assert.equal(last(left).status, "cancelled", left.raw);
+    assert.equal(last(stayed).status, "completed", stayed.raw);
+    assert.equal(fake.pullCount("qwen2.5-coder:7b"), 1, "one upstream pull");
+    assert.equal(fake.abortedPulls("qwen2.5-coder:7b"), 0, "the download was not stopped");
+  });
+
+  it("a cancel by the only one waiting, sent to the other process, stops the download where it runs", async () => {
+    const a = (await signUp(client(first.api), "alone")).token;
+    fake.lineDelayMs = 40;
+    let cancelled: Promise<{ status: number; body: any }> | undefined;
+    const res = await postSse(`${first.api}/models`, a, { model_name: "smollm2:135m" }, {
+      onEvent: (e) => void (e.completed > 0 && (cancelled ??= client(second.api)("POST", "/models/cancel", { token: a, body: { model_name: "smollm2:135m" } }))),
+    });
+    assert.deepEqual((await cancelled!).body, { model_name: "smollm2:135m", download_stopped: true });
+    assert.equal(res.events[res.events.length - 1].status, "cancelled", res.raw);
+    const deadline = Date.now() + 5000;
+    while (fake.abortedPulls("smollm2:135m") === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(fake.abortedPulls("smollm2:135m"), 1, "the upstream download was stopped");
+    const models = await client(second.api)("GET", "/models", { token: a });
+    assert.ok(!models.body.some((m: { model_name: string }) => m.model_name === "smollm2:135m"));
+    // Nothing is left to cancel on either process.
+    assert.equal((await client(first.api)("POST", "/models/cancel", { token: a, body: { model_name: "smollm2:135m" } })).status, 404);
+  });
 });
 
 describe("team server mode: several API processes behind one port", { skip }, () => {

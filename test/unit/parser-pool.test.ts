@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { ParseError } from "../../server/ingest/parse/parse-types";
+import { ParseError, type ParseResult } from "../../server/ingest/parse/parse-types";
 import { ParserPool } from "../../server/ingest/parse/parser-pool";
 import { makeDocx, makePdf, makePptx, makeXlsx } from "../fixtures/documents";
 
@@ -60,8 +60,19 @@ describe("ParserPool", () => {
 
   it("skips unsupported types and files without text", async () => {
     assert.deepEqual(await pool.parse("picture.png", new Uint8Array([1, 2, 3])), { kind: "skipped", reason: "unsupported file type" });
-    assert.deepEqual(await pool.parse("empty.txt", new Uint8Array(0)), { kind: "skipped", reason: "no text found" });
-    assert.deepEqual(await pool.parse("blank.docx", await makeDocx(["  "])), { kind: "skipped", reason: "no text found" });
+    const withoutTiming = ({ timing, ...rest }: ParseResult) => rest;
+    assert.deepEqual(withoutTiming(await pool.parse("empty.txt", new Uint8Array(0))), { kind: "skipped", reason: "no text found" });
+    assert.deepEqual(withoutTiming(await pool.parse("blank.docx", await makeDocx(["  "]))), { kind: "skipped", reason: "no text found" });
+  });
+
+  it("reports the seconds the worker spent extracting and chunking each file", async () => {
+    const long = Array.from({ length: 4000 }, (_, i) => `Sentence number ${i} about river otters.`).join(" ");
+    const { timing } = await pool.parse("timed.txt", utf8(long));
+    assert.ok(timing, "a parsed file carries its timing");
+    assert.ok(timing.parseSeconds > 0 && timing.parseSeconds < 10, String(timing.parseSeconds));
+    assert.ok(timing.chunkSeconds > 0 && timing.chunkSeconds < 10, String(timing.chunkSeconds));
+    // A type never sent to a worker costs no parser time.
+    assert.equal((await pool.parse("picture.png", new Uint8Array([1]))).timing, undefined);
   });
 
   it("rejects a corrupt file with the parser's message, and carries on", async () => {

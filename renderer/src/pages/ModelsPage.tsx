@@ -1,19 +1,32 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
+import { applyPullEvent, formatDuration, isRunning, speedOf, startingPull, type PullState } from "./model-pull";
+import { ModelServerBanner, serverDownMessage, useModelServer } from "./ModelServerBanner";
+import "./models.css";
 
 const DEBOUNCE_MS = 250;
 
-interface PullState {
-  model: string;
-  layers: Record<string, { completed: number; total: number }>;
-  message: string | null;
-  error: string | null;
-  done: api.CatalogModel | null;
-  running: boolean;
+/** The tags a library entry offers to pull ("name:size", or the bare name). */
+const tagsOf = (m: api.LibraryModel) => (m.sizes.length ? m.sizes.map((s) => `${m.name}:${s}`) : [m.name]);
+/** Ollama's spelling: no tag means ":latest". */
+const sameModel = (a: string, b: string) => {
+  const canonical = (n: string) => (n.slice(n.lastIndexOf("/") + 1).includes(":") ? n : `${n}:latest`).toLowerCase();
+  return canonical(a) === canonical(b);
+};
+const pullButtonId = (tag: string) => `pull-${tag.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+
+interface PullControls {
+  pull: PullState | null;
+  onPull: (name: string, update?: boolean) => void;
+  onCancel: () => void;
+  cancelling: boolean;
+  cancelError: unknown;
 }
 
-function LibrarySearch({ onPull, pulling }: { onPull: (name: string) => void; pulling: boolean }) {
+function LibrarySearch({ controls }: { controls: PullControls }) {
+  const { pull, onPull } = controls;
+  const pulling = isRunning(pull);
   const [query, setQuery] = useState("");
   const [results, setResults] = useState<api.LibraryModel[] | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -54,75 +67,162 @@ function LibrarySearch({ onPull, pulling }: { onPull: (name: string) => void; pu
       {loading && <Loading label="Searching…" />}
       <ErrorText error={error} />
       {results && results.length === 0 && !loading && <Empty>No models match “{query}”.</Empty>}
+      {/* A pull whose entry is not among the results (the search changed) stays in view here. */}
+      {pull && !results?.some((m) => tagsOf(m).some((t) => sameModel(t, pull.model))) && <PullPanel controls={controls} pull={pull} />}
       {results && results.length > 0 && (
         <ul className="plain library">
-          {results.map((m) => (
-            <li key={m.name} className="library-item">
-              <div className="row-between">
-                <strong>{m.name}</strong>
-                <span className="muted small">{m.pulls.toLocaleString()} pulls{m.updated_at ? ` · updated ${m.updated_at.slice(0, 10)}` : ""}</span>
-              </div>
-              <p className="small">{m.description}</p>
-              <div className="tags">
-                {m.capabilities.map((c) => (
-                  <span key={c} className="badge">
-                    {c}
+          {results.map((m) => {
+            const tags = tagsOf(m);
+            const here = pull && tags.some((t) => sameModel(t, pull.model)) ? pull : null;
+            return (
+              <li key={m.name} className="library-item">
+                <div className="row-between">
+                  <strong>{m.name}</strong>
+                  <span className="muted small">
+                    {m.pulls.toLocaleString()} pulls{m.updated_at ? ` · updated ${m.updated_at.slice(0, 10)}` : ""}
                   </span>
-                ))}
-              </div>
-              <div className="tags">
-                {(m.sizes.length ? m.sizes.map((s) => `${m.name}:${s}`) : [m.name]).map((tag) => (
-                  <button key={tag} type="button" className="small-button" disabled={pulling} onClick={() => onPull(tag)}>
-                    Pull {tag}
-                  </button>
-                ))}
-              </div>
-            </li>
-          ))}
+                </div>
+                <p className="small">{m.description}</p>
+                <div className="tags">
+                  {m.capabilities.map((c) => (
+                    <span key={c} className="badge">
+                      {c}
+                    </span>
+                  ))}
+                </div>
+                <div className="tags">
+                  {tags.map((tag) => (
+                    <button key={tag} id={pullButtonId(tag)} type="button" className="small-button" disabled={pulling} onClick={() => onPull(tag)}>
+                      Pull {tag}
+                    </button>
+                  ))}
+                </div>
+                {here && <PullPanel controls={controls} pull={here} />}
+              </li>
+            );
+          })}
         </ul>
       )}
     </section>
   );
 }
 
-function PullProgress({ pull }: { pull: PullState }) {
+/** One pull, next to the button that started it: the whole download first, the layers folded under it. */
+function PullPanel({ controls, pull }: { controls: PullControls; pull: PullState }) {
+  const running = isRunning(pull);
+  const cancelRef = useRef<HTMLButtonElement>(null);
+  // Starting a pull disables the Pull buttons: focus goes to what can be done next, cancelling it.
+  useEffect(() => {
+    if (running) cancelRef.current?.focus();
+  }, [running]);
   const layers = Object.entries(pull.layers);
+  const percent = pull.totalBytes > 0 ? (pull.completedBytes / pull.totalBytes) * 100 : null;
+  const speed = speedOf(pull);
+  const eta = speed && speed > 0 && pull.totalBytes > pull.completedBytes ? (pull.totalBytes - pull.completedBytes) / speed : null;
+  const figures = [
+    percent !== null ? `${Math.floor(percent)}%` : null,
+    pull.totalBytes > 0 ? `${formatBytes(pull.completedBytes)} of ${formatBytes(pull.totalBytes)}` : null,
+    speed !== null ? `${formatBytes(speed)}/s` : null,
+    eta !== null ? `about ${formatDuration(eta)} left` : null,
+  ].filter(Boolean);
   return (
-    <section className="card" aria-labelledby="pull-heading" aria-live="polite">
-      <h2 id="pull-heading">Pulling {pull.model}</h2>
-      {layers.map(([layer, p]) => (
-        <div key={layer} className="layer">
-          <div className="row-between small">
-            <code>{layer.slice(0, 19)}</code>
-            <span className="muted">
-              {formatBytes(p.completed)} / {formatBytes(p.total)}
+    <div className={`pull-panel${running ? " running" : ""}`} role="group" aria-label={`Pull of ${pull.model}`}>
+      {running && (
+        <>
+          <div className="row-between pull-head">
+            <span className="small">
+              {pull.phase === "starting" && `Starting the download of ${pull.model}…`}
+              {pull.phase === "downloading" && `Downloading ${pull.model}`}
+              {pull.phase === "benchmarking" && `Downloaded ${pull.model}; measuring its speed…`}
             </span>
+            <button
+              ref={cancelRef}
+              type="button"
+              className="small-button"
+              onClick={controls.onCancel}
+              disabled={controls.cancelling}
+              aria-label={`Cancel pull of ${pull.model}`}
+            >
+              {controls.cancelling ? "Cancelling…" : "Cancel pull"}
+            </button>
           </div>
-          <ProgressBar value={p.total ? (p.completed / p.total) * 100 : null} label={`Layer ${layer}`} />
-        </div>
-      ))}
-      {pull.running && layers.length === 0 && !pull.message && <Loading label="Starting download…" />}
-      {pull.message && <p className="muted">{pull.message}</p>}
-      {pull.error && <p className="error" role="alert">{pull.error}</p>}
-      {pull.done && (
+          <ProgressBar value={pull.phase === "benchmarking" ? 100 : percent} label={`Download of ${pull.model}`} />
+          {pull.phase === "downloading" && figures.length > 0 && <p className="small pull-figures">{figures.join(" · ")}</p>}
+          {pull.retrying && <p className="small muted">{pull.retrying}</p>}
+          {layers.length > 0 && (
+            <details className="layers">
+              <summary className="small">
+                {layers.length} {layers.length === 1 ? "layer" : "layers"}
+              </summary>
+              {layers.map(([layer, p]) => {
+                const short = layer.replace(/^sha256:/, "").slice(0, 12);
+                return (
+                  <div key={layer} className="layer">
+                    <div className="row-between small">
+                      <code>{short}</code>
+                      <span className="muted">
+                        {formatBytes(p.completed)} / {formatBytes(p.total)}
+                      </span>
+                    </div>
+                    <ProgressBar value={p.total ? (p.completed / p.total) * 100 : null} label={`Layer ${short}`} />
+                  </div>
+                );
+              })}
+            </details>
+          )}
+          <ErrorText error={controls.cancelError} />
+        </>
+      )}
+      {/* Each outcome is said once, when it happens (role status/alert), not on every progress tick. */}
+      {pull.phase === "completed" && pull.record && (
         <p className="notice" role="status">
-          {pull.done.model_name} is in the catalog{pull.done.tokens_per_second ? ` (${pull.done.tokens_per_second.toFixed(1)} tokens/s)` : ""}.
+          {pull.record.model_name} is in the catalog{pull.record.tokens_per_second ? ` (${pull.record.tokens_per_second.toFixed(1)} tokens/s)` : ""}.
         </p>
       )}
-    </section>
+      {pull.phase === "present" && pull.record && (
+        <div className="notice row-between" role="status">
+          <span>{pull.record.model_name} is already in the catalog, so nothing was downloaded.</span>
+          <button type="button" className="small-button" onClick={() => controls.onPull(pull.model, true)}>
+            Check for a newer version
+          </button>
+        </div>
+      )}
+      {pull.phase === "cancelled" && pull.cancelMessage && (
+        <p className="notice" role="status">
+          {pull.cancelMessage}
+        </p>
+      )}
+      {pull.phase === "failed" && pull.error && (
+        <p className="error" role="alert">
+          {pull.error}
+        </p>
+      )}
+    </div>
   );
 }
 
-function Catalog({ models, onChanged, onAddMine }: { models: api.CatalogModel[]; onChanged: () => void; onAddMine: (name: string) => void }) {
+function Catalog({
+  models,
+  onChanged,
+  onAddMine,
+  server,
+}: {
+  models: api.CatalogModel[];
+  onChanged: () => void;
+  onAddMine: (name: string) => void;
+  server: api.ModelServerStatus | null;
+}) {
   const del = useAction(async (id: string) => {
     await api.deleteModel(id);
     onChanged();
   });
+  // A model server that is down answers 503: said in the viewer's words, like the page's banner.
+  const deleteError = del.error instanceof api.ApiError && del.error.status === 503 ? `${serverDownMessage(server)} Nothing was deleted.` : del.error;
   if (models.length === 0) return <Empty>No models pulled yet. Search the library and pull one.</Empty>;
   return (
     <>
       <div className="table-wrap">
-        <table className="stack-table">
+        <table className="stacked">
           <thead>
             <tr>
               <th scope="col">Model</th>
@@ -143,17 +243,28 @@ function Catalog({ models, onChanged, onAddMine }: { models: api.CatalogModel[];
           <tbody>
             {models.map((m) => (
               <tr key={m.id}>
-                <th scope="row">{m.model_name}</th>
+                <th scope="row" id={`catalog-${m.id}`}>
+                  {m.model_name}
+                </th>
                 <td data-label="Family">
-                  {m.family ?? "—"}
-                  {m.parameter_size || m.quantization ? <div className="muted small nowrap">{[m.parameter_size, m.quantization].filter(Boolean).join(" · ")}</div> : null}
+                  <span>
+                    {m.family ?? "—"}
+                    {m.parameter_size || m.quantization ? <span className="muted small nowrap block">{[m.parameter_size, m.quantization].filter(Boolean).join(" · ")}</span> : null}
+                  </span>
                 </td>
-                <td className="nowrap" data-label="Size">{formatBytes(m.size_bytes)}</td>
-                <td className="num" data-label="Tokens/s">{m.tokens_per_second != null ? m.tokens_per_second.toFixed(1) : "—"}</td>
-                <td className="num" data-label="Tokens processed">{m.total_tokens_processed.toLocaleString()}</td>
+                <td className="nowrap" data-label="Size">
+                  {formatBytes(m.size_bytes)}
+                </td>
+                <td className="num" data-label="Tokens/s">
+                  {m.tokens_per_second != null ? m.tokens_per_second.toFixed(1) : "—"}
+                </td>
+                <td className="num" data-label="Tokens processed">
+                  {m.total_tokens_processed.toLocaleString()}
+                </td>
                 <td data-label="Pulled">{formatTime(m.pulled_at)}</td>
                 <td className="actions-cell">
-                  <button type="button" onClick={() => onAddMine(m.model_name)}>
+                  {/* Picks the model in the "My models" form below; that form's own button saves it. */}
+                  <button type="button" onClick={() => onAddMine(m.model_name)} aria-describedby={`catalog-${m.id}`}>
                     Add to my models
                   </button>
                   <ConfirmButton label="Delete" question={`Delete ${m.model_name} for everyone?`} onConfirm={() => void del.run(m.id)} busy={del.busy} />
@@ -163,7 +274,7 @@ function Catalog({ models, onChanged, onAddMine }: { models: api.CatalogModel[];
           </tbody>
         </table>
       </div>
-      <ErrorText error={del.error} />
+      <ErrorText error={deleteError} />
     </>
   );
 }
@@ -291,7 +402,7 @@ function MyModels({
         </div>
         <div className="form-actions">
           <button type="submit" className="primary" disabled={add.busy || !model}>
-            Add to my models
+            Save to my models
           </button>
         </div>
       </form>
@@ -304,58 +415,74 @@ export function ModelsPage() {
   const heading = usePageHeading("Models");
   const catalog = useLoad(api.listModels);
   const mine = useLoad(api.listMyModels);
+  const modelServer = useModelServer();
   const [pull, setPull] = useState<PullState | null>(null);
   const [preset, setPreset] = useState<{ name: string; n: number } | null>(null);
+  const cancel = useAction(async (model: string) => {
+    await api.cancelPull(model);
+  });
 
-  const startPull = async (model: string) => {
-    const state: PullState = { model, layers: {}, message: null, error: null, done: null, running: true };
-    setPull(state);
-    const update = (patch: (s: PullState) => PullState) => setPull((s) => (s && s.model === model ? patch(s) : s));
+  const startPull = async (model: string, update = false) => {
+    setPull(startingPull(model));
+    cancel.setError(null);
+    const change = (next: (s: PullState) => PullState) => setPull((s) => (s && s.model === model ? next(s) : s));
     try {
-      const done = await api.pullModel(model, (event) => {
-        if (event.status.startsWith("pulling ")) {
-          const layer = event.status.slice("pulling ".length);
-          if (typeof event.total === "number")
-            update((s) => ({ ...s, layers: { ...s.layers, [layer]: { completed: event.completed ?? 0, total: event.total ?? 0 } } }));
-          else update((s) => ({ ...s, message: event.status }));
-        } else if (event.status === "benchmarking") update((s) => ({ ...s, message: event.message ?? "Benchmarking…" }));
-        else if (event.status === "retrying")
-          update((s) => ({
-            ...s,
-            message: `Retrying${event.attempt ? ` (attempt ${event.attempt}${event.max_attempts ? ` of ${event.max_attempts}` : ""})` : ""}${event.error ? `: ${event.error}` : ""}`,
-          }));
-        else if (event.status === "error") update((s) => ({ ...s, error: event.error ?? "The download failed" }));
-        else if (event.status !== "completed") update((s) => ({ ...s, message: event.message ?? event.status }));
-      });
-      update((s) => ({
-        ...s,
-        running: false,
-        done,
-        message: done ? null : s.message,
-        error: s.error ?? (done ? null : "The download stopped before it finished. Pull again to resume."),
-      }));
-      void catalog.reload();
+      await api.pullModel(model, (event) => change((s) => applyPullEvent(s, event, Date.now())), update);
+      // A stream that ends with no last word: the connection dropped (the server restarted, say).
+      change((s) => (isRunning(s) ? { ...s, phase: "failed", error: "The connection to the server was lost before the pull finished. Pull again to pick up where it stopped." } : s));
     } catch (e) {
-      update((s) => ({ ...s, running: false, error: api.errorMessage(e) }));
+      change((s) => ({ ...s, phase: "failed", error: api.errorMessage(e) }));
     }
+    void catalog.reload();
   };
 
+  // When a pull ends its Cancel button goes: focus goes back to the Pull button (enabled again by
+  // then, hence after the render), unless the user has moved on.
+  const wasRunning = useRef(false);
+  useEffect(() => {
+    const running = isRunning(pull);
+    if (wasRunning.current && !running && pull) {
+      const active = document.activeElement;
+      if (!active || active === document.body || active.closest(".pull-panel")) document.getElementById(pullButtonId(pull.model))?.focus();
+    }
+    wasRunning.current = running;
+  }, [pull]);
+
+  // A pull that failed because the model server went away: the banner says it (once), after a fresh check.
+  const serverDown = pull?.serverDown ?? false;
+  useEffect(() => {
+    if (serverDown) void modelServer.check();
+  }, [serverDown]);
+
+  const status = modelServer.server.state === "known" ? modelServer.server.status : null;
+  const controls: PullControls = {
+    pull,
+    onPull: (name, update) => void startPull(name, update),
+    onCancel: () => pull && void cancel.run(pull.model),
+    cancelling: cancel.busy,
+    cancelError: cancel.error,
+  };
   return (
-    <div className="page">
+    <div className="page models-page">
       <h1 ref={heading} tabIndex={-1}>
         Models
       </h1>
+      <ModelServerBanner server={modelServer.server} onCheck={modelServer.check} />
       <section className="card" aria-labelledby="catalog-heading">
         <h2 id="catalog-heading">Catalog</h2>
         {catalog.loading && !catalog.data ? <Loading /> : null}
         <ErrorText error={catalog.error} />
-        {catalog.data && <Catalog models={catalog.data} onChanged={() => (void catalog.reload(), void mine.reload())} onAddMine={(name) => setPreset((p) => ({ name, n: (p?.n ?? 0) + 1 }))} />}
+        {catalog.data && (
+          <Catalog
+            models={catalog.data}
+            server={status}
+            onChanged={() => (void catalog.reload(), void mine.reload())}
+            onAddMine={(name) => setPreset((p) => ({ name, n: (p?.n ?? 0) + 1 }))}
+          />
+        )}
       </section>
       <div className="two-col">
-        <div>
-          <LibrarySearch onPull={(name) => void startPull(name)} pulling={!!pull?.running} />
-          {pull && <PullProgress pull={pull} />}
-        </div>
+        <LibrarySearch controls={controls} />
         <section className="card" aria-labelledby="mine-heading">
           <h2 id="mine-heading">My models</h2>
           {mine.loading && !mine.data ? <Loading /> : null}

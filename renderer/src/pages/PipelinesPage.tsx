@@ -120,6 +120,31 @@ function JobErrors({ job }: { job: api.IngestJob }) {
   );
 }
 
+const STAGE_LABELS: Array<[keyof NonNullable<api.IngestJob["timings"]>, string]> = [
+  ["listing_s", "listing"],
+  ["read_s", "reading"],
+  ["parse_s", "parsing"],
+  ["chunk_s", "chunking"],
+  ["index_s", "indexing"],
+  ["commit_s", "committing"],
+];
+
+/** One line on where a job's time went: busy seconds per stage (they overlap), then the file types that cost most to parse. */
+function WhereTimeWent({ job }: { job: api.IngestJob }) {
+  if (!job.timings) return null;
+  const timings = job.timings;
+  const stages = STAGE_LABELS.map(([key, label]) => `${label} ${timings[key].toFixed(1)} s`).join(" · ");
+  const types = Object.entries(job.by_type ?? {})
+    .sort(([, a], [, b]) => b.parse_s - a.parse_s || b.bytes - a.bytes)
+    .slice(0, 4)
+    .map(([type, t]) => `${type} ${t.files} file${t.files === 1 ? "" : "s"} (${formatBytes(t.bytes)}, parsing ${t.parse_s.toFixed(1)} s)`);
+  return (
+    <p className="muted small" data-timings>
+      Where the time went: {stages} (stages overlap){types.length ? `; by type: ${types.join(", ")}` : ""}
+    </p>
+  );
+}
+
 function statusLabel(job: api.IngestJob): string {
   if (job.status === "processing") return job.queued ? "queued" : "processing";
   return job.status;
@@ -148,6 +173,7 @@ function JobHistory({ pipelineId, version }: { pipelineId: string; version: numb
                 </span>
               </div>
               {job.error_message && <p className="error">{job.error_message}</p>}
+              <WhereTimeWent job={job} />
               <JobErrors job={job} />
             </li>
           ))}

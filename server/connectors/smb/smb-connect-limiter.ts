@@ -8,7 +8,7 @@ export interface SmbConnectLimits {
   windowMs: number;
 }
 
-/** 10 connection attempts a minute per user: enough to fix a typo, too few to scan a network. */
+/** 10 connection attempts a minute per user by default (SMB_CONNECT_LIMIT_PER_MINUTE): enough to fix a typo, too few to scan a network. */
 export const SMB_CONNECT_LIMITS: SmbConnectLimits = { limit: 10, windowMs: 60_000 };
 
 /**

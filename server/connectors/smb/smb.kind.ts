@@ -18,6 +18,8 @@ class SmbKind implements SourceKind {
   constructor(
     private readonly secrets: SecretStore,
     private readonly settings: SmbSettings,
+    /** Connection attempts a user may make per minute through the SMB routes; null: no limit. */
+    private readonly connectsPerMinute: number | null,
   ) {}
 
   secretKeys(sourceId: string): string[] {
@@ -36,7 +38,7 @@ class SmbKind implements SourceKind {
   }
 
   routes({ db, sources }: KindRouteDeps): KindRoutes {
-    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings)) };
+    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings), this.connectsPerMinute) };
   }
 }
 
@@ -44,5 +46,5 @@ export const smbKind: SourceKindModule = {
   name: SMB,
   entities: [SmbSourceRecord],
   open: ({ secrets, config }) =>
-    new SmbKind(secrets, { timeoutMs: config.smbTimeoutMs, allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks) }),
+    new SmbKind(secrets, { timeoutMs: config.smbTimeoutMs, allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks) }, config.smbConnectsPerMinute),
 };

@@ -1,4 +1,4 @@
-import type { Router } from "express";
+import type { RequestHandler, Router } from "express";
 import { actorOf } from "../../http/auth.middleware";
 import { documentedRouter } from "../../http/documented-router";
 import { presentDataSource } from "../../http/data-sources.presenters";
@@ -10,10 +10,11 @@ import { presentSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
 import { smbConnectLimiter } from "./smb-connect-limiter";
 
-export function smbRoutes(smb: SmbSources): Router {
+export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Router {
   const routes = documentedRouter("SMB sources");
   // One count per user for both routes: each makes Sluice connect wherever the caller says.
-  const connectAttempts = smbConnectLimiter();
+  const connectAttempts: RequestHandler =
+    connectsPerMinute === null ? (_req, _res, next) => next() : smbConnectLimiter({ limit: connectsPerMinute, windowMs: 60_000 });
 
   routes.post("/data_sources/smb/:group_id", {
     summary: "Create an SMB source after connecting to the share, with its auto-provisioned collection and pipeline",
@@ -24,7 +25,7 @@ export function smbRoutes(smb: SmbSources): Router {
     errors: {
       400: "`Invalid SMB credentials`: the server refused them or could not be reached; or its address is outside `SMB_ALLOWED_NETWORKS`; nothing was created",
       404: "No such group among the caller's",
-      429: "More than 10 SMB connection attempts (creations and share listings) by this user in a minute; `Retry-After` says when to try again",
+      429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
     },
   }, connectAttempts, async (req, res) => {
     const { group_id } = parse(groupIdParams, req.params, "params");
@@ -52,7 +53,7 @@ export function smbRoutes(smb: SmbSources): Router {
     errors: {
       400: "Not an SMB source, the server refused the stored credentials, or its address is outside `SMB_ALLOWED_NETWORKS`",
       404: "No such data source among the caller's",
-      429: "More than 10 SMB connection attempts (creations and share listings) by this user in a minute; `Retry-After` says when to try again",
+      429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
       503: "`SMB server unreachable`: a closed port, a silent server and a name that does not resolve all answer the same",
     },
   }, connectAttempts, async (req, res) => {

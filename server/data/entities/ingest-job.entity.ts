@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
+import type { JobStats } from "../../ingest/job-stats";
 
 export type JobStatus = "processing" | "completed" | "failed";
 /** Where the job is in the queue; the API shows `processing` for both queued and running. */
@@ -73,6 +74,10 @@ export class IngestJob {
 
   @Column({ type: "simple-json" })
   errors: JobError[];
+
+  /** Where the time went (seconds per stage, counts per file type); null for jobs recorded before it was kept. */
+  @Column({ type: "simple-json", nullable: true })
+  stats: JobStats | null;
 
   @Column({ type: Date, name: "created_at" })
   createdAt: Date;

@@ -24,9 +24,12 @@ export interface ParseWorkerData {
 }
 
 async function parseFile(fileName: string, bytes: Uint8Array): Promise<ParseResult> {
+  const start = performance.now();
   const { title, text } = await extractText(fileName, bytes);
+  const extracted = performance.now();
   const chunks = chunkText(text);
-  return chunks.length === 0 ? { kind: "skipped", reason: "no text found" } : { kind: "indexed", title, chunks };
+  const timing = { parseSeconds: (extracted - start) / 1000, chunkSeconds: (performance.now() - extracted) / 1000 };
+  return chunks.length === 0 ? { kind: "skipped", reason: "no text found", timing } : { kind: "indexed", title, chunks, timing };
 }
 
 /**

@@ -1,0 +1,74 @@
+import { useCallback, useEffect, useState } from "react";
+import * as api from "../api";
+
+/** While the model server is down, the page asks again this often, so starting it is noticed without a reload. */
+const RECHECK_MS = 10_000;
+
+/**
+ * The desktop app (its preload exposes `sluiceDesktop`) is run by the person who can start the
+ * model server and change its settings; a browser on a LAN server is not (docs/decisions.md).
+ */
+export const isDesktopApp = (): boolean => (window as unknown as { sluiceDesktop?: unknown }).sluiceDesktop !== undefined;
+
+/** What to tell this viewer when the model server does not answer: the settings only to whoever can change them. */
+export function serverDownMessage(status: api.ModelServerStatus | null): string {
+  if (!isDesktopApp()) return "The model server is not running, so models cannot be pulled or used. Ask your administrator to start it.";
+  if (!status || status.on_this_machine) return "The model server is not running. Start Ollama on this computer, then try again.";
+  return "The model server set in OLLAMA_HOST does not answer. Start Ollama there, or point OLLAMA_HOST at a running one and restart Sluice.";
+}
+
+export type ServerState = { state: "checking" } | { state: "known"; status: api.ModelServerStatus } | { state: "error"; error: unknown };
+
+/** The model server's status, checked on load, on demand, and every few seconds while it is down. */
+export function useModelServer() {
+  const [server, setServer] = useState<ServerState>({ state: "checking" });
+  const check = useCallback(async () => {
+    try {
+      setServer({ state: "known", status: await api.modelServerStatus() });
+    } catch (error) {
+      setServer({ state: "error", error });
+    }
+  }, []);
+  useEffect(() => {
+    void check();
+  }, [check]);
+  const down = server.state === "known" && !server.status.reachable;
+  useEffect(() => {
+    if (!down) return;
+    const timer = setInterval(() => void check(), RECHECK_MS);
+    return () => clearInterval(timer);
+  }, [down, check]);
+  return { server, down, check };
+}
+
+export function ModelServerBanner({ server, onCheck }: { server: ServerState; onCheck: () => Promise<void> }) {
+  const [checking, setChecking] = useState(false);
+  if (server.state === "checking") return null;
+  if (server.state === "error") return <p className="error" role="alert">{api.errorMessage(server.error)}</p>;
+  const { status } = server;
+  if (status.reachable)
+    return (
+      <p className="muted small server-status" data-model-server="up">
+        <span className="dot ok" aria-hidden="true" /> The model server is running{status.version ? ` (Ollama ${status.version})` : ""}.
+      </p>
+    );
+  return (
+    <div className="server-down" role="alert" data-model-server="down">
+      <p>{serverDownMessage(status)}</p>
+      <button
+        type="button"
+        disabled={checking}
+        onClick={async () => {
+          setChecking(true);
+          try {
+            await onCheck();
+          } finally {
+            setChecking(false);
+          }
+        }}
+      >
+        {checking ? "Checking…" : "Check again"}
+      </button>
+    </div>
+  );
+}

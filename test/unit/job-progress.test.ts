@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { DataSource } from "typeorm";
+import { openDatabase } from "../../server/data/data-source";
+import { IngestJob } from "../../server/data/entities/ingest-job.entity";
+import { DatabaseOutage } from "../../server/data/database-outage";
+import { JobProgress } from "../../server/ingest/job-progress";
+
+describe("JobProgress on a real SQLite job row", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-job-progress-"));
+  let db: DataSource;
+  before(async () => {
+    db = await openDatabase(dir);
+    // A job row on its own: the pipeline it names is beside the point here.
+    await db.query("PRAGMA foreign_keys = OFF");
+  });
+  after(async () => {
+    if (db?.isInitialized) await db.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function newJob(): Promise<string> {
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    await db.query(
+      `INSERT INTO ingest_jobs (id, pipeline_id, status, run_state, queue_seq, created_at, started_at) VALUES (?, ?, 'processing', 'running', 1, ?, ?)`,
+      [id, randomUUID(), now, now],
+    );
+    return id;
+  }
+  const row = (id: string) => db.manager.findOneByOrFail(IngestJob, { id });
+
+  it("writes a change that came too soon after the last write once it is due, not only at the next change", async () => {
+    const id = await newJob();
+    const progress = new JobProgress(db, id, new DatabaseOutage(0));
+    progress.at("Indexing first.pdf");
+    await progress.flush(); // as the first touch did: the row shows first.pdf
+    progress.at("Indexing big.pdf"); // within 500 ms of that write: held back
+    assert.equal((await row(id)).currentEntity, "Indexing first.pdf");
+    await new Promise((r) => setTimeout(r, 900));
+    assert.equal((await row(id)).currentEntity, "Indexing big.pdf", "the row shows the file being worked on during a quiet spell");
+  });
+
+  it("writes where the time went with the counters", async () => {
+    const id = await newJob();
+    const progress = new JobProgress(db, id, new DatabaseOutage(0));
+    const end = progress.stats.begin("read");
+    await new Promise((r) => setTimeout(r, 20));
+    end();
+    progress.stats.file("docs/a.pdf", { bytes: 123, parseSeconds: 0.5 });
+    await progress.flush();
+    const stats = (await row(id)).stats;
+    assert.ok(stats && stats.timings.read_s >= 0.015, JSON.stringify(stats));
+    assert.deepEqual(stats.by_type, { pdf: { files: 1, bytes: 123, failed: 0, parse_s: 0.5 } });
+  });
+});
