@@ -6,6 +6,7 @@ import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-serv
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse } from "../fixtures/sse-client";
+import { onPostgres } from "../fixtures/postgres";
 
 // Hybrid retrieval (issue 23 item 4) end to end: a folder source, the fake Ollama's /api/embed
 // (hashed bags of words with synonyms folded: "car" ~ "automobile", "doctor" ~ "physician"),
@@ -66,6 +67,12 @@ async function search(q: string, mode?: string) {
 }
 
 const setModel = (model: unknown, token = owner.token) => request("PUT", `/collections/${collectionId}/embedding`, { token, body: { model } });
+
+describe("start-up", () => {
+  it("a team server on PostgreSQL says which vector search it uses (here the fallback: no pgvector)", { skip: onPostgres() ? false : "the SQLite run has no PostgreSQL" }, () => {
+    assert.match(server.output(), /vector search: exact similarity in SQL \(no pgvector\)/);
+  });
+});
 
 describe("a collection without an embedding model", () => {
   it("searches by keyword by default; semantic and hybrid answer 400 saying a model is needed", async () => {
