@@ -77,7 +77,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
   const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
-  const collections = new CollectionsService(db, index, queue, retrieval);
+  const collections = new CollectionsService(db, index, queue, retrieval, kinds);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
   const schedules = new SchedulesService(db, clockOf(config));

@@ -120,6 +120,8 @@ export type ShareListing = Record<string, string[] | { error: string }>;
 export type Collection = Wire.Collection;
 /** `snippet` is server-escaped text with matches wrapped in <mark>. */
 export type SearchHit = Wire.SearchHit;
+export type DocumentResult = Wire.DocumentResult;
+export type DocumentLocation = Wire.DocumentLocation;
 export type DocumentSummary = Wire.DocumentSummary;
 export type DocumentPage = Wire.DocumentPage;
 export type IngestJob = Wire.IngestJob;
@@ -198,6 +200,21 @@ export const createCollection = (name: string, owner_group_id: string) => json<C
 export const deleteCollection = (id: string) => json<void>("DELETE", `/collections/${enc(id)}`);
 export const searchCollection = (id: string, q: string, topK = 10, signal?: AbortSignal) =>
   json<Wire.SearchResults>("GET", `/collections/${enc(id)}/search?q=${enc(q)}&top_k=${topK}`, undefined, signal);
+
+export interface DocumentSearchOptions {
+  /** File extensions, e.g. ["pdf", "docx"]. */
+  types?: string[];
+  /** A folder of the source paths, e.g. "share/reports". */
+  folder?: string;
+}
+
+/** Search answering one entry per document (`documents`, each with its best passages) and `matched: "any"` when not every word was found. */
+export const searchDocuments = (id: string, q: string, topK = 10, options: DocumentSearchOptions = {}, signal?: AbortSignal) => {
+  const params = new URLSearchParams({ q, top_k: String(topK), group_by: "document" });
+  if (options.types?.length) params.set("type", options.types.join(","));
+  if (options.folder) params.set("folder", options.folder);
+  return json<Wire.SearchResults & { documents: Wire.DocumentResult[] }>("GET", `/collections/${enc(id)}/search?${params}`, undefined, signal);
+};
 export const listDocuments = (id: string, offset = 0, limit = 50) =>
   json<DocumentPage>("GET", `/collections/${enc(id)}/documents?offset=${offset}&limit=${limit}`);
 

@@ -1,17 +1,34 @@
 import crypto from "node:crypto";
-import type { DataSource } from "typeorm";
+import { In, type DataSource } from "typeorm";
 import { BadRequestError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { IngestQueue } from "../ingest/job-queue";
-import type { CollectionStats, DocumentSummary, SearchHit, SearchIndex } from "../search/search-index";
+import type { CollectionStats, DocumentSummary, SearchFilter, SearchHit, SearchIndex } from "../search/search-index";
 import { ALREADY_RUNNING } from "../ingest/job-queue";
 import { Pipeline } from "../data/entities/pipeline.entity";
 import { ModelRecord } from "../data/entities/model.entity";
 import { canonicalModelName, OllamaError, OllamaUnreachableError } from "../llm/ollama.client";
 import { ConflictError, ServiceUnavailableError } from "../errors";
 import { defaultMode, type CollectionRetrieval, type SearchMode } from "./collection-retrieval";
+import { DataSourceRecord } from "../data/entities/data-source.entity";
+import type { KindRegistry } from "../connectors/registry";
+import type { DocumentLocator } from "../connectors/source-kind";
+import { MAX_TOP_K } from "../search/query";
+import { HITS_PER_DOCUMENT, PASSAGES_PER_DOCUMENT, groupByDocument, type CollectionSearch, type LocatedHit } from "./search-results";
+
+export interface SearchRequest {
+  q: string;
+  topK: number;
+  /** "document": top_k documents, each with its best passages. */
+  groupBy?: "document";
+  filter?: SearchFilter;
+  /** keyword, semantic or hybrid; default: hybrid where the collection has an embedding model (collection-retrieval.ts). */
+  mode?: SearchMode;
+}
+
+const NO_LOCATION = { path: null, url: null };
 
 export class CollectionsService {
   constructor(
@@ -19,6 +36,7 @@ export class CollectionsService {
     private readonly index: SearchIndex,
     private readonly queue: IngestQueue,
     private readonly retrieval: CollectionRetrieval,
+    private readonly kinds: KindRegistry,
   ) {}
 
   async create(actor: Actor, name: string, ownerGroupId: string): Promise<Collection> {
@@ -36,14 +54,23 @@ export class CollectionsService {
     return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.index.stats(collection.id) })));
   }
 
-  /** mode: keyword, semantic or hybrid; by default hybrid where the collection has an embedding model (collection-retrieval.ts). */
-  async search(actor: Actor, collectionId: string, query: string, topK: number, mode?: SearchMode): Promise<{ mode: SearchMode; hits: SearchHit[] }> {
+  async search(actor: Actor, collectionId: string, request: SearchRequest): Promise<CollectionSearch> {
     const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);
-    const used = mode ?? defaultMode(collection.embeddingModel);
-    if (used !== "keyword" && !collection.embeddingModel) {
-      throw new BadRequestError(`${used} search needs an embedding model for the collection (PUT /collections/{id}/embedding); keyword search works without one`);
+    const mode = request.mode ?? defaultMode(collection.embeddingModel);
+    if (mode !== "keyword" && !collection.embeddingModel) {
+      throw new BadRequestError(`${mode} search needs an embedding model for the collection (PUT /collections/{id}/embedding); keyword search works without one`);
     }
-    return { mode: used, hits: await this.retrieval.search(collectionId, collection.embeddingModel, query, topK, used) };
+    const grouped = request.groupBy === "document";
+    const fetch = grouped ? Math.min(MAX_TOP_K, request.topK * HITS_PER_DOCUMENT) : request.topK;
+    const found = await this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, perDocument: grouped ? PASSAGES_PER_DOCUMENT : undefined }, mode);
+    const locate = await this.locators(found);
+    const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));
+    return {
+      mode,
+      hits,
+      matched: hits.some((hit) => hit.matched === "any") ? "any" : "all",
+      documents: grouped ? groupByDocument(hits, request.topK) : null,
+    };
   }
 
   /**
@@ -90,6 +117,19 @@ export class CollectionsService {
 
   async stats(collectionId: string): Promise<CollectionStats> {
     return this.index.stats(collectionId);
+  }
+
+  /** Each hit's source asks its kind how its documents are located (a source deleted meanwhile has none). */
+  private async locators(hits: SearchHit[]): Promise<Map<string, DocumentLocator>> {
+    const ids = [...new Set(hits.map((hit) => hit.sourceId))];
+    const locators = new Map<string, DocumentLocator>();
+    if (ids.length === 0) return locators;
+    const sources = await this.db.manager.find(DataSourceRecord, { where: { id: In(ids) } });
+    for (const kind of this.kinds.all()) {
+      const ofKind = sources.filter((s) => s.kind === kind.name).map((s) => s.id);
+      if (ofKind.length) for (const [id, locator] of await kind.locators(this.db.manager, ofKind)) locators.set(id, locator);
+    }
+    return locators;
   }
 
   async documents(actor: Actor, collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {

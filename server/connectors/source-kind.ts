@@ -36,9 +36,24 @@ export interface SourceKind {
   connector(db: EntityManager, source: DataSourceRecord): Promise<Connector>;
   /** Fields this kind adds to each of its sources in GET /data_sources, by source id (e.g. {folder_source: {...}}). */
   listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>>;
+  /** How to tell where each document of these sources is, by source id (search results); a source missing from the map has no known location. */
+  locators(db: EntityManager, sourceIds: string[]): Promise<Map<string, DocumentLocator>>;
   /** The kind's own routes, mounted under /api by the app. */
   routes(deps: KindRouteDeps): KindRoutes;
 }
+
+/**
+ * Where a document is, as its user knows it: `path` as the user's machine names the file
+ * (`\\server\share\dir\file.pdf`, `/srv/docs/file.pdf`), `url` to open or share it
+ * (`smb://…`, `file://…`, a web link); null where this kind cannot tell.
+ */
+export interface DocumentLocation {
+  path: string | null;
+  url: string | null;
+}
+
+/** A document's location from its path within the source. */
+export type DocumentLocator = (documentPath: string) => DocumentLocation;
 
 /** Made with http/documented-router.ts, so every route is in GET /api/openapi.json. */
 export interface KindRoutes {

@@ -32,6 +32,7 @@ const WRITER_LOCK_KEY = 0x51c3;
  */
 export function lockTransactions(db: DataSource): void {
   const original = db.transaction.bind(db) as (...args: unknown[]) => Promise<unknown>;
+  unlocked.set(db, original as DataSource["transaction"]);
   db.transaction = ((...args: unknown[]) => {
     const fn = args.at(-1) as (tx: EntityManager) => Promise<unknown>;
     const locked = async (tx: EntityManager) => {
@@ -40,4 +41,20 @@ export function lockTransactions(db: DataSource): void {
     };
     return original(...args.slice(0, -1), locked);
   }) as DataSource["transaction"];
+}
+
+/** PostgreSQL's transaction without the writer lock, by data source (set by lockTransactions). */
+const unlocked = new WeakMap<DataSource, DataSource["transaction"]>();
+
+/**
+ * A write that no check-then-write transaction depends on: on PostgreSQL it does not take the
+ * writer lock, so it neither waits for API transactions nor holds them up; row locks still
+ * order it against other writes of the same rows. Ingestion's progress rows are such writes:
+ * only their job writes them, and the checks that read jobs (409 rules) look at run states
+ * this does not move between "active" and "done". On SQLite (one connection) it is an ordinary
+ * serialized transaction.
+ */
+export function independentWrite<T>(db: DataSource, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  const transaction = unlocked.get(db);
+  return transaction ? (transaction as (run: typeof work) => Promise<T>)(work) : db.transaction(work);
 }

@@ -1,5 +1,7 @@
 import type { Collection } from "../data/entities/collection.entity";
-import type { CollectionStats, DocumentSummary, SearchHit } from "../search/search-index";
+import type { CollectionStats, DocumentSummary } from "../search/search-index";
+import type { DocumentLocation } from "../connectors/source-kind";
+import type { CollectionSearch, DocumentResult, LocatedHit } from "../collections/search-results";
 import { isoNoZone } from "../time";
 
 export function presentCollection(collection: Collection, stats: CollectionStats = { documentCount: 0, chunkCount: 0, indexStatus: "ok" }) {
@@ -15,7 +17,11 @@ export function presentCollection(collection: Collection, stats: CollectionStats
   };
 }
 
-export function presentSearchHit(hit: SearchHit) {
+export function presentLocation(location: DocumentLocation) {
+  return { path: location.path, url: location.url };
+}
+
+export function presentSearchHit(hit: LocatedHit) {
   return {
     document_id: hit.documentId,
     path: hit.path,
@@ -23,6 +29,24 @@ export function presentSearchHit(hit: SearchHit) {
     chunk_index: hit.chunkIndex,
     snippet: hit.snippet,
     score: hit.score,
+    data_source_id: hit.sourceId,
+    exact: hit.exact,
+    location: presentLocation(hit.location),
+  };
+}
+
+export function presentDocumentResult(doc: DocumentResult) {
+  return {
+    document_id: doc.documentId,
+    data_source_id: doc.sourceId,
+    path: doc.path,
+    title: doc.title,
+    folder: doc.folder,
+    type: doc.type,
+    location: presentLocation(doc.location),
+    score: doc.score,
+    exact: doc.exact,
+    passages: doc.passages.map((hit) => ({ chunk_index: hit.chunkIndex, snippet: hit.snippet, score: hit.score, exact: hit.exact })),
   };
 }
 
@@ -39,8 +63,14 @@ export function presentDocument(doc: DocumentSummary) {
   };
 }
 
-export function presentSearchResults(hits: SearchHit[], mode: string) {
-  return { mode, results: hits.map(presentSearchHit) };
+/** `results` (chunk hits, best first) as before; `matched` says whether every word was found; `documents` with group_by=document. */
+export function presentSearchResults(search: CollectionSearch) {
+  return {
+    mode: search.mode,
+    results: search.hits.map(presentSearchHit),
+    matched: search.matched,
+    ...(search.documents ? { documents: search.documents.map(presentDocumentResult) } : {}),
+  };
 }
 
 /** One page of a collection's documents, with the paging it answers. */

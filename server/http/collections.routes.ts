@@ -30,13 +30,15 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     summary: "Search in a collection: by words (keyword, BM25), by meaning (semantic) or both fused (hybrid)",
     params: idParams,
     query: searchQuery,
-    returns: "The best matches, best first, and the mode used",
-    errors: { 404: "No such collection among the caller's", 503: "The model server could not embed the query" },
+    returns:
+      "`mode`: the mode that answered; `results`: the best chunks, best first (every word as typed before matches by stem), each with its document's `location` ({path, url}, null when unknown); " +
+      "`matched`: `all`, or `any` when no chunk had every word and the results are for any of them; `documents` with group_by=document: top_k documents with their best passages",
+    errors: { 400: "semantic or hybrid mode on a collection without an embedding model", 404: "No such collection among the caller's", 503: "The model server could not embed the query" },
   }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
-    const { q, top_k, mode } = parse(searchQuery, req.query, "query");
-    const found = await collections.search(actorOf(res), id, q, top_k, mode);
-    res.json(presentSearchResults(found.hits, found.mode));
+    const { q, top_k, group_by, type, folder, mode } = parse(searchQuery, req.query, "query");
+    const search = await collections.search(actorOf(res), id, { q, topK: top_k, groupBy: group_by, filter: { types: type, folder: folder || undefined }, mode });
+    res.json(presentSearchResults(search));
   });
 
   routes.put("/collections/:id/embedding", {

@@ -8,7 +8,7 @@
 import type { z } from "zod";
 import type { presentToken, presentUser } from "./accounts.presenters";
 import type { signInBody, signUpBody } from "./accounts.schemas";
-import type { presentCollection, presentDocument, presentDocumentPage, presentSearchHit, presentSearchResults } from "./collections.presenters";
+import type { presentCollection, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./collections.presenters";
 import type { createCollectionBody } from "./collections.schemas";
 import type { presentDataSource } from "./data-sources.presenters";
 import type { presentSmbSource } from "../connectors/smb/smb.presenters";
@@ -46,6 +46,10 @@ export type SetParentBody = z.input<typeof setParentBody>;
 export type Collection = ReturnType<typeof presentCollection>;
 export type SearchHit = ReturnType<typeof presentSearchHit>;
 export type SearchResults = ReturnType<typeof presentSearchResults>;
+/** One document of a search with group_by=document, its best passages under it. */
+export type DocumentResult = ReturnType<typeof presentDocumentResult>;
+/** Where a document is: `path` as the user's machine names it, `url` to open it; null when unknown. */
+export type DocumentLocation = ReturnType<typeof presentLocation>;
 export type DocumentSummary = ReturnType<typeof presentDocument>;
 export type DocumentPage = ReturnType<typeof presentDocumentPage>;
 export type CreateCollectionBody = z.input<typeof createCollectionBody>;

@@ -2,6 +2,7 @@ import type { DataSource } from "typeorm";
 import type { DatabaseOutage } from "../data/database-outage";
 import { IngestJob, type JobError } from "../data/entities/ingest-job.entity";
 import { JobStatsRecorder } from "./job-stats";
+import { independentWrite } from "../data/serial-transactions";
 
 const MAX_LISTED_ERRORS = 100;
 /** Progress is written at least this often while a job moves (the issue asks for every second). */
@@ -119,10 +120,11 @@ export class JobProgress {
       ...extra,
     };
     // Each write runs after the one before it, whether that one succeeded or not. The job
-    // row's writes are the run's own commits (the index's are timed with its batches).
+    // row's writes are the run's own commits (the index's are timed with its batches). They
+    // skip PostgreSQL's writer lock: no check-then-write depends on progress (serial-transactions.ts).
     const write = this.pending
       .catch(() => undefined)
-      .then(() => this.stats.time("commit", () => this.outage.run(() => this.db.transaction((tx) => tx.update(IngestJob, { id: this.jobId }, row)))))
+      .then(() => this.stats.time("commit", () => this.outage.run(() => independentWrite(this.db, (tx) => tx.update(IngestJob, { id: this.jobId }, row)))))
       .then(() => undefined);
     this.pending = write;
     return write;

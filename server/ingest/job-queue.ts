@@ -6,6 +6,7 @@ import { Pipeline } from "../data/entities/pipeline.entity";
 import { DatabaseOutage } from "../data/database-outage";
 import type { Logger } from "../logger";
 import { JobProgress } from "./job-progress";
+import { independentWrite } from "../data/serial-transactions";
 
 export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline";
 export const INTERRUPTED = "Interrupted by shutdown";
@@ -179,7 +180,8 @@ export async function runJob(db: DataSource, handler: JobHandler, logger: Logger
   try {
     job.runState = "running";
     job.startedAt = new Date();
-    await outage.run(() => db.transaction((tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
+    // queued -> running: both count as active for every check, so this need not wait for the writer lock.
+    await outage.run(() => independentWrite(db, (tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
     await handler(job, progress, signal);
     progress.currentEntity = "Done";
     const recorded = await outage.untilReachable(async () => {

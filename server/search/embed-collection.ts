@@ -36,14 +36,14 @@ export async function embedCollection(
 ): Promise<EmbeddingReport> {
   const { index, vectors, embedder } = deps;
   const have = await vectors.embeddedDocuments(collectionId, model);
-  const missing: Array<{ documentId: string; path: string; title: string }> = [];
+  const missing: Array<{ documentId: string; sourceId: string; path: string; title: string }> = [];
   const current = new Set<string>();
   for (let offset = 0; ; offset += LIST_PAGE) {
     const page = await index.listDocuments(collectionId, offset, LIST_PAGE);
     for (const doc of page.items) {
       current.add(doc.documentId);
       // A document cut short by an interrupted run has fewer vectors than chunks: its batches are put again.
-      if ((have.get(doc.documentId) ?? 0) !== doc.chunkCount && doc.chunkCount > 0) missing.push({ documentId: doc.documentId, path: doc.path, title: doc.title });
+      if ((have.get(doc.documentId) ?? 0) !== doc.chunkCount && doc.chunkCount > 0) missing.push({ documentId: doc.documentId, sourceId: doc.sourceId, path: doc.path, title: doc.title });
     }
     if (page.items.length < LIST_PAGE) break;
   }
@@ -64,7 +64,7 @@ export async function embedCollection(
       const rows: ChunkVector[] = batch.map((chunk, i) => {
         const hash = hashes[start + i];
         const vector = known.get(hash) ?? normalise(made[next++]);
-        return { documentId: doc.documentId, chunkIndex: chunk.chunkIndex, path: doc.path, title: doc.title, preview: chunk.text.slice(0, PREVIEW_CHARS), hash, vector };
+        return { documentId: doc.documentId, sourceId: doc.sourceId, chunkIndex: chunk.chunkIndex, path: doc.path, title: doc.title, preview: chunk.text.slice(0, PREVIEW_CHARS), hash, vector };
       });
       report.embedded += toEmbed.length;
       report.reused += batch.length - toEmbed.length;

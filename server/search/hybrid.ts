@@ -8,9 +8,22 @@ import type { VectorHit } from "./vector-store";
  */
 export const RRF_K = 60;
 
-/** A semantic hit in the search result's shape: its snippet is the chunk's start (no terms to mark), HTML-escaped. */
+/**
+ * A semantic hit in the search result's shape: its snippet is the chunk's start (no terms to
+ * mark), HTML-escaped; it is not an exact-words hit, and no word fallback happened (matched "all").
+ */
 export function vectorHitAsSearchHit(hit: VectorHit): SearchHit {
-  return { documentId: hit.documentId, path: hit.path, title: hit.title, chunkIndex: hit.chunkIndex, snippet: escapeHtml(hit.preview), score: hit.similarity };
+  return {
+    documentId: hit.documentId,
+    sourceId: hit.sourceId,
+    path: hit.path,
+    title: hit.title,
+    chunkIndex: hit.chunkIndex,
+    snippet: escapeHtml(hit.preview),
+    score: hit.similarity,
+    exact: false,
+    matched: "all",
+  };
 }
 
 /** Fuses rankings (each best first) into one, best first, topK long; a chunk keeps the snippet of the first ranking that has it. */

@@ -5,7 +5,7 @@ import { SqliteFtsIndex } from "./sqlite-fts-index";
 
 export interface WriterRequest {
   id: number;
-  method: "upsertDocuments" | "stageChunks" | "commitStaged" | "discardStaged" | "removeUnfinished" | "removeDocuments" | "release" | "close";
+  method: "upsertDocuments" | "stageChunks" | "commitStaged" | "discardStaged" | "removeUnfinished" | "removeDocuments" | "release" | "upgrade" | "close";
   args: unknown[];
 }
 

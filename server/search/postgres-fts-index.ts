@@ -1,9 +1,9 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
 import { NotFoundError } from "../errors";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
-import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
+import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 
 /**
@@ -14,11 +14,17 @@ import { toSummary, type DocumentRow } from "./document-row";
  * - the text search configuration `sluice_search`: unaccent, then the English Snowball
  *   stemmer without a stop-word list, so "cafe" finds "café", "run" finds "running" and
  *   "and" is a word like any other, as with the SQLite engine's porter + remove_diacritics.
- * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's files.
+ * - `tsv_exact` (since schema 2): the same text under `sluice_exact` (unaccent, no stemming)
+ *   under its own GIN index: chunks with the query's words in the very form typed rank first,
+ *   so a file is found by its own rare words even when their stem is common.
+ * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's
+ * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row).
  */
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const CONFIG = "sluice_search";
+/** Words as typed (unaccented, lower case, no stemming): which chunks have the query's words in the very form typed. */
+const EXACT_CONFIG = "sluice_exact";
 /** Any fixed key: serializes schema creation between processes starting together. */
 const SCHEMA_LOCK_KEY = 0x51c4;
 
@@ -35,9 +41,11 @@ async function createConfig(q: QueryRunner): Promise<void> {
   } catch {
     await q.query("ROLLBACK TO SAVEPOINT unaccent");
   }
-  const words = "asciiword, asciihword, hword_asciipart, word, hword, hword_part, numword, numhword, hword_numpart";
-  await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${words} WITH ${unaccent ? "unaccent, " : ""}sluice_stem`);
+  await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${WORD_TYPES} WITH ${unaccent ? "unaccent, " : ""}sluice_stem`);
 }
+
+/** The parser's token types that are words (the rest, e.g. blanks, are dropped by both configurations). */
+const WORD_TYPES = "asciiword, asciihword, hword_asciipart, word, hword, hword_part, numword, numhword, hword_numpart";
 
 /**
  * Punctuation the PostgreSQL parser builds tokens from (tags, e-mail addresses, URLs, hosts,
@@ -82,6 +90,15 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     )`);
     await q.query(`CREATE INDEX search_chunks_tsv ON search_chunks USING gin (tsv)`);
     await q.query(`CREATE INDEX search_chunks_collection ON search_chunks (collection_id, id)`);
+  },
+  2: async (q) => {
+    const [{ unaccent }] = (await q.query("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') AS unaccent")) as { unaccent: boolean }[];
+    await q.query(`CREATE TEXT SEARCH CONFIGURATION ${EXACT_CONFIG} (COPY = simple)`);
+    await q.query(`ALTER TEXT SEARCH CONFIGURATION ${EXACT_CONFIG} ALTER MAPPING FOR ${WORD_TYPES} WITH ${unaccent ? "unaccent, " : ""}simple`);
+    await q.query(`ALTER TABLE search_chunks ADD COLUMN tsv_exact tsvector GENERATED ALWAYS AS (
+      to_tsvector('${EXACT_CONFIG}'::regconfig, ${words("title")} || ' ' || ${words("path")} || ' ' || ${words("body")})
+    ) STORED`);
+    await q.query(`CREATE INDEX search_chunks_tsv_exact ON search_chunks USING gin (tsv_exact)`);
   },
 };
 
@@ -210,47 +227,32 @@ export class PostgresFtsIndex implements SearchIndex {
     return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
   }
 
-  async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+  async search(collectionId: string, query: string, topK: number, filter: SearchOptions = {}): Promise<SearchHit[]> {
     const collection = collectionKey(collectionId);
     const units = parseQuery(query);
     if (units.length === 0) return [];
     await this.ready();
     const limit = clampTopK(topK);
     const phraseLength = Math.max(...units.map((u) => u.tokens.length));
-    // All terms; then, if the last word may be unfinished, it as a prefix; then any term.
-    const attempts = [toTsquery(units, "&&", false)];
-    if (units.at(-1)!.prefix) attempts.push(toTsquery(units, "&&", true));
-    if (units.length > 1) attempts.push(toTsquery(units, "||", false));
-    for (const attempt of attempts) {
-      const params = [collection, ...attempt.params];
-      const limitParam = `$${params.length + 1}`;
-      const windowParam = `$${params.length + 2}`;
-      // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
-      const rows = (await this.db.query(
-        `WITH q AS (SELECT ${attempt.sql} AS q),
-         matched AS (
-           SELECT c.id, c.tsv FROM search_chunks c, q
-           WHERE c.collection_id = $1 AND c.tsv @@ q.q
-           ORDER BY c.id DESC LIMIT ${windowParam}
-         ),
-         top AS (
-           SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score FROM matched m, q
-           ORDER BY score DESC, m.id LIMIT ${limitParam}
-         )
-         SELECT c.document_id, c.chunk_index, d.path, d.title, top.score, c.body,
-                ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet
-         FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
-         ORDER BY top.score DESC, top.id`,
-        [...params, limit, RANK_WINDOW],
-      )) as { document_id: string; chunk_index: number; path: string; title: string; score: number; body: string; snippet: string | null }[];
+    for (const attempt of matchAttempts(units)) {
+      const stemmed = toTsquery(units, attempt, CONFIG);
+      // Chunks with every word in the very form typed first; when they fill the page, the
+      // stemmed ranking is not even run.
+      const exact = await this.ranked(collection, stemmed, toTsquery(units, attempt, EXACT_CONFIG), filter, limit, []);
+      const rest = exact.length < limit ? await this.ranked(collection, stemmed, null, filter, limit, exact.map((r) => r.id)) : [];
+      const tiers = [...exact.map((r) => ({ ...r, exact: true })), ...rest.map((r) => ({ ...r, exact: false }))];
+      const rows = capPerDocument(tiers, filter.perDocument, (r) => r.document_id).slice(0, limit);
       if (rows.length === 0) continue;
       return rows.map((row) => ({
         documentId: row.document_id,
+        sourceId: row.source_id,
         path: row.path,
         title: row.title,
         chunkIndex: row.chunk_index,
         snippet: markSnippet(joinMarks(snippetWindow(restore(row.snippet ?? "", row.body)), phraseLength)),
         score: Number(row.score),
+        exact: row.exact,
+        matched: attempt.matched,
       }));
     }
     return [];
@@ -263,6 +265,49 @@ export class PostgresFtsIndex implements SearchIndex {
       [collectionId, documentId],
     )) as { chunk_index: number; body: string }[];
     return rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.body }));
+  }
+
+  /**
+   * The best chunks for a stemmed tsquery (with `exact`, only those that match it on
+   * `tsv_exact` too), leaving out `skip`, with their snippets. Past RANK_WINDOW matches only
+   * the most recently indexed are ranked.
+   */
+  private async ranked(collection: string, stemmed: Tsquery, exact: Tsquery | null, filter: SearchOptions, limit: number, skip: string[]) {
+    // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
+    const params: unknown[] = [collection];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const q = stemmed.sql(param);
+    const conditions = [`c.collection_id = $1`, `c.tsv @@ q.q`];
+    if (exact) conditions.push(`c.tsv_exact @@ (${exact.sql(param)})`);
+    if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
+    if (filter.types?.length) conditions.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
+    if (filter.folder) conditions.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
+    const filtered = filter.types?.length || filter.folder;
+    return (await this.db.query(
+      `WITH q AS (SELECT ${q} AS q),
+       matched AS (
+         SELECT c.id, c.tsv, c.document_id FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}, q
+         WHERE ${conditions.join(" AND ")}
+         ORDER BY c.id DESC LIMIT ${param(RANK_WINDOW)}
+       ),
+       ranked AS (
+         SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score, m.document_id FROM matched m, q
+       ),
+       top AS (
+         ${
+           filter.perDocument === undefined
+             ? `SELECT id, score FROM ranked`
+             : // At most perDocument chunks of each document, so one long document cannot fill the page.
+               `SELECT id, score FROM (SELECT id, score, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ranked) r WHERE n <= ${param(filter.perDocument)}`
+         }
+         ORDER BY score DESC, id LIMIT ${param(limit)}
+       )
+       SELECT top.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, top.score, c.body,
+              ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet
+       FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
+       ORDER BY top.score DESC, top.id`,
+      params,
+    )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; body: string; snippet: string | null }[];
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -384,26 +429,35 @@ function nullIfNaN(n: number): number | null {
   return Number.isNaN(n) ? null : n;
 }
 
+/** A tsquery as SQL, its user text handed to `param` (which answers the placeholder). */
+interface Tsquery {
+  sql(param: (value: string) => string): string;
+}
+
 /**
- * The tsquery for the units as SQL over parameters $2, $3, ...: a unit is a phrase
- * (phraseto_tsquery parses plain text, so no input is ever tsquery syntax); a prefix
- * unit's last token becomes 'token':* (tokens are letters, digits, marks and symbols only,
- * and are quoted besides).
+ * The tsquery for the units, all (&&) or any (||) of them: a unit is a phrase
+ * (phraseto_tsquery parses plain text, so no input is ever tsquery syntax); a prefix unit's
+ * last token becomes 'token':* (tokens are letters, digits, marks and symbols only, and are
+ * quoted besides). Under EXACT_CONFIG a phrase's words are asked for each on their own, as the
+ * SQLite engine's position-less exact table does: the stemmed query beside it asks for the phrase.
  */
-function toTsquery(units: QueryUnit[], joiner: "&&" | "||", prefix: boolean): { sql: string; params: string[] } {
-  const params: string[] = [];
-  const param = (value: string) => {
-    params.push(value);
-    return `$${params.length + 1}`;
+function toTsquery(units: QueryUnit[], attempt: MatchAttempt, config: string): Tsquery {
+  const words = config === EXACT_CONFIG ? "plainto_tsquery" : "phraseto_tsquery";
+  const joiner = attempt.matched === "all" ? "&&" : "||";
+  return {
+    sql: (param) =>
+      units
+        .map((unit) => {
+          if (!(attempt.prefix && unit.prefix)) return `${words}('${config}', ${param(unit.tokens.join(" "))})`;
+          const last = unit.tokens.at(-1)!;
+          const lastQuery = `to_tsquery('${config}', ${param(`'${last.replace(/['\\]/g, "")}':*`)})`;
+          if (unit.tokens.length === 1) return lastQuery;
+          const head = `${words}('${config}', ${param(unit.tokens.slice(0, -1).join(" "))})`;
+          return config === EXACT_CONFIG ? `${head} && ${lastQuery}` : `tsquery_phrase(${head}, ${lastQuery})`;
+        })
+        .map((p) => `(${p})`)
+        .join(` ${joiner} `),
   };
-  const parts = units.map((unit) => {
-    if (!(prefix && unit.prefix)) return `phraseto_tsquery('${CONFIG}', ${param(unit.tokens.join(" "))})`;
-    const last = unit.tokens.at(-1)!;
-    const lastQuery = `to_tsquery('${CONFIG}', ${param(`'${last.replace(/['\\]/g, "")}':*`)})`;
-    if (unit.tokens.length === 1) return lastQuery;
-    return `tsquery_phrase(phraseto_tsquery('${CONFIG}', ${param(unit.tokens.slice(0, -1).join(" "))}), ${lastQuery})`;
-  });
-  return { sql: parts.map((p) => `(${p})`).join(` ${joiner} `), params };
 }
 
 /** The headline was made from the text with SEPARATORS as spaces: put the original characters back around the marks. */

@@ -42,6 +42,7 @@ export class PostgresVectorStore implements VectorStore {
       await tx.query(`CREATE TABLE IF NOT EXISTS ${store.table} (
         collection_id varchar NOT NULL,
         document_id varchar NOT NULL,
+        source_id varchar NOT NULL,
         chunk_index integer NOT NULL,
         path text NOT NULL,
         title text NOT NULL,
@@ -80,9 +81,9 @@ export class PostgresVectorStore implements VectorStore {
     if (rows.length === 0) return;
     const cast = this.kind === "pgvector" ? "::vector" : "::real[]";
     await this.db.query(
-      `INSERT INTO ${this.table} (collection_id, document_id, chunk_index, path, title, preview, hash, model, embedding)
-       SELECT $1, d, i, p, t, pr, h, $2, e${cast}
-       FROM unnest($3::varchar[], $4::int[], $5::text[], $6::text[], $7::text[], $8::varchar[], $9::text[]) AS x(d, i, p, t, pr, h, e)
+      `INSERT INTO ${this.table} (collection_id, document_id, source_id, chunk_index, path, title, preview, hash, model, embedding)
+       SELECT $1, d, src, i, p, t, pr, h, $2, e${cast}
+       FROM unnest($3::varchar[], $10::varchar[], $4::int[], $5::text[], $6::text[], $7::text[], $8::varchar[], $9::text[]) AS x(d, src, i, p, t, pr, h, e)
        ON CONFLICT (collection_id, document_id, chunk_index) DO UPDATE SET embedding = EXCLUDED.embedding, hash = EXCLUDED.hash, model = EXCLUDED.model`,
       [
         collectionId,
@@ -95,6 +96,7 @@ export class PostgresVectorStore implements VectorStore {
         rows.map((r) => r.hash),
         // Text literals both types parse: '[…]' for vector, '{…}' for real[].
         rows.map((r) => (this.kind === "pgvector" ? `[${[...r.vector].join(",")}]` : `{${[...r.vector].join(",")}}`)),
+        rows.map((r) => r.sourceId),
       ],
     );
   }
@@ -107,18 +109,18 @@ export class PostgresVectorStore implements VectorStore {
   async search(collectionId: string, vector: Float32Array, topK: number): Promise<VectorHit[]> {
     const sql =
       this.kind === "pgvector"
-        ? `SELECT document_id, chunk_index, path, title, preview, 1 - (embedding <=> $2::vector) AS similarity
+        ? `SELECT document_id, source_id, chunk_index, path, title, preview, 1 - (embedding <=> $2::vector) AS similarity
            FROM ${this.table} WHERE collection_id = $1 ORDER BY embedding <=> $2::vector LIMIT $3`
         : // Measured against a set-based form (every element joined to its query element, summed per
           // chunk) and a CTE-cast query vector: this plain sub-select per row was the quickest.
-          `SELECT document_id, chunk_index, path, title, preview, similarity FROM (
-             SELECT document_id, chunk_index, path, title, preview,
+          `SELECT document_id, source_id, chunk_index, path, title, preview, similarity FROM (
+             SELECT document_id, source_id, chunk_index, path, title, preview,
                (SELECT sum(a * b) FROM unnest(embedding, $2::real[]) AS u(a, b)) AS similarity
              FROM ${this.table} WHERE collection_id = $1 AND cardinality(embedding) = cardinality($2::real[])
            ) s ORDER BY similarity DESC LIMIT $3`;
     const literal = this.kind === "pgvector" ? `[${[...vector].join(",")}]` : `{${[...vector].join(",")}}`;
-    const rows = (await this.db.query(sql, [collectionId, literal, topK])) as Array<{ document_id: string; chunk_index: number; path: string; title: string; preview: string; similarity: number }>;
-    return rows.map((r) => ({ documentId: r.document_id, chunkIndex: r.chunk_index, path: r.path, title: r.title, preview: r.preview, similarity: Number(r.similarity) }));
+    const rows = (await this.db.query(sql, [collectionId, literal, topK])) as Array<{ document_id: string; source_id: string; chunk_index: number; path: string; title: string; preview: string; similarity: number }>;
+    return rows.map((r) => ({ documentId: r.document_id, sourceId: r.source_id, chunkIndex: r.chunk_index, path: r.path, title: r.title, preview: r.preview, similarity: Number(r.similarity) }));
   }
 
   async drop(collectionId: string): Promise<void> {

@@ -69,3 +69,38 @@ export function parseQuery(query: string): QueryUnit[] {
   return units.slice(0, MAX_QUERY_UNITS);
 }
 
+
+/** One way of asking for the units: all of them (AND) or any (OR), the last one as a prefix or not. */
+export interface MatchAttempt {
+  joiner: " AND " | " OR ";
+  prefix: boolean;
+  matched: "all" | "any";
+}
+
+/**
+ * What both engines try, in order, until one finds something: all terms; then, if the last
+ * word may be unfinished, it as a prefix (a prefix merges many doclists, too slow to do every
+ * time); then any term (the result says so: `matched: "any"`).
+ */
+export function matchAttempts(units: QueryUnit[]): MatchAttempt[] {
+  const attempts: MatchAttempt[] = [{ joiner: " AND ", prefix: false, matched: "all" }];
+  if (units.at(-1)?.prefix) attempts.push({ joiner: " AND ", prefix: true, matched: "all" });
+  if (units.length > 1) attempts.push({ joiner: " OR ", prefix: false, matched: "any" });
+  return attempts;
+}
+
+/** A folder filter ("share/sub", normalised by the route) as the path prefix of the documents under it. */
+export function folderPrefix(folder: string): string {
+  return `${folder}/`;
+}
+
+/** Keeps, in order, at most `perDocument` rows of each document (none dropped without a cap): the exact and stemmed tiers are capped together. */
+export function capPerDocument<T>(rows: T[], perDocument: number | undefined, documentOf: (row: T) => string): T[] {
+  if (perDocument === undefined) return rows;
+  const counts = new Map<string, number>();
+  return rows.filter((row) => {
+    const n = (counts.get(documentOf(row)) ?? 0) + 1;
+    counts.set(documentOf(row), n);
+    return n <= perDocument;
+  });
+}

@@ -57,13 +57,31 @@ export interface DocumentSummary {
 
 export interface SearchHit {
   documentId: string;
+  sourceId: string;
   path: string;
   title: string;
   chunkIndex: number;
   /** Text around the match with matched terms wrapped in <mark>…</mark> (the rest HTML-escaped). */
   snippet: string;
-  /** Higher is better. */
+  /** Higher is better within a tier (see `exact`); results come best first. */
   score: number;
+  /** Every query word was found in this chunk in the very form typed (not only a form sharing its stem): such hits rank first. */
+  exact: boolean;
+  /** "all": the chunk has every query word; "any": no chunk had them all, so the query fell back to any of its words. */
+  matched: "all" | "any";
+}
+
+/** Narrows a search to some documents before ranking. */
+export interface SearchFilter {
+  /** File extensions, lower case without the dot ("pdf"); a document matches any of them. */
+  types?: string[];
+  /** A folder of the source paths ("share/sub"): only documents under it. */
+  folder?: string;
+}
+
+export interface SearchOptions extends SearchFilter {
+  /** At most this many chunks of one document (a page of documents rather than of one long file's chunks). */
+  perDocument?: number;
 }
 
 /** "damaged": the collection's index file cannot be read; re-running its pipeline rebuilds it. */
@@ -102,7 +120,7 @@ export interface SearchIndex extends CollectionIndex {
   /** Every indexed document of one source, by path, for incremental re-sync. */
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }>;
-  search(collectionId: string, query: string, topK: number): Promise<SearchHit[]>;
+  search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]>;
   /** One document's chunks in order, as indexed (the embedding stage reads them; see embed-collection.ts). */
   documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]>;
   /**

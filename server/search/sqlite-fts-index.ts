@@ -4,8 +4,8 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
-import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, markSnippet, parseQuery, type QueryUnit } from "./query";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
+import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 import { IndexDamagedError, isCorruption } from "./index-damage";
 import { stagedDocument } from "./staged-document";
@@ -22,16 +22,23 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  * statement. A damaged collection answers IndexDamagedError (stats: indexStatus "damaged")
  * without touching the file again, until moveAside() sets the file aside for a rebuild.
  *
- * Layout of a file (schema version 1):
+ * Layout of a file (schema version 2):
  * - `documents`: one row per (source_id, path).
  * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
  * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
  *   diacritics removed, so "cafe" finds "café" and "run" finds "running".
+ * - `chunks_exact` (since 2): the same text without stemming, contentless and without
+ *   positions (`detail=none`, the cheapest FTS5 index): it only answers "which chunks have
+ *   these words in the very form typed", so a file is found by its own rare words even when
+ *   their stem is common ("highlighter" among 190 files saying "highlight"). Same rowids.
+ *
+ * A file of an older version is upgraded when it is opened (version 1 → 2 fills
+ * `chunks_exact` from the stored text, in one transaction).
  */
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
-const MIGRATIONS: Record<number, string> = {
+export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
   1: `
     CREATE TABLE documents (
       id TEXT PRIMARY KEY,
@@ -57,6 +64,14 @@ const MIGRATIONS: Record<number, string> = {
       tokenize = 'porter unicode61 remove_diacritics 2'
     );
   `,
+  2: `
+    CREATE VIRTUAL TABLE chunks_exact USING fts5(
+      title, path, body,
+      content = '', contentless_delete = 1, detail = none,
+      tokenize = 'unicode61 remove_diacritics 2'
+    );
+    INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;
+  `,
 };
 
 /** bm25 with column weights (title, path, body): a title hit outweighs a body hit. */
@@ -80,10 +95,13 @@ export interface SqliteFtsIndexOptions {
 interface RankedRow {
   rowid: number;
   bm25: number;
+  /** Only with a per-document cap. */
+  document_id?: string;
 }
 
 interface ChunkRefRow {
   document_id: string;
+  source_id: string;
   chunk_index: number;
   path: string;
   title: string;
@@ -118,7 +136,7 @@ export class SqliteFtsIndex implements SearchIndex {
   private writeDocuments(db: Database.Database, docs: DocumentInput[]): string[] {
     const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
     const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
-    const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+    const insertFts = chunkInserter(db);
     const insertDocument = db.prepare(
       `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -133,7 +151,7 @@ export class SqliteFtsIndex implements SearchIndex {
         // document row comes last because UNIQUE(source_id, path) admits one row at a time.
         for (const chunk of doc.chunks) {
           const { lastInsertRowid } = insertChunk.run(ids[i], chunk.chunkIndex);
-          insertFts.run(lastInsertRowid, title, docPath, clean(chunk.text));
+          insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
         }
         if (old !== undefined) deleteDocument(db, old);
         insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now());
@@ -159,14 +177,14 @@ export class SqliteFtsIndex implements SearchIndex {
   async stageChunks(collectionId: string, documentId: string, doc: DocumentHeader, chunks: ChunkInput[]): Promise<void> {
     const db = this.database(collectionId, true)!;
     const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
-    const insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+    const insertFts = chunkInserter(db);
     const title = clean(doc.title);
     const docPath = clean(doc.path);
     this.guarded(collectionId, () =>
       db.transaction(() => {
         for (const chunk of chunks) {
           const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
-          insertFts.run(lastInsertRowid, title, docPath, clean(chunk.text));
+          insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
         }
       }).immediate(),
     );
@@ -203,6 +221,7 @@ export class SqliteFtsIndex implements SearchIndex {
       if (db.prepare(`${orphans} LIMIT 1`).get() === undefined) return;
       db.transaction(() => {
         db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (${orphans})`).run();
+        db.prepare(`DELETE FROM chunks_exact WHERE rowid IN (${orphans})`).run();
         db.prepare(`DELETE FROM chunks WHERE rowid IN (${orphans})`).run();
       }).immediate();
     });
@@ -235,11 +254,11 @@ export class SqliteFtsIndex implements SearchIndex {
     }
   }
 
-  async search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+  async search(collectionId: string, query: string, topK: number, options: SearchOptions = {}): Promise<SearchHit[]> {
     const units = parseQuery(query);
     if (units.length === 0) return [];
     const db = this.database(collectionId, false);
-    return db ? this.guarded(collectionId, () => searchFile(db, units, topK)) : [];
+    return db ? this.guarded(collectionId, () => searchFile(db, units, topK, options)) : [];
   }
 
   async documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
@@ -292,11 +311,17 @@ export class SqliteFtsIndex implements SearchIndex {
     this.open.clear();
   }
 
+  /** Opens a collection's file if it has one, bringing an older schema up to date (read-only readers cannot). */
+  async upgrade(collectionId: string): Promise<void> {
+    this.database(collectionId, false);
+  }
+
   /** Merges each index's b-trees into one; worth it after a bulk load. */
   async optimize(collectionId: string): Promise<void> {
     const db = this.database(collectionId, false);
     if (!db) return;
     db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
+    db.prepare("INSERT INTO chunks_exact (chunks_exact) VALUES ('optimize')").run();
   }
 
   /**
@@ -386,13 +411,26 @@ function migrate(db: Database.Database): void {
   }
   if (current === SCHEMA_VERSION) return;
   db.transaction(() => {
-    for (let version = current + 1; version <= SCHEMA_VERSION; version++) db.exec(MIGRATIONS[version]);
+    // Read again under the write lock: the other thread may have upgraded the file meanwhile.
+    const from = db.pragma("user_version", { simple: true }) as number;
+    for (let version = from + 1; version <= SCHEMA_VERSION; version++) db.exec(SQLITE_INDEX_MIGRATIONS[version]);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
 
+/** Writes one chunk's text into both full-text tables under the chunk's rowid. */
+function chunkInserter(db: Database.Database): (rowid: number | bigint, title: string, path: string, body: string) => void {
+  const stemmed = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+  const exact = db.prepare("INSERT INTO chunks_exact (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+  return (rowid, title, path, body) => {
+    stemmed.run(rowid, title, path, body);
+    exact.run(rowid, title, path, body);
+  };
+}
+
 function deleteDocument(db: Database.Database, documentId: string): void {
   db.prepare("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)").run(documentId);
+  db.prepare("DELETE FROM chunks_exact WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)").run(documentId);
   db.prepare("DELETE FROM chunks WHERE document_id = ?").run(documentId);
   db.prepare("DELETE FROM documents WHERE id = ?").run(documentId);
 }
@@ -434,18 +472,22 @@ function countDocuments(db: Database.Database): CollectionStats {
   return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
 }
 
-function searchFile(db: Database.Database, units: QueryUnit[], topK: number): SearchHit[] {
+function searchFile(db: Database.Database, units: QueryUnit[], topK: number, options: SearchOptions): SearchHit[] {
   const limit = clampTopK(topK);
-  // All terms; then, if the last word may be unfinished, it as a prefix (a prefix merges
-  // many doclists, too slow to do every time); then any term.
-  const attempts = [toMatch(units, " ", false)];
-  if (units.at(-1)!.prefix) attempts.push(toMatch(units, " ", true));
-  if (units.length > 1) attempts.push(toMatch(units, " OR ", false));
+  const where = filterSql(options);
   let match = "";
-  let top: RankedRow[] = [];
-  for (const attempt of attempts) {
-    match = attempt;
-    top = rankedChunks(db, match, limit);
+  let top: (RankedRow & { exact: boolean })[] = [];
+  let matched: SearchHit["matched"] = "all";
+  for (const attempt of matchAttempts(units)) {
+    match = toMatch(units, attempt.joiner, attempt.prefix);
+    matched = attempt.matched;
+    // Chunks with every word in the very form typed come first; when they fill the page, the
+    // stemmed ranking is not even run (a common word's exact form usually does).
+    const exact = rankedChunks(db, match, limit, where, options.perDocument, toMatch(units, attempt.joiner, attempt.prefix, true));
+    const seen = new Set(exact.map((row) => row.rowid));
+    const stemmed = exact.length < limit ? rankedChunks(db, match, limit + exact.length, where, options.perDocument).filter((row) => !seen.has(row.rowid)) : [];
+    const tiers = [...exact.map((row) => ({ ...row, exact: true })), ...stemmed.map((row) => ({ ...row, exact: false }))];
+    top = capPerDocument(tiers, options.perDocument, (row) => row.document_id!).slice(0, limit);
     if (top.length > 0) break;
   }
   // snippet() runs only for the chunks kept, not for every match the ranking looked at.
@@ -454,11 +496,11 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number): Se
      FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
   );
   const ref = db.prepare(
-    `SELECT c.document_id, c.chunk_index, d.path, d.title
+    `SELECT c.document_id, c.chunk_index, d.source_id, d.path, d.title
      FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
   );
   const hits: SearchHit[] = [];
-  for (const { rowid, bm25 } of top) {
+  for (const { rowid, bm25, exact } of top) {
     const chunk = ref.get(rowid) as ChunkRefRow | undefined;
     if (!chunk) continue;
     // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
@@ -466,33 +508,95 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number): Se
     const raw = snippet.pluck().get(match, BigInt(rowid)) as string | null | undefined;
     hits.push({
       documentId: chunk.document_id,
+      sourceId: chunk.source_id,
       path: chunk.path,
       title: chunk.title,
       chunkIndex: chunk.chunk_index,
       snippet: markSnippet(raw ?? ""),
       score: -bm25,
+      exact,
+      matched,
     });
   }
   return hits;
 }
 
-/** The best chunks for a MATCH expression, best first, bm25 negative (lower is better). */
-function rankedChunks(db: Database.Database, match: string, limit: number): RankedRow[] {
-  // Walking the doclist by rowid without scoring is cheap: it finds where the window starts.
-  const floor = db
-    .prepare("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?")
-    .pluck()
-    .get(match, RANK_WINDOW) as number | undefined;
-  // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
-  const sql = `SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE chunks_fts MATCH ?${floor === undefined ? "" : " AND rowid > ?"}
-               ORDER BY bm25 LIMIT ?`;
-  // The floor as a BigInt too, so FTS5 itself starts its doclist there (see the snippet query in searchFile()).
-  const args = floor === undefined ? [match, limit] : [match, BigInt(floor), limit];
-  return db.prepare(sql).all(...args) as RankedRow[];
+/** A filter as SQL over the chunk's rowid (`chunks_fts.rowid`), with its parameters; null without one. */
+function filterSql(filter: SearchFilter): { sql: string; params: string[] } | null {
+  const conditions: string[] = [];
+  const params: string[] = [];
+  if (filter.types?.length) {
+    // Extensions are letters and digits only (the route checks), so they hold no LIKE wildcard.
+    conditions.push(`(${filter.types.map(() => "d.path LIKE ?").join(" OR ")})`);
+    params.push(...filter.types.map((type) => `%.${type}`));
+  }
+  if (filter.folder) {
+    const prefix = folderPrefix(filter.folder);
+    conditions.push(`substr(d.path, 1, ${prefix.length}) = ?`);
+    params.push(prefix);
+  }
+  if (conditions.length === 0) return null;
+  return {
+    sql: `EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = chunks_fts.rowid AND ${conditions.join(" AND ")})`,
+    params,
+  };
 }
 
+/**
+ * The best chunks for a MATCH expression, best first, bm25 negative (lower is better); with
+ * `exactMatch`, only chunks that match it in `chunks_exact` too (the words as typed). Past
+ * RANK_WINDOW matches, only the newest are ranked.
+ */
+function rankedChunks(
+  db: Database.Database,
+  match: string,
+  limit: number,
+  where: { sql: string; params: string[] } | null,
+  perDocument: number | undefined,
+  exactMatch?: string,
+): RankedRow[] {
+  // The exact words' chunks, newest first: a set each stemmed match is checked against. The
+  // unary + keeps SQLite from driving the query by it (one FTS5 lookup per exact rowid, each
+  // re-reading the stemmed doclist: seconds for a common word).
+  const exact = exactMatch === undefined ? "" : " AND +chunks_fts.rowid IN (SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH ? ORDER BY rowid DESC LIMIT ?)";
+  const exactArgs = exactMatch === undefined ? [] : [exactMatch, RANK_WINDOW];
+  const filter = where ? ` AND ${where.sql}` : "";
+  const filterArgs = where?.params ?? [];
+  // Walking the doclist by rowid without scoring is cheap: it finds where the window starts.
+  const floor = db
+    .prepare(`SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?${exact}${filter} ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
+    .pluck()
+    .get(match, ...exactArgs, ...filterArgs, RANK_WINDOW) as number | undefined;
+  const conditions = `chunks_fts MATCH ?${floor === undefined ? "" : " AND chunks_fts.rowid > ?"}${exact}${filter}`;
+  // The floor as a BigInt too, so FTS5 itself starts its doclist there (see the snippet query in searchFile()).
+  const args = [match, ...(floor === undefined ? [] : [BigInt(floor)]), ...exactArgs, ...filterArgs];
+  if (perDocument === undefined) {
+    // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
+    return db.prepare(`SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE ${conditions} ORDER BY bm25 LIMIT ?`).all(...args, limit) as RankedRow[];
+  }
+  // At most perDocument chunks of each document, so one long document cannot fill the page.
+  return db
+    .prepare(
+      `SELECT rowid, bm25, document_id FROM (
+         SELECT rowid, bm25, document_id, row_number() OVER (PARTITION BY document_id ORDER BY bm25) AS n FROM (
+           SELECT chunks_fts.rowid AS rowid, ${BM25} AS bm25, c.document_id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE ${conditions}
+         )
+       ) WHERE n <= ? ORDER BY bm25 LIMIT ?`,
+    )
+    .all(...args, perDocument, limit) as RankedRow[];
+}
 
-/** FTS5 MATCH text: every unit a quoted string (tokens cannot contain quotes), joined by AND (space) or OR. */
-function toMatch(units: QueryUnit[], joiner: " " | " OR ", prefix: boolean): string {
-  return units.map((u) => `"${u.tokens.join(" ")}"${prefix && u.prefix ? "*" : ""}`).join(joiner);
+/**
+ * FTS5 MATCH text: every unit a quoted string (tokens cannot contain quotes), joined by AND
+ * (space) or OR. For `chunks_exact` (no positions, so no phrases) a phrase's words are
+ * required each on their own: the stemmed match beside it still asks for the phrase.
+ */
+function toMatch(units: QueryUnit[], joiner: " AND " | " OR ", prefix: boolean, wordsOnly = false): string {
+  return units
+    .map((u) => {
+      const star = prefix && u.prefix ? "*" : "";
+      if (!wordsOnly || u.tokens.length === 1) return `"${u.tokens.join(" ")}"${star}`;
+      return `(${u.tokens.map((t, i) => `"${t}"${i === u.tokens.length - 1 ? star : ""}`).join(" AND ")})`;
+    })
+    .join(joiner);
 }

@@ -48,12 +48,12 @@ export class SqliteVecStore implements VectorStore {
         db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('model', ?), ('dimensions', ?)").run(model, String(dimensions));
       }
       const remove = db.prepare("SELECT rowid FROM chunk_vectors WHERE document_id = ? AND chunk_index = ?").pluck();
-      const insert = db.prepare("INSERT INTO chunk_vectors (document_id, chunk_index, path, title, preview, hash) VALUES (?, ?, ?, ?, ?, ?)");
+      const insert = db.prepare("INSERT INTO chunk_vectors (document_id, source_id, chunk_index, path, title, preview, hash) VALUES (?, ?, ?, ?, ?, ?, ?)");
       const insertVector = db.prepare("INSERT INTO vectors (rowid, embedding) VALUES (?, ?)");
       for (const row of rows) {
         const old = remove.get(row.documentId, row.chunkIndex) as number | undefined;
         if (old !== undefined) deleteRows(db, [old]);
-        const { lastInsertRowid } = insert.run(row.documentId, row.chunkIndex, row.path, row.title, row.preview, row.hash);
+        const { lastInsertRowid } = insert.run(row.documentId, row.sourceId, row.chunkIndex, row.path, row.title, row.preview, row.hash);
         // vec0 takes rowids only as BigInt through better-sqlite3.
         insertVector.run(BigInt(lastInsertRowid), Buffer.from(row.vector.buffer, row.vector.byteOffset, row.vector.byteLength));
       }
@@ -74,12 +74,12 @@ export class SqliteVecStore implements VectorStore {
     if (!db || !hasVectors(db) || storedDimensions(db) !== vector.length) return [];
     const rows = db
       .prepare(
-        `SELECT c.document_id, c.chunk_index, c.path, c.title, c.preview, n.distance
+        `SELECT c.document_id, c.source_id, c.chunk_index, c.path, c.title, c.preview, n.distance
          FROM (SELECT rowid, distance FROM vectors WHERE embedding MATCH ? AND k = ?) n
          JOIN chunk_vectors c ON c.rowid = n.rowid ORDER BY n.distance`,
       )
-      .all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), topK) as Array<{ document_id: string; chunk_index: number; path: string; title: string; preview: string; distance: number }>;
-    return rows.map((r) => ({ documentId: r.document_id, chunkIndex: r.chunk_index, path: r.path, title: r.title, preview: r.preview, similarity: 1 - r.distance }));
+      .all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), topK) as Array<{ document_id: string; source_id: string; chunk_index: number; path: string; title: string; preview: string; distance: number }>;
+    return rows.map((r) => ({ documentId: r.document_id, sourceId: r.source_id, chunkIndex: r.chunk_index, path: r.path, title: r.title, preview: r.preview, similarity: 1 - r.distance }));
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -113,6 +113,7 @@ export class SqliteVecStore implements VectorStore {
       CREATE TABLE IF NOT EXISTS chunk_vectors (
         rowid INTEGER PRIMARY KEY,
         document_id TEXT NOT NULL,
+        source_id TEXT NOT NULL,
         chunk_index INTEGER NOT NULL,
         path TEXT NOT NULL,
         title TEXT NOT NULL,

@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { WriterReply, WriterRequest } from "./index-writer.worker";
 import crypto from "node:crypto";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "./search-index";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
 import { IndexDamagedError } from "./index-damage";
@@ -121,14 +121,29 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.documentChunks(collectionId, documentId);
   }
 
-  listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
     this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
     return this.readers.run("listDocuments", collectionId, offset, limit);
   }
 
-  search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
+  async search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]> {
     this.reader.filePath(collectionId);
-    return this.readers.run("search", collectionId, query, topK);
+    await this.upgraded(collectionId);
+    return this.readers.run("search", collectionId, query, topK, options);
+  }
+
+  /** Collections whose file the writer has opened (and so brought to this build's schema) in this process. */
+  private readonly current = new Set<string>();
+
+  /**
+   * The read-only reader threads cannot upgrade a file of an older schema (they would answer
+   * nothing from it): the first read of a collection has the writer open it first, once.
+   */
+  private async upgraded(collectionId: string): Promise<void> {
+    if (this.current.has(collectionId)) return;
+    await this.call("upgrade", collectionId);
+    this.current.add(collectionId);
   }
 
   stats(collectionId: string): Promise<CollectionStats> {
@@ -138,6 +153,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** Every thread lets go of the file before it is deleted. */
   async drop(collectionId: string): Promise<void> {
     this.reader.filePath(collectionId);
+    this.current.delete(collectionId);
     await this.call("release", collectionId);
     await this.readers.broadcast("release", collectionId);
     await this.reader.drop(collectionId);
@@ -146,6 +162,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** Every thread lets go of the damaged file before it is moved. */
   async moveAside(collectionId: string): Promise<string | null> {
     this.reader.filePath(collectionId);
+    this.current.delete(collectionId);
     await this.call("release", collectionId);
     await this.readers.broadcast("release", collectionId);
     return this.reader.moveAside(collectionId);

@@ -8,6 +8,7 @@
 
 export interface ChunkVector {
   documentId: string;
+  sourceId: string;
   chunkIndex: number;
   path: string;
   title: string;
@@ -21,6 +22,7 @@ export interface ChunkVector {
 
 export interface VectorHit {
   documentId: string;
+  sourceId: string;
   chunkIndex: number;
   path: string;
   title: string;

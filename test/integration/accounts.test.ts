@@ -1,23 +1,15 @@
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import bcrypt from "bcryptjs";
 import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
 import { User } from "../../server/data/entities/user.entity";
 import { openStorage, type Storage } from "../../server/storage";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
-import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
+import { GOOD_PASSWORD, signUp, uniqueEmail } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
-let server: SluiceServer;
-let request: Request;
-
-before(async () => {
-  server = await startSluice();
-  request = client(server.api);
-});
-after(async () => {
-  await server.stop();
-});
+const sluice = useSluice();
+const { request } = sluice;
 
 /** An HS256 token with the server's claims, signed with the given secret. */
 function sign(claims: { email?: unknown; sub?: string }, secret: string, lifetimeSeconds: number, iat = Math.floor(Date.now() / 1000)): Promise<string> {
@@ -31,7 +23,7 @@ function sign(claims: { email?: unknown; sub?: string }, secret: string, lifetim
 
 /** The server's storage opened beside it (its DATA_DIR's SQLite file, or on a team server its database), as the server reads it. */
 async function withStorage<T>(use: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await openStorage({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
+  const storage = await openStorage({ dataDir: sluice.server.dataDir, databaseUrl: sluice.server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
   try {
     return await use(storage);
   } finally {
@@ -310,7 +302,7 @@ describe("GET /instance", () => {
     const res = await request("GET", "/instance", { token });
     assert.equal(res.status, 200);
     // These requests come over loopback; a team server (DATABASE_URL) has its administrator elsewhere.
-    assert.deepEqual(res.body, { can_change_settings: server.databaseUrl === null });
+    assert.deepEqual(res.body, { can_change_settings: sluice.server.databaseUrl === null });
   });
 
   it("answers 401 without a session", async () => {

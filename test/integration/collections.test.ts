@@ -1,18 +1,9 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
-import { client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { describe, it } from "node:test";
+import { createGroup, signUp } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
-let server: SluiceServer;
-let request: Request;
-
-before(async () => {
-  server = await startSluice();
-  request = client(server.api);
-});
-after(async () => {
-  await server.stop();
-});
+const { request } = useSluice();
 
 let n = 0;
 const colName = () => `col_${process.pid}_${++n}`;

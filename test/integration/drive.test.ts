@@ -6,6 +6,7 @@ import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
 import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-robin-proxy";
 import { startSluice, type SluiceServer, storedText, tempDir } from "../fixtures/sluice-server";
 import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
 const DOC = "application/vnd.google-apps.document";
 const SHEET = "application/vnd.google-apps.spreadsheet";
@@ -13,8 +14,6 @@ const SLIDES = "application/vnd.google-apps.presentation";
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 
 let google: FakeGoogle;
-let server: SluiceServer;
-let request: Request;
 const responses: ApiResponse[] = [];
 
 /** A port picked up front, so PUBLIC_URL (the OAuth redirect URI) can name it. */
@@ -26,22 +25,22 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-before(async () => {
-  google = await startFakeGoogle();
-  const port = await freePort();
-  server = await startSluice({ env: { ...google.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` } });
-  const raw = client(server.api);
-  // Keep every response so the last test can prove no refresh token ever appeared in one.
-  request = async (method, p, opts) => {
-    const res = await raw(method, p, opts);
-    responses.push(res);
-    return res;
-  };
+const sluice = useSluice({
+  env: async () => {
+    google = await startFakeGoogle();
+    const port = await freePort();
+    return { ...google.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` };
+  },
 });
 after(async () => {
-  if (server.child.exitCode === null) await server.stop();
   await google.close();
 });
+// Keep every response so the last test can prove no refresh token ever appeared in one.
+const request: Request = async (method, p, opts) => {
+  const res = await sluice.request(method, p, opts);
+  responses.push(res);
+  return res;
+};
 
 /** Runs the browser's part of the consent: open auth_url, follow Google's redirect to our callback. */
 async function consent(token: string, returnTo = "/settings/drive?tab=1") {
@@ -84,29 +83,26 @@ async function search(collectionId: string, q: string, token: string) {
 }
 
 describe("without an OAuth client configured", () => {
+  const bare = useSluice();
+
   it("every drive endpoint answers 503 with a detail naming the settings", async () => {
-    const bare = await startSluice();
-    try {
-      const req = client(bare.api);
-      const user = await signUp(req);
-      const group = await createGroup(req, user.token);
-      const calls: Array<[string, string, unknown?]> = [
-        ["GET", "/integrations/cloud/drive"],
-        ["POST", "/integrations/cloud/drive/connect?return_to=/"],
-        ["DELETE", "/integrations/cloud/drive"],
-        ["GET", "/data_sources/drive/picker_token"],
-        ["POST", "/data_sources/drive/", { data_source: { data_source_name: "Drive", owner_group_id: group } }],
-      ];
-      for (const [method, p, body] of calls) {
-        const res = await req(method, p, { token: user.token, body });
-        assert.equal(res.status, 503, `${method} ${p}: ${res.text}`);
-        assert.match(res.body.detail, /GOOGLE_CLIENT_ID/);
-      }
-      const callback = await req("GET", "/integrations/cloud/drive/callback?state=x&code=y");
-      assert.equal(callback.status, 503);
-    } finally {
-      await bare.stop();
+    const req = bare.request;
+    const user = await signUp(req);
+    const group = await createGroup(req, user.token);
+    const calls: Array<[string, string, unknown?]> = [
+      ["GET", "/integrations/cloud/drive"],
+      ["POST", "/integrations/cloud/drive/connect?return_to=/"],
+      ["DELETE", "/integrations/cloud/drive"],
+      ["GET", "/data_sources/drive/picker_token"],
+      ["POST", "/data_sources/drive/", { data_source: { data_source_name: "Drive", owner_group_id: group } }],
+    ];
+    for (const [method, p, body] of calls) {
+      const res = await req(method, p, { token: user.token, body });
+      assert.equal(res.status, 503, `${method} ${p}: ${res.text}`);
+      assert.match(res.body.detail, /GOOGLE_CLIENT_ID/);
     }
+    const callback = await req("GET", "/integrations/cloud/drive/callback?state=x&code=y");
+    assert.equal(callback.status, 503);
   });
 });
 
@@ -125,7 +121,7 @@ describe("connecting Google Drive", () => {
     assert.equal(p.get("code_challenge_method"), "S256");
     assert.match(p.get("code_challenge")!, /^[A-Za-z0-9_-]{43}$/);
     assert.ok((p.get("state") ?? "").length >= 32);
-    assert.equal(p.get("redirect_uri"), `${server.url}/api/integrations/cloud/drive/callback`);
+    assert.equal(p.get("redirect_uri"), `${sluice.server.url}/api/integrations/cloud/drive/callback`);
   });
 
   it("the callback needs no bearer token, stores the grant and redirects to return_to", async () => {
@@ -160,7 +156,7 @@ describe("connecting Google Drive", () => {
     assert.equal(bad.status, 400);
     assert.match(((await bad.json()) as { detail: string }).detail, /state/i);
 
-    const missing = await fetch(`${server.api}/integrations/cloud/drive/callback?code=abc`, { redirect: "manual" });
+    const missing = await fetch(`${sluice.server.api}/integrations/cloud/drive/callback?code=abc`, { redirect: "manual" });
     assert.equal(missing.status, 400);
 
     assert.equal((await request("GET", "/integrations/cloud/drive", { token: user.token })).body.connected, false);
@@ -195,7 +191,7 @@ describe("connecting Google Drive", () => {
     const user = await signUp(request);
     const connect = await request("POST", "/integrations/cloud/drive/connect?return_to=/settings", { token: user.token });
     const state = new URL(connect.body.auth_url).searchParams.get("state")!;
-    const res = await fetch(`${server.api}/integrations/cloud/drive/callback?error=access_denied&state=${encodeURIComponent(state)}`, { redirect: "manual" });
+    const res = await fetch(`${sluice.server.api}/integrations/cloud/drive/callback?error=access_denied&state=${encodeURIComponent(state)}`, { redirect: "manual" });
     assert.equal(res.status, 302);
     assert.equal(res.headers.get("location"), "/settings?drive_error=access_denied");
     assert.equal((await request("GET", "/integrations/cloud/drive", { token: user.token })).body.connected, false);
@@ -244,19 +240,15 @@ function cookieFrom(res: { headers: Headers }, name: string): string {
 
 describe("consent bound to the browser that started it (issue 15)", () => {
   // Reached under a name, as on a LAN or behind a proxy: Google sends the browser back to sluice.test.
-  let named: SluiceServer;
-  let api: ReturnType<typeof client>;
   let publicOrigin: string;
-
-  before(async () => {
-    const port = await freePort();
-    publicOrigin = `http://sluice.test:${port}`;
-    named = await startSluice({ env: { ...google.env, PORT: String(port), PUBLIC_URL: publicOrigin } });
-    api = client(named.api);
+  const named = useSluice({
+    env: async () => {
+      const port = await freePort();
+      publicOrigin = `http://sluice.test:${port}`;
+      return { ...google.env, PORT: String(port), PUBLIC_URL: publicOrigin };
+    },
   });
-  after(async () => {
-    await named?.stop();
-  });
+  const api = named.request;
 
   /** POST connect as the app's page does (signed in by cookie); the answer's auth_url and binding cookie. */
   async function startConnecting(accessCookie: string) {
@@ -276,7 +268,7 @@ describe("consent bound to the browser that started it (issue 15)", () => {
     const authorize = await fetch(authUrl, { redirect: "manual" });
     assert.equal(authorize.status, 302);
     const callback = new URL(authorize.headers.get("location")!);
-    assert.equal(callback.host, new URL(named.url).host.replace("127.0.0.1", "sluice.test"));
+    assert.equal(callback.host, new URL(named.server.url).host.replace("127.0.0.1", "sluice.test"));
     return callback;
   }
 
@@ -286,7 +278,7 @@ describe("consent bound to the browser that started it (issue 15)", () => {
     const { authUrl } = await startConnecting(attacker.cookie);
     // The victim opens the attacker's link, consents with their own Google account and comes back.
     const callback = await consentAtGoogle(authUrl);
-    const page = await browserGet(callback, { reach: named.url, cookies: [victim.cookie] });
+    const page = await browserGet(callback, { reach: named.server.url, cookies: [victim.cookie] });
     assert.equal(page.status, 403, page.text);
     assert.match(String(page.headers["content-type"]), /text\/html/);
     assert.match(page.text, /Google Drive was not connected/);
@@ -296,7 +288,7 @@ describe("consent bound to the browser that started it (issue 15)", () => {
       assert.equal((await api("GET", "/integrations/cloud/drive", { token: who.token })).body.connected, false, who.email);
     }
     // An API client is told the same in JSON.
-    const json = await browserGet(await consentAtGoogle(authUrl), { reach: named.url, accept: "application/json" });
+    const json = await browserGet(await consentAtGoogle(authUrl), { reach: named.server.url, accept: "application/json" });
     assert.equal(json.status, 403);
     assert.match(JSON.parse(json.text).detail, /another browser or by another Sluice user/);
   });
@@ -304,7 +296,7 @@ describe("consent bound to the browser that started it (issue 15)", () => {
   it("the browser that started finishes it, and its binding cookie is then cleared", async () => {
     const user = await signedInBrowser("starter");
     const { authUrl, binding } = await startConnecting(user.cookie);
-    const back = await browserGet(await consentAtGoogle(authUrl), { reach: named.url, cookies: [user.cookie, binding] });
+    const back = await browserGet(await consentAtGoogle(authUrl), { reach: named.server.url, cookies: [user.cookie, binding] });
     assert.equal(back.status, 302, back.text);
     assert.equal(back.headers.location, "/#/sources");
     assert.ok(String(back.headers["set-cookie"]).startsWith("sluice_drive_consent=;"), String(back.headers["set-cookie"]));
@@ -317,7 +309,7 @@ describe("consent bound to the browser that started it (issue 15)", () => {
     const { authUrl } = await startConnecting(attacker.cookie);
     // The victim had started connecting their own Drive too: their cookie belongs to their own state.
     const own = await startConnecting(victim.cookie);
-    const page = await browserGet(await consentAtGoogle(authUrl), { reach: named.url, cookies: [victim.cookie, own.binding] });
+    const page = await browserGet(await consentAtGoogle(authUrl), { reach: named.server.url, cookies: [victim.cookie, own.binding] });
     assert.equal(page.status, 403);
     assert.equal((await api("GET", "/integrations/cloud/drive", { token: attacker.token })).body.connected, false);
   });
@@ -613,8 +605,8 @@ describe("Google failing behind the API", () => {
 
 describe("token storage", () => {
   it("no OAuth token is in the database, the server's logs or any response other than the picker token", async () => {
-    const dbBytes = await storedText(server);
-    const logs = server.output();
+    const dbBytes = await storedText(sluice.server);
+    const logs = sluice.server.output();
     assert.ok(logs.length > 0);
     for (const token of [...google.refreshTokensIssued(), ...google.accessTokensIssued()]) {
       assert.ok(!dbBytes.includes(token), "token found in the database");

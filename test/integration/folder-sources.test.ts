@@ -2,14 +2,12 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { countRows, startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
-import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { countRows, tempDir } from "../fixtures/sluice-server";
+import { createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
 // Folder sources against real folders: a root listed in FOLDER_SOURCE_ROOTS, a folder outside
 // it with a secret, and links from inside the root leading out.
-let off: SluiceServer;
-let server: SluiceServer;
-let request: Request;
 let owner: { token: string };
 let group: string;
 const root = fs.realpathSync(tempDir("sluice-folder-root-"));
@@ -33,15 +31,17 @@ before(async () => {
   // Links as the source path itself: one leading out, one to a folder inside the root.
   fs.symlinkSync(outside, path.join(root, "link-out"));
   fs.symlinkSync(docs, path.join(root, "docs-link"));
-
-  off = await startSluice();
-  server = await startSluice({ env: { FOLDER_SOURCE_ROOTS: root } });
-  request = client(server.api);
-  owner = await signUp(request, "folder-owner");
-  group = await createGroup(request, owner.token);
 });
+const off = useSluice();
+const sluice = useSluice({
+  env: { FOLDER_SOURCE_ROOTS: root },
+  setUp: async ({ request }) => {
+    owner = await signUp(request, "folder-owner");
+    group = await createGroup(request, owner.token);
+  },
+});
+const { request } = sluice;
 after(async () => {
-  for (const s of [off, server]) if (s && s.child.exitCode === null) await s.stop();
   fs.rmSync(root, { recursive: true, force: true });
   fs.rmSync(outside, { recursive: true, force: true });
 });
@@ -52,10 +52,10 @@ function folderBody(folderPath: unknown, name = "Local docs") {
 
 async function counts() {
   return {
-    sources: await countRows(server, "data_sources"),
-    folders: await countRows(server, "folder_sources"),
-    collections: await countRows(server, "collections"),
-    pipelines: await countRows(server, "pipelines"),
+    sources: await countRows(sluice.server, "data_sources"),
+    folders: await countRows(sluice.server, "folder_sources"),
+    collections: await countRows(sluice.server, "collections"),
+    pipelines: await countRows(sluice.server, "pipelines"),
   };
 }
 
@@ -73,14 +73,14 @@ async function ingest(pipelineId: string) {
 
 describe("folder sources while FOLDER_SOURCE_ROOTS is unset", () => {
   it("creation answers 503 saying the kind is off and where the administrator turns it on; the status says so too", async () => {
-    const offRequest = client(off.api);
+    const offRequest = off.request;
     const user = await signUp(offRequest, "folder-off");
     const offGroup = await createGroup(offRequest, user.token);
     const res = await offRequest("POST", `/data_sources/folder/${offGroup}`, { token: user.token, body: folderBody(docs) });
     assert.equal(res.status, 503, res.text);
     assert.match(res.body.detail, /Folder sources are off/);
     assert.match(res.body.detail, /FOLDER_SOURCE_ROOTS/);
-    assert.equal(await countRows(off, "data_sources"), 0);
+    assert.equal(await countRows(off.server, "data_sources"), 0);
     const status = await offRequest("GET", "/data_sources/folder", { token: user.token });
     assert.deepEqual(status.body, { enabled: false, roots: [] });
   });

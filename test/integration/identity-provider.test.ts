@@ -1,23 +1,20 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { startFakeIdp, type FakeIdp } from "../fixtures/fake-idp";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
-import { client, signUp, type Request } from "../fixtures/http-client";
+import { startSluice } from "../fixtures/sluice-server";
+import { signUp } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
 let idp: FakeIdp;
-let server: SluiceServer;
-let request: Request;
-let plain: SluiceServer;
 
-before(async () => {
-  idp = await startFakeIdp();
-  server = await startSluice({ env: { IDP_JWKS_URL: idp.jwksUrl, IDP_ISSUER: idp.issuer, IDP_AUDIENCE: idp.audience } });
-  request = client(server.api);
-  plain = await startSluice();
+const { request } = useSluice({
+  env: async () => {
+    idp = await startFakeIdp();
+    return { IDP_JWKS_URL: idp.jwksUrl, IDP_ISSUER: idp.issuer, IDP_AUDIENCE: idp.audience };
+  },
 });
+const plain = useSluice();
 after(async () => {
-  await server.stop();
-  await plain.stop();
   await idp.close();
 });
 
@@ -119,7 +116,7 @@ describe("POST /auth/session", () => {
   });
 
   it("answers 503 when no identity provider is configured, and password sign-in still works", async () => {
-    const plainRequest = client(plain.api);
+    const plainRequest = plain.request;
     const sub = subject();
     const res = await plainRequest("POST", "/auth/session", { token: await idp.mint({ sub, email: `${sub}@example.com` }) });
     assert.equal(res.status, 503);

@@ -3,16 +3,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
-import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
-import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { tempDir } from "../fixtures/sluice-server";
+import { addSmbSource, createGroup, signUp } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 import { makeDocx, makeEml, makeEncryptedPdf, makeOdt, makePdf } from "../fixtures/documents";
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 
 let samba: SambaServer;
 let bulkSamba: SambaServer;
-let server: SluiceServer;
-let request: Request;
 let owner: { email: string; token: string };
 let group: string;
 
@@ -47,13 +46,17 @@ before(async () => {
   writeBulk(bulkDir, 2500);
   fs.chmodSync(bulkDir, 0o755);
   bulkSamba = await startSamba({ extraShares: { bulk: bulkDir } });
-  server = await startSluice({ env: { SMB_TIMEOUT_MS: "3000" } });
-  request = client(server.api);
-  owner = await signUp(request, "owner");
-  group = await createGroup(request, owner.token);
 });
+// A test kills this server and restarts it on the same DATA_DIR (sluice.restart()).
+const sluice = useSluice({
+  env: { SMB_TIMEOUT_MS: "3000" },
+  setUp: async ({ request }) => {
+    owner = await signUp(request, "owner");
+    group = await createGroup(request, owner.token);
+  },
+});
+const { request } = sluice;
 after(async () => {
-  if (server.child.exitCode === null) await server.stop();
   await samba.stop();
   await bulkSamba.stop();
 });
@@ -331,10 +334,9 @@ describe("failures and crashes", () => {
       if (status.entities_discovered > 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    await server.kill();
+    await sluice.server.kill();
 
-    server = await startSluice({ dataDir: server.dataDir, env: { SMB_TIMEOUT_MS: "3000" } });
-    request = client(server.api);
+    await sluice.restart();
     const after = await request("GET", `/data_pipelines/${bulk.pipeline.id}/ingest/status`, { token: owner.token });
     assert.equal(after.body.status, "failed");
     assert.equal(after.body.error_message, "Interrupted by shutdown");

@@ -3,23 +3,24 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
-import { client, signUp, type Request } from "../fixtures/http-client";
-import { startModelsSluice, type ModelsSluice } from "../fixtures/models-sluice";
+import { signUp } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 import { postSse, type SseResult } from "../fixtures/sse-client";
 
 let fake: FakeOllama;
-let server: ModelsSluice;
-let request: Request;
 let token: string;
 
-before(async () => {
-  fake = await startFakeOllama();
-  server = await startModelsSluice({ OLLAMA_HOST: fake.url, SLUICE_PULL_RETRY_DELAY_MS: "10", SLUICE_SSE_KEEPALIVE_MS: "50" });
-  request = client(server.api);
-  token = (await signUp(request, "models")).token;
+const sluice = useSluice({
+  env: async () => {
+    fake = await startFakeOllama();
+    return { OLLAMA_HOST: fake.url, SLUICE_PULL_RETRY_DELAY_MS: "10", SLUICE_SSE_KEEPALIVE_MS: "50" };
+  },
+  setUp: async ({ request }) => {
+    token = (await signUp(request, "models")).token;
+  },
 });
+const { request } = sluice;
 after(async () => {
-  await server.stop();
   await fake.close();
 });
 beforeEach(() => {
@@ -31,7 +32,7 @@ beforeEach(() => {
 
 // `update: true` unless a test says otherwise: most tests pull models the catalog may hold already and want a real download.
 const pull = (modelName: string, opts: Parameters<typeof postSse>[3] = {}, as = token, body: Record<string, unknown> = { update: true }) =>
-  postSse(`${server.api}/models`, as, { model_name: modelName, ...body }, opts);
+  postSse(`${sluice.server.api}/models`, as, { model_name: modelName, ...body }, opts);
 const removeFromCatalog = async (modelName: string) => {
   const model = (await request("GET", "/models", { token })).body.find((m: { model_name: string }) => m.model_name === modelName);
   if (model) assert.equal((await request("DELETE", `/models/${model.id}`, { token })).status, 204);
@@ -400,25 +401,26 @@ describe("personal model lists", () => {
 });
 
 describe("with the model server down", () => {
-  let down: ModelsSluice;
-  let downRequest: Request;
   let downToken: string;
   let catalogServer: http.Server;
 
-  before(async () => {
-    catalogServer = http.createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ models: [{ name: "sluice-test-model", description: "A model only the refreshed catalog knows", capabilities: ["tools"], sizes: ["1b"], pulls: 5, updated_at: "2026-11-01T00:00:00" }] }));
-    });
-    await new Promise<void>((resolve) => catalogServer.listen(0, "127.0.0.1", resolve));
-    const catalogUrl = `http://127.0.0.1:${(catalogServer.address() as AddressInfo).port}/library.json`;
-    // Port 9 (discard) on loopback: nothing listens there.
-    down = await startModelsSluice({ OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10", MODEL_LIBRARY_URL: catalogUrl });
-    downRequest = client(down.api);
-    downToken = (await signUp(downRequest, "offline")).token;
+  const down = useSluice({
+    env: async () => {
+      catalogServer = http.createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ models: [{ name: "sluice-test-model", description: "A model only the refreshed catalog knows", capabilities: ["tools"], sizes: ["1b"], pulls: 5, updated_at: "2026-11-01T00:00:00" }] }));
+      });
+      await new Promise<void>((resolve) => catalogServer.listen(0, "127.0.0.1", resolve));
+      const catalogUrl = `http://127.0.0.1:${(catalogServer.address() as AddressInfo).port}/library.json`;
+      // Port 9 (discard) on loopback: nothing listens there.
+      return { OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10", MODEL_LIBRARY_URL: catalogUrl };
+    },
+    setUp: async ({ request }) => {
+      downToken = (await signUp(request, "offline")).token;
+    },
   });
+  const downRequest = down.request;
   after(async () => {
-    await down.stop();
     await new Promise<void>((resolve) => catalogServer.close(() => resolve()));
   });
 
@@ -429,7 +431,7 @@ describe("with the model server down", () => {
   });
 
   it("answers a pull with an error event saying the model server cannot be reached", async () => {
-    const res = await postSse(`${down.api}/models`, downToken, { model_name: "tinyllama" });
+    const res = await postSse(`${down.server.api}/models`, downToken, { model_name: "tinyllama" });
     assert.equal(res.status, 200);
     const end = last(res);
     assert.equal(end.status, "error");

@@ -171,14 +171,14 @@ describe("GET /api/openapi.json", () => {
     const body = signup?.requestBody?.content["application/json"].schema as { required: string[]; properties: Record<string, { minLength?: number }> };
     assert.deepEqual(body.required, ["email", "password"]);
     assert.equal(body.properties.password.minLength, 8);
-    // top_k has a default, so a client may leave it out; q may not.
+    // top_k has a default and group_by, type and folder are optional, so a client may leave them out; q may not.
     const search = doc.paths["/collections/{id}/search"]?.get?.parameters ?? [];
     assert.deepEqual(
       search.map((p) => [p.name, p.in, p.required]),
-      [["id", "path", true], ["q", "query", true], ["top_k", "query", false], ["mode", "query", false]],
+      [["id", "path", true], ["q", "query", true], ["top_k", "query", false], ["group_by", "query", false], ["type", "query", false], ["folder", "query", false], ["mode", "query", false]],
     );
     assert.equal(search[2].schema.default, 10);
-    assert.deepEqual(search[3].schema.enum, ["keyword", "semantic", "hybrid"]);
+    assert.deepEqual(search[6].schema.enum, ["keyword", "semantic", "hybrid"]);
   });
 
   it("says in the password's description that every byte counts (pre-hashed before bcrypt), and documents the sign-up and sign-in 429", () => {

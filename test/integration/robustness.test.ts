@@ -1,20 +1,14 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { after, before, describe, it } from "node:test";
-import { startSluice, storedText, type SluiceServer } from "../fixtures/sluice-server";
-import { client, GOOD_PASSWORD, signUp, uniqueEmail, type Request } from "../fixtures/http-client";
+import { describe, it } from "node:test";
+import { storedText } from "../fixtures/sluice-server";
+import { GOOD_PASSWORD, signUp, uniqueEmail } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
-let server: SluiceServer;
-let request: Request;
-
-before(async () => {
-  server = await startSluice();
-  request = client(server.api);
-});
-after(async () => {
-  if (server.child.exitCode === null) await server.stop();
-});
+// The last test stops the server on purpose; the fixture stops it only if it still runs.
+const sluice = useSluice();
+const { request } = sluice;
 
 describe("robustness", () => {
   it("GET /api/health answers 200 {status: ok} without authentication", async () => {
@@ -52,6 +46,7 @@ describe("robustness", () => {
   });
 
   it("unknown routes answer 404 JSON when signed in, 401 JSON when not", async () => {
+    const { server } = sluice;
     const { token } = await signUp(request);
     const res = await request("GET", "/no-such-thing", { token });
     assert.equal(res.status, 404);
@@ -74,6 +69,7 @@ describe("robustness", () => {
   });
 
   it("no password, hash or token ever reaches a response or a log line; SIGTERM closes the database cleanly", async () => {
+    const { server } = sluice;
     const email = uniqueEmail();
     const password = "Sekrit-password-77";
     const signup = await request("POST", "/signup", { body: { email, password } });

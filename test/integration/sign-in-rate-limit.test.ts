@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
-import { client, GOOD_PASSWORD, signUp, uniqueEmail, type ApiResponse, type Request } from "../fixtures/http-client";
+import { describe, it } from "node:test";
+import { GOOD_PASSWORD, signUp, uniqueEmail, type ApiResponse, type Request } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
 // TRUST_PROXY=loopback: the tests (on 127.0.0.1) stand in for a reverse proxy, so X-Forwarded-For
 // names the client address each attempt comes from. Each rule gets its own server, as limits are per address.
@@ -35,15 +35,7 @@ function assertTooMany(res: ApiResponse, what: RegExp): void {
 }
 
 describe("sign-in limits under concurrency", () => {
-  let server: SluiceServer;
-  let request: Request;
-  before(async () => {
-    server = await startSluice({ env: BEHIND_PROXY });
-    request = client(server.api);
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const { request } = useSluice({ env: BEHIND_PROXY });
 
   it("200 simultaneous wrong passwords for one account from one address: exactly 10 are checked; the owner from another address gets in", async () => {
     const { email } = await signUp(request);
@@ -77,15 +69,7 @@ describe("sign-in limits under concurrency", () => {
 });
 
 describe("sign-in limit without TRUST_PROXY", () => {
-  let server: SluiceServer;
-  let request: Request;
-  before(async () => {
-    server = await startSluice();
-    request = client(server.api);
-  });
-  after(async () => {
-    await server.stop();
-  });
+  const { request } = useSluice();
 
   it("X-Forwarded-For is not believed: the socket's address counts, so a made-up header does not buy more attempts", async () => {
     const { email, token } = await signUp(request);
@@ -97,16 +81,8 @@ describe("sign-in limit without TRUST_PROXY", () => {
 });
 
 describe("sign-up limit per address", () => {
-  let server: SluiceServer;
-  let request: Request;
-  before(async () => {
-    // Blank: the default limit (the fixture raises it for the other suites).
-    server = await startSluice({ env: { ...BEHIND_PROXY, SIGNUP_LIMIT_PER_HOUR: "" } });
-    request = client(server.api);
-  });
-  after(async () => {
-    await server.stop();
-  });
+  // Blank: the default limit (the fixture raises it for the other suites).
+  const { request } = useSluice({ env: { ...BEHIND_PROXY, SIGNUP_LIMIT_PER_HOUR: "" } });
 
   it("20 sign-ups an hour from one address (taken emails included), then 429; another address still signs up", async () => {
     const from = freshAddress();

@@ -4,29 +4,26 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
-import { countRows, startSluice, storedText, type SluiceServer } from "../fixtures/sluice-server";
-import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { countRows, storedText } from "../fixtures/sluice-server";
+import { createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { useSluice } from "../fixtures/use-sluice";
 
 let samba: SambaServer;
-let server: SluiceServer;
-let request: Request;
 const responses: ApiResponse[] = [];
 
 before(async () => {
   samba = await startSamba();
-  server = await startSluice({ env: { SMB_TIMEOUT_MS: "1500" } });
-  const raw = client(server.api);
-  // Keep every response so the last test can prove no password ever appeared in one.
-  request = async (method, p, opts) => {
-    const res = await raw(method, p, opts);
-    responses.push(res);
-    return res;
-  };
 });
+const sluice = useSluice({ env: { SMB_TIMEOUT_MS: "1500" } });
 after(async () => {
-  if (server.child.exitCode === null) await server.stop();
   await samba.stop();
 });
+// Keep every response so the last test can prove no password ever appeared in one.
+const request: Request = async (method, p, opts) => {
+  const res = await sluice.request(method, p, opts);
+  responses.push(res);
+  return res;
+};
 
 function smbBody(name: string, overrides: Record<string, unknown> = {}) {
   return {
@@ -45,7 +42,7 @@ function smbBody(name: string, overrides: Record<string, unknown> = {}) {
 
 /** Row counts straight from the server's storage (SQLite file or PostgreSQL database). */
 async function dbCounts(): Promise<{ sources: number; collections: number; pipelines: number; smb: number }> {
-  const count = (table: string) => countRows(server, table);
+  const count = (table: string) => countRows(sluice.server, table);
   return { sources: await count("data_sources"), collections: await count("collections"), pipelines: await count("pipelines"), smb: await count("smb_sources") };
 }
 
@@ -274,14 +271,14 @@ describe("deleting", () => {
 describe("secrets and outages", () => {
   it("no SMB password in any response, in the database or in the logs", async () => {
     for (const res of responses) assert.ok(!res.text.includes(samba.password), `password in a response: ${res.text.slice(0, 200)}`);
-    for (const file of fs.readdirSync(server.dataDir).filter((f) => f.startsWith("sluice.db"))) {
-      assert.ok(!fs.readFileSync(path.join(server.dataDir, file)).includes(Buffer.from(samba.password)), `password in ${file}`);
+    for (const file of fs.readdirSync(sluice.server.dataDir).filter((f) => f.startsWith("sluice.db"))) {
+      assert.ok(!fs.readFileSync(path.join(sluice.server.dataDir, file)).includes(Buffer.from(samba.password)), `password in ${file}`);
     }
-    const stored = await storedText(server);
+    const stored = await storedText(sluice.server);
     assert.ok(stored.includes(samba.username), "the storage scan sees the SMB sources");
     assert.ok(!stored.includes(samba.password), "password in the database");
-    assert.ok(!fs.readFileSync(path.join(server.dataDir, "secrets.enc.json")).includes(Buffer.from(samba.password)));
-    assert.ok(!server.output().includes(samba.password));
+    assert.ok(!fs.readFileSync(path.join(sluice.server.dataDir, "secrets.enc.json")).includes(Buffer.from(samba.password)));
+    assert.ok(!sluice.server.output().includes(samba.password));
   });
 
   it("share listing answers 503 once the SMB server is gone", async () => {

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { hybridSearch, reciprocalRankFusion, RRF_K, vectorHitAsSearchHit } from "../../server/search/hybrid";
 import type { SearchHit } from "../../server/search/search-index";
 
-const hit = (documentId: string, chunkIndex = 0, snippet = documentId): SearchHit => ({ documentId, chunkIndex, path: `${documentId}.txt`, title: documentId, snippet, score: 0 });
+const hit = (documentId: string, chunkIndex = 0, snippet = documentId): SearchHit => ({ documentId, sourceId: "s", chunkIndex, path: `${documentId}.txt`, title: documentId, snippet, score: 0, exact: false, matched: "all" });
 
 describe("reciprocal rank fusion", () => {
   it("scores each chunk by the sum of 1/(k + rank) over the rankings that have it", () => {
@@ -24,12 +24,12 @@ describe("reciprocal rank fusion", () => {
     const asked: number[] = [];
     const fused = await hybridSearch(
       async (k) => (asked.push(k), [hit("a"), hit("b")]),
-      async (k) => (asked.push(k), [{ documentId: "b", chunkIndex: 0, path: "b.txt", title: "b", preview: "x", similarity: 0.9 }, { documentId: "c", chunkIndex: 0, path: "c.txt", title: "c", preview: "<b>&", similarity: 0.5 }]),
+      async (k) => (asked.push(k), [{ documentId: "b", sourceId: "s", chunkIndex: 0, path: "b.txt", title: "b", preview: "x", similarity: 0.9 }, { documentId: "c", sourceId: "s", chunkIndex: 0, path: "c.txt", title: "c", preview: "<b>&", similarity: 0.5 }]),
       3,
     );
     assert.deepEqual(asked, [20, 20]);
     assert.deepEqual(fused.map((h) => h.documentId), ["b", "a", "c"]);
     assert.equal(fused[2].snippet, "&#60;b&#62;&#38;");
-    assert.equal(vectorHitAsSearchHit({ documentId: "d", chunkIndex: 2, path: "p", title: "t", preview: "'q'", similarity: 0.25 }).score, 0.25);
+    assert.equal(vectorHitAsSearchHit({ documentId: "d", sourceId: "s", chunkIndex: 2, path: "p", title: "t", preview: "'q'", similarity: 0.25 }).score, 0.25);
   });
 });

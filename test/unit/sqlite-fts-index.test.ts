@@ -6,7 +6,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import type { DataSource } from "typeorm";
 import Database from "better-sqlite3";
-import { SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
+import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
+import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
@@ -376,6 +377,86 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(hits.map((h) => h.path), ["title.txt", "body.txt"]);
       assert.ok(hits[0].score > hits[1].score);
     });
+
+    test("a rare word typed exactly finds its file although its stem is common (exact words first)", async () => {
+      const { index, collection } = await engine.newIndex();
+      // 30 short files that say "highlight" in every form, in their titles too: on stems alone
+      // they outrank the one long file that has the rare word "highlighter" once.
+      const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt";
+      const common = Array.from({ length: 30 }, (_, i) => doc(`common/${i}.txt`, ["highlights highlighted highlighting highlight"], { title: `Highlight ${i}` }));
+      await index.upsertDocuments(collection, common);
+      await index.upsertDocument(collection, doc("rare/pens.txt", [`${filler} ${filler} the yellow highlighter ${filler} ${filler}`], { title: "Pens" }));
+      const hits = await index.search(collection, "highlighter", 10);
+      assert.equal(hits[0]?.path, "rare/pens.txt", hits.map((h) => h.path).join(", "));
+      assert.equal(hits[0].exact, true);
+      assert.match(hits[0].snippet, /<mark>highlighter<\/mark>/);
+      // The stem still finds the rest, after it, marked as not exact.
+      assert.equal(hits.length, 10);
+      assert.ok(hits.slice(1).every((h) => !h.exact && h.path.startsWith("common/")));
+      // A query for the common form ranks its own exact form first: the rare file comes last.
+      const stemHits = await index.search(collection, "highlight", 100);
+      assert.equal(stemHits.length, 31);
+      assert.equal(stemHits.at(-1)!.path, "rare/pens.txt");
+      assert.equal(stemHits.at(-1)!.exact, false);
+    });
+
+    test("the probe test on a synthetic corpus: each file is found by its own rare words", async () => {
+      const { index, collection } = await engine.newIndex();
+      // Each file has one rare exact form (stem + "ers", "ings", ...) whose stem every other file has.
+      const stems = ["print", "scan", "label", "stapl", "fold"];
+      const suffixes = ["er", "ers", "ing", "ings", "ed", "able"];
+      const docs = stems.flatMap((stem, s) =>
+        suffixes.map((suffix, k) =>
+          doc(`probe/${stem}-${k}.txt`, [`${stems.map((t) => `${t}e ${t}s`).join(" ")} note ${s * 10 + k} about the ${stem}${suffix} today`], {
+            title: `${stem} ${k}`,
+          }),
+        ),
+      );
+      await index.upsertDocuments(collection, docs);
+      let found = 0;
+      for (const [i, stem] of stems.entries()) {
+        for (const [k, suffix] of suffixes.entries()) {
+          const hits = await index.search(collection, `${stem}${suffix}`, 1);
+          if (hits[0]?.path === `probe/${stem}-${k}.txt`) found++;
+          else assert.fail(`${stem}${suffix} (${i}/${k}): ${hits.map((h) => h.path).join(", ")}`);
+        }
+      }
+      assert.equal(found, stems.length * suffixes.length);
+    });
+
+    test("perDocument caps the chunks of one document, so a long document cannot fill the page", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("long.txt", Array.from({ length: 12 }, (_, i) => `gannet gannet colony part ${i}`)));
+      await index.upsertDocument(collection, doc("short.txt", ["one gannet among many other words in a longer sentence"]));
+      assert.deepEqual([...new Set((await index.search(collection, "gannet", 5)).map((h) => h.path))], ["long.txt"]);
+      const capped = await index.search(collection, "gannet", 5, { perDocument: 2 });
+      assert.deepEqual(capped.map((h) => h.path), ["long.txt", "long.txt", "short.txt"]);
+    });
+
+    test("results say when no chunk had every word and the search fell back to any of them", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("a.txt", ["apples and pears"]));
+      await index.upsertDocument(collection, doc("b.txt", ["bananas only"]));
+      const any = await index.search(collection, "apples bananas ", 10);
+      assert.equal(any.length, 2);
+      assert.ok(any.every((h) => h.matched === "any"));
+      const all = await index.search(collection, "apples pears ", 10);
+      assert.deepEqual(all.map((h) => h.matched), ["all"]);
+    });
+
+    test("filters by file type and folder apply before ranking", async () => {
+      const { index, collection } = await engine.newIndex();
+      // Many better matches outside the filter must not crowd out the one inside it.
+      const crowd = Array.from({ length: 20 }, (_, i) => doc(`share/other/${i}.txt`, ["walrus walrus walrus"], { title: `Walrus ${i}` }));
+      await index.upsertDocuments(collection, crowd);
+      await index.upsertDocument(collection, doc("share/reports/q1.PDF", ["a single walrus in a long report about other things entirely"]));
+      await index.upsertDocument(collection, doc("share/reports/q1.docx", ["a walrus draft"]));
+      await index.upsertDocument(collection, doc("share/reports-old/q0.pdf", ["an old walrus"]));
+      assert.deepEqual((await index.search(collection, "walrus", 5, { types: ["pdf"] })).map((h) => h.path).sort(), ["share/reports-old/q0.pdf", "share/reports/q1.PDF"]);
+      assert.deepEqual((await index.search(collection, "walrus", 5, { folder: "share/reports" })).map((h) => h.path).sort(), ["share/reports/q1.PDF", "share/reports/q1.docx"]);
+      assert.deepEqual((await index.search(collection, "walrus", 5, { folder: "share/reports", types: ["docx", "xlsx"] })).map((h) => h.path), ["share/reports/q1.docx"]);
+      assert.deepEqual(await index.search(collection, "walrus", 5, { folder: "share/none" }), []);
+    });
   });
 }
 
@@ -402,6 +483,61 @@ test("SQLite: removeUnfinished drops the chunks of a document in parts whose pro
   await index.removeUnfinished(collection);
   assert.deepEqual(rows(), [1, 1]);
   assert.equal((await index.search(collection, "walrus", 10)).length, 1);
+});
+
+/** An index file as the previous build (schema version 1) wrote it: 12 files saying "highlight", one saying "highlighter". */
+function writeVersion1File(file: string): void {
+  // The file as the previous build wrote it: its schema, its rows, user_version 1.
+  const old = new Database(file);
+  old.exec(SQLITE_INDEX_MIGRATIONS[1]);
+  const insertDoc = old.prepare("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  const insertChunk = old.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+  const insertFts = old.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+  const write = (id: string, p: string, title: string, text: string) => {
+    insertDoc.run(id, SOURCE, p, title, text.length, 0, null, 1, 0);
+    insertFts.run(insertChunk.run(id, 0).lastInsertRowid, title, p, text);
+  };
+  for (let i = 0; i < 12; i++) write(crypto.randomUUID(), `common/${i}.txt`, `Highlight ${i}`, "highlights highlighted highlight");
+  write(crypto.randomUUID(), "rare/pens.txt", "Pens", "a long text about pens and paper, with one yellow highlighter somewhere in the middle of it all");
+  old.pragma("user_version = 1");
+  old.close();
+}
+
+test("SQLite: an index file of schema version 1 (before exact words) is upgraded when opened and answers exact-first", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  const file = path.join(dir!, `${collection}.db`);
+  writeVersion1File(file);
+
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  const hits = await index.search(collection, "highlighter", 10);
+  assert.equal(hits[0]?.path, "rare/pens.txt");
+  assert.equal(hits[0].exact, true);
+  assert.equal((await index.stats(collection)).documentCount, 13);
+  // Writes after the upgrade keep both tables in step: replacing and removing the rare file.
+  await index.upsertDocument(collection, { ...doc("rare/pens.txt", ["now about markers only"]), title: "Pens" });
+  assert.deepEqual(await index.search(collection, '"highlighter"', 10).then((h) => h.filter((x) => x.exact).map((x) => x.path)), []);
+  await index.removeDocuments(collection, SOURCE, ["common/0.txt"]);
+  assert.equal((await index.search(collection, "highlight", 100)).length, 11);
+  const upgraded = new Database(file, { readonly: true });
+  try {
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 2);
+  } finally {
+    upgraded.close();
+  }
+});
+
+test("SQLite threaded: reader threads answer from a version-1 file (the writer upgrades it on first read)", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  writeVersion1File(path.join(dir!, `${collection}.db`));
+  const index = new ThreadedSqliteIndex({ dir: dir!, readers: { threads: 1, queueLimit: 8 } });
+  closers.push(() => index.close());
+  const hits = await index.search(collection, "highlighter", 10);
+  assert.equal(hits[0]?.path, "rare/pens.txt");
+  assert.equal(hits[0].exact, true);
+  assert.equal((await index.listDocuments(collection, 0, 100)).total, 13);
 });
 
 test("parseQuery turns input into quoted units", () => {

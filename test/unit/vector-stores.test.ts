@@ -18,7 +18,7 @@ after(async () => {
 });
 
 const row = (documentId: string, chunkIndex: number, values: number[], hash = `${documentId}-${chunkIndex}`): ChunkVector => ({
-  documentId, chunkIndex, path: `${documentId}.txt`, title: documentId, preview: `text of ${documentId}`, hash, vector: normalise(values),
+  documentId, sourceId: "src", chunkIndex, path: `${documentId}.txt`, title: documentId, preview: `text of ${documentId}`, hash, vector: normalise(values),
 });
 
 let pgStore: Promise<PostgresVectorStore> | null = null;
@@ -57,6 +57,7 @@ for (const engine of engines) {
       assert.deepEqual(hits.map((h) => h.documentId), ["x", "y"]);
       assert.ok(Math.abs(hits[0].similarity - 1 / Math.hypot(1, 0.1)) < 1e-5, String(hits[0].similarity));
       assert.equal(hits[0].preview, "text of x");
+      assert.equal(hits[0].sourceId, "src");
       assert.deepEqual(await store.search(crypto.randomUUID(), normalise([1, 0, 0]), 2), []);
     });
 

@@ -1,6 +1,7 @@
 import { In, type EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
-import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import { folderLocation } from "./folder-location";
 import { FolderSources } from "./folder-sources.service";
 import { FolderSourceRecord } from "./folder-source.entity";
 import { FolderConnector } from "./folder.connector";
@@ -27,6 +28,11 @@ class FolderKind implements SourceKind {
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
     const rows = await db.find(FolderSourceRecord, { where: { dataSourceId: In(sourceIds) } });
     return new Map(rows.map((row) => [row.dataSourceId, { folder_source: presentFolderSource(row) }]));
+  }
+
+  async locators(db: EntityManager, sourceIds: string[]): Promise<Map<string, DocumentLocator>> {
+    const rows = await db.find(FolderSourceRecord, { where: { dataSourceId: In(sourceIds) } });
+    return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => folderLocation(row.path, documentPath)]));
   }
 
   routes({ sources }: KindRouteDeps): KindRoutes {

@@ -2,7 +2,7 @@ import type { EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
 import type { SecretStore } from "../../secrets/secrets";
 import type { Connector } from "../connector";
-import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
 import { driveConnectors, type DriveConnectors } from "./drive-connectors";
 import { DriveFileRecord } from "./drive-file.entity";
 import { DriveGrant } from "./drive-grant.entity";
@@ -37,6 +37,11 @@ class DriveKind implements SourceKind {
 
   /** A drive source adds nothing to the listing (its files are listed by the drive endpoints). */
   async listedDetails(): Promise<Map<string, Record<string, unknown>>> {
+    return new Map();
+  }
+
+  /** Drive's web link is not stored (only the file id is): a drive document has no known location yet. */
+  async locators(): Promise<Map<string, DocumentLocator>> {
     return new Map();
   }
 

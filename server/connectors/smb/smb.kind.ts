@@ -1,7 +1,8 @@
 import { In, type EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
 import type { SecretStore } from "../../secrets/secrets";
-import type { KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
+import { smbLocation } from "./smb-location";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
 import { SmbSources } from "./smb-sources.service";
 import { openSmbConnector, type SmbConnector, type SmbSettings } from "./smb.connector";
@@ -35,6 +36,11 @@ class SmbKind implements SourceKind {
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
     const rows = await db.find(SmbSourceRecord, { where: { dataSourceId: In(sourceIds) } });
     return new Map(rows.map((row) => [row.dataSourceId, { smb_source: presentSmbSource(row) }]));
+  }
+
+  async locators(db: EntityManager, sourceIds: string[]): Promise<Map<string, DocumentLocator>> {
+    const rows = await db.find(SmbSourceRecord, { where: { dataSourceId: In(sourceIds) } });
+    return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => smbLocation(row, documentPath)]));
   }
 
   routes({ db, sources }: KindRouteDeps): KindRoutes {
