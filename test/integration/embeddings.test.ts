@@ -136,6 +136,12 @@ describe("search modes with an embedding model", () => {
     const semantic = await search("car", "semantic");
     assert.equal(semantic.mode, "semantic");
     assert.equal(semantic.paths[0], "showroom.txt");
+    // The search's filters apply to the vector ranking too.
+    assert.deepEqual((await search("car", "semantic&type=pdf")).paths, []);
+    assert.equal((await search("car", "semantic&type=txt")).paths[0], "showroom.txt");
+    const grouped = await request("GET", `/collections/${collectionId}/search?q=doctor&group_by=document`, { token: owner.token });
+    assert.equal(grouped.status, 200, grouped.text);
+    assert.equal(path.basename(grouped.body.documents[0].path), "checkup.txt");
   });
 
   it("hybrid (the default now) ranks first what both rankings found, and keeps what only meaning found", async () => {
