@@ -1,4 +1,7 @@
 import fs from "node:fs";
+import { CollectionRetrieval } from "./collections/collection-retrieval";
+import { OllamaClient } from "./llm/ollama.client";
+import type { VectorStore } from "./search/vector-store";
 import path from "node:path";
 import cookieParser from "cookie-parser";
 import express, { type Express } from "express";
@@ -55,6 +58,7 @@ export interface AppDeps {
   /** The source kinds (connectors/registry.ts); each brings its own routes. */
   kinds: KindRegistry;
   queue: IngestQueue;
+  vectors: VectorStore;
   /** Where sign-in and sign-up attempts are counted: Redis in team mode; default: in memory. */
   attemptStore?: AttemptStore;
   models: ModelsService;
@@ -66,7 +70,7 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
+export async function createApp({ config, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
     ...DEFAULT_ACCOUNT_LIMITS,
@@ -74,7 +78,8 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   });
   const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
-  const collections = new CollectionsService(db, index, queue, kinds);
+  const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
+  const collections = new CollectionsService(db, index, queue, retrieval, kinds);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
   const schedules = new SchedulesService(db, clockOf(config));

@@ -4,6 +4,7 @@ import { KindRegistry } from "./connectors/registry";
 import { DatabaseOutage } from "./data/database-outage";
 import { BullmqJobQueue } from "./ingest/bullmq-job-queue";
 import { ingestHandler } from "./ingest/ingest-job";
+import { OllamaClient } from "./llm/ollama.client";
 import { JobQueue, type IngestQueue } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
 import type { Logger } from "./logger";
@@ -26,13 +27,14 @@ export interface Ingestion {
  * pool, the job handler and its queue. Team mode (a Redis connection, from REDIS_URL) puts the queue on BullMQ, shared
  * by every API and worker process; `runWorker` says whether this process takes jobs.
  */
-export function openIngestion(config: Config, { db, index, secrets }: Storage, logger: Logger, runWorker: boolean, redis: Redis | null): Ingestion {
+export function openIngestion(config: Config, { db, index, vectors, secrets }: Storage, logger: Logger, runWorker: boolean, redis: Redis | null): Ingestion {
   const parsers = new ParserPool();
   const kinds = new KindRegistry({ secrets, config });
   const outage = new DatabaseOutage(config.dbOutageGraceMs, (message) => logger.warn(`ingestion: ${message}`));
   // A team server on PostgreSQL keeps nothing it indexes under DATA_DIR: no minimum there.
   const disk = config.databaseUrl ? null : new DiskGuard(config.dataDir, config.minFreeDiskBytes);
-  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk });
+  const embedder = new OllamaClient(config.ollamaHost.replace(/\/$/, ""));
+  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder });
   const queue = redis
     ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage, concurrency: config.ingestConcurrency })
     : new JobQueue(db, handler, logger, outage);

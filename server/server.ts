@@ -60,7 +60,7 @@ async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const sharedPulls = redis ? SharedPulls.open(redis, config.redisPrefix, db, logger) : undefined;
   const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
   const attemptStore = redis ? new RedisAttemptStore(redis, config.redisPrefix) : undefined;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, kinds, queue, models, attemptStore, redis });
+  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, vectors: storage.vectors, kinds, queue, models, attemptStore, redis });
   server.on("request", app);
   await queue.start();
   ingestion.scheduler.start();
@@ -82,6 +82,7 @@ async function serve(config: Config, logger: Logger): Promise<RunningServer> {
       await closeHttp(server, sockets);
       await redis?.quit();
       await index.close();
+      await storage.vectors.close();
       if (db.isInitialized) await db.destroy();
     },
   };

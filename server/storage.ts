@@ -8,6 +8,9 @@ import { makeDataDirPrivate } from "./data/private-data-dir";
 import { PostgresFtsIndex } from "./search/postgres-fts-index";
 import type { SearchIndex } from "./search/search-index";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
+import type { VectorStore } from "./search/vector-store";
+import { SqliteVecStore } from "./search/sqlite-vec-store";
+import { PostgresVectorStore } from "./search/postgres-vector-store";
 import { openSecretStore, type SecretStore } from "./secrets/secrets";
 import { DatabaseSecretStore } from "./secrets/database-store";
 import { SEAL_KEY_BYTES } from "./secrets/seal";
@@ -18,6 +21,8 @@ const LOCAL_TEAM_KEY_NAME = "team-secrets-key";
 export interface Storage {
   db: DataSource;
   index: SearchIndex;
+  /** Chunk embeddings for semantic and hybrid search, beside the index (search/vector-store.ts). */
+  vectors: VectorStore;
   secrets: SecretStore;
 }
 
@@ -29,15 +34,21 @@ export interface Storage {
  */
 export async function openStorage(
   config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey"> & Partial<Pick<Config, "searchReaders" | "searchQueueLimit">>,
-  logger: { warn(message: string): void },
+  logger: { warn(message: string): void; info?(message: string): void },
 ): Promise<Storage> {
   keepDataDirPrivate(config.dataDir, logger);
   const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
   try {
-    if (!config.databaseUrl) return { db, index: new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config) }), secrets: local };
+    if (!config.databaseUrl) {
+      const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config) });
+      return { db, index, vectors: new SqliteVecStore(path.join(config.dataDir, "vectors")), secrets: local };
+    }
     const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);
-    return { db, index: new PostgresFtsIndex(db), secrets };
+    const vectors = await PostgresVectorStore.open(db);
+    // Said at every start: an operator can tell whether similarity search uses pgvector or the fallback.
+    logger.info?.(`vector search: ${vectors.engine}`);
+    return { db, index: new PostgresFtsIndex(db), vectors, secrets };
   } catch (error) {
     await db.destroy();
     throw error;

@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     await ingestion.close();
     await redis.quit().catch(() => undefined);
     await index.close();
+    await storage.vectors.close();
     if (db.isInitialized) await db.destroy();
     process.exit(0);
   };

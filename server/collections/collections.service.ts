@@ -6,6 +6,12 @@ import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } 
 import type { Actor } from "../access/actor";
 import type { IngestQueue } from "../ingest/job-queue";
 import type { CollectionStats, DocumentSummary, SearchFilter, SearchHit, SearchIndex } from "../search/search-index";
+import { ALREADY_RUNNING } from "../ingest/job-queue";
+import { Pipeline } from "../data/entities/pipeline.entity";
+import { ModelRecord } from "../data/entities/model.entity";
+import { canonicalModelName, OllamaError, OllamaUnreachableError } from "../llm/ollama.client";
+import { ConflictError, ServiceUnavailableError } from "../errors";
+import { defaultMode, type CollectionRetrieval, type SearchMode } from "./collection-retrieval";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { KindRegistry } from "../connectors/registry";
 import type { DocumentLocator } from "../connectors/source-kind";
@@ -18,6 +24,8 @@ export interface SearchRequest {
   /** "document": top_k documents, each with its best passages. */
   groupBy?: "document";
   filter?: SearchFilter;
+  /** keyword, semantic or hybrid; default: hybrid where the collection has an embedding model (collection-retrieval.ts). */
+  mode?: SearchMode;
 }
 
 const NO_LOCATION = { path: null, url: null };
@@ -27,6 +35,7 @@ export class CollectionsService {
     private readonly db: DataSource,
     private readonly index: SearchIndex,
     private readonly queue: IngestQueue,
+    private readonly retrieval: CollectionRetrieval,
     private readonly kinds: KindRegistry,
   ) {}
 
@@ -46,17 +55,68 @@ export class CollectionsService {
   }
 
   async search(actor: Actor, collectionId: string, request: SearchRequest): Promise<CollectionSearch> {
-    await requireCollectionAccess(this.db.manager, actor, collectionId);
+    const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);
+    const mode = request.mode ?? defaultMode(collection.embeddingModel);
+    if (mode !== "keyword" && !collection.embeddingModel) {
+      throw new BadRequestError(`${mode} search needs an embedding model for the collection (PUT /collections/{id}/embedding); keyword search works without one`);
+    }
     const grouped = request.groupBy === "document";
     const fetch = grouped ? Math.min(MAX_TOP_K, request.topK * HITS_PER_DOCUMENT) : request.topK;
-    const found = await this.index.search(collectionId, request.q, fetch, { ...request.filter, perDocument: grouped ? PASSAGES_PER_DOCUMENT : undefined });
+    const found = await this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, perDocument: grouped ? PASSAGES_PER_DOCUMENT : undefined }, mode);
     const locate = await this.locators(found);
     const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));
     return {
+      mode,
       hits,
       matched: hits.some((hit) => hit.matched === "any") ? "any" : "all",
       documents: grouped ? groupByDocument(hits, request.topK) : null,
     };
+  }
+
+  /**
+   * Sets (or with null, clears) the collection's embedding model: a model in the catalog that
+   * the model server embeds with (tried on a word). A collection that already has documents
+   * gets an ingestion job per pipeline into it, whose embedding stage embeds them
+   * (docs/decisions.md: Hybrid retrieval). Answers the collection and the jobs started.
+   */
+  async setEmbeddingModel(actor: Actor, collectionId: string, rawModel: string | null): Promise<{ collection: Collection; jobIds: string[] }> {
+    const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);
+    const model = rawModel === null ? null : canonicalModelName(rawModel);
+    if (model !== null) await this.assertCanEmbed(model);
+    await this.db.manager.update(Collection, { id: collectionId }, { embeddingModel: model });
+    collection.embeddingModel = model;
+    if (model === null) {
+      await this.retrieval.vectors.drop(collectionId);
+      return { collection, jobIds: [] };
+    }
+    const stats = await this.index.stats(collectionId);
+    if (stats.documentCount === 0) return { collection, jobIds: [] };
+    const jobIds: string[] = [];
+    for (const pipeline of await this.db.manager.find(Pipeline, { where: { collectionId }, order: { id: "ASC" } })) {
+      try {
+        jobIds.push((await this.queue.enqueue(pipeline.id)).id);
+      } catch (error) {
+        // A job already queued or running for that pipeline reads the model at its embedding stage.
+        if (!(error instanceof ConflictError && error.message === ALREADY_RUNNING)) throw error;
+      }
+    }
+    return { collection, jobIds };
+  }
+
+  private async assertCanEmbed(model: string): Promise<void> {
+    const inCatalog = (await this.db.manager.find(ModelRecord)).some((m) => canonicalModelName(m.modelName) === model);
+    if (!inCatalog) throw new BadRequestError(`The model ${model} is not in the catalog: pull it first (POST /models)`);
+    try {
+      await this.retrieval.embedder.embed(model, ["sluice"]);
+    } catch (error) {
+      if (error instanceof OllamaUnreachableError) throw new ServiceUnavailableError(error.message);
+      if (error instanceof OllamaError) throw new BadRequestError(`The model ${model} cannot embed text: ${error.message}`);
+      throw error;
+    }
+  }
+
+  async stats(collectionId: string): Promise<CollectionStats> {
+    return this.index.stats(collectionId);
   }
 
   /** Each hit's source asks its kind how its documents are located (a source deleted meanwhile has none). */
@@ -85,5 +145,6 @@ export class CollectionsService {
       await tx.delete(Collection, { id: collectionId });
     });
     await this.index.drop(collectionId);
+    await this.retrieval.vectors.drop(collectionId);
   }
 }

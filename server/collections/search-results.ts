@@ -28,6 +28,8 @@ export interface DocumentResult {
 }
 
 export interface CollectionSearch {
+  /** The mode that answered: keyword, semantic or hybrid (collection-retrieval.ts). */
+  mode: "keyword" | "semantic" | "hybrid";
   hits: LocatedHit[];
   /** "any" when no chunk had every word and the search fell back to any of them. */
   matched: "all" | "any";

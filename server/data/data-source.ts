@@ -38,6 +38,8 @@ import { FolderSources1763800500000 as PgFolderSources } from "./migrations/post
 import { JobStats1763800610000 as PgJobStats } from "./migrations/postgres/1763800610000-job-stats";
 import { PipelineSchedules1763800700000 as PgPipelineSchedules } from "./migrations/postgres/1763800700000-pipeline-schedules";
 import { JobSkippedFiles1763800900000 as PgJobSkippedFiles } from "./migrations/postgres/1763800900000-job-skipped-files";
+import { CollectionEmbeddingModel1763800950000 } from "./migrations/1763800950000-collection-embedding-model";
+import { CollectionEmbeddingModel1763800950000 as PgCollectionEmbeddingModel } from "./migrations/postgres/1763800950000-collection-embedding-model";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
 export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
@@ -52,9 +54,10 @@ export const MIGRATIONS = [
   PipelineSchedules1763800700000,
   Conversations1763800850000,
   JobSkippedFiles1763800900000,
+  CollectionEmbeddingModel1763800950000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel];
 
 export interface StorageOptions {
   dataDir: string;

@@ -12,6 +12,7 @@ export function presentCollection(collection: Collection, stats: CollectionStats
     document_count: stats.documentCount,
     chunk_count: stats.chunkCount,
     index_status: stats.indexStatus,
+    embedding_model: collection.embeddingModel ?? null,
     created_at: isoNoZone(collection.createdAt),
   };
 }
@@ -65,6 +66,7 @@ export function presentDocument(doc: DocumentSummary) {
 /** `results` (chunk hits, best first) as before; `matched` says whether every word was found; `documents` with group_by=document. */
 export function presentSearchResults(search: CollectionSearch) {
   return {
+    mode: search.mode,
     results: search.hits.map(presentSearchHit),
     matched: search.matched,
     ...(search.documents ? { documents: search.documents.map(presentDocumentResult) } : {}),

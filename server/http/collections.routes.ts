@@ -3,7 +3,7 @@ import type { CollectionsService } from "../collections/collections.service";
 import { actorOf } from "./auth.middleware";
 import { documentedRouter } from "./documented-router";
 import { presentCollection, presentDocumentPage, presentSearchResults } from "./collections.presenters";
-import { createCollectionBody, pageQuery, searchQuery } from "./collections.schemas";
+import { createCollectionBody, embeddingBody, pageQuery, searchQuery } from "./collections.schemas";
 import { idParams } from "./common.schemas";
 import { parse } from "./validate";
 
@@ -27,18 +27,35 @@ export function collectionsRoutes(collections: CollectionsService): Router {
   });
 
   routes.get("/collections/:id/search", {
-    summary: "Full-text search in a collection",
+    summary: "Search in a collection: by words (keyword, BM25), by meaning (semantic) or both fused (hybrid)",
     params: idParams,
     query: searchQuery,
     returns:
-      "`results`: the best chunks, best first (every word as typed before matches by stem), each with its document's `location` ({path, url}, null when unknown); " +
+      "`mode`: the mode that answered; `results`: the best chunks, best first (every word as typed before matches by stem), each with its document's `location` ({path, url}, null when unknown); " +
       "`matched`: `all`, or `any` when no chunk had every word and the results are for any of them; `documents` with group_by=document: top_k documents with their best passages",
-    errors: { 404: "No such collection among the caller's" },
+    errors: { 400: "semantic or hybrid mode on a collection without an embedding model", 404: "No such collection among the caller's", 503: "The model server could not embed the query" },
   }, async (req, res) => {
     const { id } = parse(idParams, req.params, "params");
-    const { q, top_k, group_by, type, folder } = parse(searchQuery, req.query, "query");
-    const search = await collections.search(actorOf(res), id, { q, topK: top_k, groupBy: group_by, filter: { types: type, folder: folder || undefined } });
+    const { q, top_k, group_by, type, folder, mode } = parse(searchQuery, req.query, "query");
+    const search = await collections.search(actorOf(res), id, { q, topK: top_k, groupBy: group_by, filter: { types: type, folder: folder || undefined }, mode });
     res.json(presentSearchResults(search));
+  });
+
+  routes.put("/collections/:id/embedding", {
+    summary: "Set or clear (null) the collection's embedding model for hybrid retrieval; documents already there are embedded by ingestion jobs",
+    params: idParams,
+    body: embeddingBody,
+    returns: "The collection, and the ids of the jobs that embed its documents",
+    errors: {
+      400: "The model is not in the catalog, or the model server cannot embed with it",
+      404: "No such collection among the caller's",
+      503: "The model server cannot be reached",
+    },
+  }, async (req, res) => {
+    const { id } = parse(idParams, req.params, "params");
+    const body = parse(embeddingBody, req.body, "body");
+    const { collection, jobIds } = await collections.setEmbeddingModel(actorOf(res), id, body.model);
+    res.json({ ...presentCollection(collection, await collections.stats(collection.id)), job_ids: jobIds });
   });
 
   routes.get("/collections/:id/documents", {

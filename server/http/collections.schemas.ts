@@ -30,6 +30,15 @@ export const searchQuery = z.object({
     .transform((value) => value.replaceAll("\\", "/").split("/").filter((p) => p !== "").join("/"))
     .optional()
     .describe("Only documents under this folder of their source paths, e.g. `share/reports`"),
+  mode: z
+    .enum(["keyword", "semantic", "hybrid"])
+    .optional()
+    .describe("`keyword` (BM25), `semantic` (by meaning, needs an embedding model) or `hybrid` (both, fused); default: hybrid when the collection has an embedding model, else keyword"),
+});
+
+/** A model name as Ollama spells it, or null to turn embeddings off. */
+export const embeddingBody = z.object({
+  model: z.string().trim().min(1, "is required").max(200, "must be at most 200 characters").nullable(),
 });
 
 export const pageQuery = z.object({

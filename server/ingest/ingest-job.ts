@@ -20,6 +20,9 @@ import { OutageRetryingIndex } from "./outage-retrying-index";
 import { isFatalIndexError } from "./batched-index-writer";
 import { isDiskFull, type DiskGuard } from "../disk/disk-space";
 import { IndexDamagedError } from "../search/index-damage";
+import type { VectorStore } from "../search/vector-store";
+import { embedCollection, type Embedder } from "../search/embed-collection";
+import { OllamaError } from "../llm/ollama.client";
 
 /**
  * Files parsed whole (every format but streamed text) larger than this are not read into
@@ -46,6 +49,9 @@ export interface IngestDeps {
   parsers: ParserPool;
   /** DATA_DIR's free-space minimum; null where storage is not under DATA_DIR (a team server on PostgreSQL). */
   disk: DiskGuard | null;
+  /** The embedding stage's store and model server (hybrid retrieval); absent: no embedding stage. */
+  vectors?: VectorStore;
+  embedder?: Embedder;
 }
 
 /**
@@ -67,12 +73,37 @@ export function ingestHandler(deps: IngestDeps): JobHandler {
       } finally {
         await connector.close();
       }
+      await embeddingStage({ ...deps, index }, collection.id, progress, signal);
     } catch (error) {
       // A write that found the disk full, wherever it was (index thread, database): the cause and the space, not SQLite's words.
       if (deps.disk && isDiskFull(error)) throw await deps.disk.failure();
       throw error;
     }
   };
+}
+
+// ---- Embedding stage (hybrid retrieval, issue 23) ----
+
+/**
+ * After the files are indexed: where the collection has an embedding model (read now, so a
+ * model set while the job ran counts), embed every chunk that has no vector yet, in batches,
+ * with its own progress text (search/embed-collection.ts). A run that changed nothing embeds nothing.
+ */
+async function embeddingStage(deps: IngestDeps, collectionId: string, progress: JobProgress, signal: AbortSignal): Promise<void> {
+  if (!deps.vectors || !deps.embedder) return;
+  const { vectors, embedder } = deps;
+  const collection = await progress.outage.run(() => deps.db.manager.findOne(Collection, { where: { id: collectionId } }), signal);
+  const model = collection?.embeddingModel;
+  if (!model) return;
+  progress.at(`Embedding new and changed chunks with ${model}`);
+  try {
+    const report = await embedCollection({ index: deps.index, vectors, embedder }, collectionId, model, (text) => progress.at(text), signal);
+    progress.at(`Embedded ${report.embedded} chunk(s) with ${model}`);
+  } catch (error) {
+    if (signal.aborted) throw new JobInterrupted();
+    if (error instanceof OllamaError) throw new Error(`Embedding with ${model} failed: ${error.message}`);
+    throw error;
+  }
 }
 
 /** The documents this source has in the collection; a damaged index file is set aside first, so this run rebuilds it. */

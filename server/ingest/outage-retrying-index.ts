@@ -1,5 +1,5 @@
 import type { DatabaseOutage } from "../data/database-outage";
-import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "../search/search-index";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "../search/search-index";
 
 /**
  * The index as the ingestion job sees it: every call rides out a database outage (the team
@@ -40,6 +40,10 @@ export class OutageRetryingIndex implements SearchIndex {
 
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
     return this.retry(() => this.index.indexedState(collectionId, sourceId));
+  }
+
+  documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
+    return this.retry(() => this.index.documentChunks(collectionId, documentId));
   }
 
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {

@@ -181,6 +181,22 @@ export class OllamaClient {
     return typeof length === "number" && length > 0 ? length : null;
   }
 
+  /**
+   * Ollama's /api/embed: one vector per input, in order. Errors keep the upstream's message
+   * (an unknown model is a permanent 404; a model that cannot embed a permanent 400).
+   */
+  async embed(model: string, inputs: string[], signal?: AbortSignal): Promise<number[][]> {
+    if (inputs.length === 0) return [];
+    const res = await this.request("/api/embed", { method: "POST", body: JSON.stringify({ model, input: inputs, truncate: true }), signal });
+    if (!res.ok) throw await this.errorOf(res);
+    const body = (await res.json()) as { embeddings?: unknown };
+    const vectors = body.embeddings;
+    const valid = Array.isArray(vectors) && vectors.length === inputs.length
+      && vectors.every((v) => Array.isArray(v) && v.length > 0 && v.length === (vectors[0] as unknown[]).length && v.every((x) => typeof x === "number" && Number.isFinite(x)));
+    if (!valid) throw new OllamaError("The model server sent malformed embeddings");
+    return vectors as number[][];
+  }
+
   /** The installed model of that name (size and digest come from /api/tags), or null. */
   async installed(model: string): Promise<InstalledModel | null> {
     const res = await this.request("/api/tags", { method: "GET" });

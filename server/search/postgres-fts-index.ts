@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
 import { NotFoundError } from "../errors";
-import type { CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
+import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
@@ -257,6 +257,15 @@ export class PostgresFtsIndex implements SearchIndex {
       }));
     }
     return [];
+  }
+
+  async documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
+    await this.ready();
+    const rows = (await this.db.query(
+      "SELECT chunk_index, body FROM search_chunks WHERE collection_id = $1 AND document_id = $2 ORDER BY chunk_index",
+      [collectionId, documentId],
+    )) as { chunk_index: number; body: string }[];
+    return rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.body }));
   }
 
   /**

@@ -123,6 +123,8 @@ export interface SearchIndex extends CollectionIndex {
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }>;
   search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]>;
+  /** One document's chunks in order, as indexed (the embedding stage reads them; see embed-collection.ts). */
+  documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]>;
   /**
    * Sets a damaged collection's index aside (kept, not deleted) so the next writes rebuild it;
    * answers where it went, or null when there was nothing to move (engines that cannot be damaged so).

@@ -277,6 +277,13 @@ export class SqliteFtsIndex implements SearchIndex {
     return db ? this.guarded(collectionId, () => searchFile(db, units, topK, options)) : [];
   }
 
+  async documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
+    const db = this.database(collectionId, false);
+    if (!db) return [];
+    const sql = "SELECT c.chunk_index AS chunkIndex, f.body AS text FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.document_id = ? ORDER BY c.chunk_index";
+    return this.guarded(collectionId, () => db.prepare(sql).all(documentId) as ChunkInput[]);
+  }
+
   async drop(collectionId: string): Promise<void> {
     const file = this.filePath(collectionId);
     await this.release(collectionId);

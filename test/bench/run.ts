@@ -7,6 +7,12 @@ import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fix
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
 import { runWorkersBench } from "./workers.bench";
+import { runHybridBench } from "./hybrid.bench";
+
+/** The hybrid benchmark's collection on SQLite + sqlite-vec. */
+const HYBRID_BENCH_CHUNKS = 10_000;
+/** On PostgreSQL without pgvector: the exact-similarity fallback's stated limit (README, "Hybrid retrieval"). */
+const PG_FALLBACK_CHUNKS = 500;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
 import { cpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
 import { runRealBench } from "./real.bench";
@@ -369,6 +375,17 @@ async function main(): Promise<void> {
       `p95 < ${TARGETS.PostgreSQL.askBeforeModelP95Ms} ms`,
       pg.ask!.p95 < TARGETS.PostgreSQL.askBeforeModelP95Ms,
     );
+  }
+
+  // Hybrid retrieval (issue 23): BM25 + vectors (768 dimensions) fused, and the embedding stage's own cost.
+  process.stdout.write("hybrid retrieval, synthetic collection...\n");
+  const hybrid = await runHybridBench({ chunks: HYBRID_BENCH_CHUNKS, queries: 500 });
+  report(`hybrid search, ${HYBRID_BENCH_CHUNKS.toLocaleString("en")} chunks, SQLite + sqlite-vec (500 queries, index direct)`, `p50 ${hybrid.p50.toFixed(2)} ms, p95 ${hybrid.p95.toFixed(2)} ms`, "p95 < 30 ms", hybrid.p95 < 30);
+  report("embedding stage overhead, SQLite (model latency subtracted)", `${hybrid.stageOverheadMsPer1000.toFixed(0)} ms per 1,000 chunks`);
+  if (postgresBinDir()) {
+    const pgHybrid = await runHybridBench({ chunks: PG_FALLBACK_CHUNKS, queries: 200, engine: "postgres" });
+    report(`hybrid search, ${PG_FALLBACK_CHUNKS} chunks, PostgreSQL exact-similarity fallback (200 queries)`, `p50 ${pgHybrid.p50.toFixed(2)} ms, p95 ${pgHybrid.p95.toFixed(2)} ms`, "p95 < 60 ms", pgHybrid.p95 < 60);
+    report("embedding stage overhead, PostgreSQL (model latency subtracted)", `${pgHybrid.stageOverheadMsPer1000.toFixed(0)} ms per 1,000 chunks`);
   }
 
   await bigFileBench();

@@ -139,6 +139,7 @@ describe("odd ids", () => {
       q("DELETE /user_groups/:id", "id", (o) => `/user_groups/${o}`),
       q("GET /collections/:id/search", "id", (o) => `/collections/${o}/search?q=heron`),
       q("GET /collections/:id/documents", "id", (o) => `/collections/${o}/documents`),
+      q("PUT /collections/:id/embedding", "id", (o) => `/collections/${o}/embedding`, { model: null }),
       q("DELETE /collections/:id", "id", (o) => `/collections/${o}`),
       q("POST /collections/:id/ask", "id", (o) => `/collections/${o}/ask`, { question: "heron?", model: "llama3.2" }),
       q("GET /collections/:id/conversations", "id", (o) => `/collections/${o}/conversations`),

@@ -175,9 +175,10 @@ describe("GET /api/openapi.json", () => {
     const search = doc.paths["/collections/{id}/search"]?.get?.parameters ?? [];
     assert.deepEqual(
       search.map((p) => [p.name, p.in, p.required]),
-      [["id", "path", true], ["q", "query", true], ["top_k", "query", false], ["group_by", "query", false], ["type", "query", false], ["folder", "query", false]],
+      [["id", "path", true], ["q", "query", true], ["top_k", "query", false], ["group_by", "query", false], ["type", "query", false], ["folder", "query", false], ["mode", "query", false]],
     );
     assert.equal(search[2].schema.default, 10);
+    assert.deepEqual(search[6].schema.enum, ["keyword", "semantic", "hybrid"]);
   });
 
   it("says in the password's description that every byte counts (pre-hashed before bcrypt), and documents the sign-up and sign-in 429", () => {

@@ -11,6 +11,10 @@ export class Collection {
   @Column({ type: "varchar", name: "owner_group_id" })
   ownerGroupId: string;
 
+  /** The model that embeds its chunks for hybrid retrieval; null: keyword search only. */
+  @Column({ type: "varchar", name: "embedding_model", nullable: true })
+  embeddingModel: string | null;
+
   @Column({ type: Date, name: "created_at" })
   createdAt: Date;
 }

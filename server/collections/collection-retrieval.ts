@@ -1,0 +1,64 @@
+import path from "node:path";
+import type { SearchHit, SearchIndex, SearchOptions } from "../search/search-index";
+import type { VectorHit, VectorStore } from "../search/vector-store";
+import { normalise } from "../search/vector-store";
+import { hybridSearch, vectorHitAsSearchHit } from "../search/hybrid";
+import type { Embedder } from "../search/embed-collection";
+import { capPerDocument, folderPrefix } from "../search/query";
+import { OllamaError, OllamaUnreachableError } from "../llm/ollama.client";
+import { ServiceUnavailableError } from "../errors";
+
+export type SearchMode = "keyword" | "semantic" | "hybrid";
+
+/** Nearest chunks read per chunk asked for when a filter or a per-document cap applies (they are filtered after the vector search). */
+const FILTERED_OVERFETCH = 5;
+
+/** What a search without `mode` does: hybrid where the collection has an embedding model, else keyword. */
+export function defaultMode(embeddingModel: string | null): SearchMode {
+  return embeddingModel ? "hybrid" : "keyword";
+}
+
+/**
+ * Search in one of three modes over a collection's index and vectors. Semantic and hybrid
+ * embed the query with the collection's model (the caller refuses them without one).
+ */
+export class CollectionRetrieval {
+  constructor(
+    private readonly index: SearchIndex,
+    readonly vectors: VectorStore,
+    readonly embedder: Embedder,
+  ) {}
+
+  async search(collectionId: string, embeddingModel: string | null, query: string, topK: number, options: SearchOptions, mode: SearchMode): Promise<SearchHit[]> {
+    if (mode === "keyword" || !embeddingModel) return this.index.search(collectionId, query, topK, options);
+    const semantic = async (k: number) => this.semantic(collectionId, await this.embedQuery(embeddingModel, query), k, options);
+    if (mode === "semantic") return (await semantic(topK)).map(vectorHitAsSearchHit);
+    const fused = await hybridSearch((k) => this.index.search(collectionId, query, k, options), semantic, topK);
+    return capPerDocument(fused, options.perDocument, (hit) => hit.documentId);
+  }
+
+  /**
+   * The vector ranking with the search's filters (type, folder, chunks per document) applied
+   * to its nearest chunks: the vector stores rank a whole collection, so a filtered search
+   * reads more of them and keeps those that pass.
+   */
+  private async semantic(collectionId: string, vector: Float32Array, topK: number, options: SearchOptions): Promise<VectorHit[]> {
+    const filtered = Boolean(options.types?.length || options.folder || options.perDocument !== undefined);
+    const hits = await this.vectors.search(collectionId, vector, filtered ? topK * FILTERED_OVERFETCH : topK);
+    const types = options.types?.length ? new Set(options.types) : null;
+    const prefix = options.folder ? folderPrefix(options.folder) : null;
+    const kept = hits.filter((hit) => (!types || types.has(path.posix.extname(hit.path).slice(1).toLowerCase())) && (!prefix || hit.path.startsWith(prefix)));
+    return capPerDocument(kept, options.perDocument, (hit) => hit.documentId).slice(0, topK);
+  }
+
+  private async embedQuery(model: string, query: string): Promise<Float32Array> {
+    try {
+      const [vector] = await this.embedder.embed(model, [query]);
+      return normalise(vector);
+    } catch (error) {
+      if (error instanceof OllamaUnreachableError) throw new ServiceUnavailableError(error.message);
+      if (error instanceof OllamaError) throw new ServiceUnavailableError(`The embedding model ${model} could not embed the query: ${error.message}`);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import type { SearchHit } from "./search-index";
+import type { VectorHit } from "./vector-store";
+
+/**
+ * Reciprocal rank fusion (Cormack, Clarke & Büttcher 2009): each ranking adds 1 / (k + rank)
+ * to a chunk's score, so a chunk both rankings place high comes first, with no need to make
+ * BM25 scores and cosine similarities comparable. k = 60 is the paper's constant.
+ */
+export const RRF_K = 60;
+
+/**
+ * A semantic hit in the search result's shape: its snippet is the chunk's start (no terms to
+ * mark), HTML-escaped; it is not an exact-words hit, and no word fallback happened (matched "all").
+ */
+export function vectorHitAsSearchHit(hit: VectorHit): SearchHit {
+  return {
+    documentId: hit.documentId,
+    sourceId: hit.sourceId,
+    path: hit.path,
+    title: hit.title,
+    chunkIndex: hit.chunkIndex,
+    snippet: escapeHtml(hit.preview),
+    // The vector store keeps only the chunk's start: what a semantic hit can give as its text.
+    text: hit.preview,
+    score: hit.similarity,
+    exact: false,
+    matched: "all",
+  };
+}
+
+/** Fuses rankings (each best first) into one, best first, topK long; a chunk keeps the snippet of the first ranking that has it. */
+export function reciprocalRankFusion(rankings: SearchHit[][], topK: number, k = RRF_K): SearchHit[] {
+  const fused = new Map<string, SearchHit>();
+  for (const ranking of rankings) {
+    ranking.forEach((hit, rank) => {
+      const key = `${hit.documentId}\u0000${hit.chunkIndex}`;
+      const score = 1 / (k + rank + 1);
+      const seen = fused.get(key);
+      if (seen) seen.score += score;
+      else fused.set(key, { ...hit, score });
+    });
+  }
+  return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, topK);
+}
+
+/**
+ * Keyword and vector rankings of one query fused: each is asked for more than topK (a chunk
+ * ranked just below the cut in both should still win), then fused.
+ */
+export async function hybridSearch(
+  keyword: (topK: number) => Promise<SearchHit[]>,
+  semantic: (topK: number) => Promise<VectorHit[]>,
+  topK: number,
+): Promise<SearchHit[]> {
+  const depth = Math.max(topK * 2, 20);
+  const [byWords, byMeaning] = await Promise.all([keyword(depth), semantic(depth)]);
+  return reciprocalRankFusion([byWords, byMeaning.map(vectorHitAsSearchHit)], topK);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
