@@ -87,7 +87,7 @@ export function DriveConnection({ drive, reload }: { drive: DriveAvailability; r
       } catch {
         // Still on Google's pages (another origin).
       }
-      const popupClosed = popup !== null && popup.closed;
+      const popupClosed = popup?.closed;
       let status: api.DriveStatus | null = null;
       try {
         status = await api.driveStatus();
