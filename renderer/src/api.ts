@@ -279,8 +279,7 @@ export async function pullModel(model_name: string, onEvent: (event: PullEvent) 
     if (done) break;
     buffer += value;
     // Events end with a blank line.
-    let boundary: RegExpExecArray | null;
-    while ((boundary = /\r?\n\r?\n/.exec(buffer))) {
+    for (let boundary = /\r?\n\r?\n/.exec(buffer); boundary; boundary = /\r?\n\r?\n/.exec(buffer)) {
       handleEvent(buffer.slice(0, boundary.index));
       buffer = buffer.slice(boundary.index + boundary[0].length);
     }
