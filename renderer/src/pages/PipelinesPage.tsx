@@ -161,8 +161,8 @@ function JobSkipped({ job }: { job: api.IngestJob }) {
         {job.entities_skipped} skipped file{job.entities_skipped === 1 ? "" : "s"}
       </summary>
       <ul>
-        {job.skipped.map((s, i) => (
-          <li key={i}>
+        {job.skipped.map((s) => (
+          <li key={`${s.entity}\u0000${s.reason}`}>
             <code>{s.entity}</code>: {s.reason}
           </li>
         ))}
