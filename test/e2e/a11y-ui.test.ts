@@ -442,9 +442,9 @@ test("axe-core finds no WCAG 2.2 AA violation on any screen or state, wide and n
       await page.locator("[data-matched=any]").waitFor();
       await page.locator("article.result").first().getByRole("button", { name: /^Copy path of / }).click();
       await page.locator(".copied").waitFor();
-      await page.getByLabel("Folder").fill("reports");
+      await page.getByLabel("Folder", { exact: true }).fill("reports");
       await axe(page, `search results for any of the words, a location copied ${size}`);
-      await page.getByLabel("Folder").press("Enter");
+      await page.getByLabel("Folder", { exact: true }).press("Enter");
       await page.getByRole("button", { name: "Clear filters" }).waitFor();
       await page.locator("#results-heading", { hasText: "under reports" }).waitFor();
       await axe(page, `search results in a folder ${size}`);

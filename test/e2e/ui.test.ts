@@ -67,7 +67,9 @@ before(async () => {
     for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(dir, "archive", `note-${i}.txt`), `Archived note number ${i}.\n`);
     // A long document: several of its chunks match the same word, so its result has several passages.
     fs.mkdirSync(path.join(dir, "manuals"), { recursive: true });
-    const sections = Array.from({ length: 5 }, (_, i) => `## Part ${i + 1}\n\n${"Check every mooring line at the pier before the tide turns. ".repeat(18)}`);
+    const sections = Array.from({ length: 5 }, (_, i) =>
+      [`## Part ${i + 1}`, ...Array.from({ length: 18 }, (_, j) => `Check mooring line ${i + 1}.${j + 1} at the pier before the tide turns.`)].join("\n\n"),
+    );
     fs.writeFileSync(path.join(dir, "manuals", "harbour manual.md"), `${sections.join("\n\n")}\n`);
   };
   [ollama, google] = await Promise.all([startFakeOllama(), startFakeGoogle()]);
@@ -323,9 +325,9 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.locator("#results-heading", { hasText: "2 results for “2024”" }).waitFor();
     await page.locator("article.result").first().getByRole("button", { name: "Only results in folder docs/projects/2024" }).click();
     await page.locator("#results-heading", { hasText: "2 results for “2024” under docs/projects/2024" }).waitFor();
-    assert.equal(await page.getByLabel("Folder").inputValue(), "docs/projects/2024");
-    await page.getByLabel("Folder").fill("docs/manuals");
-    await page.getByLabel("Folder").press("Enter");
+    assert.equal(await page.getByLabel("Folder", { exact: true }).inputValue(), "docs/projects/2024");
+    await page.getByLabel("Folder", { exact: true }).fill("docs/manuals");
+    await page.getByLabel("Folder", { exact: true }).press("Enter");
     await page.locator("#results-heading", { hasText: "No matches for “2024” under docs/manuals." }).waitFor();
     await page.getByRole("button", { name: "Clear filters" }).click();
 
