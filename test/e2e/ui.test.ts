@@ -306,7 +306,8 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.locator("[data-announcer]", { hasText: "Copied the Windows path of harbour manual." }).waitFor({ state: "attached" });
     assert.equal(await page.evaluate("navigator.clipboard.readText()"), unc);
     await manual.getByRole("button", { name: "Copy Mac and Linux address of harbour manual" }).click();
-    await manual.locator(".copied", { hasText: "Copied" }).waitFor();
+    await manual.locator(`.copied[data-copied="${smbUrl}"]`).waitFor();
+    assert.equal(await manual.locator(".copied").count(), 1, "one Copied at a time: the last one");
     assert.equal(await page.evaluate("navigator.clipboard.readText()"), smbUrl);
     // A browser has no desktop bridge: no Open button.
     assert.equal(await page.getByRole("button", { name: /^Open / }).count(), 0);

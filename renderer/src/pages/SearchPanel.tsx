@@ -65,17 +65,20 @@ async function copyText(text: string): Promise<boolean> {
   return copied;
 }
 
+/** The one location last copied (its result and form), so a single "Copied" shows at a time. */
+interface CopyMark {
+  copied: string | null;
+  setCopied: (key: string | null) => void;
+}
+
 /** One form of a document's location, selectable as text, with a Copy button that says "Copied" (and is heard saying it). */
-function CopyableLocation({ label, name, value, title }: { label: string; name: string; value: string; title: string }) {
-  const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  useEffect(() => () => clearTimeout(timer.current), []);
+function CopyableLocation({ id, label, name, value, title, mark }: { id: string; label: string; name: string; value: string; title: string; mark: CopyMark }) {
+  const [failed, setFailed] = useState(false);
   const copy = async () => {
     const ok = await copyText(value);
-    setState(ok ? "copied" : "failed");
+    setFailed(!ok);
+    mark.setCopied(ok ? id : null);
     announce(ok ? `Copied the ${name} of ${title}.` : `Could not copy. Select the ${name} and press Ctrl+C.`);
-    clearTimeout(timer.current);
-    timer.current = setTimeout(() => setState("idle"), 4000);
   };
   return (
     <div className="location-form">
@@ -86,12 +89,12 @@ function CopyableLocation({ label, name, value, title }: { label: string; name: 
           <button type="button" className="small-button" data-copy={value} aria-label={`Copy ${name} of ${title}`} onClick={() => void copy()}>
             Copy
           </button>
-          {state === "copied" && (
+          {mark.copied === id && (
             <span className="copied" data-copied={value}>
               Copied
             </span>
           )}
-          {state === "failed" && <span className="field-error">Select it and press Ctrl+C</span>}
+          {failed && <span className="field-error">Select it and press Ctrl+C</span>}
         </span>
       </dd>
     </div>
@@ -116,7 +119,7 @@ function OpenButton({ location, title }: { location: api.DocumentLocation; title
   );
 }
 
-function DocumentResultItem({ doc, index, onFolder }: { doc: api.DocumentResult; index: number; onFolder: (folder: string) => void }) {
+function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentResult; index: number; onFolder: (folder: string) => void; mark: CopyMark }) {
   const title = doc.title || doc.path.split("/").pop() || doc.path;
   const forms = locationForms(doc.location);
   return (
@@ -145,7 +148,7 @@ function DocumentResultItem({ doc, index, onFolder }: { doc: api.DocumentResult;
       {forms.length > 0 ? (
         <dl className="result-location" aria-label={`Where ${title} is`}>
           {forms.map((form) => (
-            <CopyableLocation key={form.label} {...form} title={title} />
+            <CopyableLocation key={form.label} id={`${doc.document_id}:${form.label}`} {...form} title={title} mark={mark} />
           ))}
         </dl>
       ) : (
@@ -164,6 +167,18 @@ export function SearchPanel({ collectionId }: { collectionId: string }) {
   const resultsHeading = useRef<HTMLHeadingElement>(null);
   const inFlight = useRef<AbortController | null>(null);
   const folderListId = useId();
+  const [copied, setCopiedKey] = useState<string | null>(null);
+  const copiedTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  // "Copied" stays a few seconds, long enough to be seen, then the button is just Copy again.
+  const mark: CopyMark = {
+    copied,
+    setCopied: (key) => {
+      setCopiedKey(key);
+      clearTimeout(copiedTimer.current);
+      if (key) copiedTimer.current = setTimeout(() => setCopiedKey(null), 4000);
+    },
+  };
+  useEffect(() => () => clearTimeout(copiedTimer.current), []);
   const search = useAction(async (q: string, wanted: Filters) => {
     inFlight.current?.abort();
     const controller = new AbortController();
@@ -272,7 +287,7 @@ export function SearchPanel({ collectionId }: { collectionId: string }) {
         <ol className="results" aria-labelledby="results-heading" onKeyDown={moveBetweenResults}>
           {answer.documents.map((doc, i) => (
             <li key={doc.document_id}>
-              <DocumentResultItem doc={doc} index={i} onFolder={(folder) => changeFilters({ ...filters, folder }, true)} />
+              <DocumentResultItem doc={doc} index={i} onFolder={(folder) => changeFilters({ ...filters, folder }, true)} mark={mark} />
             </li>
           ))}
         </ol>
