@@ -152,7 +152,10 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
           ))}
         </dl>
       ) : (
-        <p className="result-location muted small">{doc.path}</p>
+        // Drive answers no location yet (docs/decisions.md, Search): what Sluice stored it as, to tell documents apart.
+        <p className="result-location muted small">
+          Stored as <code>{doc.path}</code>
+        </p>
       )}
       <OpenButton location={doc.location} title={title} />
     </article>
@@ -184,7 +187,14 @@ export function SearchPanel({ collectionId }: { collectionId: string }) {
     const controller = new AbortController();
     inFlight.current = controller;
     const types = wanted.type === "" ? undefined : FILE_TYPES[Number(wanted.type)].types;
-    const found = await api.searchDocuments(collectionId, q, TOP_K, { types, folder: wanted.folder.trim() || undefined }, controller.signal);
+    let found: Awaited<ReturnType<typeof api.searchDocuments>>;
+    try {
+      found = await api.searchDocuments(collectionId, q, TOP_K, { types, folder: wanted.folder.trim() || undefined }, controller.signal);
+    } catch (e) {
+      // Replaced by a newer search (a filter changed meanwhile): that one answers, this one says nothing.
+      if (controller.signal.aborted) return;
+      throw e;
+    }
     if (controller.signal.aborted) return;
     setAnswer({ query: q, filters: wanted, documents: found.documents, matched: found.matched });
     setFolders((known) => [...new Set([...known, ...found.documents.map((d) => d.folder).filter(Boolean)])].sort());
