@@ -16,8 +16,15 @@ export type OpenTarget = { kind: "path"; path: string } | { kind: "url"; url: st
 
 /** Longer than any path a file server hands out; anything beyond is not a location Sluice made. */
 const MAX_LENGTH = 4096;
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Control characters (NUL, newlines, DEL, ...) never appear in a location Sluice made; they could cut or bend a path. */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
 
 /** Sluice indexes these types only, so a result is always one of them; programs, scripts and shortcuts never are. */
 function isIndexedType(fileName: string): boolean {
@@ -34,7 +41,7 @@ function cleanSegments(segments: string[]): boolean {
  * paths) or `C:\…\file`; elsewhere an absolute `/…/file` (a folder source's document).
  */
 export function openablePath(candidate: unknown, platform: NodeJS.Platform): string | null {
-  if (typeof candidate !== "string" || candidate.length > MAX_LENGTH || CONTROL.test(candidate)) return null;
+  if (typeof candidate !== "string" || candidate.length > MAX_LENGTH || hasControlCharacter(candidate)) return null;
   if (!isIndexedType(candidate)) return null;
   if (platform === "win32") {
     const unc = /^\\\\([^\\/]+)\\([^\\/]+)\\(.+)$/.exec(candidate);
@@ -51,7 +58,7 @@ export function openablePath(candidate: unknown, platform: NodeJS.Platform): str
 
 /** An `smb://server[:port]/share/…/file` URL (no credentials, query or fragment) to a document type Sluice indexes. */
 export function openableSmbUrl(candidate: unknown): string | null {
-  if (typeof candidate !== "string" || candidate.length > MAX_LENGTH || CONTROL.test(candidate)) return null;
+  if (typeof candidate !== "string" || candidate.length > MAX_LENGTH || hasControlCharacter(candidate)) return null;
   let url: URL;
   try {
     url = new URL(candidate);

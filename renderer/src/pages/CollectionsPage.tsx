@@ -135,7 +135,11 @@ export function CollectionsPage() {
         Collections
       </h1>
       {groups.data ? (
-        <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={(id) => (setCreated(id), void collections.reload())} />
+        <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={(id) => {
+            setCreated(id);
+            void collections.reload();
+          }}
+        />
       ) : (
         <Loading />
       )}

@@ -123,6 +123,7 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
   const title = doc.title || doc.path.split("/").pop() || doc.path;
   const forms = locationForms(doc.location);
   return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: results are reached with the arrow keys (moveBetweenResults), so each one takes focus
     <article className="result" tabIndex={0} aria-labelledby={`result-${index}-title`} data-document-id={doc.document_id}>
       <h4 className="result-title" id={`result-${index}-title`}>
         {title}
@@ -141,7 +142,7 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
       </p>
       <ul className="passages" aria-label={`Passages from ${title}`}>
         {doc.passages.map((passage) => (
-          // The server HTML-escapes the text and only adds <mark> around matches, so this is safe to render as HTML.
+          // biome-ignore lint/security/noDangerouslySetInnerHtml: the snippet is server-escaped text with <mark> around matches
           <li key={passage.chunk_index} className="snippet" dangerouslySetInnerHTML={{ __html: passage.snippet }} />
         ))}
       </ul>
@@ -224,6 +225,7 @@ export function SearchPanel({ collectionId }: { collectionId: string }) {
   return (
     <section className="card" aria-labelledby="search-heading">
       <h2 id="search-heading">Search</h2>
+      {/* biome-ignore lint/a11y/useSemanticElements: <search> is too new for the browsers we support; role="search" on the form is the long-standing equivalent */}
       <form
         role="search"
         onSubmit={(e) => {
