@@ -369,6 +369,7 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
       assert.equal(await desktop.locator("article.result").getByRole("alert").count(), 0);
       await open.click();
       await desktop.locator("article.result").getByRole("alert").filter({ hasText: "This computer cannot reach that file." }).waitFor();
+      await desktop.screenshot({ path: path.join(SCREENSHOTS, "08d-search-open-desktop.png") });
     } finally {
       await desktop.close();
     }
