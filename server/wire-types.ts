@@ -12,7 +12,7 @@ import type { presentToken, presentUser } from "./http/accounts.presenters";
 import type { signInBody, signUpBody } from "./http/accounts.schemas";
 import type { presentCollection, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./http/collections.presenters";
 import type { createCollectionBody } from "./http/collections.schemas";
-import type { presentDataSource } from "./http/data-sources.presenters";
+import type { presentDataSource } from "./routing/data-sources.presenters";
 import type { presentSmbSource } from "./connectors/smb/smb.presenters";
 import type { createSmbSourceBody } from "./connectors/smb/smb.schemas";
 import type { presentFolderSource, presentFolderStatus } from "./connectors/folder/folder.presenters";
@@ -23,9 +23,9 @@ import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTre
 import type { createGroupBody, setParentBody } from "./http/groups.schemas";
 import type { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./http/models.presenters";
 import type { addPersonalModelBody, cancelPullBody, pullModelBody, updatePersonalModelBody } from "./http/models.schemas";
-import type { presentJob, presentPipeline, presentSchedule } from "./http/pipelines.presenters";
+import type { presentJob, presentPipeline, presentSchedule } from "./routing/pipelines.presenters";
 import type { createPipelineBody, setScheduleBody } from "./http/pipelines.schemas";
-import type { presentSchedulesChanged } from "./http/data-sources.presenters";
+import type { presentSchedulesChanged } from "./routing/data-sources.presenters";
 import type { presentInstance } from "./http/instance.presenters";
 
 // ---- accounts and users ----

@@ -1,5 +1,5 @@
 import type { Request, Router } from "express";
-import { documentedRouter } from "./documented-router";
+import { documentedRouter } from "../routing/documented-router";
 import { presentInstance } from "./instance.presenters";
 import { isLoopbackAddress } from "../net/local-addresses";
 
