@@ -133,7 +133,7 @@ function trustProxy(value: string | undefined, ctx: z.RefinementCtx): false | nu
   }
 }
 
-/** The one schema of every setting: variable name -> validated value (defaults from RUNTIME-CONTRACT.md and the README). */
+/** The one schema of every setting: variable name -> validated value (defaults as the README's Configuration section lists them). */
 const environmentSchema = z.object({
   PORT: setting(integer(0, 65535, "must be an integer from 0 to 65535").default(8420)),
   HOST: setting(z.string().default("127.0.0.1")),
