@@ -58,6 +58,8 @@ export interface Config {
   searchReaders: number;
   /** SEARCH_QUEUE_LIMIT: searches waiting for a reader thread at most; past it a search answers 503 with Retry-After. */
   searchQueueLimit: number;
+  /** SEARCH_CACHE_MB, in bytes: memory for recent desktop search results, each valid while its collection's index is unchanged; 0: no cache. */
+  searchCacheBytes: number;
   /** SLUICE_SCHEDULER_TICK_MS: how often each process looks for due pipeline schedules. */
   schedulerTickMs: number;
   /** SLUICE_TEST_CLOCK_FILE (tests only): a file whose ISO 8601 text is the time schedules read; null: the system clock. */
@@ -231,6 +233,7 @@ const environmentSchema = z.object({
   DB_OUTAGE_GRACE_S: setting(integer(0, 86_400, "must be a whole number of seconds from 0 to 86400").default(60)),
   SEARCH_READERS: setting(integer(1, 64, "must be an integer from 1 to 64").optional()),
   SEARCH_QUEUE_LIMIT: setting(integer(0, 100_000, "must be an integer from 0 to 100000").default(256)),
+  SEARCH_CACHE_MB: setting(integer(0, 4096, "must be a whole number of megabytes from 0 to 4096").default(32)),
   SLUICE_SCHEDULER_TICK_MS: setting(integer(10, 3_600_000, "must be an integer from 10 to 3600000").default(15_000)),
   SLUICE_TEST_CLOCK_FILE: setting(z.string().optional()),
   MIN_FREE_DISK_MB: setting(integer(0, 1_000_000_000, "must be a whole number of megabytes (0 or more)").default(100)),
@@ -327,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbOutageGraceMs: e.DB_OUTAGE_GRACE_S * 1000,
     searchReaders: e.SEARCH_READERS ?? defaultSearchReaders(),
     searchQueueLimit: e.SEARCH_QUEUE_LIMIT,
+    searchCacheBytes: e.SEARCH_CACHE_MB * 1024 * 1024,
     schedulerTickMs: e.SLUICE_SCHEDULER_TICK_MS,
     testClockFile: e.SLUICE_TEST_CLOCK_FILE ? path.resolve(e.SLUICE_TEST_CLOCK_FILE) : null,
     trustProxy: e.TRUST_PROXY,

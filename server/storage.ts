@@ -33,7 +33,7 @@ export interface Storage {
  * SQLite under DATA_DIR with one FTS5 file per collection, and secrets in the OS keychain.
  */
 export async function openStorage(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey"> & Partial<Pick<Config, "searchReaders" | "searchQueueLimit">>,
+  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey"> & Partial<Pick<Config, "searchReaders" | "searchQueueLimit" | "searchCacheBytes">>,
   logger: { warn(message: string): void; info?(message: string): void },
 ): Promise<Storage> {
   keepDataDirPrivate(config.dataDir, logger);
@@ -41,7 +41,7 @@ export async function openStorage(
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
   try {
     if (!config.databaseUrl) {
-      const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config) });
+      const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config), searchCacheBytes: config.searchCacheBytes });
       return { db, index, vectors: new SqliteVecStore(path.join(config.dataDir, "vectors")), secrets: local };
     }
     const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);

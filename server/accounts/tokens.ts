@@ -8,12 +8,21 @@ export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 /** How far in the future `iat` may be: clocks of API processes on several machines differ a little. */
 export const CLOCK_SKEW_SECONDS = 60;
 const SECRET_KEY = "jwt-signing-secret";
+/** Verified tokens remembered at most (the oldest goes first past it): one per signed-in client is plenty. */
+export const VERIFIED_TOKENS_KEPT = 10_000;
 const ALGORITHM = "HS256";
 
 /** Service access tokens: HS256 JWTs with sub, email, iat, exp (docs/decisions.md: Accounts and sessions). */
 export class TokenService {
   /** The secret imported once as an HMAC key: importing it per request costs more than the HMAC itself. */
   private constructor(private readonly key: crypto.webcrypto.CryptoKey) {}
+
+  /**
+   * Tokens that passed verify(), by their exact text, with their expiry: the same bytes verify the
+   * same way until `exp`, so a client's every request after its first skips the HMAC and the
+   * claim checks (docs/decisions.md: Verified-token cache). Failures are never kept.
+   */
+  private readonly verified = new Map<string, { actor: Actor; expiresAtMs: number }>();
 
   /** Loads the signing secret from the secret store, generating it on first start. */
   static async open(secrets: SecretStore, fixedSecret: string | null = null): Promise<TokenService> {
@@ -41,15 +50,32 @@ export class TokenService {
    * longer than a session, or issued in the future (a token signed with a leaked secret must not live forever).
    */
   async verify(token: string): Promise<Actor> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (Date.now() < known.expiresAtMs) return { ...known.actor };
+      this.verified.delete(token);
+    }
+    const actor = await this.verifyFully(token);
+    return { ...actor };
+  }
+
+  private async verifyFully(token: string): Promise<Actor> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: [ALGORITHM], requiredClaims: ["exp", "iat", "sub"] });
       if (typeof payload.sub !== "string" || typeof payload.email !== "string") throw new Error("missing claims");
       if (payload.exp! - payload.iat! > TOKEN_LIFETIME_SECONDS) throw new Error("lives longer than a session");
       if (payload.iat! > Math.floor(Date.now() / 1000) + CLOCK_SKEW_SECONDS) throw new Error("issued in the future");
-      return { userId: payload.sub, email: payload.email };
+      const actor = { userId: payload.sub, email: payload.email };
+      this.remember(token, actor, payload.exp! * 1000);
+      return actor;
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new UnauthorizedError("Session expired: sign in again");
       throw new UnauthorizedError("Invalid access token: sign in again");
     }
+  }
+
+  private remember(token: string, actor: Actor, expiresAtMs: number): void {
+    if (this.verified.size >= VERIFIED_TOKENS_KEPT) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, { actor, expiresAtMs });
   }
 }

@@ -128,6 +128,8 @@ export class SqliteFtsIndex implements SearchIndex {
   private readonly checkOnOpen: boolean;
   /** Files found damaged, by path: answered at once rather than re-read per request. */
   private readonly damaged = new Set<string>();
+  /** Each open file's `PRAGMA data_version` statement (dataVersion()). */
+  private readonly versionStatements = new WeakMap<Database.Database, Database.Statement>();
 
   constructor(options: SqliteFtsIndexOptions) {
     this.dir = options.dir;
@@ -275,6 +277,26 @@ export class SqliteFtsIndex implements SearchIndex {
     if (units.length === 0) return [];
     const db = this.database(collectionId, false);
     return db ? this.guarded(collectionId, () => searchFile(db, units, topK, options)) : [];
+  }
+
+  /**
+   * What a cached search result is valid for (search-result-cache.ts): the file's `PRAGMA
+   * data_version` on this connection, which changes whenever another connection (thread or
+   * process) commits to it, with the file's identity, size and modification time, which change
+   * when it is replaced, truncated or overwritten behind SQLite's back. null without a file.
+   */
+  dataVersion(collectionId: string): string | null {
+    const db = this.database(collectionId, false);
+    if (!db) return null;
+    let statement = this.versionStatements.get(db);
+    if (!statement) {
+      statement = db.prepare("PRAGMA data_version").pluck();
+      this.versionStatements.set(db, statement);
+    }
+    const read = statement;
+    const version = this.guarded(collectionId, () => read.get() as number);
+    const file = fs.statSync(this.filePath(collectionId), { throwIfNoEntry: false });
+    return file ? `${version}:${file.ino}:${file.size}:${file.mtimeMs}` : null;
   }
 
   async documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {

@@ -7,8 +7,13 @@ import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
 import { IndexDamagedError } from "./index-damage";
 import { IndexReaderPool } from "./index-reader-pool";
+import { SearchResultCache } from "./search-result-cache";
 
 const WORKER = workerScript(__filename, "index-writer.worker");
+/** Document pages ending within this many rows are read on the caller's thread (listDocuments). */
+export const MAIN_THREAD_PAGE_ROWS = 2_000;
+/** SEARCH_CACHE_MB's default (config.ts), for callers that do not pass one. */
+export const DEFAULT_SEARCH_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * The SQLite FTS5 index with its writes on a worker thread and its reads on the caller's:
@@ -30,10 +35,15 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** Searches and document pages run on reader threads (index-reader-pool.ts); the rest reads on the caller's thread. */
   private readonly readers: IndexReaderPool;
 
-  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number } }) {
+  /** Recent search results, each valid while its collection file is unchanged; null with SEARCH_CACHE_MB=0. */
+  private readonly results: SearchResultCache | null;
+
+  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number }; searchCacheBytes?: number }) {
     this.reader = new SqliteFtsIndex({ dir: options.dir, readOnly: true, checkOnOpen: true });
     this.dir = options.dir;
     this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
+    const cacheBytes = options.searchCacheBytes ?? DEFAULT_SEARCH_CACHE_BYTES;
+    this.results = cacheBytes > 0 ? new SearchResultCache(cacheBytes) : null;
   }
 
   private spawn(): Worker {
@@ -69,6 +79,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
     if (reply.code === "SLUICE_INDEX_DAMAGED") {
       // The reading side must stop trusting its cached pages of that file too.
       if (typeof collectionId === "string") {
+        this.results?.forget(collectionId);
         void this.reader.markDamaged(collectionId);
         void this.readers.broadcast("markDamaged", collectionId);
       }
@@ -129,16 +140,33 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.documentChunks(collectionId, documentId);
   }
 
+  /**
+   * A page near the start (a UI's first pages) is read on this thread: a tenth of a millisecond,
+   * less than the round trip to a reader thread, which under load waits behind every other
+   * request's turn of the event loop. A deep OFFSET walks that many rows, so it goes to a reader.
+   */
   async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
     this.reader.filePath(collectionId);
     await this.upgraded(collectionId);
+    if (offset + limit <= MAIN_THREAD_PAGE_ROWS) return this.reader.listDocuments(collectionId, offset, limit);
     return this.readers.run("listDocuments", collectionId, offset, limit);
   }
 
+  /**
+   * A repeated search answers from the result cache while the collection file is unchanged: its
+   * data version is read here, on this thread's connection, before the search runs, so a commit
+   * during the search leaves the entry older than the file and it is not used again.
+   */
   async search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]> {
     this.reader.filePath(collectionId);
     await this.upgraded(collectionId);
-    return this.readers.run("search", collectionId, query, topK, options);
+    const version = this.results ? this.reader.dataVersion(collectionId) : null;
+    if (version === null) return this.readers.run("search", collectionId, query, topK, options);
+    const key = SearchResultCache.key(collectionId, query, topK, options);
+    const cached = this.results!.get(key, version);
+    if (cached) return cached as SearchHit[];
+    const hits = await this.readers.run<SearchHit[]>("search", collectionId, query, topK, options);
+    return this.results!.set(key, collectionId, version, hits) as SearchHit[];
   }
 
   /** Collections whose file the writer has opened (and so brought to this build's schema) in this process. */
@@ -169,6 +197,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   async drop(collectionId: string): Promise<void> {
     this.reader.filePath(collectionId);
     this.current.delete(collectionId);
+    this.results?.forget(collectionId);
     await this.call("release", collectionId);
     await this.readers.broadcast("release", collectionId);
     await this.reader.drop(collectionId);
@@ -178,6 +207,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   async moveAside(collectionId: string): Promise<string | null> {
     this.reader.filePath(collectionId);
     this.current.delete(collectionId);
+    this.results?.forget(collectionId);
     await this.call("release", collectionId);
     await this.readers.broadcast("release", collectionId);
     return this.reader.moveAside(collectionId);

@@ -23,7 +23,7 @@ describe("searches under a burst, with the reader queue made tiny", { skip }, ()
     const docs = path.join(root, "docs");
     fs.mkdirSync(docs);
     for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(docs, `memo-${i}.txt`), `${fillerParagraph(i, 400)} heron ${i % 2 ? "ledger" : ""}`);
-    server = await startSluice({ env: { FOLDER_SOURCE_ROOTS: root, SEARCH_READERS: "1", SEARCH_QUEUE_LIMIT: "0" } });
+    server = await startSluice({ env: { FOLDER_SOURCE_ROOTS: root, SEARCH_READERS: "1", SEARCH_QUEUE_LIMIT: "0", SEARCH_CACHE_MB: "0" } });
     request = client(server.api);
     ({ token } = await signUp(request, "load"));
     const group = await createGroup(request, token, "load");
