@@ -9,6 +9,7 @@ import { User } from "../data/entities/user.entity";
 import { UserModelRecord } from "../data/entities/user-model.entity";
 import { Conversation } from "../data/entities/conversation.entity";
 import type { Actor } from "./actor";
+import { rowExists } from "../data/exists-query";
 
 /**
  * The one place that decides who may touch which id (docs/decisions.md: Access rules).
@@ -18,7 +19,7 @@ import type { Actor } from "./actor";
  */
 
 export async function isMember(db: EntityManager, actor: Actor, groupId: string): Promise<boolean> {
-  return db.exists(GroupMember, { where: { groupId, userId: actor.userId } });
+  return rowExists(db, GroupMember, { groupId, userId: actor.userId });
 }
 
 /** Ids of every group the actor belongs to. */

@@ -3,6 +3,7 @@ import type { DataSource } from "typeorm";
 import { ConflictError, UnauthorizedError } from "../errors";
 import { User } from "../data/entities/user.entity";
 import { isUniqueViolation } from "../data/db-errors";
+import { rowExists } from "../data/exists-query";
 import type { Group } from "../data/entities/group.entity";
 import { visibleGroupsOf } from "../access/access";
 import type { Actor } from "../access/actor";
@@ -106,7 +107,7 @@ export class AccountsService {
 
   /** Whether the user behind a verified token still exists: one lookup by primary key, on every authenticated request. */
   async userExists(userId: string): Promise<boolean> {
-    return this.db.manager.exists(User, { where: { id: userId } });
+    return rowExists(this.db.manager, User, { id: userId });
   }
 
   /** The user behind a verified token; a token for a user that no longer exists is a 401. */

@@ -165,9 +165,21 @@ export class ThreadedSqliteIndex implements SearchIndex {
     const key = SearchResultCache.key(collectionId, query, topK, options);
     const cached = this.results!.get(key, version);
     if (cached) return cached as SearchHit[];
-    const hits = await this.readers.run<SearchHit[]>("search", collectionId, query, topK, options);
-    return this.results!.set(key, collectionId, version, hits) as SearchHit[];
+    // Many clients asking the same at once (a shared link, a team's usual query) wait for one search.
+    const flightKey = `${version}\u0000${key}`;
+    let flight = this.inFlight.get(flightKey);
+    if (!flight) {
+      flight = this.readers
+        .run<SearchHit[]>("search", collectionId, query, topK, options)
+        .then((hits) => this.results!.set(key, collectionId, version, hits) as SearchHit[])
+        .finally(() => this.inFlight.delete(flightKey));
+      this.inFlight.set(flightKey, flight);
+    }
+    return flight;
   }
+
+  /** Searches running on a reader thread, by version and cache key: an identical search joins one. */
+  private readonly inFlight = new Map<string, Promise<SearchHit[]>>();
 
   /** Collections whose file the writer has opened (and so brought to this build's schema) in this process. */
   private readonly current = new Set<string>();
