@@ -3,7 +3,7 @@ import type { DataSource } from "typeorm";
 import { ConflictError, UnauthorizedError } from "../errors";
 import { User } from "../data/entities/user.entity";
 import { isUniqueViolation } from "../data/db-errors";
-import { rowExists } from "../data/exists-query";
+import { rowExists } from "../data/plain-queries";
 import type { Group } from "../data/entities/group.entity";
 import { visibleGroupsOf } from "../access/access";
 import type { Actor } from "../access/actor";
