@@ -1,4 +1,4 @@
-import type { SearchIndex } from "../search/search-index";
+import type { CollectionRetrieval } from "../collections/collection-retrieval";
 
 /** One passage an answer may use: a chunk of a document of the collection. */
 export interface Passage {
@@ -15,11 +15,11 @@ export interface Passage {
 
 /**
  * The passages of one collection that best answer `query`, best first: the one seam between
- * asking and how passages are found. Today it is the collection's keyword search (FTS5 /
- * PostgreSQL full text); hybrid retrieval (keyword + vectors, fused by rank) slots in here.
- * The caller has already checked access to the collection.
+ * asking and how passages are found. The collection's retrieval decides how (hybrid, keyword
+ * and vector rankings fused, where the collection has an embedding model; keyword otherwise)
+ * and gives each passage its chunk's whole text. The caller has already checked access.
  */
-export async function retrievePassages(index: SearchIndex, collectionId: string, query: string, topK: number): Promise<Passage[]> {
-  const hits = await index.search(collectionId, query, topK);
+export async function retrievePassages(retrieval: CollectionRetrieval, collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<Passage[]> {
+  const hits = await retrieval.passages(collectionId, embeddingModel, query, topK);
   return hits.map((hit) => ({ documentId: hit.documentId, title: hit.title, path: hit.path, snippet: hit.snippet, text: hit.text, score: hit.score }));
 }
