@@ -3,6 +3,7 @@ import * as api from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { COLLECTION_NAME_RULE, collectionNameProblem } from "../names";
 import { href } from "../router";
+import { EmbeddingModelControl, SearchModeSelect } from "./EmbeddingModelControl";
 
 function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
@@ -194,13 +195,14 @@ function moveBetweenResults(event: KeyboardEvent<HTMLOListElement>) {
   next.focus();
 }
 
-function SearchPanel({ collectionId }: { collectionId: string }) {
+function SearchPanel({ collectionId, embeddingModel }: { collectionId: string; embeddingModel: string | null }) {
   const [query, setQuery] = useState("");
+  const [mode, setMode] = useState<api.SearchMode>("hybrid");
   const [submitted, setSubmitted] = useState("");
   const [results, setResults] = useState<api.SearchHit[] | null>(null);
   const resultsHeading = useRef<HTMLHeadingElement>(null);
   const search = useAction(async (q: string) => {
-    const found = (await api.searchCollection(collectionId, q, 20)).results;
+    const found = (await api.searchCollection(collectionId, q, 20, undefined, embeddingModel ? mode : undefined)).results;
     setResults(found);
     setSubmitted(q);
     announce(found.length === 0 ? `No matches for ${q}.` : `${found.length} result${found.length === 1 ? "" : "s"} for ${q}.`);
@@ -224,6 +226,7 @@ function SearchPanel({ collectionId }: { collectionId: string }) {
           Search this collection
         </label>
         <input id="search-q" type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search words or phrases…" />
+        <SearchModeSelect embeddingModel={embeddingModel} mode={mode} onChange={setMode} />
         <button type="submit" className="primary" disabled={search.busy || !query.trim()}>
           {search.busy ? "Searching…" : "Search"}
         </button>
@@ -350,7 +353,8 @@ export function CollectionPage({ collectionId }: { collectionId: string }) {
               <a href={href("collections", collectionId, "ask")}>Ask this collection</a>
             </p>
           )}
-          <SearchPanel collectionId={collectionId} />
+          <SearchPanel collectionId={collectionId} embeddingModel={collection?.embedding_model ?? null} />
+          {collection && <EmbeddingModelControl collection={collection} onChanged={() => void collections.reload()} />}
           <DocumentsPanel collectionId={collectionId} />
         </>
       )}
