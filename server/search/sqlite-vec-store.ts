@@ -133,8 +133,8 @@ export class SqliteVecStore implements VectorStore {
  * packaged app that file is unpacked beside app.asar (electron-builder.yml, asarUnpack): SQLite
  * loads extensions through the OS, which cannot read inside an asar archive.
  */
-export function vecExtensionPath(): string {
-  return getLoadablePath().replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`);
+export function vecExtensionPath(loadable = getLoadablePath()): string {
+  return loadable.replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`);
 }
 
 function storedModel(db: Database.Database): string | undefined {

@@ -50,7 +50,7 @@ export function EmbeddingModelControl({ collection, onChanged }: { collection: a
         </p>
       ) : (
         models.data && (
-          <form className="inline-form" onSubmit={submit} aria-label="Embedding model" noValidate>
+          <form className="inline-form" onSubmit={submit} noValidate>
             <label htmlFor={fieldId}>Embedding model</label>
             <select
               id={fieldId}
