@@ -145,7 +145,8 @@ describe("sqlite-vec in the packaged app", () => {
   const yaml = require(require.resolve("js-yaml", { paths: [builderDir] })) as { load(text: string): unknown };
   const { minimatch } = require(require.resolve("minimatch", { paths: [builderDir] })) as { minimatch(file: string, pattern: string, options?: object): boolean };
   const config = yaml.load(fs.readFileSync(path.join(ROOT, "electron-builder.yml"), "utf8")) as { files: string[]; asarUnpack: string[] };
-  const vec = require("sqlite-vec/package.json") as { optionalDependencies: Record<string, string> };
+  // sqlite-vec exports no ./package.json: read it from node_modules.
+  const vec = JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", "sqlite-vec", "package.json"), "utf8")) as { optionalDependencies: Record<string, string> };
   const platforms = Object.keys(vec.optionalDependencies);
   const extension = (pkg: string) => (pkg.includes("windows") ? "dll" : pkg.includes("darwin") ? "dylib" : "so");
 
