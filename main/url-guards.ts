@@ -35,7 +35,7 @@ export interface SenderFrame {
  * An iframe or any page the window might end up on (a navigation guard bypassed) is refused.
  */
 export function isTrustedIpcSender(frame: SenderFrame | null, appUrl: string): boolean {
-  return frame !== null && frame.isMainFrame && isAppUrl(frame.url, appUrl);
+  return frame?.isMainFrame === true && isAppUrl(frame.url, appUrl);
 }
 
 /**

@@ -71,7 +71,7 @@ function measure(resources) {
   };
   inAsar(header, "");
   if (fs.existsSync(path.join(resources, "app.asar.unpacked"))) walk(path.join(resources, "app.asar.unpacked"), (file, size) => add(`app.asar.unpacked: ${partOf(file)}`, size));
-  if (fs.existsSync(path.join(resources, "electron-native"))) walk(path.join(resources, "electron-native"), (file, size) => add("electron-native", size));
+  if (fs.existsSync(path.join(resources, "electron-native"))) walk(path.join(resources, "electron-native"), (_file, size) => add("electron-native", size));
   return parts;
 }
 

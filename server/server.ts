@@ -101,7 +101,9 @@ async function closeHttp(server: Server, sockets: Set<Socket>): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   // Give in-flight requests a moment, then drop what is left so shutdown never hangs.
-  const grace = setTimeout(() => sockets.forEach((s) => s.destroy()), 3000);
+  const grace = setTimeout(() => {
+    for (const s of sockets) s.destroy();
+  }, 3000);
   await closed;
   clearTimeout(grace);
 }

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
+import { useCallback, useEffect, useRef, useState, type KeyboardEvent, type MouseEvent, type ReactNode } from "react";
 import { DiskSpaceWarning } from "./DiskSpaceWarning";
 import * as api from "./api";
 import { ErrorText, LiveAnnouncer, Loading, focusPageHeading } from "./components";
@@ -57,6 +57,7 @@ export function App() {
   }, [signedIn]);
 
   // A chosen link closes the narrow-screen menu.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the route is the trigger, not an input
   useEffect(() => setMenuOpen(false), [route.join("/")]);
 
   const closeMenuOnEscape = (event: KeyboardEvent) => {
@@ -66,7 +67,7 @@ export function App() {
     }
   };
 
-  let content;
+  let content: ReactNode;
   if (user === undefined)
     content = (
       <main className="centered" id="main" tabIndex={-1}>
@@ -89,7 +90,7 @@ export function App() {
     };
 
     const section = route[0] ?? "collections";
-    let page;
+    let page: ReactNode;
     if (section === "groups") page = <GroupsPage me={user} />;
     else if (section === "sources" && route[1]) page = <ShareBrowser sourceId={route[1]} />;
     else if (section === "sources") page = <SourcesPage />;
@@ -101,9 +102,11 @@ export function App() {
 
     content = (
       <>
+        {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link to #main; the handler only keeps the hash route */}
         <a className="skip-link" href="#main" onClick={skipToMain}>
           Skip to content
         </a>
+        {/* biome-ignore lint/a11y/noStaticElementInteractions: Escape bubbles up from the menu button and links inside */}
         <header className="topbar" onKeyDown={closeMenuOnEscape}>
           <a className="brand" href={href("collections")}>
             <span className="brand-mark" aria-hidden="true">

@@ -320,8 +320,7 @@ async function readEvents<T>(res: Response, onEvent: (event: T) => void): Promis
     if (done) break;
     buffer += value;
     // Events end with a blank line.
-    let boundary: RegExpExecArray | null;
-    while ((boundary = /\r?\n\r?\n/.exec(buffer))) {
+    for (let boundary = /\r?\n\r?\n/.exec(buffer); boundary; boundary = /\r?\n\r?\n/.exec(buffer)) {
       handleEvent(buffer.slice(0, boundary.index));
       buffer = buffer.slice(boundary.index + boundary[0].length);
     }

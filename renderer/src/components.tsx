@@ -62,6 +62,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
     } finally {
       if (ticket === counter.current) setLoading(false);
     }
+    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller lists what its load function depends on
   }, deps);
   useEffect(() => {
     void reload();
@@ -107,6 +108,7 @@ export function usePageHeading(title: string) {
     document.title = `${title} · Sluice`;
   }, [title]);
   const navigation = navigationCount();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: each navigation is the trigger, not an input
   useEffect(() => {
     if (takeHeadingFocus()) ref.current?.focus();
   }, [navigation]);

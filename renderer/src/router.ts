@@ -26,8 +26,9 @@ export function navigationCount(): number {
 }
 
 /** Hash routes (#/collections/abc): no server configuration needed, and reloads keep the screen. */
+const read = () => window.location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+
 export function useRoute(): string[] {
-  const read = () => window.location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   const [route, setRoute] = useState(read);
   useEffect(() => {
     const onChange = () => {

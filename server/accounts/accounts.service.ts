@@ -64,7 +64,7 @@ export class AccountsService {
     const user = await this.db.manager.findOne(User, { where: { email: normalized } });
     const check = await checkPassword(password, user?.passwordHash ?? (await dummyHash()));
     // A failure keeps its reservation: that is the count of failures.
-    if (!user || !user.passwordHash || !check.ok) throw new UnauthorizedError(WRONG_CREDENTIALS);
+    if (!user?.passwordHash || !check.ok) throw new UnauthorizedError(WRONG_CREDENTIALS);
     await this.limiter.signInSucceeded(reservation);
     user.lastSignInAt = new Date();
     const changes: Partial<User> = { lastSignInAt: user.lastSignInAt };

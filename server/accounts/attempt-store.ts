@@ -60,7 +60,9 @@ export class MemoryAttemptStore implements AttemptStore {
     const counts = entries.map((list) => list.length);
     const wait = Math.max(0, ...rules.map((rule, i) => waitFor(rule, entries[i].map((e) => e.at), counts, now)));
     if (wait > 0) return wait;
-    rules.forEach((rule, i) => this.attempts.set(rule.key, { windowMs: rule.windowMs, entries: [...entries[i], { at: now, member }] }));
+    rules.forEach((rule, i) => {
+      this.attempts.set(rule.key, { windowMs: rule.windowMs, entries: [...entries[i], { at: now, member }] });
+    });
     if (this.attempts.size > this.pruneAbove) this.prune(now);
     return 0;
   }

@@ -55,7 +55,7 @@ export async function backupDataDir(dataDir: string, dest: string): Promise<Back
     files.push({ path: name, kind: "secrets", bytes: fs.statSync(source).size });
   }
   const manifest: BackupManifest = { format: 1, sluiceVersion: packageVersion(), createdAt: new Date().toISOString(), files };
-  fs.writeFileSync(path.join(dest, MANIFEST), JSON.stringify(manifest, null, 2) + "\n");
+  fs.writeFileSync(path.join(dest, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
 

@@ -14,6 +14,7 @@ export const SOURCE_KINDS: readonly SourceKindModule[] = [
 ];
 
 /** The details tables of every kind, for the database to map. */
+// biome-ignore lint/complexity/noBannedTypes: TypeORM's own type for an entity class is Function
 export const KIND_ENTITIES: Function[] = SOURCE_KINDS.flatMap((kind) => kind.entities);
 
 /** The kinds at run time, handed out by name. */

@@ -18,6 +18,7 @@ export interface SourceKindModule {
   /** The value of data_sources.kind. */
   readonly name: string;
   /** The TypeORM entities of its details tables (their migrations live with the others in data/migrations). */
+  // biome-ignore lint/complexity/noBannedTypes: TypeORM's own type for an entity class is Function
   readonly entities: Function[];
   /** The kind at run time, in the API and in worker processes. */
   open(deps: KindDeps): SourceKind;

@@ -64,6 +64,7 @@ export interface StorageOptions {
   /** postgres:// URL; null for the SQLite file under dataDir. */
   databaseUrl?: string | null;
   /** Entities mapped besides ENTITIES: the source kinds' details tables (passed in from above, so data/ imports no connector). */
+  // biome-ignore lint/complexity/noBannedTypes: TypeORM's own type for an entity class is Function
   entities?: Function[];
 }
 
@@ -102,6 +103,7 @@ let int8Parsed = false;
 /** Any fixed key, distinct from the writer and search-schema locks. */
 const MIGRATION_LOCK_KEY = 0x51c5;
 
+// biome-ignore lint/complexity/noBannedTypes: TypeORM's own type for an entity class is Function
 async function openPostgres(url: string, entities: Function[]): Promise<DataSource> {
   if (!int8Parsed) {
     // bigint (byte counts, count(*)) as numbers, as SQLite answers them; every value here is far below 2^53.

@@ -35,7 +35,7 @@ export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesS
           ? "Pause the schedule of every pipeline reading from this source (its server is down for maintenance)"
           : "Resume the paused schedules of every pipeline reading from this source",
       params: idParams,
-      returns: "`{data_source_id, schedules_changed}`: how many schedules were " + (action === "pause" ? "paused" : "resumed"),
+      returns: `\`{data_source_id, schedules_changed}\`: how many schedules were ${action === "pause" ? "paused" : "resumed"}`,
       errors: { 404: "No such data source among the caller's" },
     }, async (req, res) => {
       const { id } = parse(idParams, req.params, "params");

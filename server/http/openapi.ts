@@ -142,7 +142,11 @@ export function openApiDocument(api: Router): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
   for (const route of routes) {
     const openApi = openApiPath(route.path);
-    const item = (paths[openApi] ??= {});
+    let item = paths[openApi];
+    if (!item) {
+      item = {};
+      paths[openApi] = item;
+    }
     if (item[route.method]) throw new Error(`${route.method.toUpperCase()} ${route.path} is described twice`);
     item[route.method] = operation(route, openApi);
   }

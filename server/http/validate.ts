@@ -33,7 +33,9 @@ function fieldsWithNul(data: unknown, location: Location): FieldError[] {
     if (typeof value === "string") {
       if (value.includes("\0")) errors.push({ field: path.length ? path.join(".") : location, message: "must not contain NUL characters" });
     } else if (Array.isArray(value)) {
-      value.forEach((item, i) => pending.push({ value: item, path: [...path, i] }));
+      value.forEach((item, i) => {
+        pending.push({ value: item, path: [...path, i] });
+      });
     } else if (value !== null && typeof value === "object") {
       for (const [key, item] of Object.entries(value)) pending.push({ value: item, path: [...path, key] });
     }

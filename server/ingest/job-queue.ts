@@ -292,7 +292,14 @@ async function recordFailure(db: DataSource, logger: Logger, job: IngestJob, mes
       if (signal.aborted) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, RECORD_RETRY_MS);
-        signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+        signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
     }
   }

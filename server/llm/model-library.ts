@@ -174,7 +174,10 @@ export class ModelLibrary {
       let best = 0;
       for (const token of item.tokens) {
         let s = memo[w].get(token);
-        if (s === undefined) memo[w].set(token, (s = wordScore(word, token)));
+        if (s === undefined) {
+          s = wordScore(word, token);
+          memo[w].set(token, s);
+        }
         if (s > best) best = s;
         if (best === 1) break;
       }

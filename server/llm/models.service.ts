@@ -127,7 +127,7 @@ export class ModelsService {
       return { modelName: name, downloadStopped: result.stopped };
     }
     const pull = this.pulls.get(name);
-    if (!pull || !pull.requesters.has(actor.userId)) throw notPulling;
+    if (!pull?.requesters.has(actor.userId)) throw notPulling;
     const stop = pull.requesters.size === 1;
     this.withdraw(pull, actor.userId, stop);
     return { modelName: name, downloadStopped: stop };

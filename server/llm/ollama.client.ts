@@ -93,8 +93,7 @@ export class OllamaClient {
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
         buffered += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffered.indexOf("\n")) >= 0) {
+        for (let newline = buffered.indexOf("\n"); newline >= 0; newline = buffered.indexOf("\n")) {
           handle(buffered.slice(0, newline));
           buffered = buffered.slice(newline + 1);
         }
@@ -253,8 +252,7 @@ async function* ndjsonLines(body: AsyncIterable<Uint8Array>): AsyncGenerator<str
   let buffered = "";
   for await (const chunk of body) {
     buffered += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffered.indexOf("\n")) >= 0) {
+    for (let newline = buffered.indexOf("\n"); newline >= 0; newline = buffered.indexOf("\n")) {
       const line = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
       if (line.trim()) yield line;

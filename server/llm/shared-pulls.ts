@@ -124,7 +124,10 @@ export class SharedPulls {
   /** Subscribes the handler to the channel (the connection subscribes once per channel); returns how to stop. */
   private async listen(channel: string, handler: (message: unknown) => void): Promise<() => Promise<void>> {
     let set = this.handlers.get(channel);
-    if (!set) this.handlers.set(channel, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+    }
     set.add(handler);
     if (set.size === 1) await this.subscriber.subscribe(channel);
     return async () => {
@@ -209,7 +212,7 @@ export class SharedPulls {
         else resolveDone(); // its process is gone: run() takes over
       })().catch(() => undefined);
     }, WATCH_MS);
-    let stopListening = async () => undefined as void;
+    let stopListening: () => Promise<void> = async () => {};
     try {
       stopListening = await this.listen(keys.channel, (message) => deliver(message as Wire));
       // What happened before we listened: the latest per layer, in order, then the end if it came.

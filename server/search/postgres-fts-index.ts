@@ -109,6 +109,7 @@ const RANK_WINDOW = 10_000;
 const HEADLINE = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, HighlightAll=true`;
 const SNIPPET_WORDS = 20;
 // PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
+// biome-ignore lint/suspicious/noControlCharactersInRegex: this pattern finds NUL to drop it
 const NUL = /\u0000/g;
 
 

@@ -110,7 +110,7 @@ export class FileSecretStore implements SecretStore {
   async get(key: string): Promise<string | null> {
     assertKey(key);
     const file = await this.readFile();
-    const entry = Object.prototype.hasOwnProperty.call(file.entries, key) ? file.entries[key] : undefined;
+    const entry = Object.hasOwn(file.entries, key) ? file.entries[key] : undefined;
     return entry ? this.decrypt(key, entry) : null;
   }
 
@@ -128,7 +128,7 @@ export class FileSecretStore implements SecretStore {
     assertKey(key);
     return serialize(this.filePath, async () => {
       const file = await this.readFile();
-      if (Object.prototype.hasOwnProperty.call(file.entries, key)) return this.decrypt(key, file.entries[key]);
+      if (Object.hasOwn(file.entries, key)) return this.decrypt(key, file.entries[key]);
       const value = make();
       file.entries[key] = this.encrypt(key, value);
       await this.writeFile(file);
@@ -140,7 +140,7 @@ export class FileSecretStore implements SecretStore {
     assertKey(key);
     await serialize(this.filePath, async () => {
       const file = await this.readFile();
-      if (!Object.prototype.hasOwnProperty.call(file.entries, key)) return;
+      if (!Object.hasOwn(file.entries, key)) return;
       delete file.entries[key];
       await this.writeFile(file);
     });
@@ -178,7 +178,7 @@ export class FileSecretStore implements SecretStore {
     try {
       const handle = await fsp.open(tmp, "wx", 0o600);
       try {
-        await handle.writeFile(JSON.stringify(file, null, 2) + "\n", "utf8");
+        await handle.writeFile(`${JSON.stringify(file, null, 2)}\n`, "utf8");
         await handle.sync();
       } finally {
         await handle.close();

@@ -32,7 +32,7 @@ export function prose(words: string[], random: () => number, bytes: number): str
   let length = 0;
   while (length < bytes) {
     const sentence = Array.from({ length: 8 + Math.floor(random() * 10) }, () => zipfWord(words, random)).join(" ");
-    out.push(sentence.charAt(0).toUpperCase() + sentence.slice(1) + ".");
+    out.push(`${sentence.charAt(0).toUpperCase() + sentence.slice(1)}.`);
     length += sentence.length + 2;
   }
   return out.join(" ");

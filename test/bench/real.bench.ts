@@ -268,7 +268,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
   if (spawnSync("sh", ["-c", "command -v pdftotext"]).status !== 0) throw new Error("--real needs pdftotext for its reference (apt-get install poppler-utils)");
   let files = listFiles(root);
   let shareDir = root;
-  let cleanup = () => undefined as void;
+  let cleanup: () => void = () => {};
   if (opts.limit && opts.limit < files.length) {
     const sub = subset(files, opts.limit);
     files = sub.files;

@@ -86,7 +86,7 @@ function chunkText(words: string[], random: () => number): string {
   let length = 0;
   while (length < CHUNK_CHARS) {
     const sentence = Array.from({ length: 8 + Math.floor(random() * 10) }, () => skewedWord(words, random)).join(" ");
-    sentences.push(sentence.charAt(0).toUpperCase() + sentence.slice(1) + ".");
+    sentences.push(`${sentence.charAt(0).toUpperCase() + sentence.slice(1)}.`);
     length += sentence.length + 2;
   }
   return sentences.join(" ");

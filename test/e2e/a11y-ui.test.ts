@@ -85,8 +85,6 @@ async function tabTo(page: Page, match: (f: Focused) => boolean, what: string, k
   assert.fail(`${max} presses of ${key} never reached ${what}`);
 }
 
-const isHeading = (text: string) => (f: Focused) => f.tag === "h1" && f.text === text;
-
 async function expectHeadingFocus(page: Page, text: string, title: string): Promise<void> {
   await page.waitForFunction(([t]) => document.activeElement?.tagName === "H1" && document.activeElement.textContent?.trim() === t, [text]);
   assert.equal(await page.title(), title);

@@ -50,6 +50,7 @@ describe("fault warnings in the UI", { skip: "skip" in small ? small.skip : fals
 
     const banner = page.getByRole("status").filter({ hasText: "Disk space is low" });
     await banner.waitFor({ timeout: 15_000 });
+    // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText() is the text as shown, which is what is checked
     assert.match(await banner.innerText(), /MB free where Sluice keeps its data\. Free some space/);
     const row = page.getByRole("row", { name: "collection Faulty" });
     await row.getByText("index damaged: re-run its pipeline to rebuild").waitFor({ timeout: 15_000 });

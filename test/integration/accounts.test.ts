@@ -77,7 +77,7 @@ describe("POST /signup", () => {
 
   const badPasswords: Array<[string, string, RegExp]> = [
     ["too short", "abc1234", /at least 8/],
-    ["too long", "a1".repeat(50) + "x", /at most 100/],
+    ["too long", `${"a1".repeat(50)}x`, /at most 100/],
     ["no digit", "abcdefghij", /digit/],
     ["no letter", "1234567890", /letter/],
   ];
@@ -95,7 +95,7 @@ describe("POST /signup", () => {
   }
 
   it("accepts passwords of exactly 8 and exactly 100 characters", async () => {
-    for (const password of ["abcdefg1", "a".repeat(99) + "1"]) {
+    for (const password of ["abcdefg1", `${"a".repeat(99)}1`]) {
       const res = await request("POST", "/signup", { body: { email: uniqueEmail(), password } });
       assert.equal(res.status, 201, `length ${password.length}`);
     }
@@ -104,10 +104,10 @@ describe("POST /signup", () => {
   it("uses every byte of a long password (no cut at bcrypt's 72), hashed at bcrypt cost 12", async () => {
     const email = uniqueEmail();
     // 100 characters, 148 bytes (ä takes two): the first 72 bytes are the same in all three.
-    const password = "pw1-" + "ä".repeat(48) + "b".repeat(48);
+    const password = `pw1-${"ä".repeat(48)}${"b".repeat(48)}`;
     assert.equal((await request("POST", "/signup", { body: { email, password } })).status, 201);
-    assert.equal((await request("POST", "/signin", { body: { email, password: "pw1-" + "ä".repeat(48) + "c".repeat(48) } })).status, 401);
-    assert.equal((await request("POST", "/signin", { body: { email, password: "pw1-" + "ä".repeat(34) } })).status, 401, "the first 72 bytes alone");
+    assert.equal((await request("POST", "/signin", { body: { email, password: `pw1-${"ä".repeat(48)}${"c".repeat(48)}` } })).status, 401);
+    assert.equal((await request("POST", "/signin", { body: { email, password: `pw1-${"ä".repeat(34)}` } })).status, 401, "the first 72 bytes alone");
     assert.equal((await request("POST", "/signin", { body: { email, password } })).status, 200);
     const hash = await storedHash(email);
     assert.match(hash, /^\$sluice-hmac-sha256\$2b\$12\$/);
@@ -186,7 +186,7 @@ describe("authentication", () => {
     const [, payload] = token.split(".");
     const unsigned = `${Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url")}.${payload}.`;
     assert.equal((await request("GET", "/users/me", { token: unsigned })).status, 401, "alg none is refused");
-    assert.equal((await request("GET", "/users/me", { token: token.slice(0, -2) + "xx" })).status, 401);
+    assert.equal((await request("GET", "/users/me", { token: `${token.slice(0, -2)}xx` })).status, 401);
     assert.equal((await request("GET", "/users/me", { token: "garbage" })).status, 401);
   });
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
-import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
 
 // A 60 MB CSV export is indexed whole, streamed: its first, middle and last rows are found,
 // and the server's peak memory stays bounded while it is read.

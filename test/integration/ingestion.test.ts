@@ -157,7 +157,8 @@ describe("ingestion lifecycle", () => {
         if (e.isDirectory()) walk(full);
         else {
           const type = path.extname(e.name).slice(1).toLowerCase() || "none";
-          const t = (expected[type] ??= { files: 0, bytes: 0 });
+          const t = expected[type] ?? { files: 0, bytes: 0 };
+          expected[type] = t;
           t.files += 1;
           t.bytes += type === "bin" ? 0 : fs.statSync(full).size; // unsupported: never read
         }

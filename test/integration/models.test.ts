@@ -235,7 +235,11 @@ describe("POST /models", () => {
     const before = fake.pullCount("qwen2.5-coder:7b");
     const abortedBefore = fake.abortedPulls("qwen2.5-coder:7b");
     let answer: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
-    const res = await pull("qwen2.5-coder:7b", { onEvent: (e) => void (e.completed > 0 && (answer ??= cancel("qwen2.5-coder:7b"))) });
+    const res = await pull("qwen2.5-coder:7b", {
+      onEvent: (e) => {
+        if (e.completed > 0) answer ??= cancel("qwen2.5-coder:7b");
+      },
+    });
     const answered = await answer!;
     assert.equal(answered.status, 200, answered.text);
     assert.deepEqual(answered.body, { model_name: "qwen2.5-coder:7b", download_stopped: true });
@@ -268,7 +272,11 @@ describe("POST /models", () => {
     const mine = pull(model, { onEvent: (e) => e.completed > 0 && joined() });
     await started;
     let cancelled: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
-    const theirs = pull(model, { onEvent: () => void (cancelled ??= cancel(model, other)) }, other);
+    const theirs = pull(model, {
+        onEvent: () => {
+          cancelled ??= cancel(model, other);
+        },
+      }, other);
     const [rm, rt] = await Promise.all([mine, theirs]);
     const answered = await cancelled!;
     assert.deepEqual(answered.body, { model_name: model, download_stopped: false });
@@ -292,7 +300,11 @@ describe("POST /models", () => {
     const leaver = new AbortController();
     await pull("tinyllama", { signal: leaver.signal, onEvent: () => leaver.abort() });
     let cancelled: Promise<Awaited<ReturnType<typeof cancel>>> | undefined;
-    const res = await pull("tinyllama", { onEvent: () => void (cancelled ??= cancel("tinyllama", other)) }, other);
+    const res = await pull("tinyllama", {
+        onEvent: () => {
+          cancelled ??= cancel("tinyllama", other);
+        },
+      }, other);
     assert.equal((await cancelled!).body.download_stopped, false);
     assert.equal(last(res).status, "cancelled");
     await waitFor(() => inCatalog("tinyllama:latest"), 15_000);

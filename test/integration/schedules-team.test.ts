@@ -20,7 +20,7 @@ const ROUNDS = 3;
 
 let samba: SambaServer;
 let redis: RedisServer;
-let apis: SluiceServer[] = [];
+const apis: SluiceServer[] = [];
 let worker: SluiceWorker | null = null;
 let clockFile: string;
 

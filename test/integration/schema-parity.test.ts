@@ -39,7 +39,11 @@ async function shape(db: DataSource): Promise<{ tables: Record<string, string[]>
       `SELECT table_name, column_name, is_nullable FROM information_schema.columns
        WHERE table_schema = 'public' AND table_name NOT LIKE 'search_%' AND table_name <> 'migrations'`,
     )) as { table_name: string; column_name: string; is_nullable: string }[];
-    for (const r of rows) (tables[r.table_name] ??= []).push(`${r.column_name} ${r.is_nullable === "YES" ? "null" : "not null"}`);
+    for (const r of rows) {
+      const columns = tables[r.table_name] ?? [];
+      tables[r.table_name] = columns;
+      columns.push(`${r.column_name} ${r.is_nullable === "YES" ? "null" : "not null"}`);
+    }
   } else {
     const names = (await db.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'migrations'`)) as { name: string }[];
     for (const { name } of names) {

@@ -276,7 +276,9 @@ describe("team server mode: one model pull shared by two API processes", { skip 
     let cancelled: Promise<{ status: number; body: any }> | undefined;
     // A's stream lives on the first process; the cancel lands on the second, as a round-robin balancer may send it.
     const leaving = postSse(`${first.api}/models`, a, { model_name: "qwen2.5-coder:7b" }, {
-      onEvent: () => void (cancelled ??= client(second.api)("POST", "/models/cancel", { token: a, body: { model_name: "qwen2.5-coder:7b" } })),
+      onEvent: () => {
+        cancelled ??= client(second.api)("POST", "/models/cancel", { token: a, body: { model_name: "qwen2.5-coder:7b" } });
+      },
     });
     const [left, stayed] = await Promise.all([leaving, waiting]);
     const last = (r: SseResult) => r.events[r.events.length - 1];
@@ -292,7 +294,9 @@ describe("team server mode: one model pull shared by two API processes", { skip 
     fake.lineDelayMs = 40;
     let cancelled: Promise<{ status: number; body: any }> | undefined;
     const res = await postSse(`${first.api}/models`, a, { model_name: "smollm2:135m" }, {
-      onEvent: (e) => void (e.completed > 0 && (cancelled ??= client(second.api)("POST", "/models/cancel", { token: a, body: { model_name: "smollm2:135m" } }))),
+      onEvent: (e) => {
+        if (e.completed > 0) cancelled ??= client(second.api)("POST", "/models/cancel", { token: a, body: { model_name: "smollm2:135m" } });
+      },
     });
     assert.deepEqual((await cancelled!).body, { model_name: "smollm2:135m", download_stopped: true });
     assert.equal(res.events[res.events.length - 1].status, "cancelled", res.raw);

@@ -137,7 +137,7 @@ describe("headers on the UI and the API", () => {
   });
 
   it("the built UI has no inline script or style that the policy would block", async () => {
-    const html = await (await fetch(server.url + "/")).text();
+    const html = await (await fetch(`${server.url}/`)).text();
     assert.match(html, /<div id="root">/);
     const inlineScripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)].filter(([, attrs, body]) => !/\bsrc=/.test(attrs) || body.trim() !== "");
     assert.deepEqual(inlineScripts, []);

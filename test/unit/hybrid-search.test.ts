@@ -23,8 +23,14 @@ describe("reciprocal rank fusion", () => {
   it("hybridSearch asks both rankings for more than topK and escapes semantic previews", async () => {
     const asked: number[] = [];
     const fused = await hybridSearch(
-      async (k) => (asked.push(k), [hit("a"), hit("b")]),
-      async (k) => (asked.push(k), [{ documentId: "b", sourceId: "s", chunkIndex: 0, path: "b.txt", title: "b", preview: "x", similarity: 0.9 }, { documentId: "c", sourceId: "s", chunkIndex: 0, path: "c.txt", title: "c", preview: "<b>&", similarity: 0.5 }]),
+      async (k) => {
+        asked.push(k);
+        return [hit("a"), hit("b")];
+      },
+      async (k) => {
+        asked.push(k);
+        return [{ documentId: "b", sourceId: "s", chunkIndex: 0, path: "b.txt", title: "b", preview: "x", similarity: 0.9 }, { documentId: "c", sourceId: "s", chunkIndex: 0, path: "c.txt", title: "c", preview: "<b>&", similarity: 0.5 }];
+      },
       3,
     );
     assert.deepEqual(asked, [20, 20]);

@@ -48,7 +48,7 @@ describe("the desktop log (rotating file)", () => {
     const dir = path.join(tempDir(), "logs");
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, "sluice.log"), "a log from before rotation\n".repeat(100));
-    fs.writeFileSync(path.join(dir, "sluice.4.log"), "x".repeat(999) + "\n");
+    fs.writeFileSync(path.join(dir, "sluice.4.log"), `${"x".repeat(999)}\n`);
     fs.writeFileSync(path.join(dir, "sluice.5.log"), "older run\n");
 
     const log = await openRotatingLog(dir, { maxBytes: 1000, keep: 2 });

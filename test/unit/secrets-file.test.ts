@@ -122,9 +122,9 @@ test("a corrupted secrets file or a lost key fails loudly", async () => {
   const filePath = path.join(dataDir, SECRETS_FILE_NAME);
   const keyPath = path.join(dataDir, KEY_FILE_NAME);
 
-  fs.renameSync(keyPath, keyPath + ".bak");
+  fs.renameSync(keyPath, `${keyPath}.bak`);
   await assert.rejects(openFileStore(dataDir), /secret\.key is missing but .* holds secrets/);
-  fs.renameSync(keyPath + ".bak", keyPath);
+  fs.renameSync(`${keyPath}.bak`, keyPath);
 
   fs.writeFileSync(keyPath, Buffer.alloc(32, 7));
   await assert.rejects((await openFileStore(dataDir)).get("jwt"), /failed integrity check/);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
-import http from "node:http";
+import type http from "node:http";
 import { after, before, describe, it } from "node:test";
 import express from "express";
 import { smbConnectLimiter } from "../../server/connectors/smb/smb-connect-limiter";

@@ -45,7 +45,7 @@ describe("SPNEGO (RFC 4178) around NTLMSSP", () => {
   test("the mechanisms of the server's NegTokenInit2; null for an empty or non-SPNEGO buffer", () => {
     // From the same example's NEGOTIATE response: NEGOEX and NTLMSSP.
     const init2 = hex(
-      "6082013c06062b0601050502a08201303082012ca01a3018060a2b06010401823702021e060a2b06010401823702020aa282010c04820108" + "00".repeat(0x108),
+      `6082013c06062b0601050502a08201303082012ca01a3018060a2b06010401823702021e060a2b06010401823702020aa282010c04820108${"00".repeat(0x108)}`,
     );
     const mechs = offeredMechs(init2)!;
     assert.equal(mechs.length, 2);

@@ -86,7 +86,11 @@ describe("embedCollection", () => {
     const vectors = new SqliteVecStore(tempDir("sluice-embed-vectors-"));
     closers.push(() => index.close(), () => vectors.close());
     const sent: string[] = [];
-    const embedder = { embed: async (_model: string, inputs: string[]) => (sent.push(...inputs), inputs.map((t) => [t.length, 1, t.charCodeAt(0)])) };
+    const embedder = { embed: async (_model: string, inputs: string[]) => {
+        sent.push(...inputs);
+        return inputs.map((t) => [t.length, 1, t.charCodeAt(0)]);
+      },
+    };
     const c = crypto.randomUUID();
     const doc = (p: string, texts: string[]) => ({ sourceId: "s", path: p, title: p, size: 1, modifiedAt: new Date(0), version: null, chunks: texts.map((text, chunkIndex) => ({ chunkIndex, text })) });
     await index.upsertDocuments(c, [doc("a", ["alpha one", "alpha two"]), doc("b", ["beta"])]);

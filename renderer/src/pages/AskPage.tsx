@@ -149,6 +149,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
           <div className="ask-answer" aria-live="polite" aria-busy={streaming} data-testid="answer-region">
             {turns.length === 0 && <Empty>Ask a question; the answer cites the collection's passages as [1], [2]…</Empty>}
             {turns.map((turn, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: turns are only ever appended; the position is the turn's identity
               <article key={i} className="ask-turn" aria-label={`Question ${i + 1}`}>
                 <p className="ask-question">
                   <span className="sr-only">You asked: </span>
@@ -177,6 +178,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
                 {shownSource.path}
               </div>
               {/* The server HTML-escapes the text and only adds <mark> around matches. */}
+              {/* biome-ignore lint/security/noDangerouslySetInnerHtml: server-escaped snippet whose only markup is <mark> */}
               <p className="snippet" dangerouslySetInnerHTML={{ __html: shownSource.snippet }} />
             </aside>
           )}
@@ -253,8 +255,11 @@ function AnswerText({ turn, onCite }: { turn: ShownTurn; onCite: (n: number) => 
       {parts.map((part, i) => {
         const match = /^\[(\d+)\]$/.exec(part);
         const source = match ? turn.sources.find((s) => s.n === Number(match[1])) : undefined;
+        // The parts of one answer's text never reorder: the position is each part's identity.
+        // biome-ignore lint/suspicious/noArrayIndexKey: see above
         if (!source) return <span key={i}>{part}</span>;
         return (
+          // biome-ignore lint/suspicious/noArrayIndexKey: the same marker can appear twice in an answer
           <button key={i} type="button" className="citation" aria-label={`Source ${source.n}: ${source.title || source.path}`} onClick={() => onCite(source.n)}>
             [{source.n}]
           </button>

@@ -135,7 +135,11 @@ export function CollectionsPage() {
         Collections
       </h1>
       {groups.data ? (
-        <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={(id) => (setCreated(id), void collections.reload())} />
+        <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={(id) => {
+            setCreated(id);
+            void collections.reload();
+          }}
+        />
       ) : (
         <Loading />
       )}
@@ -214,6 +218,7 @@ function SearchPanel({ collectionId, embeddingModel }: { collectionId: string; e
   return (
     <section className="card" aria-labelledby="search-heading">
       <h2 id="search-heading">Search</h2>
+      {/* biome-ignore lint/a11y/useSemanticElements: <search> is too new for the browsers we support; role="search" on the form is the long-standing equivalent */}
       <form
         role="search"
         className="inline-form"
@@ -241,6 +246,7 @@ function SearchPanel({ collectionId, embeddingModel }: { collectionId: string; e
         <ol className="results" aria-labelledby="results-heading" onKeyDown={moveBetweenResults}>
           {results.map((hit, i) => (
             <li key={`${hit.document_id}:${hit.chunk_index}`}>
+              {/* biome-ignore lint/a11y/noNoninteractiveTabindex: results are reached with the arrow keys (moveBetweenResults), so each one takes focus */}
               <article className="result" tabIndex={0} aria-labelledby={`result-${i}-title`} aria-describedby={`result-${i}-path`}>
                 <div className="result-title" id={`result-${i}-title`}>
                   {hit.title || hit.path}
@@ -250,6 +256,7 @@ function SearchPanel({ collectionId, embeddingModel }: { collectionId: string; e
                   {hit.path}
                 </div>
                 {/* The server HTML-escapes the text and only adds <mark> around matches, so this is safe to render as HTML. */}
+                {/* biome-ignore lint/security/noDangerouslySetInnerHtml: the snippet is server-escaped text with <mark> around matches */}
                 <p className="snippet" dangerouslySetInnerHTML={{ __html: hit.snippet }} />
               </article>
             </li>

@@ -42,6 +42,7 @@ export function useDrive() {
       return null;
     }
   };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: loads once on mount; reload is a new function every render
   useEffect(() => {
     void reload();
   }, []);
@@ -87,7 +88,7 @@ export function DriveConnection({ drive, reload }: { drive: DriveAvailability; r
       } catch {
         // Still on Google's pages (another origin).
       }
-      const popupClosed = popup !== null && popup.closed;
+      const popupClosed = popup?.closed === true;
       let status: api.DriveStatus | null = null;
       try {
         status = await api.driveStatus();

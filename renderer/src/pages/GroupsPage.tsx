@@ -48,7 +48,10 @@ function CreateGroupForm({ onCreated }: { onCreated: (id: string) => void }) {
         <input
           id="group-name"
           value={name}
-          onChange={(e) => (setName(e.target.value), setTouched(true))}
+          onChange={(e) => {
+            setName(e.target.value);
+            setTouched(true);
+          }}
           aria-invalid={showProblem ? true : undefined}
           aria-describedby="group-name-hint"
         />
@@ -208,7 +211,12 @@ export function GroupsPage({ me }: { me: api.User }) {
       <p className="muted">Collections and data sources belong to a group; only its members ({me.email} and colleagues) can use them.</p>
       <div className="two-col">
         <div>
-          <CreateGroupForm onCreated={(id) => (setCreated(id), reload())} />
+          <CreateGroupForm
+            onCreated={(id) => {
+              setCreated(id);
+              void reload();
+            }}
+          />
           <section className="card" aria-labelledby="tree-heading">
             <h2 id="tree-heading">Group tree</h2>
             {tree.loading && !tree.data ? <Loading /> : null}

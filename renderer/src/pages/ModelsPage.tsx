@@ -126,6 +126,7 @@ function PullPanel({ controls, pull }: { controls: PullControls; pull: PullState
     eta !== null ? `about ${formatDuration(eta)} left` : null,
   ].filter(Boolean);
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a labelled group of progress and controls, not form fields for a <fieldset>
     <div className={`pull-panel${running ? " running" : ""}`} role="group" aria-label={`Pull of ${pull.model}`}>
       {running && (
         <>
@@ -297,7 +298,13 @@ function MyModelRow({ record, onChanged }: { record: api.PersonalModel; onChange
         <strong>{record.model_name}</strong>
         <span className="actions">
           {!editing && (
-            <button type="button" onClick={() => (setNotes(record.hardware_notes), setEditing(true))}>
+            <button
+              type="button"
+              onClick={() => {
+                setNotes(record.hardware_notes);
+                setEditing(true);
+              }}
+            >
               {record.hardware_notes ? "Edit notes" : "Add notes"}
             </button>
           )}
@@ -450,6 +457,7 @@ export function ModelsPage() {
 
   // A pull that failed because the model server went away: the banner says it (once), after a fresh check.
   const serverDown = pull?.serverDown ?? false;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when serverDown turns on; modelServer is a new object every render
   useEffect(() => {
     if (serverDown) void modelServer.check();
   }, [serverDown]);
@@ -476,7 +484,10 @@ export function ModelsPage() {
           <Catalog
             models={catalog.data}
             server={status}
-            onChanged={() => (void catalog.reload(), void mine.reload())}
+            onChanged={() => {
+              void catalog.reload();
+              void mine.reload();
+            }}
             onAddMine={(name) => setPreset((p) => ({ name, n: (p?.n ?? 0) + 1 }))}
           />
         )}

@@ -116,6 +116,7 @@ function JobErrors({ job }: { job: api.IngestJob }) {
       </summary>
       <ul>
         {job.errors.map((e, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a job's error list never reorders and may name an entity twice
           <li key={i}>
             <code>{e.entity}</code>: {e.message}
           </li>
@@ -160,8 +161,8 @@ function JobSkipped({ job }: { job: api.IngestJob }) {
         {job.entities_skipped} skipped file{job.entities_skipped === 1 ? "" : "s"}
       </summary>
       <ul>
-        {job.skipped.map((s, i) => (
-          <li key={i}>
+        {job.skipped.map((s) => (
+          <li key={`${s.entity}\u0000${s.reason}`}>
             <code>{s.entity}</code>: {s.reason}
           </li>
         ))}
@@ -297,6 +298,7 @@ function PipelineCard({
   const processing = job?.status === "processing";
 
   // The job's state lives on the server: read it on mount (so a reload shows a running job) and every second while it runs.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: job is read only to know whether to start; polling restarts only when a job starts or stops
   useEffect(() => {
     let cancelled = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -332,7 +334,7 @@ function PipelineCard({
       onStatusChange();
     }
     wasProcessing.current = processing;
-  }, [job, processing, onStatusChange]);
+  }, [job, processing, onStatusChange, pipeline.name]);
 
   useEffect(() => {
     if (focused) ref.current?.scrollIntoView({ block: "center" });

@@ -375,13 +375,22 @@ export function SourcesPage() {
       {created && <CreatedNotice created={created} />}
       <div className="two-col">
         <div>
-          {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
+          {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => {
+                setCreated(c);
+                void sources.reload();
+              }} />}
           <ErrorText error={groups.error} />
-          {groups.data && <AddFolderSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />}
+          {groups.data && <AddFolderSourceForm groups={myGroups} onCreated={(c) => {
+                setCreated(c);
+                void sources.reload();
+              }} />}
           <DriveConnection drive={drive} reload={reloadDrive} />
           {driveConnected && groups.data && myGroups.length > 0 && (
             <div className="card">
-              <AddDriveSourceForm groups={myGroups} onCreated={(c) => (setCreated(c), void sources.reload())} />
+              <AddDriveSourceForm groups={myGroups} onCreated={(c) => {
+                setCreated(c);
+                void sources.reload();
+              }} />
             </div>
           )}
         </div>

@@ -1,6 +1,6 @@
 import type { SecretStore } from "../../secrets/secrets";
 import { driveAccessKey, driveRefreshKey } from "./drive-grant.entity";
-import { GoogleOAuthClient, InvalidGrantError, type TokenGrant } from "./google-oauth";
+import { type GoogleOAuthClient, InvalidGrantError, type TokenGrant } from "./google-oauth";
 
 /** Refresh this long before Google's expiry so a handed-out token is good for a while. */
 const EXPIRY_MARGIN_MS = 60_000;

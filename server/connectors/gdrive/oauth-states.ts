@@ -75,6 +75,7 @@ export function sameBrowserKey(cookie: string | undefined, browserKey: string): 
  * Returns the normalised path, or null.
  */
 export function sameOriginPath(returnTo: string, publicUrl: string): string | null {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point of this check
   if (!returnTo.startsWith("/") || returnTo.startsWith("//") || /[\\\u0000-\u001f\u007f]/.test(returnTo)) return null;
   let url: URL;
   try {

@@ -52,6 +52,8 @@ export function md4(input: Uint8Array): Buffer {
     for (let i = 0; i < 4; i++) h[i] = (h[i] + r[i]) >>> 0;
   }
   const out = Buffer.alloc(16);
-  h.forEach((v, i) => out.writeUInt32LE(v, i * 4));
+  h.forEach((v, i) => {
+    out.writeUInt32LE(v, i * 4);
+  });
   return out;
 }

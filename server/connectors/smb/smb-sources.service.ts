@@ -5,7 +5,7 @@ import { BadRequestError, HttpError, ServiceUnavailableError } from "../../error
 import { ConnectorAuthError, ConnectorUnreachableError } from "../connector";
 import type { CreatedSource, SourceCreator, SourceKind } from "../source-kind";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
-import { SmbConnector, openSmbConnector, type ShareListing, type SmbDetails, type SmbSettings } from "./smb.connector";
+import { type SmbConnector, openSmbConnector, type ShareListing, type SmbDetails, type SmbSettings } from "./smb.connector";
 import { SmbAddressNotAllowedError } from "./smb-allowed-networks";
 import { smbFailure } from "./smb-failure";
 

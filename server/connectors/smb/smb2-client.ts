@@ -558,6 +558,7 @@ function cipherFor(neg: NegotiateResponse): CipherId | 0 {
   return 0;
 }
 
+// biome-ignore lint/complexity/useSimpleNumberKeys: dialect codes are written in hex, as in MS-SMB2 2.2.3
 const DIALECT_NAMES: Record<number, string> = { 0x0202: "2.0.2", 0x0210: "2.1", 0x0300: "3.0", 0x0302: "3.0.2", 0x0311: "3.1.1" };
 
 export function dialectName(dialect: number): string {

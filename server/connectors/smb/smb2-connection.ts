@@ -6,7 +6,7 @@
  * a reply that fails either check is never used. It never reconnects; the client above
  * decides that.
  */
-import { Socket, connect } from "node:net";
+import { type Socket, connect } from "node:net";
 import { TRANSFORM_PROTOCOL_ID, TransformError, type MessageCipher, type MessageSigner, type PreauthHash } from "./smb-crypto";
 import { SmbBadSignatureError } from "./smb-errors";
 import { Command, Flags, HEADER_SIZE, Status, decodeHeader, encodeHeader, nextCommandOffset, statusName, type Smb2Header } from "./smb2-messages";

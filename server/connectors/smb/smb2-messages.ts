@@ -178,10 +178,14 @@ export function negotiateRequest(offer: NegotiateOffer): Buffer {
   offer.salt.copy(preauth, 6);
   const encryption = Buffer.alloc(2 + offer.ciphers.length * 2);
   encryption.writeUInt16LE(offer.ciphers.length, 0);
-  offer.ciphers.forEach((c, i) => encryption.writeUInt16LE(c, 2 + i * 2));
+  offer.ciphers.forEach((c, i) => {
+    encryption.writeUInt16LE(c, 2 + i * 2);
+  });
   const signing = Buffer.alloc(2 + offer.signingAlgorithms.length * 2);
   signing.writeUInt16LE(offer.signingAlgorithms.length, 0);
-  offer.signingAlgorithms.forEach((a, i) => signing.writeUInt16LE(a, 2 + i * 2));
+  offer.signingAlgorithms.forEach((a, i) => {
+    signing.writeUInt16LE(a, 2 + i * 2);
+  });
   const contexts = [
     negotiateContext(ContextType.PREAUTH_INTEGRITY, preauth),
     negotiateContext(ContextType.ENCRYPTION, encryption),
@@ -206,7 +210,9 @@ export function negotiateRequest(offer: NegotiateOffer): Buffer {
   offer.clientGuid.copy(b, 12);
   b.writeUInt32LE(contextOffset, 28);
   b.writeUInt16LE(contexts.length, 32);
-  DIALECTS.forEach((d, i) => b.writeUInt16LE(d, 36 + i * 2));
+  DIALECTS.forEach((d, i) => {
+    b.writeUInt16LE(d, 36 + i * 2);
+  });
   return Buffer.concat([b, ...parts], length);
 }
 

@@ -75,7 +75,7 @@ class NdrWriter {
   wstring(s: string): this {
     const chars = s.length + 1;
     this.u32(chars).u32(0).u32(chars);
-    this.push(Buffer.from(s + "\0", "utf16le"));
+    this.push(Buffer.from(`${s}\0`, "utf16le"));
     return this.align4();
   }
   private align4(): this {

@@ -21,7 +21,7 @@ function openCompoundFile(bytes: Uint8Array, what: string): Container {
 
 function stream(container: Container, name: string): Buffer | undefined {
   const entry = CFB.find(container, name);
-  if (!entry || !entry.content || entry.type !== 2) return undefined;
+  if (!entry?.content || entry.type !== 2) return undefined;
   return Buffer.isBuffer(entry.content) ? entry.content : Buffer.from(entry.content as ArrayLike<number> as Uint8Array);
 }
 
@@ -56,7 +56,7 @@ export async function docText(bytes: Uint8Array): Promise<{ title?: string; text
 
 // ---------------------------------------------------------------- Excel 97-2003 (BIFF8)
 
-const enum Biff {
+enum Biff {
   Bof = 0x0809,
   Eof = 0x000a,
   FilePass = 0x002f,
@@ -266,7 +266,7 @@ function formatNumber(value: number): string {
 
 // ---------------------------------------------------------------- PowerPoint 97-2003
 
-const enum Ppt {
+enum Ppt {
   TextCharsAtom = 0x0fa0,
   TextBytesAtom = 0x0fa8,
   SlideListWithText = 0x0ff0,
