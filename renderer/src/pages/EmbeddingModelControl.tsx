@@ -55,7 +55,10 @@ export function EmbeddingModelControl({ collection, onChanged }: { collection: a
             <select
               id={fieldId}
               value={choice}
-              onChange={(e) => (setChoice(e.target.value), save.setError(null))}
+              onChange={(e) => {
+                setChoice(e.target.value);
+                save.setError(null);
+              }}
               aria-invalid={fieldProblem ? true : undefined}
               aria-describedby={noteId}
               disabled={save.busy}
