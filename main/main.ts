@@ -5,6 +5,7 @@ import { CONTENT_SECURITY_POLICY } from "../server/http/security-headers";
 import { lanUrls } from "./lan-addresses";
 import { openRotatingLog, type RotatingLog } from "./log-file";
 import { electronSqliteBinding } from "./native-binding";
+import { isExistingFile, openTarget } from "./open-location";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
 import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "./url-guards";
@@ -173,6 +174,21 @@ function registerIpc(): void {
       if (typeof url === "string" && isExternalWebUrl(url)) return shell.openExternal(url);
     }),
   );
+  // A search result's "Open": only a document location that passes open-location.ts, never a program or a web page.
+  ipcMain.handle("sluice:open-location", fromAppPage((location: unknown) => openLocation(location)));
+}
+
+/** Opens a search result's document with the system's default app; answers the error to show, or null. */
+async function openLocation(location: unknown): Promise<string | null> {
+  const target = openTarget(location, process.platform);
+  if (target.kind === "refused") return target.reason;
+  if (target.kind === "url") {
+    await shell.openExternal(target.url);
+    return null;
+  }
+  if (!(await isExistingFile(target.path))) return "This computer cannot reach that file. Check that the share or folder is available, or copy its location.";
+  // openPath answers "" on success, else the system's error message.
+  return (await shell.openPath(target.path)) || null;
 }
 
 /** The window's session: every permission request (camera, location, notifications...) denied, as the app needs none; the server's CSP always. */

@@ -66,7 +66,7 @@ function buildIfNeeded() {
   const built = fs.existsSync(marker) ? fs.statSync(marker).mtimeMs : 0;
   const sources = Math.max(fs.statSync(path.join(root, "tsconfig.json")).mtimeMs, ...SOURCE_DIRS.map((d) => newestMtime(path.join(root, d))));
   if (built >= sources) return;
-  // The UI's API types come from the server's presenters (server/http/wire-types.ts): a server
+  // The UI's API types come from the server's presenters (server/wire-types.ts): a server
   // change is checked against the UI as well, so a renamed field fails here, not in a browser.
   if (!rendererBuilt && fs.existsSync(path.join(RENDERER, "index.html"))) {
     process.stdout.write("checking the UI against the server's types (tsc)...\n");

@@ -33,7 +33,7 @@ import { dataSourcesRoutes } from "./http/data-sources.routes";
 import { pipelinesRoutes } from "./http/pipelines.routes";
 import { GroupsService } from "./groups/groups.service";
 import { accountsRoutes } from "./http/accounts.routes";
-import { requireAuth } from "./http/auth.middleware";
+import { requireAuth } from "./routing/auth.middleware";
 import { refuseCrossSite } from "./http/cross-site.middleware";
 import { AllowedHosts, hostGuard } from "./http/host-guard.middleware";
 import { securityHeaders } from "./http/security-headers";

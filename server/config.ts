@@ -2,15 +2,15 @@ import os from "node:os";
 import path from "node:path";
 import express from "express";
 import { z } from "zod";
-import { parseOllamaHost } from "./llm/ollama-host";
-import { parseNetworkEntry } from "./connectors/smb/smb-allowed-networks";
+import { parseOllamaHost } from "./net/ollama-host";
+import { parseNetworkEntry } from "./net/network-entry";
 
 /** Everything the server reads from the environment, validated once at start-up (README: Configuration). */
 export interface Config {
   port: number;
   host: string;
   dataDir: string;
-  /** OLLAMA_HOST as a base URL (Ollama's own forms accepted, see llm/ollama-host.ts). */
+  /** OLLAMA_HOST as a base URL (Ollama's own forms accepted, see net/ollama-host.ts). */
   ollamaHost: string;
   /** PUBLIC_URL, or null to use the address the server ends up listening on (PORT=0 is only known then). */
   publicUrl: string | null;
@@ -133,7 +133,7 @@ function trustProxy(value: string | undefined, ctx: z.RefinementCtx): false | nu
   }
 }
 
-/** The one schema of every setting: variable name -> validated value (defaults from RUNTIME-CONTRACT.md and the README). */
+/** The one schema of every setting: variable name -> validated value (defaults as the README's Configuration section lists them). */
 const environmentSchema = z.object({
   PORT: setting(integer(0, 65535, "must be an integer from 0 to 65535").default(8420)),
   HOST: setting(z.string().default("127.0.0.1")),

@@ -2,7 +2,7 @@ import type { Router } from "express";
 import type { Redis } from "ioredis";
 import type { DataSource } from "typeorm";
 import { DATABASE_RETRY_AFTER_SECONDS } from "./errors";
-import { documentedRouter } from "./http/documented-router";
+import { documentedRouter } from "./routing/documented-router";
 
 /** A check not answered within this counts as unreachable: a load balancer's probe must not hang. */
 const CHECK_TIMEOUT_MS = 2_000;

@@ -3,7 +3,7 @@
  * `access_token` cookie the server sets at sign-up/sign-in, so no token is
  * ever handled here.
  */
-import type * as Wire from "../../server/http/wire-types";
+import type * as Wire from "../../server/wire-types";
 
 export interface FieldError {
   field: string;

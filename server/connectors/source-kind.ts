@@ -56,7 +56,7 @@ export interface DocumentLocation {
 /** A document's location from its path within the source. */
 export type DocumentLocator = (documentPath: string) => DocumentLocation;
 
-/** Made with http/documented-router.ts, so every route is in GET /api/openapi.json. */
+/** Made with routing/documented-router.ts, so every route is in GET /api/openapi.json. */
 export interface KindRoutes {
   /** Routes a browser reaches without a bearer token (an OAuth callback); mounted before authentication. */
   public?: Router;

@@ -1,11 +1,11 @@
 import type { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
-import { clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
+import { clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
 import type { TokenService } from "../accounts/tokens";
 import { presentToken, presentUser } from "./accounts.presenters";
 import { signInBody, signUpBody } from "./accounts.schemas";
-import { parse } from "./validate";
+import { parse } from "../routing/validate";
 
 export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean): Router {
   const signedIn = requireAuth(tokens, (id) => accounts.userExists(id));

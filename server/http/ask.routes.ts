@@ -1,12 +1,12 @@
 import type { Router } from "express";
 import type { AskService } from "../ask/ask.service";
-import { actorOf } from "./auth.middleware";
+import { actorOf } from "../routing/auth.middleware";
 import { presentConversation, presentConversationWithTurns } from "./ask.presenters";
 import { askBody } from "./ask.schemas";
-import { idParams } from "./common.schemas";
-import { documentedRouter } from "./documented-router";
+import { idParams } from "../routing/common.schemas";
+import { documentedRouter } from "../routing/documented-router";
 import { openEventStream } from "./sse";
-import { parse } from "./validate";
+import { parse } from "../routing/validate";
 
 export function askRoutes(ask: AskService, keepAliveMs: number): Router {
   const routes = documentedRouter("Ask");

@@ -1,11 +1,11 @@
 import type { Router } from "express";
 import type { CollectionsService } from "../collections/collections.service";
-import { actorOf } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
+import { actorOf } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
 import { presentCollection, presentDocumentPage, presentSearchResults } from "./collections.presenters";
 import { createCollectionBody, embeddingBody, pageQuery, searchQuery } from "./collections.schemas";
-import { idParams } from "./common.schemas";
-import { parse } from "./validate";
+import { idParams } from "../routing/common.schemas";
+import { parse } from "../routing/validate";
 
 export function collectionsRoutes(collections: CollectionsService): Router {
   const routes = documentedRouter("Collections");

@@ -1,11 +1,11 @@
 import type { Router } from "express";
 import type { SourcesService } from "../sources/sources.service";
 import type { SchedulesService } from "../schedules/schedules.service";
-import { actorOf } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
-import { presentListedSource, presentSchedulesChanged } from "./data-sources.presenters";
-import { idParams } from "./common.schemas";
-import { parse } from "./validate";
+import { actorOf } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
+import { presentListedSource, presentSchedulesChanged } from "../routing/data-sources.presenters";
+import { idParams } from "../routing/common.schemas";
+import { parse } from "../routing/validate";
 
 /** The routes every kind shares; each kind's own routes (creation, ...) come from its folder under connectors/. */
 export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesService): Router {

@@ -1,11 +1,11 @@
 import type { Router } from "express";
 import type { GroupsService } from "../groups/groups.service";
-import { actorOf } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
+import { actorOf } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
 import { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
-import { idParams } from "./common.schemas";
+import { idParams } from "../routing/common.schemas";
 import { createGroupBody, memberParams, setParentBody } from "./groups.schemas";
-import { parse } from "./validate";
+import { parse } from "../routing/validate";
 
 export function groupsRoutes(groups: GroupsService): Router {
   const routes = documentedRouter("Groups");

@@ -1,7 +1,7 @@
 import os from "node:os";
 import type { NextFunction, Request, Response } from "express";
 import { ForbiddenError } from "../errors";
-import { isLoopbackAddress, LOOPBACK_NAMES, machineHostnames } from "./local-addresses";
+import { isLoopbackAddress, LOOPBACK_NAMES, machineHostnames } from "../net/local-addresses";
 
 /** How often the machine's addresses are read again at most (DHCP, a VPN coming up), on a Host not yet known. */
 const REFRESH_MS = 5_000;

@@ -1,10 +1,10 @@
 import type { Router } from "express";
 import type { IngestService } from "../ingest/ingest.service";
-import { actorOf } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
-import { presentJob } from "./pipelines.presenters";
-import { idParams } from "./common.schemas";
-import { parse } from "./validate";
+import { actorOf } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
+import { presentJob } from "../routing/pipelines.presenters";
+import { idParams } from "../routing/common.schemas";
+import { parse } from "../routing/validate";
 
 export const NO_JOBS_YET = "No ingestion jobs found for this pipeline";
 

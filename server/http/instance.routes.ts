@@ -1,7 +1,7 @@
 import type { Request, Router } from "express";
-import { documentedRouter } from "./documented-router";
+import { documentedRouter } from "../routing/documented-router";
 import { presentInstance } from "./instance.presenters";
-import { isLoopbackAddress } from "./local-addresses";
+import { isLoopbackAddress } from "../net/local-addresses";
 
 /**
  * Whether the person viewing can change this instance's settings (environment variables such as

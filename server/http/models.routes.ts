@@ -1,7 +1,7 @@
 import type { Router } from "express";
 import type { ModelsService } from "../llm/models.service";
-import { actorOf } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
+import { actorOf } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
 import { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
 import {
   addPersonalModelBody,
@@ -14,7 +14,7 @@ import {
 } from "./models.schemas";
 import { isFinalEvent, RunningPull } from "../llm/model-pulls";
 import { openEventStream } from "./sse";
-import { parse } from "./validate";
+import { parse } from "../routing/validate";
 
 export function modelsRoutes(models: ModelsService): Router {
   const routes = documentedRouter("Models");

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Router } from "express";
 import { z } from "zod";
-import { describedRoutes, type DescribedRoute } from "./documented-router";
+import { describedRoutes, type DescribedRoute } from "../routing/documented-router";
 
 /** The parts of an OpenAPI 3.1 document this file writes (https://spec.openapis.org/oas/v3.1.0). */
 type JsonSchema = Record<string, unknown>;

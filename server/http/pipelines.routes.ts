@@ -2,12 +2,12 @@ import type { Router } from "express";
 import type { z } from "zod";
 import type { PipelinesService } from "../pipelines/pipelines.service";
 import type { ScheduleChange, SchedulesService } from "../schedules/schedules.service";
-import { actorOf } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
-import { presentJob, presentPipeline, presentPipelineView } from "./pipelines.presenters";
-import { idParams } from "./common.schemas";
+import { actorOf } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
+import { presentJob, presentPipeline, presentPipelineView } from "../routing/pipelines.presenters";
+import { idParams } from "../routing/common.schemas";
 import { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
-import { parse } from "./validate";
+import { parse } from "../routing/validate";
 
 export function pipelinesRoutes(pipelines: PipelinesService, schedules: SchedulesService): Router {
   const routes = documentedRouter("Pipelines");

@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import { documentedRouter } from "./documented-router";
+import { documentedRouter } from "../routing/documented-router";
 import type { OpenApiDocument } from "./openapi";
 import { diskHealth } from "../disk/disk-space";
 

@@ -1,11 +1,11 @@
 import type { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
-import { actorOf } from "./auth.middleware";
-import { documentedRouter } from "./documented-router";
+import { actorOf } from "../routing/auth.middleware";
+import { documentedRouter } from "../routing/documented-router";
 import { presentUser } from "./accounts.presenters";
 import { presentGroup } from "./groups.presenters";
-import { idParams } from "./common.schemas";
-import { parse } from "./validate";
+import { idParams } from "../routing/common.schemas";
+import { parse } from "../routing/validate";
 
 export function usersRoutes(accounts: AccountsService): Router {
   const routes = documentedRouter("Users");

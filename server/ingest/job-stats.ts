@@ -1,22 +1,5 @@
+import { STAGES, type JobStats, type Stage, type TypeStats } from "../data/entities/ingest-job.entity";
 import { extensionOf } from "./parse/file-types";
-
-/** The stages of an ingestion, in pipeline order (docs/decisions.md: Where an ingestion's time went). */
-export const STAGES = ["listing", "read", "parse", "chunk", "index", "commit"] as const;
-export type Stage = (typeof STAGES)[number];
-
-/** Per file type (lower-case extension, "none" without one): files the job read or skipped, bytes read, parser-thread seconds. */
-export interface TypeStats {
-  files: number;
-  bytes: number;
-  failed: number;
-  parse_s: number;
-}
-
-/** What the job row keeps in `stats`: seconds per stage, and counts per file type. */
-export interface JobStats {
-  timings: Record<`${Stage}_s`, number>;
-  by_type: Record<string, TypeStats>;
-}
 
 /** Distinct file types kept; a source with more lumps the rest under "other", so the row stays small. */
 const MAX_TYPES = 40;

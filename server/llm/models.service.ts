@@ -8,7 +8,7 @@ import { ModelRecord } from "../data/entities/model.entity";
 import { UserModelRecord } from "../data/entities/user-model.entity";
 import type { Logger } from "../logger";
 import { loadLibrary, parseCatalog, refreshedCatalogPath, type LibraryEntry, type ModelLibrary } from "./model-library";
-import { isThisMachineOnlyHost } from "../http/local-addresses";
+import { isThisMachineOnlyHost } from "../net/local-addresses";
 import type { ModelServerStatus } from "./model-server-status";
 import { PullRegistry, type PullEvent, type RunningPull } from "./model-pulls";
 import type { ModelsOptions } from "./models.options";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "../fixtures/chromium";
-import { DEMO_PHRASE, seedDemoData, startDemoInstance, type DemoInstance } from "./demo-instance";
+import { DEMO_ANY_WORDS, DEMO_PHRASE, seedDemoData, startDemoInstance, type DemoInstance } from "./demo-instance";
 
 // The functions passed to page.evaluate run in the page; this Node-side program has no DOM types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -228,6 +228,18 @@ test("keyboard only: search results, and every screen's title, heading focus and
     assert.notEqual(f.text, first, "Down moves to the next result");
     await page.keyboard.press("ArrowUp");
     assert.equal((await focused(page)).text, first);
+    // Inside a result, its buttons come next in order: copying its location is heard, once.
+    await page.keyboard.press("Tab");
+    f = await focused(page);
+    assert.equal(f.tag, "button");
+    assert.match(f.label ?? "", /^Copy path of /);
+    await page.keyboard.press("Enter");
+    await announced(page, `Copied the path of`);
+    // The type filter is a labelled select, changed by keyboard, and applies to the same search at once.
+    await tabTo(page, (x) => x.tag === "select" && x.label === "File type", "the File type filter", "Shift+Tab");
+    await page.keyboard.press("End"); // E-books: nothing here is one
+    await page.waitForFunction(() => /^No matches for “lighthouse” in E-books\.$/.test(document.querySelector("#results-heading")?.textContent ?? ""));
+    await announced(page, `No matches for ${DEMO_PHRASE} in E-books.`);
 
     // Each screen: its own <title>, focus on its heading after navigating, a skip link that stays on it.
     const screens: [string, string, string][] = [
@@ -318,9 +330,12 @@ test("at 640x400 nothing scrolls sideways, the header is one row, and no focus s
       await page.getByRole("heading", { level: 1, name: heading }).waitFor();
       await page.locator(".spinner").first().waitFor({ state: "detached" }).catch(() => undefined);
       if (route === `collections/${seeded.collectionId}`) {
-        await page.getByLabel("Search this collection").fill(DEMO_PHRASE);
+        // Grouped results with their locations, the any-word note and a "Copied" confirmation: long paths must wrap.
+        await page.getByLabel("Search this collection").fill(DEMO_ANY_WORDS);
         await page.keyboard.press("Enter");
-        await page.locator("article.result").first().waitFor();
+        await page.locator("[data-matched=any]").waitFor();
+        await page.locator("article.result").first().getByRole("button", { name: /^Copy path of / }).click();
+        await page.locator(".copied").waitFor();
       }
       const stops = await checkNarrowScreen(page, route);
       assert.ok(stops >= 4, `${route}: only ${stops} focus stops were walked`);
@@ -420,6 +435,17 @@ test("axe-core finds no WCAG 2.2 AA violation on any screen or state, wide and n
       await page.keyboard.press("Enter");
       await page.locator("article.result").first().waitFor();
       await axe(page, `search results ${size}`);
+      await page.getByLabel("Search this collection").fill(DEMO_ANY_WORDS);
+      await page.keyboard.press("Enter");
+      await page.locator("[data-matched=any]").waitFor();
+      await page.locator("article.result").first().getByRole("button", { name: /^Copy path of / }).click();
+      await page.locator(".copied").waitFor();
+      await page.getByLabel("Folder", { exact: true }).fill("reports");
+      await axe(page, `search results for any of the words, a location copied ${size}`);
+      await page.getByLabel("Folder", { exact: true }).press("Enter");
+      await page.getByRole("button", { name: "Clear filters" }).waitFor();
+      await page.locator("#results-heading", { hasText: "under reports" }).waitFor();
+      await axe(page, `search results in a folder ${size}`);
 
       await visit(`collections/${seeded.collectionId}/ask`, `Ask ${seeded.collectionName}`);
       await axe(page, `ask ${size}`);

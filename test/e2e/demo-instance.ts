@@ -18,6 +18,8 @@ export interface DemoInstance {
 }
 
 export const DEMO_PHRASE = "lighthouse";
+/** No document has every word of it: the results are for any of them, and the page says so. */
+export const DEMO_ANY_WORDS = "lighthouse keeper zebra";
 
 export async function startDemoInstance(env: Record<string, string> = {}): Promise<DemoInstance> {
   const root = fs.realpathSync(tempDir("sluice-demo-root-"));
@@ -29,6 +31,9 @@ export async function startDemoInstance(env: Record<string, string> = {}): Promi
     ["crew list.txt", "Ada, captain. Bo, engineer. Cy, cook."],
   ])
     fs.writeFileSync(path.join(docs, name), `${text}\n`);
+  // One in a folder: search results show it, and the folder filter has something to narrow to.
+  fs.mkdirSync(path.join(docs, "reports"));
+  fs.writeFileSync(path.join(docs, "reports", "fog horn report.txt"), "The fog horn failed twice in March; the keeper called the harbour office both times.\n");
   const ollama = await startFakeOllama();
   const sluice = await startSluice({ env: { FOLDER_SOURCE_ROOTS: root, OLLAMA_HOST: ollama.url, ...env } });
   return {

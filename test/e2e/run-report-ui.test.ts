@@ -119,7 +119,13 @@ describe("run reports", () => {
     const dialog = page.getByRole("dialog");
     await dialog.getByText("Files indexed so far stay searchable").waitFor();
     await dialog.getByRole("button", { name: "Yes, cancel the run" }).click();
-    await run.locator('[data-job-outcome="cancelled"]').waitFor({ timeout: 30_000 });
+    // On a timeout, say what the run showed instead (a run that finished first, a refused cancel).
+    await run
+      .locator('[data-job-outcome="cancelled"]')
+      .waitFor({ timeout: 30_000 })
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\nthe run showed: ${(await run.textContent())?.replace(/\s+/g, " ")}\nthe page said: ${await page.getByRole("status").allTextContents()}`);
+      });
     assert.equal((await run.locator("[data-job-error]").textContent())?.trim(), `Cancelled by ${user.email}`);
     assert.equal(await c.getByRole("button", { name: "Cancel run" }).count(), 0);
     assert.ok(Number(await run.locator('[data-count="indexed"]').textContent()) > 0, "what was indexed stays");

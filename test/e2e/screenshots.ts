@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { launchChromium } from "../fixtures/chromium";
-import { DEMO_PHRASE, seedDemoData, startDemoInstance } from "./demo-instance";
+import { DEMO_ANY_WORDS, DEMO_PHRASE, seedDemoData, startDemoInstance } from "./demo-instance";
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");
 const OUT = path.resolve(process.argv[2] ?? path.join(ROOT, "screenshots"));
@@ -59,6 +59,13 @@ async function main(): Promise<void> {
       await page.keyboard.press("Enter");
       await page.locator("article.result").first().waitFor();
       await shoot(page, "04-search");
+      await page.getByLabel("Search this collection").fill(DEMO_ANY_WORDS);
+      await page.keyboard.press("Enter");
+      await page.locator("[data-matched=any]").waitFor();
+      await page.locator("article.result").first().getByRole("button", { name: /^Copy path of / }).click();
+      await page.locator(".copied").waitFor();
+      await page.locator("#results-heading").evaluate((el) => el.scrollIntoView());
+      await shoot(page, "04b-search-any-words");
       await visit("groups", "Groups");
       await shoot(page, "05-groups");
       await visit("sources", "Data sources");

@@ -65,6 +65,12 @@ before(async () => {
   const populate = (dir: string) => {
     fs.mkdirSync(path.join(dir, "archive"), { recursive: true });
     for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(dir, "archive", `note-${i}.txt`), `Archived note number ${i}.\n`);
+    // A long document: several of its chunks match the same word, so its result has several passages.
+    fs.mkdirSync(path.join(dir, "manuals"), { recursive: true });
+    const sections = Array.from({ length: 5 }, (_, i) =>
+      [`## Part ${i + 1}`, ...Array.from({ length: 18 }, (_, j) => `Check mooring line ${i + 1}.${j + 1} at the pier before the tide turns.`)].join("\n\n"),
+    );
+    fs.writeFileSync(path.join(dir, "manuals", "harbour manual.md"), `${sections.join("\n\n")}\n`);
   };
   [ollama, google] = await Promise.all([startFakeOllama(), startFakeGoogle()]);
   const port = await freePort();
@@ -264,10 +270,109 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByRole("button", { name: "Search", exact: true }).click();
     const hit = page.locator(".result").first();
     await hit.waitFor();
-    assert.match((await hit.locator(".result-path").textContent()) ?? "", /deep note\.txt/);
+    assert.match((await hit.locator(".result-location").textContent()) ?? "", /deep note\.txt/);
     assert.ok((await hit.locator(".snippet mark").count()) > 0, "the snippet highlights the match");
     await page.locator("#docs-heading", { hasText: /Documents \([1-9]\d*\)/ }).waitFor();
     await shot("08-search");
+  });
+
+  await t.test("search results: one per document with its best passages, its location copyable, a type filter, and a note when not every word was found", async () => {
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: sluice.url });
+    const query = page.getByLabel("Search this collection");
+    await query.fill("mooring");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.locator("#results-heading", { hasText: "1 result for “mooring”" }).waitFor();
+    // The manual matches in each of its chunks, yet it is one result: its passages under its title.
+    const manual = page.locator("article.result");
+    assert.equal(await manual.count(), 1);
+    assert.equal((await manual.locator("h4").textContent())?.trim(), "harbour manual");
+    const passages = manual.locator(".passages li");
+    assert.ok((await passages.count()) >= 2, `several passages of the manual (${await passages.count()})`);
+    const texts = await passages.allTextContents();
+    assert.equal(new Set(texts).size, texts.length, "each passage is its own text");
+    for (let i = 0; i < texts.length; i++) assert.ok((await passages.nth(i).locator("mark").count()) > 0, `passage ${i} marks the word`);
+    assert.equal((await manual.locator(".result-meta").textContent())?.replace(/\s+/g, " ").trim(), "MD in docs/manuals");
+
+    // The location as the user knows it, both forms, each with its own Copy button.
+    const unc = "\\\\localhost\\docs\\manuals\\harbour manual.md";
+    const smbUrl = `smb://localhost:${samba.port}/docs/manuals/harbour%20manual.md`;
+    const forms = manual.locator(".location-form");
+    assert.deepEqual(await forms.locator("dt").allTextContents(), ["Windows path", "Mac and Linux address"]);
+    assert.deepEqual(await forms.locator("code").allTextContents(), [unc, smbUrl]);
+    const copyUnc = manual.getByRole("button", { name: "Copy Windows path of harbour manual" });
+    assert.equal(await copyUnc.getAttribute("data-copy"), unc);
+    await copyUnc.click();
+    await manual.locator(`.copied[data-copied="${unc.replace(/\\/g, "\\\\")}"]`, { hasText: "Copied" }).waitFor();
+    await page.locator("[data-announcer]", { hasText: "Copied the Windows path of harbour manual." }).waitFor({ state: "attached" });
+    assert.equal(await page.evaluate("navigator.clipboard.readText()"), unc);
+    await manual.getByRole("button", { name: "Copy Mac and Linux address of harbour manual" }).click();
+    await manual.locator(`.copied[data-copied="${smbUrl}"]`).waitFor();
+    assert.equal(await manual.locator(".copied").count(), 1, "one Copied at a time: the last one");
+    assert.equal(await page.evaluate("navigator.clipboard.readText()"), smbUrl);
+    // A browser has no desktop bridge: no Open button.
+    assert.equal(await page.getByRole("button", { name: /^Open / }).count(), 0);
+    await shot("08b-search-documents");
+
+    // The type filter narrows the same search, at once.
+    await query.fill("2024");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.locator("#results-heading", { hasText: "2 results for “2024”" }).waitFor();
+    assert.deepEqual((await page.locator("article.result h4").allTextContents()).sort(), ["budget", "plan"]);
+    await page.getByLabel("File type").selectOption({ label: "Spreadsheets" });
+    await page.locator("#results-heading", { hasText: "1 result for “2024” in Spreadsheets" }).waitFor();
+    assert.deepEqual(await page.locator("article.result h4").allTextContents(), ["budget"]);
+    // The folder filter, from a result's folder.
+    await page.getByRole("button", { name: "Clear filters" }).click();
+    await page.locator("#results-heading", { hasText: "2 results for “2024”" }).waitFor();
+    await page.locator("article.result").first().getByRole("button", { name: "Only results in folder docs/projects/2024" }).click();
+    await page.locator("#results-heading", { hasText: "2 results for “2024” under docs/projects/2024" }).waitFor();
+    assert.equal(await page.getByLabel("Folder", { exact: true }).inputValue(), "docs/projects/2024");
+    await page.getByLabel("Folder", { exact: true }).fill("docs/manuals");
+    await page.getByLabel("Folder", { exact: true }).press("Enter");
+    await page.locator("#results-heading", { hasText: "No matches for “2024” under docs/manuals." }).waitFor();
+    await page.getByRole("button", { name: "Clear filters" }).click();
+
+    // A word no document has: the answer says it shows any of the words.
+    assert.equal(await page.locator("[data-matched]").count(), 0);
+    await query.fill("mooring zqxjvw");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const note = page.locator('[data-matched="any"]');
+    await note.waitFor();
+    assert.equal((await note.textContent())?.trim(), "No document has all of these words. Showing results for any of: “mooring” or “zqxjvw”.");
+    await page.locator("[data-announcer]", { hasText: "1 result for mooring zqxjvw. Not every word was found" }).waitFor({ state: "attached" });
+    await shot("08c-search-any-words");
+  });
+
+  await t.test("search results on the desktop app: Open hands the shown location to the bridge and shows what it answers", async () => {
+    const desktop = await context.newPage();
+    try {
+      // What main/preload.ts exposes in the desktop app; main's own checks are unit-tested (test/unit/desktop-shell.test.ts).
+      await desktop.addInitScript(`
+        window.opened = [];
+        window.sluiceDesktop = {
+          openLocation: async (location) => {
+            window.opened.push(location);
+            return window.opened.length === 1 ? null : "This computer cannot reach that file.";
+          },
+        };
+      `);
+      await desktop.goto(page.url());
+      await desktop.getByLabel("Search this collection").fill("mooring");
+      await desktop.getByRole("button", { name: "Search", exact: true }).click();
+      const open = desktop.getByRole("button", { name: "Open harbour manual" });
+      await open.click();
+      await desktop.waitForFunction("window.opened.length === 1");
+      assert.deepEqual(await desktop.evaluate("window.opened[0]"), {
+        path: "\\\\localhost\\docs\\manuals\\harbour manual.md",
+        url: `smb://localhost:${samba.port}/docs/manuals/harbour%20manual.md`,
+      });
+      assert.equal(await desktop.locator("article.result").getByRole("alert").count(), 0);
+      await open.click();
+      await desktop.locator("article.result").getByRole("alert").filter({ hasText: "This computer cannot reach that file." }).waitFor();
+      await desktop.screenshot({ path: path.join(SCREENSHOTS, "08d-search-open-desktop.png") });
+    } finally {
+      await desktop.close();
+    }
   });
 
   await t.test("ask: before any model is pulled, the Ask view says so and links to Models", async () => {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import express, { type Express, type Router } from "express";
 import { loadConfig } from "../../server/config";
-import { documentedRouter } from "../../server/http/documented-router";
+import { documentedRouter } from "../../server/routing/documented-router";
 import { openApiDocument, type OpenApiDocument, type Operation } from "../../server/http/openapi";
 import { createLogger } from "../../server/logger";
 import { startServer, type RunningServer } from "../../server/server";

@@ -197,7 +197,11 @@ describe("SMB connector against a real Samba", () => {
     const listing = await c.shareListing();
     assert.deepEqual(Object.keys(listing).sort(), ["big", "docs", "private"]);
     assert.deepEqual([...(listing.docs as string[])].sort(), readdirSync(samba.shareDir("docs")).sort());
-    assert.deepEqual(listing.private, { error: 'Access denied to share "private" for this user' });
+    assert.deepEqual(listing.private, {
+      error: 'Access denied to share "private" for this user',
+      reason: "access_denied",
+      hint: "This user may not open the share. Ask the server's administrator for access, or use another account.",
+    });
     await assert.rejects(c.list("private"), ConnectorEntryError);
     // The other user gets in.
     const other = make({ username: samba.otherUsername, password: samba.otherPassword });

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { lanUrls } from "../../main/lan-addresses";
+import { isExistingFile, openablePath, openableSmbUrl, openTarget } from "../../main/open-location";
 import { stopServer, waitForListening } from "../../main/server-process";
 import { readSettings, serverBinding, writeSettings } from "../../main/settings";
 import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "../../main/url-guards";
@@ -45,6 +46,77 @@ describe("IPC sender check", () => {
     assert.equal(isTrustedIpcSender({ url: "http://127.0.0.1:8420.evil.example/", isMainFrame: true }, app), false);
     assert.equal(isTrustedIpcSender({ url: "about:blank", isMainFrame: true }, app), false);
     assert.equal(isTrustedIpcSender(null, app), false, "a frame that is gone");
+  });
+});
+
+describe("Open on a search result", () => {
+  it("opens a UNC or drive path on Windows, only to a document type Sluice indexes", () => {
+    assert.deepEqual(openTarget({ path: "\\\\fs01\\docs\\minutes\\board q3.pdf", url: "smb://fs01/docs/minutes/board%20q3.pdf" }, "win32"), {
+      kind: "path",
+      path: "\\\\fs01\\docs\\minutes\\board q3.pdf",
+    });
+    assert.equal(openablePath("C:\\Users\\ada\\notes\\plan.docx", "win32"), "C:\\Users\\ada\\notes\\plan.docx");
+    for (const path of [
+      "\\\\fs01\\docs\\setup.exe",
+      "\\\\fs01\\docs\\run.bat",
+      "\\\\fs01\\docs\\start.lnk",
+      "\\\\fs01\\docs\\minutes",
+      "\\\\fs01\\docs\\..\\..\\evil\\x.pdf",
+      "\\\\?\\C:\\x.pdf",
+      "\\\\.\\pipe\\x.txt",
+      "\\\\fs01\\x.pdf",
+      "C:\\Windows\\System32\\calc.exe",
+      "C:x.pdf",
+      "relative\\x.pdf",
+      "https://evil.example/x.pdf",
+      "\\\\fs01\\docs\\a.pdf\u0000.exe",
+      `\\\\fs01\\docs\\${"a".repeat(5000)}.pdf`,
+    ]) {
+      assert.equal(openablePath(path, "win32"), null, path);
+    }
+    assert.equal(openTarget({ path: null, url: "smb://fs01/docs/x.pdf" }, "win32").kind, "refused", "Windows opens SMB documents by their UNC path");
+  });
+
+  it("opens an absolute local path elsewhere, and an smb:// URL where there is no local path", () => {
+    assert.deepEqual(openTarget({ path: "/srv/notes/harbour log.txt", url: "file:///srv/notes/harbour%20log.txt" }, "linux"), { kind: "path", path: "/srv/notes/harbour log.txt" });
+    assert.deepEqual(openTarget({ path: "\\\\fs01\\docs\\a b.pdf", url: "smb://fs01:4455/docs/a%20b.pdf" }, "darwin"), { kind: "url", url: "smb://fs01:4455/docs/a%20b.pdf" });
+    for (const path of ["/usr/bin/xterm", "/home/ada/run.sh", "/home/ada/app.desktop", "/srv/../etc/x.txt", "/srv//x.txt", "srv/x.txt", "/srv/notes", "\\\\fs01\\docs\\a.pdf"]) {
+      assert.equal(openablePath(path, "linux"), null, path);
+    }
+    for (const url of [
+      "file:///srv/notes/a.txt",
+      "https://evil.example/a.pdf",
+      "javascript:alert(1)//a.pdf",
+      "smb://fs01/docs/setup.exe",
+      "smb://fs01/docs",
+      "smb://fs01/a.pdf",
+      "smb://user:pw@fs01/docs/a.pdf",
+      "smb://fs01/docs/a.pdf?x=1",
+      "smb://fs01/docs/a.pdf#x",
+      "smb://fs01/docs/a%2F..%2Fb.pdf",
+      "smb://fs01/docs/%E0%A4%A.pdf",
+      "not a url",
+    ]) {
+      assert.equal(openableSmbUrl(url), null, url);
+    }
+    assert.equal(openableSmbUrl("smb://fs01/docs/minutes/board%20q3.txt"), "smb://fs01/docs/minutes/board%20q3.txt");
+  });
+
+  it("refuses what is not a location at all, saying what to do instead", () => {
+    for (const location of [null, undefined, "\\\\fs01\\docs\\a.pdf", 42, {}, { path: 42, url: ["smb://fs01/docs/a.pdf"] }]) {
+      const target = openTarget(location, "linux");
+      assert.equal(target.kind, "refused", JSON.stringify(location));
+      assert.match(target.kind === "refused" ? target.reason : "", /cannot be opened from here|Not a document location/);
+    }
+  });
+
+  it("opens a path only when it names an existing file, not a folder", async () => {
+    const dir = tempDir();
+    const file = path.join(dir, "plan.txt");
+    fs.writeFileSync(file, "plan\n");
+    assert.equal(await isExistingFile(file), true);
+    assert.equal(await isExistingFile(dir), false);
+    assert.equal(await isExistingFile(path.join(dir, "gone.txt")), false);
   });
 });
 

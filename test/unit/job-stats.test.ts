@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { JobStatsRecorder, STAGES } from "../../server/ingest/job-stats";
+import { STAGES } from "../../server/data/entities/ingest-job.entity";
+import { JobStatsRecorder } from "../../server/ingest/job-stats";
 
 /** A recorder on a clock the test moves by hand. */
 function recorder() {

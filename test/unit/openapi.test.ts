@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import express from "express";
 import { z } from "zod";
-import { documentedRouter } from "../../server/http/documented-router";
+import { documentedRouter } from "../../server/routing/documented-router";
 import { openApiDocument, openApiPath } from "../../server/http/openapi";
 
 const ok: express.RequestHandler = (_req, res) => {

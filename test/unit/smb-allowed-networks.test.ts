@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConnectorUnreachableError } from "../../server/connectors/connector";
-import { SmbAddressNotAllowedError, SmbAllowedNetworks, parseNetworkEntry } from "../../server/connectors/smb/smb-allowed-networks";
+import { SmbAddressNotAllowedError, SmbAllowedNetworks } from "../../server/connectors/smb/smb-allowed-networks";
+import { parseNetworkEntry } from "../../server/net/network-entry";
 
 describe("SMB_ALLOWED_NETWORKS matching", () => {
   const office = new SmbAllowedNetworks(["192.168.10.0/24", "10.0.0.5/32", "fd00::/8"].map(parseNetworkEntry));

@@ -3,7 +3,7 @@ import type os from "node:os";
 import { describe, it } from "node:test";
 import { crossSiteRefusal, type RequestFacts } from "../../server/http/cross-site.middleware";
 import { AllowedHosts, hostnameOf } from "../../server/http/host-guard.middleware";
-import { isLoopbackAddress, isThisMachineOnlyHost, machineHostnames } from "../../server/http/local-addresses";
+import { isLoopbackAddress, isThisMachineOnlyHost, machineHostnames } from "../../server/net/local-addresses";
 import { CONTENT_SECURITY_POLICY } from "../../server/http/security-headers";
 
 const INTERFACES: NodeJS.Dict<os.NetworkInterfaceInfo[]> = {

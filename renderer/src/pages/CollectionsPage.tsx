@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { COLLECTION_NAME_RULE, collectionNameProblem } from "../names";
 import { href } from "../router";
-import { EmbeddingModelControl, SearchModeSelect } from "./EmbeddingModelControl";
+import { EmbeddingModelControl } from "./EmbeddingModelControl";
+import { SearchPanel } from "./SearchPanel";
 
 function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
@@ -184,86 +185,6 @@ export function CollectionsPage() {
         )}
       </section>
     </div>
-  );
-}
-
-/** Up/Down (and Home/End) move between results; each result is a focusable article, so Tab reaches them too. */
-function moveBetweenResults(event: KeyboardEvent<HTMLOListElement>) {
-  const items = [...event.currentTarget.querySelectorAll<HTMLElement>("article.result")];
-  const at = items.indexOf(document.activeElement as HTMLElement);
-  if (at < 0) return;
-  const next =
-    event.key === "ArrowDown" ? items[at + 1] : event.key === "ArrowUp" ? items[at - 1] : event.key === "Home" ? items[0] : event.key === "End" ? items[items.length - 1] : undefined;
-  if (!next) return;
-  event.preventDefault();
-  next.focus();
-}
-
-function SearchPanel({ collectionId, embeddingModel }: { collectionId: string; embeddingModel: string | null }) {
-  const [query, setQuery] = useState("");
-  const [mode, setMode] = useState<api.SearchMode>("hybrid");
-  const [submitted, setSubmitted] = useState("");
-  const [results, setResults] = useState<api.SearchHit[] | null>(null);
-  const resultsHeading = useRef<HTMLHeadingElement>(null);
-  const search = useAction(async (q: string) => {
-    const found = (await api.searchCollection(collectionId, q, 20, undefined, embeddingModel ? mode : undefined)).results;
-    setResults(found);
-    setSubmitted(q);
-    announce(found.length === 0 ? `No matches for ${q}.` : `${found.length} result${found.length === 1 ? "" : "s"} for ${q}.`);
-  });
-  // A new answer: focus its heading, so the next Tab or arrow reaches the first result.
-  useEffect(() => {
-    if (results) resultsHeading.current?.focus();
-  }, [results]);
-  return (
-    <section className="card" aria-labelledby="search-heading">
-      <h2 id="search-heading">Search</h2>
-      {/* biome-ignore lint/a11y/useSemanticElements: <search> is too new for the browsers we support; role="search" on the form is the long-standing equivalent */}
-      <form
-        role="search"
-        className="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (query.trim()) void search.run(query.trim());
-        }}
-      >
-        <label htmlFor="search-q" className="sr-only">
-          Search this collection
-        </label>
-        <input id="search-q" type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search words or phrases…" />
-        <SearchModeSelect embeddingModel={embeddingModel} mode={mode} onChange={setMode} />
-        <button type="submit" className="primary" disabled={search.busy || !query.trim()}>
-          {search.busy ? "Searching…" : "Search"}
-        </button>
-      </form>
-      <ErrorText error={search.error} />
-      {results && (
-        <h3 ref={resultsHeading} tabIndex={-1} className="results-heading" id="results-heading">
-          {results.length === 0 ? `No matches for “${submitted}”.` : `${results.length} result${results.length === 1 ? "" : "s"} for “${submitted}”`}
-        </h3>
-      )}
-      {results && results.length > 0 && (
-        <ol className="results" aria-labelledby="results-heading" onKeyDown={moveBetweenResults}>
-          {results.map((hit, i) => (
-            <li key={`${hit.document_id}:${hit.chunk_index}`}>
-              {/* biome-ignore lint/a11y/noNoninteractiveTabindex: results are reached with the arrow keys (moveBetweenResults), so each one takes focus */}
-              <article className="result" tabIndex={0} aria-labelledby={`result-${i}-title`} aria-describedby={`result-${i}-path`}>
-                <div className="result-title" id={`result-${i}-title`}>
-                  {hit.title || hit.path}
-                </div>
-                <div className="result-path" id={`result-${i}-path`}>
-                  <span className="sr-only">Source path: </span>
-                  {hit.path}
-                </div>
-                {/* The server HTML-escapes the text and only adds <mark> around matches, so this is safe to render as HTML. */}
-                {/* biome-ignore lint/security/noDangerouslySetInnerHtml: the snippet is server-escaped text with <mark> around matches */}
-                <p className="snippet" dangerouslySetInnerHTML={{ __html: hit.snippet }} />
-              </article>
-            </li>
-          ))}
-        </ol>
-      )}
-    </section>
   );
 }
 

@@ -1,10 +1,10 @@
 import type { Router } from "express";
-import { actorOf } from "../../http/auth.middleware";
-import { documentedRouter } from "../../http/documented-router";
-import { presentDataSource } from "../../http/data-sources.presenters";
-import { presentPipeline } from "../../http/pipelines.presenters";
-import { groupIdParams } from "../../http/common.schemas";
-import { parse } from "../../http/validate";
+import { actorOf } from "../../routing/auth.middleware";
+import { documentedRouter } from "../../routing/documented-router";
+import { presentDataSource } from "../../routing/data-sources.presenters";
+import { presentPipeline } from "../../routing/pipelines.presenters";
+import { groupIdParams } from "../../routing/common.schemas";
+import { parse } from "../../routing/validate";
 import type { FolderSources } from "./folder-sources.service";
 import { presentFolderSource, presentFolderStatus } from "./folder.presenters";
 import { createFolderSourceBody } from "./folder.schemas";

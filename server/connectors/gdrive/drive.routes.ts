@@ -1,10 +1,10 @@
 import type { Response, Router } from "express";
-import { actorOf } from "../../http/auth.middleware";
-import { documentedRouter } from "../../http/documented-router";
-import { presentDataSource } from "../../http/data-sources.presenters";
-import { presentPipeline } from "../../http/pipelines.presenters";
-import { idParams } from "../../http/common.schemas";
-import { parse } from "../../http/validate";
+import { actorOf } from "../../routing/auth.middleware";
+import { documentedRouter } from "../../routing/documented-router";
+import { presentDataSource } from "../../routing/data-sources.presenters";
+import { presentPipeline } from "../../routing/pipelines.presenters";
+import { idParams } from "../../routing/common.schemas";
+import { parse } from "../../routing/validate";
 import { CALLBACK_PATH, ForeignBrowserError, type DriveService } from "./drive.service";
 import { STATE_LIFETIME_MS } from "./oauth-states";
 import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";

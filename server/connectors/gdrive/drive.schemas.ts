@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DATA_SOURCE_NAME } from "../../http/data-sources.schemas";
+import { DATA_SOURCE_NAME } from "../../routing/data-sources.schemas";
 
 /** Request schemas of the Google Drive endpoints. */
 

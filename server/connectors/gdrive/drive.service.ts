@@ -12,7 +12,7 @@ import { DriveSourceRecord } from "./drive-source.entity";
 import { NoDriveGrantError, type AccessToken } from "./drive-tokens";
 import { GoogleUnavailableError } from "./google-http";
 import { DRIVE_FILE_SCOPE, InvalidGrantError, OAuthError, pkcePair } from "./google-oauth";
-import { isLoopbackAddress, isThisMachineOnlyHost } from "../../http/local-addresses";
+import { isLoopbackAddress, isThisMachineOnlyHost } from "../../net/local-addresses";
 import type { SecretStore } from "../../secrets/secrets";
 import { OAuthStates, sameBrowserKey, sameOriginPath } from "./oauth-states";
 

@@ -11,7 +11,7 @@ import { SmbUnreachableError } from "./smb-errors";
 export class SmbAllowedNetworks {
   private readonly list = new BlockList();
 
-  /** `entries`: normalised `address/prefix` strings (see parseNetworkEntry); null allows any address. */
+  /** `entries`: normalised `address/prefix` strings (see net/network-entry.ts); null allows any address. */
   constructor(readonly entries: string[] | null) {
     for (const entry of entries ?? []) {
       const [address, prefix] = entry.split("/");
@@ -55,18 +55,4 @@ export class SmbAddressNotAllowedError extends Error {
     super(`The SMB server ${host} is outside the networks Sluice may connect to (SMB_ALLOWED_NETWORKS); ask the administrator`);
     this.name = "SmbAddressNotAllowedError";
   }
-}
-
-/**
- * One entry of SMB_ALLOWED_NETWORKS, an IPv4 or IPv6 address or CIDR network (`192.168.10.0/24`,
- * `10.0.0.5`, `fd00::/8`), as `address/prefix`; throws a sentence saying what is wrong.
- */
-export function parseNetworkEntry(entry: string): string {
-  const [address, prefix, ...rest] = entry.split("/");
-  const family = isIP(address);
-  if (family === 0 || rest.length > 0) throw new Error(`"${entry}" is not an IP address or a network such as 192.168.10.0/24`);
-  const max = family === 4 ? 32 : 128;
-  if (prefix === undefined) return `${address}/${max}`;
-  if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > max) throw new Error(`"${entry}" has a prefix length outside 0 to ${max}`);
-  return `${address}/${Number(prefix)}`;
 }

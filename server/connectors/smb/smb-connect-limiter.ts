@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from "express";
 import { rateLimit, type RateLimitInfo } from "express-rate-limit";
 import { TooManyRequestsError } from "../../errors";
-import { actorOf } from "../../http/auth.middleware";
+import { actorOf } from "../../routing/auth.middleware";
 
 export interface SmbConnectLimits {
   limit: number;

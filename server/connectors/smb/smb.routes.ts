@@ -1,10 +1,10 @@
 import type { RequestHandler, Router } from "express";
-import { actorOf } from "../../http/auth.middleware";
-import { documentedRouter } from "../../http/documented-router";
-import { presentDataSource } from "../../http/data-sources.presenters";
-import { presentPipeline } from "../../http/pipelines.presenters";
-import { groupIdParams, idParams } from "../../http/common.schemas";
-import { parse } from "../../http/validate";
+import { actorOf } from "../../routing/auth.middleware";
+import { documentedRouter } from "../../routing/documented-router";
+import { presentDataSource } from "../../routing/data-sources.presenters";
+import { presentPipeline } from "../../routing/pipelines.presenters";
+import { groupIdParams, idParams } from "../../routing/common.schemas";
+import { parse } from "../../routing/validate";
 import type { SmbSources } from "./smb-sources.service";
 import { presentSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";

@@ -1,5 +1,4 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
-import type { JobStats } from "../../ingest/job-stats";
 
 export type JobStatus = "processing" | "completed" | "failed";
 /** Where the job is in the queue; the API shows `processing` for both queued and running. */
@@ -18,6 +17,24 @@ export type SkipReason = "type not supported" | "empty";
 export interface JobSkip {
   entity: string;
   reason: SkipReason;
+}
+
+/** The stages of an ingestion, in pipeline order (docs/decisions.md: Where an ingestion's time went). */
+export const STAGES = ["listing", "read", "parse", "chunk", "index", "commit"] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** Per file type (lower-case extension, "none" without one): files the job read or skipped, bytes read, parser-thread seconds. */
+export interface TypeStats {
+  files: number;
+  bytes: number;
+  failed: number;
+  parse_s: number;
+}
+
+/** What the job row keeps in `stats`: seconds per stage, and counts per file type. */
+export interface JobStats {
+  timings: Record<`${Stage}_s`, number>;
+  by_type: Record<string, TypeStats>;
 }
 
 /** A job is a row first: recorded at trigger time and written as it moves, so a crash leaves a true record. */

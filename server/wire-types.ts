@@ -5,28 +5,28 @@
  * type check reads the presenters and what they import, without Node's types: presenters
  * import entity and plain type modules only, never services.
  */
-import type { askBody } from "./ask.schemas";
-import type { presentConversation, presentConversationWithTurns } from "./ask.presenters";
+import type { askBody } from "./http/ask.schemas";
+import type { presentConversation, presentConversationWithTurns } from "./http/ask.presenters";
 import type { z } from "zod";
-import type { presentToken, presentUser } from "./accounts.presenters";
-import type { signInBody, signUpBody } from "./accounts.schemas";
-import type { presentCollection, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./collections.presenters";
-import type { createCollectionBody, embeddingBody } from "./collections.schemas";
-import type { presentDataSource } from "./data-sources.presenters";
-import type { presentSmbSource } from "../connectors/smb/smb.presenters";
-import type { createSmbSourceBody } from "../connectors/smb/smb.schemas";
-import type { presentFolderSource, presentFolderStatus } from "../connectors/folder/folder.presenters";
-import type { createFolderSourceBody } from "../connectors/folder/folder.schemas";
-import type { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "../connectors/gdrive/drive.presenters";
-import type { createDriveSourceBody, registerDriveFilesBody } from "../connectors/gdrive/drive.schemas";
-import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
-import type { createGroupBody, setParentBody } from "./groups.schemas";
-import type { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
-import type { addPersonalModelBody, cancelPullBody, pullModelBody, updatePersonalModelBody } from "./models.schemas";
-import type { presentJob, presentPipeline, presentSchedule } from "./pipelines.presenters";
-import type { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
-import type { presentSchedulesChanged } from "./data-sources.presenters";
-import type { presentInstance } from "./instance.presenters";
+import type { presentToken, presentUser } from "./http/accounts.presenters";
+import type { signInBody, signUpBody } from "./http/accounts.schemas";
+import type { presentCollection, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./http/collections.presenters";
+import type { createCollectionBody, embeddingBody } from "./http/collections.schemas";
+import type { presentDataSource } from "./routing/data-sources.presenters";
+import type { presentSmbSource } from "./connectors/smb/smb.presenters";
+import type { createSmbSourceBody } from "./connectors/smb/smb.schemas";
+import type { presentFolderSource, presentFolderStatus } from "./connectors/folder/folder.presenters";
+import type { createFolderSourceBody } from "./connectors/folder/folder.schemas";
+import type { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./connectors/gdrive/drive.presenters";
+import type { createDriveSourceBody, registerDriveFilesBody } from "./connectors/gdrive/drive.schemas";
+import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./http/groups.presenters";
+import type { createGroupBody, setParentBody } from "./http/groups.schemas";
+import type { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./http/models.presenters";
+import type { addPersonalModelBody, cancelPullBody, pullModelBody, updatePersonalModelBody } from "./http/models.schemas";
+import type { presentJob, presentPipeline, presentSchedule } from "./routing/pipelines.presenters";
+import type { createPipelineBody, setScheduleBody } from "./http/pipelines.schemas";
+import type { presentSchedulesChanged } from "./routing/data-sources.presenters";
+import type { presentInstance } from "./http/instance.presenters";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
@@ -110,7 +110,7 @@ export type UpdatePersonalModelBody = z.input<typeof updatePersonalModelBody>;
 
 // ---- ask a collection ----
 export type AskBody = z.input<typeof askBody>;
-export type AskEvent = import("../ask/ask-events").AskEvent;
-export type AskSource = import("../ask/ask-events").AskSource;
+export type AskEvent = import("./ask/ask-events").AskEvent;
+export type AskSource = import("./ask/ask-events").AskSource;
 export type Conversation = ReturnType<typeof presentConversation>;
 export type ConversationWithTurns = ReturnType<typeof presentConversationWithTurns>;

@@ -3,7 +3,7 @@ import type { Pipeline } from "../data/entities/pipeline.entity";
 import type { PipelineSchedule } from "../data/entities/pipeline-schedule.entity";
 import type { PipelineDetails, PipelineView } from "../pipelines/pipeline-details";
 import { isoNoZone } from "../time";
-import { jobErrorSummary } from "../ingest/job-error-words";
+import { jobErrorSummary } from "./job-error-words";
 
 /** A pipeline record; `details` are its schedule and latest job (none for a pipeline just created). */
 export function presentPipeline(pipeline: Pipeline, details: PipelineDetails = { schedule: null, lastJob: null }) {
@@ -62,7 +62,7 @@ export function presentJob(job: IngestJob) {
     trigger: job.trigger,
     current_entity: job.currentEntity,
     error_message: job.errorMessage,
-    // The same failure in plain words; error_message keeps the raw text (ingest/job-error-words.ts).
+    // The same failure in plain words; error_message keeps the raw text (job-error-words.ts).
     error_summary: jobErrorSummary(job.errorMessage),
     errors: job.errors,
     skipped: job.skipped,

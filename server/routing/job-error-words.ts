@@ -1,7 +1,7 @@
 /**
  * The one place that turns a failed job's raw error (kept as `error_message`, the spec's field)
  * into a sentence a user can act on (`error_summary`). The raw text stays one click away in the UI.
- * Patterns match the messages Sluice itself writes (ingest-job.ts, the SMB and Drive connectors);
+ * Patterns match the messages Sluice itself writes (ingest/ingest-job.ts, the SMB and Drive connectors);
  * anything unknown keeps its own words.
  */
 const WORDS: Array<[RegExp, string]> = [

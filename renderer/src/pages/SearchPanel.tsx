@@ -1,0 +1,312 @@
+import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
+import * as api from "../api";
+import { ErrorText, announce, useAction } from "../components";
+import { desktopOpener } from "../desktop";
+import { FILE_TYPES, listOfWords, locationForms, queryWords } from "./search-words";
+import { SearchModeSelect } from "./EmbeddingModelControl";
+
+const TOP_K = 20;
+
+interface Filters {
+  /** An index into FILE_TYPES, or "" for any type. */
+  type: string;
+  folder: string;
+}
+
+interface Answer {
+  query: string;
+  filters: Filters;
+  documents: api.DocumentResult[];
+  matched: "all" | "any";
+}
+
+/** Up/Down (and Home/End) move between results; each result is a focusable article, so Tab reaches them too. */
+function moveBetweenResults(event: KeyboardEvent<HTMLOListElement>) {
+  const items = [...event.currentTarget.querySelectorAll<HTMLElement>("article.result")];
+  const at = items.indexOf(document.activeElement as HTMLElement);
+  if (at < 0) return;
+  const next =
+    event.key === "ArrowDown" ? items[at + 1] : event.key === "ArrowUp" ? items[at - 1] : event.key === "Home" ? items[0] : event.key === "End" ? items[items.length - 1] : undefined;
+  if (!next) return;
+  event.preventDefault();
+  next.focus();
+}
+
+/** " in PDF files under reports/2024": what the filters narrowed the answer to, said after its count. */
+function filterWords(filters: Filters): string {
+  const type = filters.type === "" ? "" : ` in ${FILE_TYPES[Number(filters.type)].label}`;
+  return `${type}${filters.folder ? ` under ${filters.folder}` : ""}`;
+}
+
+/** Puts text on the clipboard: the Clipboard API where the page may use it, else (a LAN browser over http://) a selected text area. */
+async function copyText(text: string): Promise<boolean> {
+  if (navigator.clipboard && window.isSecureContext) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch {
+      // Refused (no permission, the page not focused): the older way below may still work.
+    }
+  }
+  const back = document.activeElement as HTMLElement | null;
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.readOnly = true;
+  area.className = "clipboard-buffer";
+  document.body.append(area);
+  area.select();
+  let copied = false;
+  try {
+    copied = document.execCommand("copy");
+  } catch {
+    copied = false;
+  }
+  area.remove();
+  back?.focus();
+  return copied;
+}
+
+/** The one location last copied (its result and form), so a single "Copied" shows at a time. */
+interface CopyMark {
+  copied: string | null;
+  setCopied: (key: string | null) => void;
+}
+
+/** One form of a document's location, selectable as text, with a Copy button that says "Copied" (and is heard saying it). */
+function CopyableLocation({ id, label, name, value, title, mark }: { id: string; label: string; name: string; value: string; title: string; mark: CopyMark }) {
+  const [failed, setFailed] = useState(false);
+  const copy = async () => {
+    const ok = await copyText(value);
+    setFailed(!ok);
+    mark.setCopied(ok ? id : null);
+    announce(ok ? `Copied the ${name} of ${title}.` : `Could not copy. Select the ${name} and press Ctrl+C.`);
+  };
+  return (
+    <div className="location-form">
+      <dt>{label}</dt>
+      <dd>
+        <code className="location-value">{value}</code>
+        <span className="location-actions">
+          <button type="button" className="small-button" data-copy={value} aria-label={`Copy ${name} of ${title}`} onClick={() => void copy()}>
+            Copy
+          </button>
+          {mark.copied === id && (
+            <span className="copied" data-copied={value}>
+              Copied
+            </span>
+          )}
+          {failed && <span className="field-error">Select it and press Ctrl+C</span>}
+        </span>
+      </dd>
+    </div>
+  );
+}
+
+/** The desktop app's "Open": the document with this machine's default app, where the machine reaches it. */
+function OpenButton({ location, title }: { location: api.DocumentLocation; title: string }) {
+  const opener = desktopOpener();
+  const open = useAction(async () => {
+    const problem = await opener!.openLocation(location);
+    if (problem) throw new Error(problem);
+  });
+  if (!opener || (!location.path && !location.url)) return null;
+  return (
+    <div className="result-open">
+      <button type="button" onClick={() => void open.run()} disabled={open.busy} aria-label={`Open ${title}`}>
+        {open.busy ? "Opening…" : "Open"}
+      </button>
+      <ErrorText error={open.error} />
+    </div>
+  );
+}
+
+function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentResult; index: number; onFolder: (folder: string) => void; mark: CopyMark }) {
+  const title = doc.title || doc.path.split("/").pop() || doc.path;
+  const forms = locationForms(doc.location);
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: results are reached with the arrow keys (moveBetweenResults), so each one takes focus
+    <article className="result" tabIndex={0} aria-labelledby={`result-${index}-title`} data-document-id={doc.document_id}>
+      <h4 className="result-title" id={`result-${index}-title`}>
+        {title}
+      </h4>
+      <p className="result-meta muted small">
+        {doc.type && <span className="type-badge">{doc.type.toUpperCase()}</span>}
+        {doc.folder ? (
+          <>
+            {" "}
+            in{" "}
+            <button type="button" className="link-button" onClick={() => onFolder(doc.folder)} aria-label={`Only results in folder ${doc.folder}`}>
+              {doc.folder}
+            </button>
+          </>
+        ) : null}
+      </p>
+      <ul className="passages" aria-label={`Passages from ${title}`}>
+        {doc.passages.map((passage) => (
+          // biome-ignore lint/security/noDangerouslySetInnerHtml: the snippet is server-escaped text with <mark> around matches
+          <li key={passage.chunk_index} className="snippet" dangerouslySetInnerHTML={{ __html: passage.snippet }} />
+        ))}
+      </ul>
+      {forms.length > 0 ? (
+        <dl className="result-location" aria-label={`Where ${title} is`}>
+          {forms.map((form) => (
+            <CopyableLocation key={form.label} id={`${doc.document_id}:${form.label}`} {...form} title={title} mark={mark} />
+          ))}
+        </dl>
+      ) : (
+        // Drive answers no location yet (docs/decisions.md, Search): what Sluice stored it as, to tell documents apart.
+        <p className="result-location muted small">
+          Stored as <code>{doc.path}</code>
+        </p>
+      )}
+      <OpenButton location={doc.location} title={title} />
+    </article>
+  );
+}
+
+export function SearchPanel({ collectionId, embeddingModel }: { collectionId: string; embeddingModel: string | null }) {
+  const [query, setQuery] = useState("");
+  const [mode, setMode] = useState<api.SearchMode>("hybrid");
+  const [filters, setFilters] = useState<Filters>({ type: "", folder: "" });
+  const [answer, setAnswer] = useState<Answer | null>(null);
+  const [folders, setFolders] = useState<string[]>([]);
+  const resultsHeading = useRef<HTMLHeadingElement>(null);
+  const inFlight = useRef<AbortController | null>(null);
+  const folderListId = useId();
+  const [copied, setCopiedKey] = useState<string | null>(null);
+  const copiedTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  // "Copied" stays a few seconds, long enough to be seen, then the button is just Copy again.
+  const mark: CopyMark = {
+    copied,
+    setCopied: (key) => {
+      setCopiedKey(key);
+      clearTimeout(copiedTimer.current);
+      if (key) copiedTimer.current = setTimeout(() => setCopiedKey(null), 4000);
+    },
+  };
+  useEffect(() => () => clearTimeout(copiedTimer.current), []);
+  const search = useAction(async (q: string, wanted: Filters) => {
+    inFlight.current?.abort();
+    const controller = new AbortController();
+    inFlight.current = controller;
+    const types = wanted.type === "" ? undefined : FILE_TYPES[Number(wanted.type)].types;
+    let found: Awaited<ReturnType<typeof api.searchDocuments>>;
+    try {
+      found = await api.searchDocuments(collectionId, q, TOP_K, { types, folder: wanted.folder.trim() || undefined, mode: embeddingModel ? mode : undefined }, controller.signal);
+    } catch (e) {
+      // Replaced by a newer search (a filter changed meanwhile): that one answers, this one says nothing.
+      if (controller.signal.aborted) return;
+      throw e;
+    }
+    if (controller.signal.aborted) return;
+    setAnswer({ query: q, filters: wanted, documents: found.documents, matched: found.matched });
+    setFolders((known) => [...new Set([...known, ...found.documents.map((d) => d.folder).filter(Boolean)])].sort());
+    const n = found.documents.length;
+    const where = filterWords(wanted);
+    announce(
+      n === 0
+        ? `No matches for ${q}${where}.`
+        : `${n} result${n === 1 ? "" : "s"} for ${q}${where}.${found.matched === "any" ? " Not every word was found: showing results for any of them." : ""}`,
+    );
+  });
+  // A new answer: focus its heading, so the next Tab or arrow reaches the first result.
+  useEffect(() => {
+    if (answer) resultsHeading.current?.focus();
+  }, [answer]);
+  useEffect(() => () => inFlight.current?.abort(), []);
+
+  const run = () => {
+    if (query.trim()) void search.run(query.trim(), filters);
+  };
+  const changeFilters = (next: Filters, rerun: boolean) => {
+    setFilters(next);
+    // A filter changed after a search applies to that search at once; before one, it waits for the first.
+    if (rerun && answer) void search.run(answer.query, next);
+  };
+  const filtered = filters.type !== "" || filters.folder.trim() !== "";
+  return (
+    <section className="card" aria-labelledby="search-heading">
+      <h2 id="search-heading">Search</h2>
+      {/* biome-ignore lint/a11y/useSemanticElements: <search> is too new for the browsers we support; role="search" on the form is the long-standing equivalent */}
+      <form
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          run();
+        }}
+      >
+        <div className="inline-form">
+          <label htmlFor="search-q" className="sr-only">
+            Search this collection
+          </label>
+          <input id="search-q" type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search words or phrases…" />
+          <SearchModeSelect embeddingModel={embeddingModel} mode={mode} onChange={setMode} />
+          <button type="submit" className="primary" disabled={search.busy || !query.trim()}>
+            {search.busy ? "Searching…" : "Search"}
+          </button>
+        </div>
+        <fieldset className="search-filters">
+          <legend className="sr-only">Filters</legend>
+          <div className="field">
+            <label htmlFor="search-type">File type</label>
+            <select id="search-type" value={filters.type} onChange={(e) => changeFilters({ ...filters, type: e.target.value }, true)}>
+              <option value="">Any type</option>
+              {FILE_TYPES.map((t, i) => (
+                <option key={t.label} value={String(i)}>
+                  {t.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="search-folder">Folder</label>
+            <input
+              id="search-folder"
+              value={filters.folder}
+              list={folderListId}
+              onChange={(e) => changeFilters({ ...filters, folder: e.target.value }, false)}
+              aria-describedby="search-folder-hint"
+              spellCheck={false}
+              placeholder="Any folder"
+            />
+            <datalist id={folderListId}>
+              {folders.map((f) => (
+                <option key={f} value={f} />
+              ))}
+            </datalist>
+            <p className="hint" id="search-folder-hint">
+              Only documents under this folder; press Enter to apply.
+            </p>
+          </div>
+          {filtered && (
+            <button type="button" className="clear-filters" onClick={() => changeFilters({ type: "", folder: "" }, true)}>
+              Clear filters
+            </button>
+          )}
+        </fieldset>
+      </form>
+      <ErrorText error={search.error} />
+      {answer && (
+        <h3 ref={resultsHeading} tabIndex={-1} className="results-heading" id="results-heading">
+          {answer.documents.length === 0
+            ? `No matches for “${answer.query}”${filterWords(answer.filters)}.`
+            : `${answer.documents.length} result${answer.documents.length === 1 ? "" : "s"} for “${answer.query}”${filterWords(answer.filters)}`}
+        </h3>
+      )}
+      {answer && answer.matched === "any" && answer.documents.length > 0 && (
+        <p className="note any-words" data-matched="any">
+          No document has all of these words. Showing results for any of: {listOfWords(queryWords(answer.query))}.
+        </p>
+      )}
+      {answer && answer.documents.length > 0 && (
+        <ol className="results" aria-labelledby="results-heading" onKeyDown={moveBetweenResults}>
+          {answer.documents.map((doc, i) => (
+            <li key={doc.document_id}>
+              <DocumentResultItem doc={doc} index={i} onFolder={(folder) => changeFilters({ ...filters, folder }, true)} mark={mark} />
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
