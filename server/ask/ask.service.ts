@@ -8,10 +8,9 @@ import { ConversationTurn } from "../data/entities/conversation-turn.entity";
 import { ModelRecord } from "../data/entities/model.entity";
 import { canonicalModelName, OllamaError, OllamaUnreachableError, type OllamaClient } from "../llm/ollama.client";
 import type { Logger } from "../logger";
-import type { CollectionRetrieval } from "../collections/collection-retrieval";
 import { buildGroundedPrompt, citationsIn, NOTHING_FOUND_ANSWER, type EarlierTurn } from "./grounded-prompt";
 import type { AskEvent, AskSource } from "./ask-events";
-import { retrievePassages, type Passage } from "./retrieval";
+import { retrievePassages, type Passage, type PassageFinder } from "./retrieval";
 
 /** An ask checked and ready to stream: everything that could be a 4xx has been decided. */
 export interface PreparedAsk {
@@ -38,7 +37,7 @@ export class AskService {
 
   constructor(
     private readonly db: DataSource,
-    private readonly retrieval: CollectionRetrieval,
+    private readonly retrieval: PassageFinder,
     private readonly ollama: OllamaClient,
     private readonly logger?: Logger,
   ) {}
