@@ -106,7 +106,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   api.use(pipelinesRoutes(pipelines, schedules));
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));
-  api.use(askRoutes(new AskService(db, index, models.ollama, logger), models.options.keepAliveMs));
+  api.use(askRoutes(new AskService(db, retrieval, models.ollama, logger), models.options.keepAliveMs));
   api.use(notFound);
   openApi = openApiDocument(api);
 

@@ -11,7 +11,7 @@ import type { z } from "zod";
 import type { presentToken, presentUser } from "./http/accounts.presenters";
 import type { signInBody, signUpBody } from "./http/accounts.schemas";
 import type { presentCollection, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./http/collections.presenters";
-import type { createCollectionBody } from "./http/collections.schemas";
+import type { createCollectionBody, embeddingBody } from "./http/collections.schemas";
 import type { presentDataSource } from "./routing/data-sources.presenters";
 import type { presentSmbSource } from "./connectors/smb/smb.presenters";
 import type { createSmbSourceBody } from "./connectors/smb/smb.schemas";
@@ -55,6 +55,10 @@ export type DocumentLocation = ReturnType<typeof presentLocation>;
 export type DocumentSummary = ReturnType<typeof presentDocument>;
 export type DocumentPage = ReturnType<typeof presentDocumentPage>;
 export type CreateCollectionBody = z.input<typeof createCollectionBody>;
+export type SetEmbeddingBody = z.input<typeof embeddingBody>;
+/** PUT /collections/{id}/embedding: the collection, and the ingestion jobs started to embed what it holds. */
+export type CollectionWithJobs = Collection & { job_ids: string[] };
+export type SearchMode = SearchResults["mode"];
 
 // ---- data sources (every kind, SMB) ----
 export type DataSource = ReturnType<typeof presentDataSource>;

@@ -205,14 +205,21 @@ export const ingestAllDrive = (sourceId: string) => json<DriveFilesResult>("POST
 export const listCollections = () => json<Collection[]>("GET", "/collections");
 export const createCollection = (name: string, owner_group_id: string) => json<Collection>("POST", "/collections", { name, owner_group_id } satisfies Wire.CreateCollectionBody);
 export const deleteCollection = (id: string) => json<void>("DELETE", `/collections/${enc(id)}`);
-export const searchCollection = (id: string, q: string, topK = 10, signal?: AbortSignal) =>
-  json<Wire.SearchResults>("GET", `/collections/${enc(id)}/search?q=${enc(q)}&top_k=${topK}`, undefined, signal);
+export const searchCollection = (id: string, q: string, topK = 10, signal?: AbortSignal, mode?: SearchMode) =>
+  json<Wire.SearchResults>("GET", `/collections/${enc(id)}/search?q=${enc(q)}&top_k=${topK}${mode ? `&mode=${mode}` : ""}`, undefined, signal);
+/** keyword, semantic or hybrid; without it the server picks (hybrid when the collection has an embedding model). */
+export type SearchMode = Wire.SearchMode;
+/** Sets (a catalog model that can embed) or clears (null) the collection's embedding model; 400 with a detail for a model that cannot embed. */
+export const setEmbeddingModel = (id: string, model: string | null) =>
+  json<Wire.CollectionWithJobs>("PUT", `/collections/${enc(id)}/embedding`, { model } satisfies Wire.SetEmbeddingBody);
 
 export interface DocumentSearchOptions {
   /** File extensions, e.g. ["pdf", "docx"]. */
   types?: string[];
   /** A folder of the source paths, e.g. "share/reports". */
   folder?: string;
+  /** keyword, semantic or hybrid (see SearchMode); default: the server's. */
+  mode?: SearchMode;
 }
 
 /** Search answering one entry per document (`documents`, each with its best passages) and `matched: "any"` when not every word was found. */
@@ -220,6 +227,7 @@ export const searchDocuments = (id: string, q: string, topK = 10, options: Docum
   const params = new URLSearchParams({ q, top_k: String(topK), group_by: "document" });
   if (options.types?.length) params.set("type", options.types.join(","));
   if (options.folder) params.set("folder", options.folder);
+  if (options.mode) params.set("mode", options.mode);
   return json<Wire.SearchResults & { documents: Wire.DocumentResult[] }>("GET", `/collections/${enc(id)}/search?${params}`, undefined, signal);
 };
 export const listDocuments = (id: string, offset = 0, limit = 50) =>

@@ -8,14 +8,15 @@ import { ConversationTurn } from "../data/entities/conversation-turn.entity";
 import { ModelRecord } from "../data/entities/model.entity";
 import { canonicalModelName, OllamaError, OllamaUnreachableError, type OllamaClient } from "../llm/ollama.client";
 import type { Logger } from "../logger";
-import type { SearchIndex } from "../search/search-index";
 import { buildGroundedPrompt, citationsIn, NOTHING_FOUND_ANSWER, type EarlierTurn } from "./grounded-prompt";
 import type { AskEvent, AskSource } from "./ask-events";
-import { retrievePassages, type Passage } from "./retrieval";
+import { retrievePassages, type Passage, type PassageFinder } from "./retrieval";
 
 /** An ask checked and ready to stream: everything that could be a 4xx has been decided. */
 export interface PreparedAsk {
   collectionId: string;
+  /** The collection's embedding model when the ask was checked: with one, retrieval is hybrid. */
+  embeddingModel: string | null;
   question: string;
   model: string;
   topK: number;
@@ -36,14 +37,14 @@ export class AskService {
 
   constructor(
     private readonly db: DataSource,
-    private readonly index: SearchIndex,
+    private readonly retrieval: PassageFinder,
     private readonly ollama: OllamaClient,
     private readonly logger?: Logger,
   ) {}
 
   /** Access, model and conversation checks, before any byte of the stream is sent. */
   async prepare(actor: Actor, collectionId: string, input: { question: string; model: string; top_k: number; conversation_id?: string }): Promise<PreparedAsk> {
-    await requireCollectionAccess(this.db.manager, actor, collectionId);
+    const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);
     const model = canonicalModelName(input.model);
     if (!(await this.db.manager.exists(ModelRecord, { where: { modelName: model } }))) {
       throw new BadRequestError(`The model "${input.model}" is not in the catalog; pull it on the Models screen first`);
@@ -55,7 +56,7 @@ export class AskService {
       if (conversation.collectionId !== collectionId) throw new NotFoundError("Conversation not found");
       earlier = await this.db.manager.find(ConversationTurn, { where: { conversationId: conversation.id }, order: { position: "ASC" } });
     }
-    return { collectionId, question: input.question, model, topK: input.top_k, conversation, earlier };
+    return { collectionId, embeddingModel: collection.embeddingModel, question: input.question, model, topK: input.top_k, conversation, earlier };
   }
 
   /**
@@ -65,7 +66,7 @@ export class AskService {
   async run(actor: Actor, ask: PreparedAsk, send: (event: AskEvent) => void, signal: AbortSignal): Promise<void> {
     try {
       const standalone = standaloneQuestion(ask.question, ask.earlier);
-      const passages = await retrievePassages(this.index, ask.collectionId, standalone, ask.topK);
+      const passages = await retrievePassages(this.retrieval, ask.collectionId, ask.embeddingModel, standalone, ask.topK);
       let answer = "";
       let used: Passage[] = [];
       let timings = { eval_count: 0, eval_duration: 0 };

@@ -1,4 +1,4 @@
-import type { SearchIndex } from "../search/search-index";
+import type { SearchHit } from "../search/search-index";
 
 /** One passage an answer may use: a chunk of a document of the collection. */
 export interface Passage {
@@ -14,12 +14,21 @@ export interface Passage {
 }
 
 /**
- * The passages of one collection that best answer `query`, best first: the one seam between
- * asking and how passages are found. Today it is the collection's keyword search (FTS5 /
- * PostgreSQL full text); hybrid retrieval (keyword + vectors, fused by rank) slots in here.
- * The caller has already checked access to the collection.
+ * What finds an ask's passages: the collection's retrieval (collections/collection-retrieval.ts,
+ * given by app.ts), which decides keyword or hybrid as a search without `mode` does and gives
+ * each hit its chunk's whole text. An interface here, as ask/ stands below collections/.
  */
-export async function retrievePassages(index: SearchIndex, collectionId: string, query: string, topK: number): Promise<Passage[]> {
-  const hits = await index.search(collectionId, query, topK);
+export interface PassageFinder {
+  passages(collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<SearchHit[]>;
+}
+
+/**
+ * The passages of one collection that best answer `query`, best first: the one seam between
+ * asking and how passages are found. The collection's retrieval decides how (hybrid, keyword
+ * and vector rankings fused, where the collection has an embedding model; keyword otherwise)
+ * and gives each passage its chunk's whole text. The caller has already checked access.
+ */
+export async function retrievePassages(retrieval: PassageFinder, collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<Passage[]> {
+  const hits = await retrieval.passages(collectionId, embeddingModel, query, topK);
   return hits.map((hit) => ({ documentId: hit.documentId, title: hit.title, path: hit.path, snippet: hit.snippet, text: hit.text, score: hit.score }));
 }

@@ -38,6 +38,22 @@ export class CollectionRetrieval {
   }
 
   /**
+   * What an ask retrieves: the default mode's best chunks for `query` (hybrid with an embedding
+   * model, else keyword; the same decision as a search without `mode`), each with its chunk's
+   * whole text. A chunk found by meaning carries only the vector store's preview of it, so the
+   * whole text of each hit is read from the full-text index by (document, chunk): at most topK
+   * rows by key, and the vector store keeps no second copy of every chunk.
+   */
+  async passages(collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<SearchHit[]> {
+    const mode = defaultMode(embeddingModel);
+    const hits = await this.search(collectionId, embeddingModel, query, topK, {}, mode);
+    if (mode === "keyword" || hits.length === 0) return hits;
+    const texts = await this.index.chunkTexts(collectionId, hits);
+    // A chunk gone since the vectors were read (a re-run replaced its document) is left out.
+    return hits.flatMap((hit, i) => (texts[i] === null ? [] : [{ ...hit, text: texts[i] }]));
+  }
+
+  /**
    * The vector ranking with the search's filters (type, folder, chunks per document) applied
    * to its nearest chunks: the vector stores rank a whole collection, so a filtered search
    * reads more of them and keeps those that pass.

@@ -1,5 +1,5 @@
 import type { DatabaseOutage } from "../data/database-outage";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "../search/search-index";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "../search/search-index";
 
 /**
  * The index as the ingestion job sees it: every call rides out a database outage (the team
@@ -44,6 +44,10 @@ export class OutageRetryingIndex implements SearchIndex {
 
   documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
     return this.retry(() => this.index.documentChunks(collectionId, documentId));
+  }
+
+  chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+    return this.retry(() => this.index.chunkTexts(collectionId, chunks));
   }
 
   listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {

@@ -20,7 +20,7 @@ export function vectorHitAsSearchHit(hit: VectorHit): SearchHit {
     title: hit.title,
     chunkIndex: hit.chunkIndex,
     snippet: escapeHtml(hit.preview),
-    // The vector store keeps only the chunk's start: what a semantic hit can give as its text.
+    // The vector store keeps only the chunk's start; an ask reads the whole text from the index (CollectionRetrieval.passages).
     text: hit.preview,
     score: hit.similarity,
     exact: false,

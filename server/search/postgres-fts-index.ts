@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
 import { NotFoundError } from "../errors";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
@@ -267,6 +267,19 @@ export class PostgresFtsIndex implements SearchIndex {
       [collectionId, documentId],
     )) as { chunk_index: number; body: string }[];
     return rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.body }));
+  }
+
+  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+    if (chunks.length === 0) return [];
+    await this.ready();
+    const rows = (await this.db.query(
+      `SELECT k.n, c.body FROM unnest($2::varchar[], $3::int[]) WITH ORDINALITY AS k(document_id, chunk_index, n)
+       JOIN search_chunks c ON c.document_id = k.document_id AND c.chunk_index = k.chunk_index AND c.collection_id = $1`,
+      [collectionId, chunks.map((c) => c.documentId), chunks.map((c) => c.chunkIndex)],
+    )) as { n: string; body: string }[];
+    const texts: Array<string | null> = chunks.map(() => null);
+    for (const row of rows) texts[Number(row.n) - 1] = row.body;
+    return texts;
   }
 
   /**

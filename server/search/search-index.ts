@@ -9,6 +9,12 @@ export interface ChunkInput {
   text: string;
 }
 
+/** One chunk of one indexed document. */
+export interface ChunkKey {
+  documentId: string;
+  chunkIndex: number;
+}
+
 export interface DocumentInput {
   sourceId: string;
   /** Path within the source, e.g. "share/folder/file.pdf" or a drive file id path. */
@@ -125,6 +131,11 @@ export interface SearchIndex extends CollectionIndex {
   search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]>;
   /** One document's chunks in order, as indexed (the embedding stage reads them; see embed-collection.ts). */
   documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]>;
+  /**
+   * The whole text of some chunks, in the order asked (null for a chunk no longer indexed): a
+   * semantic hit carries only its chunk's start (the vector store's preview), an ask's prompt needs all of it.
+   */
+  chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>>;
   /**
    * Sets a damaged collection's index aside (kept, not deleted) so the next writes rebuild it;
    * answers where it went, or null when there was nothing to move (engines that cannot be damaged so).

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 import { IndexDamagedError, isCorruption } from "./index-damage";
@@ -304,6 +304,13 @@ export class SqliteFtsIndex implements SearchIndex {
     if (!db) return [];
     const sql = "SELECT c.chunk_index AS chunkIndex, f.body AS text FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.document_id = ? ORDER BY c.chunk_index";
     return this.guarded(collectionId, () => db.prepare(sql).all(documentId) as ChunkInput[]);
+  }
+
+  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+    const db = this.database(collectionId, false);
+    if (!db || chunks.length === 0) return chunks.map(() => null);
+    const read = db.prepare("SELECT f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.document_id = ? AND c.chunk_index = ?").pluck();
+    return this.guarded(collectionId, () => chunks.map((chunk) => (read.get(chunk.documentId, chunk.chunkIndex) as string | undefined) ?? null));
   }
 
   async drop(collectionId: string): Promise<void> {

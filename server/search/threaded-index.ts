@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { WriterReply, WriterRequest } from "./index-writer.worker";
 import crypto from "node:crypto";
-import type { ChunkInput, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
 import { IndexDamagedError } from "./index-damage";
@@ -138,6 +138,12 @@ export class ThreadedSqliteIndex implements SearchIndex {
 
   documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
     return this.reader.documentChunks(collectionId, documentId);
+  }
+
+  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
+    return this.reader.chunkTexts(collectionId, chunks);
   }
 
   /**

@@ -7,10 +7,10 @@ import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fix
 import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
 import { runWorkersBench } from "./workers.bench";
-import { runHybridBench } from "./hybrid.bench";
+import { runHybridBench, type HybridBenchResult } from "./hybrid.bench";
 
-/** The hybrid benchmark's collection on SQLite + sqlite-vec. */
-const HYBRID_BENCH_CHUNKS = 10_000;
+/** The hybrid benchmark's collection on SQLite + sqlite-vec (and on PostgreSQL with pgvector): the issue's 100,000 chunks. */
+const HYBRID_BENCH_CHUNKS = 100_000;
 /** On PostgreSQL without pgvector: the exact-similarity fallback's stated limit (README, "Hybrid retrieval"). */
 const PG_FALLBACK_CHUNKS = 500;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
@@ -48,6 +48,17 @@ const TARGETS = {
 type BackEnd = keyof typeof TARGETS;
 
 const rows: Array<[string, string, string, string]> = [];
+/** The hybrid bench's lines: search, the ask's own time before Ollama (keyword and hybrid, against the back end's goal), the embedding stage's cost. */
+function reportHybrid(backEnd: BackEnd, r: HybridBenchResult, where: string): void {
+  const goal = TARGETS[backEnd].askBeforeModelP95Ms;
+  report(`hybrid search, ${where} (index direct)`, `p50 ${r.p50.toFixed(2)} ms, p95 ${r.p95.toFixed(2)} ms`, `p95 < ${goal} ms`, r.p95 < goal);
+  for (const mode of ["keyword", "hybrid"] as const) {
+    const t = r.ask[mode];
+    report(`ask, Sluice's time before the first byte to Ollama, ${mode} (retrieval + prompt; query embedding not counted), ${where}`, `p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms`, `p95 < ${goal} ms`, t.p95 < goal);
+  }
+  report(`embedding stage's own time, ${where} (fake model's latency subtracted)`, `${r.stageOverheadMsPer1000.toFixed(0)} ms per 1,000 chunks`);
+}
+
 function report(name: string, value: string, target = "", ok: boolean | null = null): void {
   rows.push([name, value, target, ok === null ? "" : verdict(ok)]);
   process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target}: ${ok === null ? "" : verdict(ok)})` : ""}\n`);
@@ -377,15 +388,21 @@ async function main(): Promise<void> {
     );
   }
 
-  // Hybrid retrieval (issue 23): BM25 + vectors (768 dimensions) fused, and the embedding stage's own cost.
-  process.stdout.write("hybrid retrieval, synthetic collection...\n");
-  const hybrid = await runHybridBench({ chunks: HYBRID_BENCH_CHUNKS, queries: 500 });
-  report(`hybrid search, ${HYBRID_BENCH_CHUNKS.toLocaleString("en")} chunks, SQLite + sqlite-vec (500 queries, index direct)`, `p50 ${hybrid.p50.toFixed(2)} ms, p95 ${hybrid.p95.toFixed(2)} ms`, "p95 < 30 ms", hybrid.p95 < 30);
-  report("embedding stage overhead, SQLite (model latency subtracted)", `${hybrid.stageOverheadMsPer1000.toFixed(0)} ms per 1,000 chunks`);
+  // Hybrid retrieval and asks (issue 23): BM25 + vectors (768 dimensions) fused on the 100,000-chunk
+  // collection; an ask's own time before its first byte goes to Ollama, keyword and hybrid; the embedding stage's own cost.
+  const hybridChunks = scaled(HYBRID_BENCH_CHUNKS);
+  process.stdout.write(`hybrid retrieval, synthetic ${hybridChunks}-chunk collection with vectors...\n`);
+  const hybrid = await runHybridBench({ chunks: hybridChunks, queries: 500 });
+  reportHybrid("SQLite", hybrid, `${hybridChunks.toLocaleString("en")} chunks, SQLite + sqlite-vec`);
   if (postgresBinDir()) {
-    const pgHybrid = await runHybridBench({ chunks: PG_FALLBACK_CHUNKS, queries: 200, engine: "postgres" });
-    report(`hybrid search, ${PG_FALLBACK_CHUNKS} chunks, PostgreSQL exact-similarity fallback (200 queries)`, `p50 ${pgHybrid.p50.toFixed(2)} ms, p95 ${pgHybrid.p95.toFixed(2)} ms`, "p95 < 60 ms", pgHybrid.p95 < 60);
-    report("embedding stage overhead, PostgreSQL (model latency subtracted)", `${pgHybrid.stageOverheadMsPer1000.toFixed(0)} ms per 1,000 chunks`);
+    // Without pgvector the fallback reads every vector per query: it is measured at its stated limit (README, "Hybrid retrieval").
+    process.stdout.write("hybrid retrieval on PostgreSQL...\n");
+    const probe = await runHybridBench({ chunks: PG_FALLBACK_CHUNKS, queries: 200, engine: "postgres" });
+    const pgHybrid = probe.vectorEngine === "pgvector" ? await runHybridBench({ chunks: hybridChunks, queries: 500, engine: "postgres" }) : probe;
+    reportHybrid("PostgreSQL", pgHybrid, `${pgHybrid.chunks.toLocaleString("en")} chunks, PostgreSQL, ${pgHybrid.vectorEngine}`);
+    if (pgHybrid.vectorEngine !== "pgvector") {
+      report(`ask, hybrid, ${hybridChunks.toLocaleString("en")} chunks, PostgreSQL`, "not measured: needs pgvector, which this PostgreSQL lacks (the fallback's limit is 500 chunks)");
+    }
   }
 
   await bigFileBench();

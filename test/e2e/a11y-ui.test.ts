@@ -466,6 +466,20 @@ test("axe-core finds no WCAG 2.2 AA violation on any screen or state, wide and n
       await axe(page, `pipelines ${size}`);
       await visit("models", "Models");
       await axe(page, `models ${size}`);
+
+      // The collection's "Search by meaning" control with models in the catalog, then with a chat model refused on its field.
+      for (const model_name of ["smollm2:135m", "nomic-embed-text"]) {
+        const pulled = await page.request.post(`${demo.sluice.api}/models`, { data: { model_name } });
+        assert.match(await pulled.text(), /"status":"completed"/);
+      }
+      await visit(`collections/${seeded.collectionId}`, seeded.collectionName);
+      const embeddingField = page.getByLabel("Embedding model", { exact: true });
+      await embeddingField.locator("option", { hasText: "smollm2:135m" }).waitFor({ state: "attached" });
+      await axe(page, `the embedding model control ${size}`);
+      await embeddingField.selectOption("smollm2:135m");
+      await page.getByRole("button", { name: "Save" }).click();
+      await page.locator('select[aria-invalid="true"]').waitFor();
+      await axe(page, `an embedding model refused ${size}`);
       if (viewport.width < 1000) {
         await page.getByRole("button", { name: "Menu" }).click();
         await axe(page, `the open menu ${size}`);

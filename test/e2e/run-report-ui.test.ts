@@ -113,7 +113,14 @@ describe("run reports", () => {
     const run = lastRun(c);
     await run.locator('[data-job-status="processing"]').waitFor({ timeout: 15_000 });
     // A percentage as soon as files are found, then the pace and the time left.
-    await run.locator("[data-progress]").filter({ hasText: /^\d+\.\d% · \d+ of \d+ files found so far · [\d.]+ files\/s · about .+ left$/ }).waitFor({ timeout: 30_000 });
+    // Generous: on a busy CI machine the walk of 3,000 files can take a while to find its first ones.
+    await run
+      .locator("[data-progress]")
+      .filter({ hasText: /^\d+\.\d% · \d+ of \d+ files found so far · [\d.]+ files\/s · about .+ left$/ })
+      .waitFor({ timeout: 60_000 })
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\nthe run showed: ${(await run.textContent())?.replace(/\s+/g, " ")}`);
+      });
 
     await c.getByRole("button", { name: "Cancel run" }).click();
     const dialog = page.getByRole("dialog");

@@ -566,6 +566,56 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     }
   });
 
+  await t.test("search by meaning: a chat model is refused on the field, an embedding model is set, the search offers its modes, then it is turned off", async () => {
+    const pulled = await page.request.post(`${sluice.url}/api/models`, { data: { model_name: "nomic-embed-text" } });
+    assert.match(await pulled.text(), /"status":"completed"/);
+    await page.getByRole("link", { name: "Data sources" }).click();
+    await page.locator(`[aria-label="source ${SOURCE}"]`).getByRole("link", { name: "Collection" }).click();
+    const collectionId = decodeURIComponent(new URL(page.url()).hash.split("/")[2]);
+    const control = page.locator("section", { has: page.getByRole("heading", { name: "Search by meaning" }) });
+    await control.getByText("Embedding model: none").waitFor();
+    assert.equal(await page.getByLabel("Search mode").count(), 0, "no mode to pick without an embedding model");
+
+    // A chat model: the server's 400 detail is shown on the field, which is marked invalid.
+    const field = control.getByLabel("Embedding model", { exact: true });
+    await field.selectOption("smollm2:135m");
+    await control.getByRole("button", { name: "Save" }).click();
+    await control.locator('select[aria-invalid="true"]').waitFor();
+    const note = page.locator(`#${await field.getAttribute("aria-describedby")}`);
+    assert.match((await note.textContent()) ?? "", /cannot embed/);
+    await control.getByText("Embedding model: none").waitFor();
+
+    // An embedding model, chosen with the keyboard: set, announced, and the search offers its modes.
+    await field.focus();
+    await field.selectOption("nomic-embed-text:latest");
+    assert.equal(await field.getAttribute("aria-invalid"), null, "a new choice clears the refusal");
+    await control.getByRole("button", { name: "Save" }).press("Enter");
+    await control.getByText("Embedding model: nomic-embed-text:latest").waitFor();
+    const mode = page.getByLabel("Search mode");
+    await mode.waitFor();
+    assert.equal(await mode.inputValue(), "hybrid");
+    // The job started by the change embeds the collection; semantic search answers once it has.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const res = await page.request.get(`${sluice.url}/api/collections/${collectionId}/search?q=${encodeURIComponent("two levels down")}&mode=semantic`);
+      if (res.ok() && ((await res.json()) as { results: unknown[] }).results.length > 0) break;
+      if (Date.now() > deadline) throw new Error("the collection was not embedded in time");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await mode.selectOption("semantic");
+    await page.getByLabel("Search this collection").fill("two levels down");
+    const searched = page.waitForRequest((req) => req.url().includes("/search?") && req.url().includes("mode=semantic"));
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await searched;
+    await page.locator(".result").first().waitFor();
+    await shot("14c-search-by-meaning");
+
+    await field.selectOption("");
+    await control.getByRole("button", { name: "Turn off" }).click();
+    await control.getByText("Embedding model: none").waitFor();
+    await page.getByLabel("Search mode").waitFor({ state: "detached" });
+  });
+
   await t.test("Google Drive: connect in a popup, add a source, ingest what I granted", async () => {
     await page.getByRole("link", { name: "Data sources" }).click();
     const card = page.locator("section", { has: page.locator("#drive-heading") });

@@ -280,3 +280,54 @@ describe("conversations", () => {
     assert.equal(await countRows(server, "conversation_turns"), 0);
   });
 });
+
+describe("with an embedding model (hybrid retrieval)", () => {
+  // A collection of its own: one passage about automobiles, longer than the vector store's
+  // preview, whose last sentence only the whole chunk holds; the question shares no word with it.
+  const QUESTION = "Where are cars sold?";
+  const LAST_SENTENCE = "Its last sentence names the tangerine umbrella.";
+  let meaningCollection: string;
+  let meaningPipeline: string;
+
+  before(async () => {
+    const dir = path.join(root, "meaning");
+    write(path.join(dir, "showroom.txt"), `The automobile dealership opened a new showroom downtown. ${"Every automobile on the floor gets a fresh coat of wax each morning. ".repeat(8)}${LAST_SENTENCE}`);
+    write(path.join(dir, "ledger.txt"), "The aardvark ledger balances every quarter.");
+    const created = await request("POST", `/data_sources/folder/${group}`, { token: owner.token, body: { data_source: { data_source_name: "Meaning docs" }, folder_source: { path: dir } } });
+    assert.equal(created.status, 201, created.text);
+    meaningCollection = created.body.pipeline.collection_id;
+    meaningPipeline = created.body.pipeline.id;
+    assert.equal((await request("POST", `/data_pipelines/${meaningPipeline}/ingest`, { token: owner.token })).status, 202);
+    assert.equal((await waitForJobEnd(request, owner.token, meaningPipeline)).status, "completed");
+    const pulled = await postSse(`${server.api}/models`, owner.token, { model_name: "nomic-embed-text" });
+    assert.equal(pulled.events.at(-1)?.status, "completed", pulled.raw);
+  });
+
+  it("without one, a question only answerable by meaning finds nothing", async () => {
+    const r = await ask({ question: QUESTION, model: MODEL }, {}, owner.token, meaningCollection);
+    assert.deepEqual(r.events[0].sources, []);
+    assert.match(r.events.at(-1)!.answer, /collection holds nothing on that/);
+  });
+
+  it("with one, the passage found only by meaning is a source, and its whole text reaches the prompt", async () => {
+    const set = await request("PUT", `/collections/${meaningCollection}/embedding`, { token: owner.token, body: { model: "nomic-embed-text" } });
+    assert.equal(set.status, 200, set.text);
+    assert.equal((await waitForJobEnd(request, owner.token, meaningPipeline)).status, "completed");
+    const r = await ask({ question: QUESTION, model: MODEL }, {}, owner.token, meaningCollection);
+    assert.equal(r.events.at(-1)!.status, "completed", r.raw);
+    const sources = r.events[0].sources as Array<{ n: number; path: string }>;
+    assert.equal(path.basename(sources[0].path), "showroom.txt");
+    assert.ok(r.events.at(-1)!.citations.includes(1), "the answer cites the passage found by meaning");
+    const prompt = fake.chats.at(-1)!.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+    assert.ok(prompt.includes(LAST_SENTENCE), "the chunk's whole text is in the prompt, not only the vector store's preview");
+  });
+
+  it("ends in an error event when the model server is down to embed the question", async () => {
+    fake.refuseConnections = true;
+    fake.dropConnections();
+    const r = await ask({ question: QUESTION, model: MODEL }, {}, owner.token, meaningCollection);
+    assert.equal(r.status, 200);
+    assert.deepEqual(statuses(r), ["error"]);
+    assert.match(r.events[0].detail, /cannot be reached; check that Ollama is running/);
+  });
+});

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { startSluice, teamEnv, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { startWorker } from "../fixtures/sluice-worker";
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse } from "../fixtures/sse-client";
@@ -180,5 +181,31 @@ describe("search modes with an embedding model", () => {
     assert.equal(on.status, 200, on.text);
     assert.equal((await waitForJobEnd(request, owner.token, pipelineId)).status, "completed");
     assert.equal(fake.embeddedInputs - before, 1 + 4);
+  });
+});
+
+describe("team server", () => {
+  // On the team run (PostgreSQL + Redis): an API process that takes no jobs, and `npm run worker`
+  // on the same database and queue, which runs the embedding stage.
+  const teamRun = process.env.SLUICE_TEST_REDIS === "1";
+  it("the embedding stage runs on `npm run worker`, and the API process searches what it embedded", { skip: teamRun ? false : "the team run (PostgreSQL + Redis) only" }, async () => {
+    const env = { FOLDER_SOURCE_ROOTS: root, OLLAMA_HOST: fake.url };
+    const { dataDir, databaseUrl } = server;
+    await server.stop();
+    server = await startSluice({ dataDir, env: { ...env, SLUICE_WORKER: "0" } });
+    request = client(server.api);
+    const worker = startWorker({ ...env, DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...(await teamEnv(dataDir)) });
+    try {
+      // Its only word that is not a stop word is a synonym of "invoice": the nearest chunk whatever the hashing does to the others.
+      write("depot.txt", "The receipt.");
+      const before = fake.embeddedInputs;
+      assert.equal((await ingest()).status, "completed");
+      assert.equal(fake.embeddedInputs - before, 1, "only the new file was embedded");
+      assert.match(worker.output(), /worker ready/);
+      assert.equal((await search("invoice", "semantic")).paths[0], "depot.txt");
+      assert.deepEqual((await search("invoice", "keyword")).paths, []);
+    } finally {
+      assert.equal(await worker.stop(), 0, worker.output());
+    }
   });
 });

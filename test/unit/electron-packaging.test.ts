@@ -6,6 +6,7 @@ import net from "node:net";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { electronSqliteBinding } from "../../main/native-binding";
+import { vecExtensionPath } from "../../server/search/sqlite-vec-store";
 import { tempDir } from "../fixtures/sluice-server";
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");
@@ -136,5 +137,43 @@ describe("the shell's path to the Electron build", () => {
   it("is resources/electron-native when packaged and electron-native/ in a checkout", () => {
     assert.equal(electronSqliteBinding(true, "/opt/Sluice/resources", "/src/sluice"), path.join("/opt/Sluice/resources", "electron-native", "better_sqlite3.node"));
     assert.equal(electronSqliteBinding(false, "/usr/lib/electron/resources", "/src/sluice"), path.join("/src/sluice", "electron-native", "better_sqlite3.node"));
+  });
+});
+
+describe("sqlite-vec in the packaged app", () => {
+  const builderDir = path.dirname(require.resolve("electron-builder/package.json"));
+  const yaml = require(require.resolve("js-yaml", { paths: [builderDir] })) as { load(text: string): unknown };
+  const { minimatch } = require(require.resolve("minimatch", { paths: [builderDir] })) as { minimatch(file: string, pattern: string, options?: object): boolean };
+  const config = yaml.load(fs.readFileSync(path.join(ROOT, "electron-builder.yml"), "utf8")) as { files: string[]; asarUnpack: string[] };
+  // sqlite-vec exports no ./package.json: read it from node_modules.
+  const vec = JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", "sqlite-vec", "package.json"), "utf8")) as { optionalDependencies: Record<string, string> };
+  const platforms = Object.keys(vec.optionalDependencies);
+  const extension = (pkg: string) => (pkg.includes("windows") ? "dll" : pkg.includes("darwin") ? "dylib" : "so");
+
+  it("every platform's package is in the lockfile, so a build on that platform installs it", () => {
+    assert.ok(platforms.length >= 5, platforms.join(","));
+    const lock = JSON.parse(fs.readFileSync(path.join(ROOT, "package-lock.json"), "utf8")) as { packages: Record<string, unknown> };
+    for (const pkg of platforms) assert.ok(lock.packages[`node_modules/${pkg}`], `${pkg} is locked`);
+  });
+
+  it("each platform's loadable library is packaged (no exclusion drops it) and unpacked from app.asar", () => {
+    const options = { dot: true };
+    assert.ok(config.files.some((pattern) => !pattern.startsWith("!") && minimatch("node_modules/sqlite-vec/index.cjs", pattern, options)), "the sqlite-vec package is packaged");
+    for (const pkg of platforms) {
+      const file = `node_modules/${pkg}/vec0.${extension(pkg)}`;
+      assert.ok(config.files.some((pattern) => !pattern.startsWith("!") && minimatch(file, pattern, options)), `${file} is among the files`);
+      const excludedBy = config.files.filter((pattern) => pattern.startsWith("!") && minimatch(file, pattern.slice(1), options));
+      assert.deepEqual(excludedBy, [], `${file} is not excluded`);
+      assert.ok(config.asarUnpack.some((pattern) => minimatch(file, pattern, options)), `${file} is unpacked: SQLite loads it through the OS`);
+    }
+  });
+
+  it("is loaded from app.asar.unpacked when packaged, and from where it is in a checkout", () => {
+    const packaged = path.join("/opt/Sluice/resources", "app.asar", "node_modules", "sqlite-vec-linux-x64", "vec0.so");
+    assert.equal(vecExtensionPath(packaged), path.join("/opt/Sluice/resources", "app.asar.unpacked", "node_modules", "sqlite-vec-linux-x64", "vec0.so"));
+    const checkout = path.join("/src/sluice", "node_modules", "sqlite-vec-linux-x64", "vec0.so");
+    assert.equal(vecExtensionPath(checkout), checkout);
+    // This machine's own package is installed and its file is there.
+    assert.ok(fs.existsSync(vecExtensionPath()), vecExtensionPath());
   });
 });

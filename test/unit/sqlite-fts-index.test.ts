@@ -136,6 +136,23 @@ for (const engine of [sqlite, postgres]) {
       assert.equal(list.items[0].size, 99);
     });
 
+    test("chunkTexts answers chunks' whole text in the order asked, null for one not indexed", async () => {
+      const { index, collection } = await engine.newIndex();
+      const long = `Start of a long chunk. ${"filler words ".repeat(40)}The very end.`;
+      const a = await index.upsertDocument(collection, doc("a.txt", ["first chunk", long]));
+      const b = await index.upsertDocument(collection, doc("b.txt", ["only chunk of b"]));
+      const texts = await index.chunkTexts(collection, [
+        { documentId: b, chunkIndex: 0 },
+        { documentId: a, chunkIndex: 1 },
+        { documentId: a, chunkIndex: 7 },
+        { documentId: crypto.randomUUID(), chunkIndex: 0 },
+        { documentId: a, chunkIndex: 0 },
+      ]);
+      assert.deepEqual(texts, ["only chunk of b", long, null, null, "first chunk"]);
+      assert.deepEqual(await index.chunkTexts(collection, []), []);
+      assert.deepEqual(await index.chunkTexts(crypto.randomUUID(), [{ documentId: a, chunkIndex: 0 }]), [null], "another collection's chunk is not read");
+    });
+
     test("a failure in the middle of an upsert leaves the old version intact", async () => {
       const { index, collection } = await engine.newIndex();
       const original = await index.upsertDocument(collection, doc("x.txt", ["original walrus text"]));

@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
 import { after, describe, it } from "node:test";
 import type { DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
 import { PostgresVectorStore } from "../../server/search/postgres-vector-store";
-import { SqliteVecStore } from "../../server/search/sqlite-vec-store";
+import { SqliteVecStore, vecExtensionPath } from "../../server/search/sqlite-vec-store";
+import { sqliteNativeBinding } from "../../server/data/sqlite-binding";
 import { normalise, type ChunkVector, type VectorStore } from "../../server/search/vector-store";
 import { embedCollection } from "../../server/search/embed-collection";
 import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
@@ -104,5 +107,51 @@ describe("embedCollection", () => {
     assert.deepEqual(await embedCollection({ index, vectors, embedder }, c, "m", () => undefined), { embedded: 1, reused: 1, removed: 2 });
     assert.deepEqual(sent, ["alpha changed"]);
     assert.deepEqual([...(await vectors.embeddedDocuments(c, "m")).values()], [2]);
+  });
+});
+
+describe("sqlite-vec: a big collection's two-stage search (1-bit candidates, then exact cosine)", () => {
+  it("finds the same nearest chunks, with the same similarities, as an exact search; removed chunks stay out", async () => {
+    const dims = 64;
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return (seed / 2 ** 31) * 2 - 1;
+    };
+    const query = Array.from({ length: dims }, random);
+    // Five chunks planted near the query at growing distances, among 1,000 random ones.
+    const planted = [0.05, 0.1, 0.2, 0.3, 0.4].map((noise, i) => row(`near-${i}`, 0, query.map((v) => v + noise * random())));
+    const others = Array.from({ length: 1000 }, (_, i) => row(`far-${i}`, 0, Array.from({ length: dims }, random)));
+    const all = [...planted, ...others];
+    const q = normalise(query);
+    const exact = all
+      .map((r) => ({ documentId: r.documentId, similarity: r.vector.reduce((sum, v, i) => sum + v * q[i], 0) }))
+      .sort((a, b) => b.similarity - a.similarity)
+      .slice(0, 5);
+    const dir = tempDir("sluice-vectors-two-stage-");
+    const twoStage = new SqliteVecStore(dir, { exactUpTo: 0 });
+    closers.push(() => twoStage.close());
+    const c = crypto.randomUUID();
+    await twoStage.put(c, "m", all);
+    const hits = await twoStage.search(c, q, 5);
+    assert.deepEqual(hits.map((h) => h.documentId), exact.map((e) => e.documentId));
+    for (const [i, h] of hits.entries()) assert.ok(Math.abs(h.similarity - exact[i].similarity) < 1e-5, `${h.similarity} vs ${exact[i].similarity}`);
+    await twoStage.removeDocuments(c, [exact[0].documentId]);
+    assert.deepEqual((await twoStage.search(c, q, 4)).map((h) => h.documentId), exact.slice(1).map((e) => e.documentId));
+
+    // A file of the first layout (full vectors in a vec0 float table, no 1-bit copies) is brought up to date when opened, and searches the same.
+    await twoStage.close();
+    const file = new Database(path.join(dir, `${c}.db`), { nativeBinding: sqliteNativeBinding() });
+    file.loadExtension(vecExtensionPath());
+    file.exec(`DROP TABLE vector_bits; CREATE VIRTUAL TABLE vectors USING vec0(embedding float[${dims}] distance_metric=cosine);`);
+    file.exec("INSERT INTO vectors (rowid, embedding) SELECT rowid, embedding FROM vector_floats; DROP TABLE vector_floats;");
+    file.close();
+    const reopened = new SqliteVecStore(dir, { exactUpTo: 0 });
+    closers.push(() => reopened.close());
+    assert.deepEqual((await reopened.search(c, q, 4)).map((h) => h.documentId), exact.slice(1).map((e) => e.documentId));
+    const check = new Database(path.join(dir, `${c}.db`), { nativeBinding: sqliteNativeBinding(), readonly: true });
+    const tables = (check.prepare("SELECT name FROM sqlite_master WHERE name IN ('vectors', 'vector_bits', 'vector_floats')").pluck().all() as string[]).sort();
+    check.close();
+    assert.deepEqual(tables, ["vector_bits", "vector_floats"]);
   });
 });

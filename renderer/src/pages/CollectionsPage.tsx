@@ -3,6 +3,7 @@ import * as api from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { COLLECTION_NAME_RULE, collectionNameProblem } from "../names";
 import { href } from "../router";
+import { EmbeddingModelControl } from "./EmbeddingModelControl";
 import { SearchPanel } from "./SearchPanel";
 
 function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (id: string) => void }) {
@@ -280,7 +281,8 @@ export function CollectionPage({ collectionId }: { collectionId: string }) {
               <a href={href("collections", collectionId, "ask")}>Ask this collection</a>
             </p>
           )}
-          <SearchPanel collectionId={collectionId} />
+          <SearchPanel collectionId={collectionId} embeddingModel={collection?.embedding_model ?? null} />
+          {collection && <EmbeddingModelControl collection={collection} onChanged={() => void collections.reload()} />}
           <DocumentsPanel collectionId={collectionId} />
         </>
       )}

@@ -3,6 +3,7 @@ import * as api from "../api";
 import { ErrorText, announce, useAction } from "../components";
 import { desktopOpener } from "../desktop";
 import { FILE_TYPES, listOfWords, locationForms, queryWords } from "./search-words";
+import { SearchModeSelect } from "./EmbeddingModelControl";
 
 const TOP_K = 20;
 
@@ -163,8 +164,9 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
   );
 }
 
-export function SearchPanel({ collectionId }: { collectionId: string }) {
+export function SearchPanel({ collectionId, embeddingModel }: { collectionId: string; embeddingModel: string | null }) {
   const [query, setQuery] = useState("");
+  const [mode, setMode] = useState<api.SearchMode>("hybrid");
   const [filters, setFilters] = useState<Filters>({ type: "", folder: "" });
   const [answer, setAnswer] = useState<Answer | null>(null);
   const [folders, setFolders] = useState<string[]>([]);
@@ -190,7 +192,7 @@ export function SearchPanel({ collectionId }: { collectionId: string }) {
     const types = wanted.type === "" ? undefined : FILE_TYPES[Number(wanted.type)].types;
     let found: Awaited<ReturnType<typeof api.searchDocuments>>;
     try {
-      found = await api.searchDocuments(collectionId, q, TOP_K, { types, folder: wanted.folder.trim() || undefined }, controller.signal);
+      found = await api.searchDocuments(collectionId, q, TOP_K, { types, folder: wanted.folder.trim() || undefined, mode: embeddingModel ? mode : undefined }, controller.signal);
     } catch (e) {
       // Replaced by a newer search (a filter changed meanwhile): that one answers, this one says nothing.
       if (controller.signal.aborted) return;
@@ -238,6 +240,7 @@ export function SearchPanel({ collectionId }: { collectionId: string }) {
             Search this collection
           </label>
           <input id="search-q" type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search words or phrases…" />
+          <SearchModeSelect embeddingModel={embeddingModel} mode={mode} onChange={setMode} />
           <button type="submit" className="primary" disabled={search.busy || !query.trim()}>
             {search.busy ? "Searching…" : "Search"}
           </button>

@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useState, type ChangeEvent, type FormEvent, type ReactNode } from "react";
 import * as api from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad, usePageHeading } from "../components";
 import { href } from "../router";
@@ -93,6 +93,35 @@ function Field({
   );
 }
 
+/** The group a new source will belong to: every source form asks it the same way. */
+function OwnerGroupField({
+  id,
+  groups,
+  value,
+  onChange,
+  problem,
+}: {
+  id: string;
+  groups: api.Group[];
+  value: string;
+  onChange: (e: ChangeEvent<HTMLSelectElement>) => void;
+  problem?: string;
+}) {
+  return (
+    <Field id={id} label="Owner group" problem={problem}>
+      {(p) => (
+        <select {...p} value={value} onChange={onChange}>
+          {groups.map((g) => (
+            <option key={g.id} value={g.id}>
+              {g.group_name}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
 function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedSmbSource) => void }) {
   const [f, setF] = useState<SmbForm>({
     group: groups[0]?.id ?? "",
@@ -149,17 +178,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
       <h2>Add an SMB share</h2>
       <p className="muted">The connection is checked before anything is saved. A collection and a pipeline are created with it.</p>
       <div className="form-grid">
-        <Field id="smb-group" label="Owner group" problem={problems.group}>
-          {(p) => (
-            <select {...p} value={f.group} onChange={set("group")}>
-              {groups.map((g) => (
-                <option key={g.id} value={g.id}>
-                  {g.group_name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <OwnerGroupField id="smb-group" groups={groups} value={f.group} onChange={set("group")} problem={problems.group} />
         <Field id="smb-name" label="Source name" problem={problems.name}>
           {(p) => <input {...p} value={f.name} onChange={set("name")} placeholder="Finance share" />}
         </Field>
@@ -228,17 +247,7 @@ function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCre
       <h2>Add a folder</h2>
       <p className="muted">A folder on the Sluice machine, or a network share mounted on it. A collection and a pipeline are created with it.</p>
       <div className="form-grid">
-        <Field id="folder-group" label="Owner group">
-          {(p) => (
-            <select {...p} value={f.group} onChange={set("group")}>
-              {groups.map((g) => (
-                <option key={g.id} value={g.id}>
-                  {g.group_name}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <OwnerGroupField id="folder-group" groups={groups} value={f.group} onChange={set("group")} />
         <Field id="folder-name" label="Source name" problem={problems.name}>
           {(p) => <input {...p} value={f.name} onChange={set("name")} placeholder="Project documents" />}
         </Field>
