@@ -422,7 +422,7 @@ export class SqliteFtsIndex implements SearchIndex {
       db = new Database(file, { nativeBinding: sqliteNativeBinding() });
       // The busy timeout first: switching a new file to WAL takes a lock a reader may hold for a moment.
       db.pragma("busy_timeout = 5000");
-      db.pragma("journal_mode = WAL");
+      switchToWal(db);
       db.pragma("synchronous = NORMAL");
       if (existed) assertSound(db);
       migrate(db);
@@ -461,6 +461,26 @@ function assertSound(db: Database.Database): void {
  * up-to-date file the write lock; it is read again under the lock (BEGIN IMMEDIATE), since
  * another connection may have created the schema in between.
  */
+/**
+ * Puts a file in WAL mode. On a new file still in rollback mode, two connections switching at
+ * once can deadlock on the lock upgrade; SQLite then answers one of them SQLITE_BUSY at once,
+ * without the busy timeout. That one waits a moment and tries again: the other's switch is quick.
+ */
+function switchToWal(db: Database.Database): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY" || attempt >= WAL_SWITCH_ATTEMPTS) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10 * attempt);
+    }
+  }
+}
+
+/** How often a busy WAL switch is tried before its error stands (about 2 s in all). */
+const WAL_SWITCH_ATTEMPTS = 20;
+
 function migrate(db: Database.Database): void {
   const newer = (version: number) => new Error(`Search index ${db.name} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
   const seen = db.pragma("user_version", { simple: true }) as number;
