@@ -26,7 +26,7 @@ before(async () => {
   docsSamba = await startSamba();
   const bulkDir = tempDir("sluice-report-bulk-");
   // Enough small files that a run lasts long enough to be watched and cancelled.
-  for (let i = 0; i < 3000; i++) {
+  for (let i = 0; i < 8000; i++) {
     const folder = path.join(bulkDir, `batch-${Math.floor(i / 250)}`);
     fs.mkdirSync(folder, { recursive: true });
     fs.writeFileSync(path.join(folder, `note-${i}.txt`), `Report note number ${i}. `.repeat(40));

@@ -16,6 +16,9 @@ let owner: { email: string; token: string };
 let group: string;
 
 /** A share of many small files, so a run lasts long enough to be seen queued, running and killed. */
+/** The bulk share's files: enough that a run lasts long enough to be watched and cancelled, even on a busy machine. */
+const BULK_FILES = 5000;
+
 function writeBulk(dir: string, count: number): void {
   for (let i = 0; i < count; i++) {
     const folder = path.join(dir, `batch-${Math.floor(i / 200)}`);
@@ -44,7 +47,7 @@ before(async () => {
     },
   });
   const bulkDir = tempDir("sluice-bulk-");
-  writeBulk(bulkDir, 2500);
+  writeBulk(bulkDir, BULK_FILES);
   fs.chmodSync(bulkDir, 0o755);
   bulkSamba = await startSamba({ extraShares: { bulk: bulkDir } });
 });
@@ -313,7 +316,7 @@ describe("the serial queue", () => {
     const b = await waitForJob(docs2.pipeline.id);
     assert.equal(a.status, "completed");
     assert.equal(b.status, "completed");
-    assert.ok(a.entities_discovered >= 2500);
+    assert.ok(a.entities_discovered >= BULK_FILES);
     assert.ok(b.started_at >= a.completed_at, `second started ${b.started_at} before first completed ${a.completed_at}`);
   });
 
@@ -400,7 +403,7 @@ describe("failures and crashes", () => {
     assert.equal(again.status, 202);
     const done = await waitForJob(bulk.pipeline.id);
     assert.equal(done.status, "completed");
-    assert.equal(done.entities_discovered, 2500 + countFiles(bulkSamba.shareDir("docs")));
+    assert.equal(done.entities_discovered, BULK_FILES + countFiles(bulkSamba.shareDir("docs")));
     const found = await search(bulk.pipeline.collection_id, "Bulk note number 2499");
     assert.ok(found.some((hit) => hit.path.endsWith("note-2499.txt")));
   });
