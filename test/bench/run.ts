@@ -158,7 +158,7 @@ function recordPairs(record: RecordLine, p: PairedRuns, what: string, target: st
   record(`files ingested${what}`, `${files} (${p.middle.job.entities_failed} failed, ${p.middle.job.entities_skipped} skipped)`);
   record(
     `full ingestion${what}, three runs`,
-    p.pairs.map((x) => `${x.ingest.toFixed(2)} s`).join(", ") + ` (median ${ingestMedian.toFixed(2)} s, ${(files / ingestMedian).toFixed(0)} files/s)`,
+    `${p.pairs.map((x) => `${x.ingest.toFixed(2)} s`).join(", ")} (median ${ingestMedian.toFixed(2)} s, ${(files / ingestMedian).toFixed(0)} files/s)`,
   );
   record(`server CPU per ingestion${what}`, p.pairs.map((x) => `${x.cpu.toFixed(1)} s`).join(", "));
   record(`smbclient recursive mget${what}, three runs (interleaved)`, p.pairs.map((x) => `${x.mget.toFixed(2)} s`).join(", "));
@@ -364,6 +364,7 @@ async function main(): Promise<void> {
     process.stdout.write("\nSQLite (desktop)\n");
     const sqlite = await ingestionBench(samba, corpus, "SQLite", null, smbOnly);
     backEnds.push(["SQLite", sqlite]);
+    for (const [name, { value, target, ok }] of sqlite) rows.push([name, value, target, ok === null ? "" : verdict(ok)]);
     process.stdout.write("\nEncryption required (SMB 3.1.1, AES-128-GCM; SQLite)\n");
     await encryptedBench(corpusDir, corpus, sqlite.ratio ?? 0);
     if (!smbOnly && postgresBinDir()) {
@@ -378,7 +379,6 @@ async function main(): Promise<void> {
     await samba.stop();
     fs.rmSync(corpusDir, { recursive: true, force: true });
   }
-  for (const [name, { value, target, ok }] of backEnds[0][1]) rows.push([name, value, target, ok === null ? "" : verdict(ok)]);
   if (smbOnly) return printRows();
 
   const chunks = scaled(100_000);
