@@ -26,11 +26,17 @@ before(async () => {
   docsSamba = await startSamba();
   const bulkDir = tempDir("sluice-report-bulk-");
   // Enough small files that a run lasts long enough to be watched and cancelled.
-  for (let i = 0; i < 8000; i++) {
+  for (let i = 0; i < 3000; i++) {
     const folder = path.join(bulkDir, `batch-${Math.floor(i / 250)}`);
     fs.mkdirSync(folder, { recursive: true });
     fs.writeFileSync(path.join(folder, `note-${i}.txt`), `Report note number ${i}. `.repeat(40));
   }
+  // And one big log, read as a stream for several seconds: the run cannot finish before the cancel
+  // arrives however fast the small files go (a cancel stops the stream at its next piece).
+  const log = fs.openSync(path.join(bulkDir, "batch-0", "server-export.log"), "w");
+  const megabyte = Array.from({ length: 40_000 }, (_, i) => `export line ${i} of the report share\n`).join("").slice(0, 1024 * 1024);
+  for (let i = 0; i < 120; i++) fs.writeSync(log, megabyte);
+  fs.closeSync(log);
   fs.chmodSync(bulkDir, 0o755);
   bulkSamba = await startSamba({ extraShares: { bulk: bulkDir } });
   server = await startSluice({ env: { SMB_TIMEOUT_MS: "3000" } });
