@@ -259,7 +259,11 @@ test("keyboard only: search results, and every screen's title, heading focus and
       assert.equal(f.id, "main", `the skip link on ${link} moves focus to the main content`);
       assert.equal(await page.evaluate(() => location.hash), hash, `the skip link on ${link} stays on ${link}`);
       assert.equal(await page.getByRole("heading", { level: 1 }).textContent(), heading);
-      // The next Tab goes into this page's content, past the header.
+      // The next Tab goes into this page's content, past the header (once its data has loaded: on a
+      // busy machine the page may still say "Loading…", with nothing in it to focus yet).
+      await page.waitForFunction(() =>
+        document.querySelector("main")?.querySelector("a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex='0']"),
+      );
       await page.keyboard.press("Tab");
       assert.equal(await page.evaluate(() => !!document.activeElement?.closest("main")), true, `Tab after the skip link on ${link} is in main`);
     }
