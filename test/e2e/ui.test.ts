@@ -8,7 +8,8 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "../fixtures/chromium";
 import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { startSamba, type SambaServer } from "../fixtures/samba";
@@ -16,17 +17,6 @@ import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 
 const ROOT = path.resolve(__dirname, "..", "..", __filename.endsWith(".ts") ? "" : "..");
 const SCREENSHOTS = path.join(ROOT, "test", "e2e", "screenshots");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 let sluice: SluiceServer;
 let samba: SambaServer;
@@ -87,7 +77,7 @@ before(async () => {
   const home = await fetch(`${sluice.url}/`);
   assert.match(home.headers.get("content-type") ?? "", /text\/html/, "the server does not serve renderer/dist at /");
   await home.arrayBuffer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   // Chromium reports every Content-Security-Policy violation on the console (the Drive popup's too).
   context.on("console", (message) => {
