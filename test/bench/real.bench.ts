@@ -450,6 +450,10 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
       const top = unsupported.sort((a, b) => b[1].files - a[1].files).slice(0, 12);
       process.stdout.write(`\nunsupported by extension (most files first): ${top.map(([t, c]) => `.${t} ${c.files}`).join(", ")}\n`);
     }
+  } catch (error) {
+    // What the server said last is usually why (it stopped, a thread failed).
+    process.stdout.write(`\nthe server's last output:\n${server.output().split("\n").slice(-40).join("\n")}\n`);
+    throw error;
   } finally {
     await server.stop();
     await samba.stop();
