@@ -12,6 +12,8 @@ import type { Storage } from "./storage";
 import { clockOf } from "./schedules/clock";
 import { Scheduler } from "./schedules/scheduler";
 import { DiskGuard } from "./disk/disk-space";
+import { JobThreads } from "./ingest/job-thread";
+import { ThreadedSqliteIndex } from "./search/threaded-index";
 
 export interface Ingestion {
   kinds: KindRegistry;
@@ -34,7 +36,9 @@ export function openIngestion(config: Config, { db, index, vectors, secrets }: S
   // A team server on PostgreSQL keeps nothing it indexes under DATA_DIR: no minimum there.
   const disk = config.databaseUrl ? null : new DiskGuard(config.dataDir, config.minFreeDiskBytes);
   const embedder = new OllamaClient(config.ollamaHost.replace(/\/$/, ""));
-  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder });
+  // A job's data path on a thread of its own needs the SQLite index's writer thread to talk to; on PostgreSQL it stays here.
+  const threads = index instanceof ThreadedSqliteIndex ? new JobThreads(index, disk && { dir: disk.dir, minFreeBytes: disk.minFreeBytes }) : undefined;
+  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder, threads });
   const queue = redis
     ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage, concurrency: config.ingestConcurrency })
     : new JobQueue(db, handler, logger, outage);

@@ -1,6 +1,7 @@
 import type { EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { Connector } from "./connector";
+import type { ThreadConnectorSpec } from "./thread-connector";
 import { folderKind } from "./folder/folder.kind";
 import { driveKind } from "./gdrive/drive.kind";
 import { smbKind } from "./smb/smb.kind";
@@ -39,5 +40,11 @@ export class KindRegistry {
   /** The one place that turns a stored source into a live connector, by kind. */
   forSource(db: EntityManager, source: DataSourceRecord): Promise<Connector> {
     return this.get(source.kind).connector(db, source);
+  }
+
+  /** The source's connector as plain data for an ingestion job's own thread; null for a kind whose jobs run on the API's thread. */
+  async threadConnector(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec | null> {
+    const kind = this.get(source.kind);
+    return kind.threadConnector ? kind.threadConnector(db, source) : null;
   }
 }

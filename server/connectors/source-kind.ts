@@ -6,6 +6,7 @@ import type { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { Pipeline } from "../data/entities/pipeline.entity";
 import type { SecretStore } from "../secrets/secrets";
 import type { Connector } from "./connector";
+import type { ThreadConnectorSpec } from "./thread-connector";
 
 /**
  * A kind of data source (SMB share, Google Drive, local folder) is one folder under
@@ -35,6 +36,8 @@ export interface SourceKind {
   secretKeys(sourceId: string): string[];
   /** A live connector for a stored source of this kind (ingestion and kind routes). */
   connector(db: EntityManager, source: DataSourceRecord): Promise<Connector>;
+  /** The same connector as plain data, for an ingestion job's own thread; absent: this kind's jobs run on the API's thread. */
+  threadConnector?(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec>;
   /** Fields this kind adds to each of its sources in GET /data_sources, by source id (e.g. {folder_source: {...}}). */
   listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>>;
   /** How to tell where each document of these sources is, by source id (search results); a source missing from the map has no known location. */

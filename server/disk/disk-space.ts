@@ -31,7 +31,8 @@ export function formatBytes(bytes: number): string {
 /** True for SQLite's SQLITE_FULL ("database or disk is full") and a file write's ENOSPC, whichever thread or driver wrapped it. */
 export function isDiskFull(error: unknown): boolean {
   for (let e = error as { code?: unknown; driverError?: unknown; cause?: unknown; message?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
-    if (e.code === "SQLITE_FULL" || e.code === "ENOSPC" || e instanceof DiskFullError) return true;
+    // SLUICE_DISK_FULL: a DiskFullError that crossed from an ingestion job's thread as its code.
+    if (e.code === "SQLITE_FULL" || e.code === "ENOSPC" || e.code === "SLUICE_DISK_FULL" || e instanceof DiskFullError) return true;
     if (/database or disk is full|ENOSPC|no space left on device/i.test(String(e.message ?? ""))) return true;
     e = (e.driverError ?? e.cause) as typeof e;
   }

@@ -1,6 +1,6 @@
 import { DatabaseConnectionLost } from "../data/database-outage";
 import type { DocumentInput, SearchIndex } from "../search/search-index";
-import type { JobProgress } from "./job-progress";
+import type { JobCounters } from "./job-counters";
 import { isDiskFull } from "../disk/disk-space";
 import { IndexDamagedError } from "../search/index-damage";
 
@@ -41,9 +41,9 @@ export class BatchedIndexWriter {
   private failure: unknown = null;
 
   constructor(
-    private readonly index: SearchIndex,
+    private readonly index: Pick<SearchIndex, "upsertDocuments" | "upsertDocument">,
     private readonly collectionId: string,
-    private readonly progress: JobProgress,
+    private readonly progress: JobCounters,
   ) {}
 
   add(doc: DocumentInput, bytes: number, change: "added" | "changed" = "added"): Promise<void> {

@@ -1,47 +1,21 @@
-import type { Readable } from "node:stream";
 import type { DataSource } from "typeorm";
-import type { Connector, RemoteEntry } from "../connectors/connector";
-import { ConnectorUnreachableError } from "../connectors/connector";
 import type { KindRegistry } from "../connectors/registry";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { IngestJob } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
-import type { IndexedState, SearchIndex } from "../search/search-index";
+import type { SearchIndex } from "../search/search-index";
 import type { JobProgress } from "./job-progress";
 import { JobInterrupted, type JobHandler } from "./job-queue";
-import { isSupported, titleFromFileName } from "./parse/file-types";
 import type { ParserPool } from "./parse/parser-pool";
-import { isUnder, NothingReadableError, walkSource } from "./walk-source";
-import { isStreamed, streamTextFile } from "./streamed-text-file";
-import { BatchedIndexWriter } from "./batched-index-writer";
-import { ByteBudget } from "./byte-budget";
 import { OutageRetryingIndex } from "./outage-retrying-index";
-import { isFatalIndexError } from "./batched-index-writer";
 import { isDiskFull, type DiskGuard } from "../disk/disk-space";
-import { IndexDamagedError } from "../search/index-damage";
 import type { VectorStore } from "../search/vector-store";
 import { embedCollection, type Embedder } from "../search/embed-collection";
 import { OllamaError } from "../llm/ollama.client";
+import { syncSource } from "./sync-source";
+import type { JobThreads } from "./job-thread";
 
-/**
- * Files parsed whole (every format but streamed text) larger than this are not read into
- * memory; they are listed as failed. Streamed text files have no size limit.
- */
-export const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
-/**
- * Files read and parsed at once: overlaps network reads with parsing and indexing, and gives
- * the SMB client and the parser pool requests to send together (see smb2-connection.ts and
- * parser-pool.ts). Measured with `npm run bench`: 32 beat 16 and matched 64.
- */
-const FILES_IN_FLIGHT = 32;
-/** Bytes of those files held at once, so memory stays bounded whatever the file sizes. */
-const BYTES_IN_FLIGHT = 64 * 1024 * 1024;
-/**
- * Big text files streamed at once, outside that byte budget: each holds a few MB (a read, its
- * text, a batch of chunks being written) and, on PostgreSQL, a connection for its transaction.
- */
-const STREAMED_FILES_AT_ONCE = 2;
 export interface IngestDeps {
   db: DataSource;
   connectors: KindRegistry;
@@ -49,6 +23,8 @@ export interface IngestDeps {
   parsers: ParserPool;
   /** DATA_DIR's free-space minimum; null where storage is not under DATA_DIR (a team server on PostgreSQL). */
   disk: DiskGuard | null;
+  /** Where a job's data path runs off this thread (the SQLite index); absent: on this thread, as on a team server. */
+  threads?: JobThreads;
   /** The embedding stage's store and model server (hybrid retrieval); absent: no embedding stage. */
   vectors?: VectorStore;
   embedder?: Embedder;
@@ -56,7 +32,10 @@ export interface IngestDeps {
 
 /**
  * One ingestion run of a pipeline: discover every file, then index new and changed files,
- * leave unchanged ones unread, and remove documents whose files are gone.
+ * leave unchanged ones unread, and remove documents whose files are gone (sync-source.ts); then
+ * embed what changed. The data path runs on a thread of its own where the source's kind and the
+ * index allow it (job-thread.ts), else here; the job's row, its reads of the database and the
+ * secret store stay on this thread either way.
  */
 export function ingestHandler(deps: IngestDeps): JobHandler {
   return async (job, progress, signal) => {
@@ -66,16 +45,22 @@ export function ingestHandler(deps: IngestDeps): JobHandler {
       // Every database read and write of the run rides out a short outage (DB_OUTAGE_GRACE_S).
       const retry = <T>(fn: () => Promise<T>) => progress.outage.run(fn, signal);
       const { source, collection } = await retry(() => loadPipeline(deps.db, job));
-      const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
       const index = new OutageRetryingIndex(deps.index, progress.outage, signal);
-      try {
-        await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal);
-      } finally {
-        await connector.close();
+      const threads = deps.threads;
+      const spec = threads ? await retry(() => deps.connectors.threadConnector(deps.db.manager, source)) : null;
+      if (threads && spec) {
+        await threads.run({ connector: spec, sourceId: source.id, collectionId: collection.id }, progress, signal);
+      } else {
+        const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
+        try {
+          await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal);
+        } finally {
+          await connector.close();
+        }
       }
       await embeddingStage({ ...deps, index }, collection.id, progress, signal);
     } catch (error) {
-      // A write that found the disk full, wherever it was (index thread, database): the cause and the space, not SQLite's words.
+      // A write that found the disk full, wherever it was (index thread, job thread, database): the cause and the space, not SQLite's words.
       if (deps.disk && isDiskFull(error)) throw await deps.disk.failure();
       throw error;
     }
@@ -106,18 +91,6 @@ async function embeddingStage(deps: IngestDeps, collectionId: string, progress: 
   }
 }
 
-/** The documents this source has in the collection; a damaged index file is set aside first, so this run rebuilds it. */
-async function indexedStateOrRebuild(deps: IngestDeps, collectionId: string, sourceId: string, progress: JobProgress): Promise<Map<string, IndexedState>> {
-  try {
-    return await deps.index.indexedState(collectionId, sourceId);
-  } catch (error) {
-    if (!(error instanceof IndexDamagedError)) throw error;
-    const aside = await deps.index.moveAside(collectionId);
-    progress.noteError("index", `The collection's index was damaged; it was moved aside${aside ? ` to ${aside}` : ""} and is rebuilt by this run`);
-    return deps.index.indexedState(collectionId, sourceId);
-  }
-}
-
 async function loadPipeline(db: DataSource, job: IngestJob) {
   const pipeline = await db.manager.findOne(Pipeline, { where: { id: job.pipelineId } });
   const source = pipeline && (await db.manager.findOne(DataSourceRecord, { where: { id: pipeline.dataSourceId } }));
@@ -126,243 +99,3 @@ async function loadPipeline(db: DataSource, job: IngestJob) {
   return { pipeline, source, collection };
 }
 
-async function syncSource(
-  deps: IngestDeps,
-  connector: Connector,
-  sourceId: string,
-  collectionId: string,
-  progress: JobProgress,
-  signal: AbortSignal,
-): Promise<void> {
-  const checkAbort = () => {
-    if (signal.aborted) throw new JobInterrupted();
-  };
-  progress.at("Connecting to the source");
-  try {
-    await connector.test();
-  } catch (error) {
-    throw new Error(`Source unreachable: ${(error as Error).message}`);
-  }
-  const indexed = await indexedStateOrRebuild(deps, collectionId, sourceId, progress);
-  // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
-  await deps.index.removeUnfinished(collectionId);
-
-  const walk = await progress.stats.time("listing", () =>
-    walkSource(connector, {
-      signal,
-      onFolder: (folder) => progress.at(`Discovering files in ${folder || "the source"}`),
-      onFile: () => progress.discovered(),
-      onUnreadable: (folder, message) => progress.noteError(folder, message),
-    }),
-  ).catch((error: unknown) => {
-    checkAbort();
-    if (error instanceof NothingReadableError) throw error;
-    if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
-    throw new Error(`The source could not be read: ${(error as Error).message}`);
-  });
-  progress.discoveryComplete = true;
-  await progress.flush();
-
-  const writer = new BatchedIndexWriter(deps.index, collectionId, progress);
-  const budget = new ByteBudget(BYTES_IN_FLIGHT);
-  const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
-  await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
-    checkAbort();
-    await deps.disk?.assertRoomNow();
-    const state = indexed.get(file.path);
-    if (file.refused) {
-      // Whatever was indexed under this path is no longer the source's to show.
-      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.failed(file.path, file.refused);
-    }
-    if (unchanged(file, state)) return progress.processed("unchanged");
-    if (!isSupported(file.name)) {
-      progress.stats.file(file.name, { bytes: 0 });
-      return progress.skipped(file.path, "type not supported");
-    }
-    const target = { deps, connector, collectionId, sourceId, progress, signal };
-    if (isStreamed(file)) {
-      const held = await streams.acquire(1);
-      try {
-        await ingestStreamed(target, file, state, checkAbort);
-      } finally {
-        streams.release(held);
-      }
-    } else await ingestFile(target, writer, budget, file, state);
-  });
-  await writer.flush();
-  checkAbort();
-
-  const seen = new Set(walk.files.map((f) => f.path));
-  const gone = [...indexed.keys()].filter((path) => !seen.has(path) && !isUnder(path, walk.unreadable));
-  if (gone.length) {
-    progress.at(`Removing ${gone.length} deleted file(s) from the collection`);
-    await progress.stats.time("commit", () => deps.index.removeDocuments(collectionId, sourceId, gone));
-    progress.removed(gone.length);
-  }
-}
-
-function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean {
-  if (!state) return false;
-  if (file.version !== undefined || state.version !== null) return file.version === state.version;
-  return state.size === file.size && state.modifiedAt.getTime() === file.modifiedAt.getTime();
-}
-
-/** Where a file's document goes, and what reports on it. */
-interface Target {
-  deps: IngestDeps;
-  connector: Connector;
-  collectionId: string;
-  sourceId: string;
-  progress: JobProgress;
-  signal: AbortSignal;
-}
-
-/** A file read whole and parsed in a worker; its document goes to the index with others in a batch. */
-async function ingestFile(
-  { deps, connector, collectionId, sourceId, progress, signal }: Target,
-  writer: BatchedIndexWriter,
-  budget: ByteBudget,
-  file: RemoteEntry,
-  state: IndexedState | undefined,
-): Promise<void> {
-  if (file.size > MAX_PARSED_FILE_BYTES) {
-    progress.stats.file(file.name, { bytes: 0, failed: true });
-    return progress.failed(file.path, `File is larger than the ${MAX_PARSED_FILE_BYTES / 1024 / 1024} MB indexing limit`);
-  }
-  progress.at(`Indexing ${file.path}`);
-  let bytesRead = 0;
-  let failed = false;
-  let parseSeconds = 0;
-  const held = await budget.acquire(file.size);
-  try {
-    const bytes = await progress.stats.time("read", async () => readAll(await connector.read(file.path, file.size), MAX_PARSED_FILE_BYTES));
-    // parse() transfers the buffer to a worker thread, which empties it here: count first.
-    bytesRead = bytes.length;
-    const parsed = await deps.parsers.parse(file.name, bytes);
-    if (parsed.timing) {
-      progress.stats.add("parse", parsed.timing.parseSeconds);
-      progress.stats.add("chunk", parsed.timing.chunkSeconds);
-      parseSeconds = parsed.timing.parseSeconds + parsed.timing.chunkSeconds;
-    }
-    if (parsed.kind === "skipped") {
-      // A file that no longer has any text must not keep answering searches with its old text.
-      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.skipped(file.path, parsed.reason === "unsupported file type" ? "type not supported" : "empty", bytesRead);
-    }
-    // Counted as processed once its batch is written.
-    await writer.add(
-      {
-        sourceId,
-        path: file.path,
-        title: parsed.title,
-        size: file.size,
-        modifiedAt: file.modifiedAt,
-        version: file.version ?? null,
-        chunks: parsed.chunks,
-      },
-      bytesRead,
-      state ? "changed" : "added",
-    );
-  } catch (error) {
-    // A dead connection is the source failing, not this file: fail the job.
-    if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
-    // So are a full disk, a damaged index and a database gone past the grace: every later file would fail the same way; and a shutdown.
-    if (isFatalIndexError(error) || isDiskFull(error) || signal.aborted) throw error;
-    failed = true;
-    progress.failed(file.path, (error as Error).message || "Could not be read", bytesRead);
-  } finally {
-    budget.release(held);
-    progress.stats.file(file.name, { bytes: bytesRead, failed, parseSeconds });
-  }
-}
-
-/**
- * A big text file streamed into the index as a staged document (see streamed-text-file.ts):
- * bytes_processed moves as its chunks are written, and it replaces its old version only once
- * it is written whole.
- */
-async function ingestStreamed(
-  { deps, connector, collectionId, sourceId, progress }: Target,
-  file: RemoteEntry,
-  state: IndexedState | undefined,
-  checkAbort: () => void,
-): Promise<void> {
-  progress.at(`Indexing ${file.path}`);
-  let counted = 0;
-  let failed = false;
-  const header = {
-    sourceId,
-    path: file.path,
-    title: titleFromFileName(file.name),
-    size: file.size,
-    modifiedAt: file.modifiedAt,
-    version: file.version ?? null,
-  };
-  try {
-    const { staged, chunks } = await streamTextFile({
-      read: () => connector.read(file.path, file.size),
-      stage: () => deps.index.stageDocument(collectionId, header),
-      // A file read again (it was not UTF-8) counts its bytes once.
-      onWritten: (bytes) => {
-        if (bytes > counted) progress.advance(bytes - counted);
-        counted = Math.max(counted, bytes);
-      },
-      checkAbort,
-    });
-    if (chunks === 0) {
-      await staged.discard();
-      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.skipped(file.path, "empty");
-    }
-    try {
-      await progress.stats.time("commit", () => staged.commit());
-    } catch (error) {
-      await staged.discard().catch(() => undefined);
-      if (isFatalIndexError(error)) throw error;
-      throw new Error(`Could not be added to the index: ${(error as Error).message}`);
-    }
-    progress.processed(state ? "changed" : "added");
-  } catch (error) {
-    if (error instanceof JobInterrupted) throw error;
-    if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
-    if (isFatalIndexError(error)) throw error;
-    failed = true;
-    progress.failed(file.path, (error as Error).message || "Could not be read");
-  } finally {
-    progress.stats.file(file.name, { bytes: counted, failed });
-  }
-}
-
-async function readAll(stream: Readable, limit: number): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream) {
-    total += (chunk as Buffer).length;
-    if (total > limit) {
-      stream.destroy();
-      throw new Error("File grew past the indexing limit while it was read");
-    }
-    parts.push(chunk as Buffer);
-  }
-  // Most files arrive in one piece: hand that over rather than copy it.
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts, total);
-}
-
-/** Runs fn over items with at most `limit` at once; the first thrown error stops the rest. */
-async function forEachConcurrently<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: unknown = null;
-  const lane = async () => {
-    while (failure === null && next < items.length) {
-      const item = items[next++];
-      try {
-        await fn(item);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  if (failure !== null) throw failure;
-}

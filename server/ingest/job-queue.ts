@@ -7,9 +7,11 @@ import { DatabaseOutage } from "../data/database-outage";
 import type { Logger } from "../logger";
 import { JobProgress } from "./job-progress";
 import { independentWrite } from "../data/serial-transactions";
+import { INTERRUPTED } from "./job-interrupted";
+
+export { INTERRUPTED, JobInterrupted } from "./job-interrupted";
 
 export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline";
-export const INTERRUPTED = "Interrupted by shutdown";
 export const NOTHING_TO_CANCEL = "No ingestion job is queued or running for this pipeline";
 /** How often a running job looks at its row for a cancel request. */
 const CANCEL_POLL_MS = 250;
@@ -83,13 +85,6 @@ function watchForCancel(db: DataSource, jobId: string, controller: AbortControll
 /** Runs one job; resolves when all entities are handled, throws when the job fails. */
 export type JobHandler = (job: IngestJob, progress: JobProgress, signal: AbortSignal) => Promise<void>;
 
-/** Thrown into a handler's work when the queue stops: the job is recorded as interrupted. */
-export class JobInterrupted extends Error {
-  constructor() {
-    super(INTERRUPTED);
-    this.name = "JobInterrupted";
-  }
-}
 
 /** What a queued or running job writes to: its pipeline's source and collection. */
 export type JobTarget = { dataSourceId: string } | { collectionId: string };

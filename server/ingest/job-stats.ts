@@ -1,4 +1,5 @@
-import { STAGES, type JobStats, type Stage, type TypeStats } from "../data/entities/ingest-job.entity";
+import type { JobStats, TypeStats } from "../data/entities/ingest-job.entity";
+import { STAGES, type Stage } from "../data/job-stages";
 import { extensionOf } from "./parse/file-types";
 
 /** Distinct file types kept; a source with more lumps the rest under "other", so the row stays small. */

@@ -1,6 +1,6 @@
-import { Worker } from "node:worker_threads";
+import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
-import type { WriterReply, WriterRequest } from "./index-writer.worker";
+import type { WriterConnect, WriterReply, WriterRequest } from "./index-writer.worker";
 import crypto from "node:crypto";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
@@ -77,15 +77,30 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** The writer's error as the caller's: damage and disk-full keep their codes across the thread boundary. */
   private replyError(reply: Extract<WriterReply, { ok: false }>, collectionId: unknown): Error {
     if (reply.code === "SLUICE_INDEX_DAMAGED") {
-      // The reading side must stop trusting its cached pages of that file too.
-      if (typeof collectionId === "string") {
-        this.results?.forget(collectionId);
-        void this.reader.markDamaged(collectionId);
-        void this.readers.broadcast("markDamaged", collectionId);
-      }
+      if (typeof collectionId === "string") this.noteDamaged(collectionId);
       return new IndexDamagedError();
     }
     return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
+  }
+
+  /** The writer found the collection's file damaged: the reading side must stop trusting its cached pages of that file too. */
+  noteDamaged(collectionId: string): void {
+    this.results?.forget(collectionId);
+    void this.reader.markDamaged(collectionId);
+    void this.readers.broadcast("markDamaged", collectionId);
+  }
+
+  /**
+   * A channel of its own to the writer thread, for another thread (an ingestion job's): its
+   * writes reach the writer, and their answers come back, without a turn of this thread's event
+   * loop. It closes when the writer stops; damage found through it is passed to noteDamaged.
+   */
+  writerPort(): MessagePort {
+    if (this.closed) throw new Error("The index is closed");
+    this.worker ??= this.spawn();
+    const { port1, port2 } = new MessageChannel();
+    this.worker.postMessage({ connect: port2 } satisfies WriterConnect, [port2]);
+    return port1;
   }
 
   private call<T>(method: WriterRequest["method"], ...args: unknown[]): Promise<T> {

@@ -5,6 +5,7 @@ import { folderLocation } from "./folder-location";
 import { FolderSources } from "./folder-sources.service";
 import { FolderSourceRecord } from "./folder-source.entity";
 import { FolderConnector } from "./folder.connector";
+import type { ThreadConnectorSpec } from "../thread-connector";
 import { presentFolderSource } from "./folder.presenters";
 import { folderRoutes } from "./folder.routes";
 
@@ -23,6 +24,11 @@ class FolderKind implements SourceKind {
   async connector(db: EntityManager, source: DataSourceRecord): Promise<FolderConnector> {
     const details = await db.findOneOrFail(FolderSourceRecord, { where: { dataSourceId: source.id } });
     return new FolderConnector(details.path, this.roots);
+  }
+
+  async threadConnector(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec> {
+    const details = await db.findOneOrFail(FolderSourceRecord, { where: { dataSourceId: source.id } });
+    return { kind: "folder", folder: details.path, roots: this.roots };
   }
 
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {

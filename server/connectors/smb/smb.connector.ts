@@ -60,7 +60,12 @@ export interface SmbSettings {
  * connection (creation, share listing, each ingestion run) is made through here.
  */
 export async function openSmbConnector(details: SmbDetails, password: string, settings: SmbSettings): Promise<SmbConnector> {
-  return new SmbConnector({
+  return new SmbConnector(await smbConnectorOptions(details, password, settings));
+}
+
+/** What openSmbConnector connects with, as plain data (an ingestion job's thread opens its connector from it). */
+export async function smbConnectorOptions(details: SmbDetails, password: string, settings: SmbSettings): Promise<SmbConnectorOptions> {
+  return {
     host: await settings.allowedNetworks.addressFor(details.defaultIp || details.remoteSystemName),
     port: details.port,
     serverName: details.remoteSystemName,
@@ -68,7 +73,7 @@ export async function openSmbConnector(details: SmbDetails, password: string, se
     password,
     workstation: details.localSystemName || undefined,
     timeoutMs: settings.timeoutMs,
-  });
+  };
 }
 
 /** What the API shows for a server: each disk share's first-level names, or why it can't be read. */

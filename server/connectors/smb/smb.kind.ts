@@ -5,7 +5,8 @@ import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKind
 import { smbLocation } from "./smb-location";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
 import { SmbSources } from "./smb-sources.service";
-import { openSmbConnector, type SmbConnector, type SmbSettings } from "./smb.connector";
+import { openSmbConnector, smbConnectorOptions, type SmbConnector, type SmbSettings } from "./smb.connector";
+import type { ThreadConnectorSpec } from "../thread-connector";
 import { SmbAllowedNetworks } from "./smb-allowed-networks";
 import { presentSmbSource } from "./smb.presenters";
 import { smbRoutes } from "./smb.routes";
@@ -31,6 +32,12 @@ class SmbKind implements SourceKind {
     const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
     const password = (await this.secrets.get(smbPasswordKey(source.id))) ?? "";
     return openSmbConnector(details, password, this.settings);
+  }
+
+  async threadConnector(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec> {
+    const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
+    const password = (await this.secrets.get(smbPasswordKey(source.id))) ?? "";
+    return { kind: "smb", options: await smbConnectorOptions(details, password, this.settings) };
   }
 
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {

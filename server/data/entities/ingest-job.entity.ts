@@ -19,9 +19,8 @@ export interface JobSkip {
   reason: SkipReason;
 }
 
-/** The stages of an ingestion, in pipeline order (docs/decisions.md: Where an ingestion's time went). */
-export const STAGES = ["listing", "read", "parse", "chunk", "index", "commit"] as const;
-export type Stage = (typeof STAGES)[number];
+import type { Stage } from "../job-stages";
+export { STAGES, type Stage } from "../job-stages";
 
 /** Per file type (lower-case extension, "none" without one): files the job read or skipped, bytes read, parser-thread seconds. */
 export interface TypeStats {

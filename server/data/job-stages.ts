@@ -1,0 +1,6 @@
+/**
+ * The stages of an ingestion, in pipeline order (docs/decisions.md: Where an ingestion's time went).
+ * Apart from the entity so an ingestion job's own thread can time them without loading TypeORM.
+ */
+export const STAGES = ["listing", "read", "parse", "chunk", "index", "commit"] as const;
+export type Stage = (typeof STAGES)[number];
