@@ -20,7 +20,7 @@ export interface Ingestion {
   queue: IngestQueue;
   /** Starts pipelines' scheduled runs through the queue; start it once the queue has started. */
   scheduler: Scheduler;
-  /** Stops the scheduler, the queue (the running job fails durably) and the parser threads. */
+  /** Stops the scheduler, the queue (the running job fails durably), the job thread and the parser threads. */
   close(): Promise<void>;
 }
 
@@ -50,6 +50,7 @@ export function openIngestion(config: Config, { db, index, vectors, secrets }: S
     close: async () => {
       await scheduler.stop();
       await queue.stop();
+      await threads?.close();
       await parsers.close();
     },
   };

@@ -3,26 +3,29 @@ import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import type { ProgressRow } from "./job-counters";
 import type { WireError } from "./thread-errors";
 
-/** What an ingestion job's thread starts with (its workerData): everything from the database and the secret store, looked up already. */
-export interface JobThreadStart {
+/** The job thread's workerData: what every job on it shares. */
+export interface JobThreadData {
+  /** DATA_DIR's free-space minimum (DiskGuard); null: no minimum. */
+  disk: { dir: string; minFreeBytes: number } | null;
+}
+
+/** One job for the thread: everything from the database and the secret store, looked up already. */
+export interface JobThreadTask {
   connector: ThreadConnectorSpec;
   sourceId: string;
   collectionId: string;
-  /** DATA_DIR's free-space minimum (DiskGuard); null: no minimum. */
-  disk: { dir: string; minFreeBytes: number } | null;
-  /** Its own channel to the index writer thread (ThreadedSqliteIndex.writerPort). */
-  writer: MessagePort;
 }
 
-/** The API's thread to the job's. */
+/** The API's thread to the job thread. `run` names one job on it. */
 export type ToJobThread =
-  | { type: "cancel" }
+  | { type: "start"; run: number; task: JobThreadTask; /** Its own channel to the index writer thread (ThreadedSqliteIndex.writerPort). */ writer: MessagePort }
+  | { type: "cancel"; run: number }
   | { type: "answer"; id: number; ok: true; result: unknown }
   | { type: "answer"; id: number; ok: false; error: WireError };
 
-/** The job's thread to the API's: its counters, a question on the index, and how it ended (the last message). */
+/** The job thread to the API's: a job's counters, a question on the index, and how the job ended (its last message). */
 export type FromJobThread =
-  | { type: "progress"; row: ProgressRow }
+  | { type: "progress"; run: number; row: ProgressRow }
   | { type: "ask"; id: number; method: "indexedState" | "moveAside"; args: string[] }
-  | { type: "done" }
-  | { type: "failed"; error: WireError };
+  | { type: "done"; run: number }
+  | { type: "failed"; run: number; error: WireError };

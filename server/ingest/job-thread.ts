@@ -4,12 +4,17 @@ import { IndexDamagedError } from "../search/index-damage";
 import type { IndexedState } from "../search/search-index";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { JobCounters } from "./job-counters";
-import type { FromJobThread, JobThreadStart, ToJobThread } from "./job-thread-protocol";
+import type { FromJobThread, JobThreadData, ToJobThread } from "./job-thread-protocol";
 import { fromWire, toWire } from "./thread-errors";
 
 const WORKER = workerScript(__filename, "job-thread.worker");
+/**
+ * An idle job thread (and its parser threads) ends after this long: jobs in a row (a schedule,
+ * a few pipelines triggered together) share one warm thread, an idle app holds none.
+ */
+export const JOB_THREAD_IDLE_MS = 30_000;
 
-/** What of the collection index the API's thread lends a job's thread: ThreadedSqliteIndex. */
+/** What of the collection index the API's thread lends the job thread: ThreadedSqliteIndex. */
 export interface ThreadableIndex {
   writerPort(): MessagePort;
   noteDamaged(collectionId: string): void;
@@ -17,68 +22,132 @@ export interface ThreadableIndex {
   moveAside(collectionId: string): Promise<string | null>;
 }
 
-/** One job's work for a thread: the source (as plain data) and where its documents go. */
+/** One job's work for the thread: the source (as plain data) and where its documents go. */
 export interface ThreadTask {
   connector: ThreadConnectorSpec;
   sourceId: string;
   collectionId: string;
 }
 
+interface Run {
+  collectionId: string;
+  progress: JobCounters;
+  end(error: Error | null): void;
+}
+
 /**
- * Runs ingestion jobs' data paths on threads of their own (job-thread.worker.ts), one thread per
- * job, gone when the job ends so an idle app holds none. Under load the API's event loop takes
- * tens of milliseconds a turn, and a job that waited for several turns per file took 20 times
- * as long (issue 20). This thread keeps the job's row: the counters posted to it go into
- * `progress`; a cancel or shutdown (signal) is passed on and the job ends as it would here.
+ * Runs ingestion jobs' data paths on a thread of their own (job-thread.worker.ts). Under load the
+ * API's event loop takes tens of milliseconds a turn, and a job that waited for several turns per
+ * file took 20 times as long (issue 20). This thread keeps each job's row: the counters posted
+ * from the job thread go into its `progress`; a cancel or shutdown (signal) is passed on and the
+ * job ends as it would here.
  */
 export class JobThreads {
+  private worker: Worker | null = null;
+  private readonly runs = new Map<number, Run>();
+  private nextRun = 1;
+  private idle: NodeJS.Timeout | null = null;
+
   constructor(
     private readonly index: ThreadableIndex,
-    private readonly disk: { dir: string; minFreeBytes: number } | null,
+    private readonly disk: JobThreadData["disk"],
   ) {}
 
   run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
+    const worker = this.thread();
+    const id = this.nextRun++;
     const writer = this.index.writerPort();
-    const start: JobThreadStart = { ...task, disk: this.disk, writer };
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => this.send(worker, { type: "cancel", run: id });
+      this.runs.set(id, {
+        collectionId: task.collectionId,
+        progress,
+        end: (error) => {
+          signal.removeEventListener("abort", onAbort);
+          this.runs.delete(id);
+          if (this.runs.size === 0) this.idleFrom(worker);
+          if (error) reject(error);
+          else resolve();
+        },
+      });
+      signal.addEventListener("abort", onAbort, { once: true });
+      // A running job holds the process (as its work on this thread would); an idle thread does not.
+      worker.ref();
+      worker.postMessage({ type: "start", run: id, task, writer } satisfies ToJobThread, [writer]);
+      if (signal.aborted) onAbort();
+    });
+  }
+
+  /** Ends the thread (its jobs fail); call once the queue has stopped. */
+  async close(): Promise<void> {
+    if (this.idle) clearTimeout(this.idle);
+    const worker = this.worker;
+    this.worker = null;
+    this.fail(new Error("The ingestion job thread stopped"));
+    await worker?.terminate();
+  }
+
+  private thread(): Worker {
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = null;
+    if (this.worker) return this.worker;
     const worker = new Worker(WORKER.file, {
-      workerData: start,
-      transferList: [writer],
+      workerData: { disk: this.disk } satisfies JobThreadData,
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
-    const send = (message: ToJobThread) => worker.postMessage(message);
-    return new Promise<void>((resolve, reject) => {
-      let ended = false;
-      const end = (error: Error | null) => {
-        if (ended) return;
-        ended = true;
-        signal.removeEventListener("abort", onAbort);
-        void worker.terminate();
-        if (error) reject(error);
-        else resolve();
-      };
-      const onAbort = () => send({ type: "cancel" });
-      signal.addEventListener("abort", onAbort, { once: true });
-      if (signal.aborted) onAbort();
-      worker.on("message", (message: FromJobThread) => {
-        switch (message.type) {
-          case "progress":
-            return progress.adopt(message.row);
-          case "ask":
-            return void this.answer(message).then(send);
-          case "done":
-            return end(null);
-          case "failed": {
-            const error = fromWire(message.error);
-            if (error instanceof IndexDamagedError) this.index.noteDamaged(task.collectionId);
-            return end(error);
-          }
-        }
-      });
-      // A thread that dies (out of memory, an uncaught error) fails its job, never the process.
-      worker.on("error", (error) => end(new Error(`The ingestion job's thread stopped: ${error.message}`)));
-      worker.on("exit", (code) => end(new Error(`The ingestion job's thread stopped (exit code ${code})`)));
-    });
+    worker.on("message", (message: FromJobThread) => this.receive(worker, message));
+    // A thread that dies (out of memory, an uncaught error) fails its jobs, never the process; the next job starts another.
+    const died = (error: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      this.fail(new Error(`The ingestion job thread stopped: ${error.message}`));
+    };
+    worker.on("error", died);
+    worker.on("exit", (code) => died(new Error(`exit code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private idleFrom(worker: Worker): void {
+    worker.unref();
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      this.idle = null;
+      if (this.runs.size > 0 || !this.worker) return;
+      const worker = this.worker;
+      this.worker = null;
+      void worker.terminate();
+    }, JOB_THREAD_IDLE_MS);
+    this.idle.unref();
+  }
+
+  private fail(error: Error): void {
+    for (const run of [...this.runs.values()]) run.end(error);
+  }
+
+  private send(worker: Worker, message: ToJobThread): void {
+    if (this.worker === worker) worker.postMessage(message);
+  }
+
+  private receive(worker: Worker, message: FromJobThread): void {
+    if (message.type === "ask") {
+      void this.answer(message).then((answer) => this.send(worker, answer));
+      return;
+    }
+    const run = this.runs.get(message.run);
+    if (!run) return;
+    switch (message.type) {
+      case "progress":
+        return run.progress.adopt(message.row);
+      case "done":
+        return run.end(null);
+      case "failed": {
+        const error = fromWire(message.error);
+        if (error instanceof IndexDamagedError) this.index.noteDamaged(run.collectionId);
+        return run.end(error);
+      }
+    }
   }
 
   private async answer(message: Extract<FromJobThread, { type: "ask" }>): Promise<ToJobThread> {

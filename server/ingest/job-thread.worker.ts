@@ -1,22 +1,22 @@
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { openThreadConnector } from "../connectors/thread-connector";
 import { DiskGuard } from "../disk/disk-space";
 import type { IndexedState } from "../search/search-index";
 import { JobCounters, type ProgressRow } from "./job-counters";
-import type { FromJobThread, JobThreadStart, ToJobThread } from "./job-thread-protocol";
+import type { FromJobThread, JobThreadData, JobThreadTask, ToJobThread } from "./job-thread-protocol";
 import { ParserPool } from "./parse/parser-pool";
 import { syncSource } from "./sync-source";
 import { fromWire, toWire } from "./thread-errors";
 import { WriterPortIndex } from "./writer-port-index";
 
 /**
- * One ingestion job's data path on a thread of its own (job-thread.ts starts it): listing,
- * reads, parsing (its own parser threads) and index writes (straight to the writer thread)
- * never wait for a turn of the API's event loop, however many clients it serves. The API's
- * thread keeps the job's row, which this thread's counters are posted to.
+ * Ingestion jobs' data paths on a thread of their own (job-thread.ts starts it): listing, reads,
+ * parsing (this thread's parser pool) and index writes (straight to the writer thread) never
+ * wait for a turn of the API's event loop, however many clients it serves. The API's thread
+ * keeps each job's row, which this thread's counters are posted to.
  */
 
-const start = workerData as JobThreadStart;
+const { disk: diskLimit } = workerData as JobThreadData;
 const port = parentPort!;
 const post = (message: FromJobThread) => port.postMessage(message);
 
@@ -24,25 +24,34 @@ const post = (message: FromJobThread) => port.postMessage(message);
 const POST_EVERY_MS = 100;
 
 class PostedCounters extends JobCounters {
-  constructor() {
+  constructor(private readonly run: number) {
     super(POST_EVERY_MS);
   }
 
   protected async persist(row: ProgressRow): Promise<void> {
-    post({ type: "progress", row });
+    post({ type: "progress", run: this.run, row });
   }
 }
 
-const cancel = new AbortController();
+const parsers = new ParserPool();
+const disk = diskLimit ? new DiskGuard(diskLimit.dir, diskLimit.minFreeBytes) : null;
+const cancels = new Map<number, AbortController>();
 const asked = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
 let nextAsk = 1;
 
 port.on("message", (message: ToJobThread) => {
-  if (message.type === "cancel") return cancel.abort();
-  const call = asked.get(message.id);
-  asked.delete(message.id);
-  if (message.ok) call?.resolve(message.result);
-  else call?.reject(fromWire(message.error));
+  switch (message.type) {
+    case "start":
+      return void run(message.run, message.task, message.writer);
+    case "cancel":
+      return cancels.get(message.run)?.abort();
+    case "answer": {
+      const call = asked.get(message.id);
+      asked.delete(message.id);
+      if (message.ok) call?.resolve(message.result);
+      else call?.reject(fromWire(message.error));
+    }
+  }
 });
 
 function ask<T>(method: "indexedState" | "moveAside", ...args: string[]): Promise<T> {
@@ -53,31 +62,29 @@ function ask<T>(method: "indexedState" | "moveAside", ...args: string[]): Promis
   });
 }
 
-async function run(): Promise<void> {
-  const progress = new PostedCounters();
-  const parsers = new ParserPool();
-  const index = new WriterPortIndex(start.writer, {
+async function run(runId: number, task: JobThreadTask, writer: MessagePort): Promise<void> {
+  const cancel = new AbortController();
+  cancels.set(runId, cancel);
+  const progress = new PostedCounters(runId);
+  const index = new WriterPortIndex(writer, {
     indexedState: (collectionId, sourceId) => ask<Map<string, IndexedState>>("indexedState", collectionId, sourceId),
     moveAside: (collectionId) => ask<string | null>("moveAside", collectionId),
   });
-  const disk = start.disk ? new DiskGuard(start.disk.dir, start.disk.minFreeBytes) : null;
   let outcome: FromJobThread;
   try {
-    const connector = openThreadConnector(start.connector);
+    const connector = openThreadConnector(task.connector);
     try {
-      await syncSource({ index, parsers, disk }, connector, start.sourceId, start.collectionId, progress, cancel.signal);
+      await syncSource({ index, parsers, disk }, connector, task.sourceId, task.collectionId, progress, cancel.signal);
     } finally {
       await connector.close();
     }
-    outcome = { type: "done" };
+    outcome = { type: "done", run: runId };
   } catch (error) {
-    outcome = { type: "failed", error: toWire(error) };
+    outcome = { type: "failed", run: runId, error: toWire(error) };
   }
-  await parsers.close();
+  cancels.delete(runId);
   index.close();
   // The last counters before how it ended: messages arrive in order.
   await progress.flush();
   post(outcome);
 }
-
-void run();

@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { isDiskFull } from "../../server/disk/disk-space";
+import { JobCounters, type ProgressRow } from "../../server/ingest/job-counters";
+import { JobInterrupted } from "../../server/ingest/job-interrupted";
+import { JobThreads, type ThreadTask } from "../../server/ingest/job-thread";
+import { fromWire, toWire } from "../../server/ingest/thread-errors";
+import { IndexDamagedError } from "../../server/search/index-damage";
+import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+
+/** The counters a job's thread posted, as the API's thread took them on. */
+class Adopted extends JobCounters {
+  readonly rows: ProgressRow[] = [];
+  constructor() {
+    super(0);
+  }
+  protected async persist(row: ProgressRow): Promise<void> {
+    this.rows.push(row);
+  }
+}
+
+describe("an ingestion job on its own thread (real folder, real SQLite index and writer thread)", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-job-thread-")));
+  const share = path.join(dir, "share");
+  fs.mkdirSync(path.join(share, "sub"), { recursive: true });
+  fs.writeFileSync(path.join(share, "otters.txt"), "Otters hold hands while they sleep.");
+  fs.writeFileSync(path.join(share, "sub", "herons.md"), "# Herons\n\nHerons stand still in the shallows.");
+  fs.writeFileSync(path.join(share, "empty.txt"), "");
+  const index = new ThreadedSqliteIndex({ dir: path.join(dir, "indexes") });
+  const threads = new JobThreads(index, null);
+  const task = (collectionId: string, folder = share): ThreadTask => ({ connector: { kind: "folder", folder, roots: [dir] }, sourceId: "source-1", collectionId });
+  after(async () => {
+    // Idle threads do not hold the process (the server's sockets do): this test holds it while they close.
+    const hold = setInterval(() => undefined, 1000);
+    await threads.close();
+    await index.close();
+    clearInterval(hold);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("indexes the folder, its counters reach this thread, and a second run on the same thread finds it unchanged", async () => {
+    const collectionId = randomUUID();
+    const first = new Adopted();
+    await threads.run(task(collectionId), first, new AbortController().signal);
+    assert.equal(first.filesAdded, 2);
+    assert.equal(first.entitiesSkipped, 1);
+    assert.equal(first.discoveryComplete, true);
+    assert.deepEqual(first.skips, [{ entity: "empty.txt", reason: "empty" }]);
+    assert.equal((await index.search(collectionId, "herons", 5))[0]?.path, "sub/herons.md");
+
+    const second = new Adopted();
+    await threads.run(task(collectionId), second, new AbortController().signal);
+    assert.equal(second.filesUnchanged, 2);
+    assert.equal(second.filesAdded, 0);
+  });
+
+  it("a cancel (the signal) ends the job as interrupted", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    await assert.rejects(threads.run(task(randomUUID()), new Adopted(), stop.signal), (error: unknown) => error instanceof JobInterrupted);
+  });
+
+  it("a failure inside the thread arrives with its words", async () => {
+    await assert.rejects(threads.run(task(randomUUID(), path.join(dir, "missing")), new Adopted(), new AbortController().signal), /^Error: Source unreachable: /);
+  });
+
+  it("a full disk found on the job's thread is still a full disk here", async () => {
+    const tight = new JobThreads(index, { dir, minFreeBytes: Number.MAX_SAFE_INTEGER });
+    try {
+      await assert.rejects(tight.run(task(randomUUID()), new Adopted(), new AbortController().signal), (error: unknown) => isDiskFull(error));
+    } finally {
+      await tight.close();
+    }
+  });
+
+  it("a damaged index file, found through this thread's reader, is set aside and rebuilt by the job", async () => {
+    const collectionId = randomUUID();
+    fs.mkdirSync(path.join(dir, "indexes"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "indexes", `${collectionId}.db`), "this is not a database ".repeat(500));
+    const progress = new Adopted();
+    await threads.run(task(collectionId), progress, new AbortController().signal);
+    assert.equal(progress.filesAdded, 2);
+    assert.match(progress.errors[0]?.message ?? "", /index was damaged; it was moved aside/);
+    assert.equal((await index.search(collectionId, "otters", 5)).length, 1);
+  });
+
+  it("jobs fail, not hang, when the thread is closed under them", async () => {
+    const big = path.join(dir, "big");
+    fs.mkdirSync(big);
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(big, `n-${i}.txt`), `note ${i} `.repeat(200));
+    const own = new JobThreads(index, null);
+    const failed = assert.rejects(own.run(task(randomUUID(), big), new Adopted(), new AbortController().signal), /The ingestion job thread stopped/);
+    await own.close();
+    await failed;
+  });
+});
+
+describe("errors crossing between threads", () => {
+  it("keep their class where callers test it, and their code", () => {
+    assert.ok(fromWire(toWire(new IndexDamagedError())) instanceof IndexDamagedError);
+    assert.ok(fromWire(toWire(new JobInterrupted())) instanceof JobInterrupted);
+    const full = fromWire(toWire(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" })));
+    assert.equal((full as { code?: string }).code, "SQLITE_FULL");
+    assert.equal(full.message, "database or disk is full");
+    assert.equal(fromWire(toWire("a thrown string")).message, "a thrown string");
+  });
+});
