@@ -118,7 +118,12 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
     const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
     assert.equal(queued.status, 202);
-    await waitFor(async () => (await status(longRun.pipeline.id)).entities_discovered > 0, "the long job to run");
+    // Stopped as soon as the job runs: on its own thread the job no longer waits for the API's turns, and a wait for
+    // its first counters could see it near its end.
+    await waitFor(async () => {
+      const now = await status(longRun.pipeline.id);
+      return now.status === "processing" && now.queued === false;
+    }, "the long job to run");
     assert.equal(await api.stop(), 0);
 
     api = await startSluice({ dataDir, env: teamEnv });
