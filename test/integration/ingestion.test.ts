@@ -326,6 +326,8 @@ describe("the serial queue", () => {
     const none = await request("POST", cancelPath, { token: owner.token });
     assert.equal(none.status, 409);
     assert.equal(none.body.detail, "No ingestion job is queued or running for this pipeline");
+    // Signed up before the run (a bcrypt hash takes a while): the job, on its own thread, may not wait that long.
+    const outsider = await signUp(request, "outsider");
 
     assert.equal((await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token })).status, 202);
     for (;;) {
@@ -334,7 +336,6 @@ describe("the serial queue", () => {
       if (status.files_added > 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
-    const outsider = await signUp(request, "outsider");
     assert.equal((await request("POST", cancelPath, { token: outsider.token })).status, 404);
     const cancel = await request("POST", cancelPath, { token: owner.token });
     assert.equal(cancel.status, 202, cancel.text);
