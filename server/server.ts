@@ -13,7 +13,7 @@ import { openRedis } from "./redis/redis-connection";
 import { RedisAttemptStore } from "./accounts/redis-attempt-store";
 import { SharedPulls } from "./llm/shared-pulls";
 import { acquireInstanceLock } from "./instance-lock";
-import { requestsPerTurn } from "./http/request-turns";
+import { requestTurns } from "./http/request-turns";
 
 export interface RunningServer {
   url: string;
@@ -62,7 +62,10 @@ async function serve(config: Config, logger: Logger): Promise<RunningServer> {
   const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
   const attemptStore = redis ? new RedisAttemptStore(redis, config.redisPrefix) : undefined;
   const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, vectors: storage.vectors, kinds, queue, models, attemptStore, redis });
-  server.on("request", requestsPerTurn(app));
+  // New connections are taken between short turns while they keep coming (http/request-turns.ts).
+  const turns = requestTurns(app);
+  server.on("request", turns.request);
+  server.on("connection", turns.connection);
   await queue.start();
   ingestion.scheduler.start();
 

@@ -6,28 +6,38 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 const RELEASE_BLOCK = 1024;
 
 /**
- * Requests started per turn of the event loop, at most. libuv accepts one new connection per turn
- * (libuv PR #3696, in 1.45 and later), and under load a turn that started every request that had
- * arrived (a hundred keep-alive clients) took 60 ms or more: a LAN's clients connecting at once
- * then waited seconds to be accepted (issue 20). A count, not a time budget: most of a request's
- * work runs after its first await (token check, database reads, the answer), in the same turn but
- * after the code that starts it, where no clock around that code can see it. Two per turn keeps a
- * turn to about a millisecond of work; a turn costs microseconds of its own.
+ * Requests started in a turn of the event loop that accepted a connection, at most. libuv accepts
+ * one new connection per turn (libuv PR #3696, in 1.45 and later), and under load a turn that
+ * starts every request that has arrived (a hundred keep-alive clients) takes 60 ms or more: a
+ * LAN's clients connecting at once waited seconds to be accepted (issue 20). While connections
+ * keep coming, short turns take them one after the other; a turn without one starts every
+ * waiting request, as Node does, since short turns cost a third of the requests per second.
+ * A count, not a time budget: most of a request's work runs after its first await, in the same
+ * turn but after the code that starts it, where no clock around that code can see it.
  */
-export const REQUESTS_PER_TURN = 2;
+export const REQUESTS_PER_CONNECTING_TURN = 2;
+
+export interface RequestTurns {
+  /** The 'request' listener. */
+  request(req: IncomingMessage, res: ServerResponse): void;
+  /** The 'connection' listener: a connection was accepted in this turn, more may be waiting. */
+  connection(): void;
+}
 
 /**
- * The handler, with requests started in arrival order, `perTurn` per turn at most, the rest on
- * the next turns (setImmediate: the poll phase between them accepts a connection and reads what
- * arrived).
+ * Starts the handler's requests in arrival order from setImmediate, after the poll phase of the
+ * turn they arrived in: all of them, or `perConnectingTurn` in a turn that accepted a connection
+ * (the rest in the next turns).
  */
-export function requestsPerTurn(handler: Handler, perTurn = REQUESTS_PER_TURN): Handler {
+export function requestTurns(handler: Handler, perConnectingTurn = REQUESTS_PER_CONNECTING_TURN): RequestTurns {
   let waiting: Array<[IncomingMessage, ServerResponse]> = [];
   let next = 0;
   let scheduled = false;
+  let connecting = false;
   const startSome = () => {
     scheduled = false;
-    const end = Math.min(waiting.length, next + perTurn);
+    const end = connecting ? Math.min(waiting.length, next + perConnectingTurn) : waiting.length;
+    connecting = false;
     try {
       while (next < end) {
         const [req, res] = waiting[next++];
@@ -52,8 +62,13 @@ export function requestsPerTurn(handler: Handler, perTurn = REQUESTS_PER_TURN): 
     scheduled = true;
     setImmediate(startSome);
   };
-  return (req, res) => {
-    waiting.push([req, res]);
-    schedule();
+  return {
+    request: (req, res) => {
+      waiting.push([req, res]);
+      schedule();
+    },
+    connection: () => {
+      connecting = true;
+    },
   };
 }

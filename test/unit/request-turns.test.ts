@@ -3,84 +3,77 @@ import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
-import { requestsPerTurn } from "../../server/http/request-turns";
+import { requestTurns } from "../../server/http/request-turns";
 
-/** Burns `ms` of this thread's time, as a request's synchronous work does. */
+/** Burns `ms` of this thread's time, as a request's work does. */
 function busy(ms: number): void {
   const end = performance.now() + ms;
   while (performance.now() < end);
 }
 
-describe("requests started a few per turn (real HTTP server and sockets)", () => {
-  it("a connection made while hundreds of requests wait is accepted after a few of them, not after all", async () => {
-    const started: string[] = [];
-    let acceptedAfter = -1;
-    const handler = requestsPerTurn((req, res) => {
-      started.push(req.url ?? "");
-      busy(1);
+const request = (url: string) => ({ url }) as http.IncomingMessage;
+const response = {} as http.ServerResponse;
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("requests started by turns of the event loop", () => {
+  it("a turn without a new connection starts every waiting request; one that accepted a connection starts a few", async () => {
+    const turns: string[][] = [[]];
+    const gate = requestTurns((req) => void turns.at(-1)!.push(req.url ?? ""), 2);
+    for (let i = 0; i < 6; i++) gate.request(request(`a${i}`), response);
+    gate.connection();
+    assert.deepEqual(turns, [[]], "nothing starts in the turn the requests arrived in");
+    await nextTurn();
+    turns.push([]);
+    gate.connection();
+    await nextTurn();
+    turns.push([]);
+    await nextTurn();
+    assert.deepEqual(turns, [["a0", "a1"], ["a2", "a3"], ["a4", "a5"]]);
+  });
+
+  it("a burst of connections to a server busy with keep-alive clients is accepted a few requests apart (real HTTP server and sockets)", async () => {
+    let started = 0;
+    const acceptedAt: number[] = [];
+    let burstStarted = false;
+    const gate = requestTurns((_req, res) => {
+      started++;
+      busy(0.5);
       res.end("ok");
     });
-    const queued = 200;
-    let arrived = 0;
-    let late: net.Socket | null = null;
-    const server = http.createServer((req, res) => {
-      handler(req, res);
-      // Every request of the backlog has arrived: a new client connects now.
-      if (++arrived === queued) late = net.connect((server.address() as AddressInfo).port, "127.0.0.1");
-    });
+    const server = http.createServer(gate.request);
     server.on("connection", () => {
-      if (late && acceptedAfter < 0) acceptedAfter = started.length;
+      gate.connection();
+      if (burstStarted) acceptedAt.push(started);
     });
+    server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
-    try {
-      // 20 keep-alive clients with 10 requests each in flight (pipelined): 200 requests of 1 ms waiting at once.
-      const clients = await Promise.all(
-        Array.from({ length: 20 }, (_, c) => {
-          return new Promise<string>((resolve, reject) => {
-            const socket = net.connect(port, "127.0.0.1", () => {
-              socket.write(Array.from({ length: 10 }, (_, r) => `GET /${c}-${r} HTTP/1.1\r\nHost: x\r\n\r\n`).join(""));
-            });
-            let text = "";
-            socket.on("data", (chunk) => {
-              text += chunk;
-              if (text.split("\r\n\r\nok").length - 1 === 10) {
-                socket.destroy();
-                resolve(text);
-              }
-            });
-            socket.on("error", reject);
-          });
-        }),
-      );
-      assert.equal(clients.length, 20);
-      assert.equal(started.length, queued);
-      assert.ok(acceptedAfter >= 0, "the late connection was accepted");
-      assert.ok(acceptedAfter < queued / 4, `the late connection was accepted after ${acceptedAfter} of ${queued} waiting requests had started`);
-      // Arrival order is kept: each client's requests start in the order it sent them.
-      for (let c = 0; c < 20; c++) {
-        const own = started.filter((url) => url.startsWith(`/${c}-`));
-        assert.deepEqual(own, Array.from({ length: 10 }, (_, r) => `/${c}-${r}`));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    let running = true;
+    // 20 keep-alive clients, each asking again as soon as it is answered: 20 requests always waiting.
+    const clients = Array.from({ length: 20 }, async () => {
+      while (running) {
+        await new Promise<void>((resolve, reject) => {
+          http.get({ host: "127.0.0.1", port, path: "/", agent }, (res) => res.resume().on("end", resolve)).on("error", reject);
+        });
       }
+    });
+    try {
+      while (started < 200) await new Promise((r) => setTimeout(r, 5));
+      burstStarted = true;
+      const startedBefore = started;
+      const burst = Array.from({ length: 40 }, () => net.connect(port, "127.0.0.1"));
+      while (acceptedAt.length < 40) await new Promise((r) => setTimeout(r, 5));
+      for (const socket of burst) socket.destroy();
+      // Without the short turns each accept waits for a turn of ~20 requests: 800 requests for the burst.
+      const spent = acceptedAt[39] - startedBefore;
+      assert.ok(spent < 200, `40 connections were accepted while ${spent} requests started`);
     } finally {
-      (late as net.Socket | null)?.destroy();
+      running = false;
+      await Promise.all(clients);
+      agent.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-  });
-
-  it("starts at most its count of requests per turn, in arrival order", async () => {
-    const turns: number[][] = [[]];
-    const handler = requestsPerTurn((req) => void turns.at(-1)!.push(Number(req.url)), 2);
-    for (let i = 0; i < 5; i++) handler({ url: String(i) } as http.IncomingMessage, {} as http.ServerResponse);
-    assert.deepEqual(turns, [[]], "nothing starts in the turn the requests arrived in");
-    while (turns.flat().length < 5) {
-      await new Promise((resolve) => setImmediate(resolve));
-      turns.push([]);
-    }
-    assert.deepEqual(
-      turns.filter((t) => t.length > 0),
-      [[0, 1], [2, 3], [4]],
-    );
   });
 });
