@@ -18,10 +18,18 @@ import { toSummary, type DocumentRow } from "./document-row";
  *   under its own GIN index: chunks with the query's words in the very form typed rank first,
  *   so a file is found by its own rare words even when their stem is common.
  * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's
- * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row).
+ * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row;
+ * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row).
+ *
+ * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
+ * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
+ * is one buffer, not a TOAST index lookup and several chunks per tsvector (12x fewer buffers).
+ * The INSERT computes them from text the engine has already turned into words (SEPARATORS to
+ * spaces in JS: PostgreSQL's translate() was half the cost of a row), the title and path once
+ * per document.
  */
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const CONFIG = "sluice_search";
 /** Words as typed (unaccented, lower case, no stemming): which chunks have the query's words in the very form typed. */
 const EXACT_CONFIG = "sluice_exact";
@@ -55,6 +63,9 @@ const WORD_TYPES = "asciiword, asciihword, hword_asciipart, word, hword, hword_p
 const SEPARATORS = "<>&@/\\:.~_=?#%+";
 const SPACES = " ".repeat(SEPARATORS.length);
 const words = (column: string) => `translate(${column}, '${SEPARATORS}', '${SPACES}')`;
+const SEPARATOR = new RegExp(`[${SEPARATORS.replace(/[\\\]^-]/g, "\\$&")}]`, "g");
+/** `words()` in JS, for text about to be indexed: the same characters to spaces, so offsets hold. */
+const wordsOf = (text: string) => text.replace(SEPARATOR, " ");
 
 const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
   1: async (q) => {
@@ -99,6 +110,12 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
       to_tsvector('${EXACT_CONFIG}'::regconfig, ${words("title")} || ' ' || ${words("path")} || ' ' || ${words("body")})
     ) STORED`);
     await q.query(`CREATE INDEX search_chunks_tsv_exact ON search_chunks USING gin (tsv_exact)`);
+  },
+  3: async (q) => {
+    // Existing rows keep their values (and their storage until they are written again).
+    await q.query(`ALTER TABLE search_chunks ALTER COLUMN tsv DROP EXPRESSION, ALTER COLUMN tsv_exact DROP EXPRESSION`);
+    await q.query(`ALTER TABLE search_chunks ALTER COLUMN tsv SET STORAGE MAIN, ALTER COLUMN tsv_exact SET STORAGE MAIN`);
+    await q.query(`ALTER TABLE search_chunks SET (toast_tuple_target = 4080)`);
   },
 };
 
@@ -168,7 +185,7 @@ export class PostgresFtsIndex implements SearchIndex {
       throw error;
     }
     return stagedDocument(id, {
-      add: (documentId, chunks) => insertChunks(q, collection, chunks.map((c) => ({ id: documentId, index: c.chunkIndex, title, path, body: pgText(c.text) }))),
+      add: (documentId, chunks) => insertChunks(q, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
       commit: async (documentId, chunkCount) => {
         await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
         await end("commitTransaction");
@@ -286,27 +303,32 @@ export class PostgresFtsIndex implements SearchIndex {
    * The best chunks for a stemmed tsquery (with `exact`, only those that match it on
    * `tsv_exact` too), leaving out `skip`, with their snippets. Past RANK_WINDOW matches only
    * the most recently indexed are ranked.
+   *
+   * The tsqueries are written into each clause rather than taken from a CTE, so the planner
+   * sees them as constants and estimates their matches from the columns' statistics: a rare
+   * word is looked up in the GIN index; a common one (where the bitmap would visit every match
+   * to sort them by id) walks the collection's chunks newest first until RANK_WINDOW match, so
+   * either way at most about RANK_WINDOW rows are read.
    */
   private async ranked(collection: string, stemmed: Tsquery, exact: Tsquery | null, filter: SearchOptions, limit: number, skip: string[]) {
     // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
     const q = stemmed.sql(param);
-    const conditions = [`c.collection_id = $1`, `c.tsv @@ q.q`];
+    const conditions = [`c.collection_id = $1`, `c.tsv @@ (${q})`];
     if (exact) conditions.push(`c.tsv_exact @@ (${exact.sql(param)})`);
     if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
     if (filter.types?.length) conditions.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
     if (filter.folder) conditions.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
     const filtered = filter.types?.length || filter.folder;
     return (await this.db.query(
-      `WITH q AS (SELECT ${q} AS q),
-       matched AS (
-         SELECT c.id, c.tsv, c.document_id FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}, q
+      `WITH matched AS (
+         SELECT c.id, c.tsv, c.document_id FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}
          WHERE ${conditions.join(" AND ")}
          ORDER BY c.id DESC LIMIT ${param(RANK_WINDOW)}
        ),
        ranked AS (
-         SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score, m.document_id FROM matched m, q
+         SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, ${q}) AS score, m.document_id FROM matched m
        ),
        top AS (
          ${
@@ -318,8 +340,8 @@ export class PostgresFtsIndex implements SearchIndex {
          ORDER BY score DESC, id LIMIT ${param(limit)}
        )
        SELECT top.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, top.score, c.body,
-              ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet
-       FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
+              ts_headline('${CONFIG}', ${words("c.body")}, ${q}, '${HEADLINE}') AS snippet
+       FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id
        ORDER BY top.score DESC, top.id`,
       params,
     )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; body: string; snippet: string | null }[];
@@ -408,25 +430,59 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
       now,
     ],
   );
-  const chunks = docs.flatMap((d) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, title: d.title, path: d.path, body: pgText(c.text) })));
-  await insertChunks(q, collection, chunks);
+  const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, head: i + 1, body: pgText(c.text) })));
+  await insertChunks(q, collection, docs, chunks);
+}
+
+/** What every chunk of a document repeats: its title and path. */
+interface ChunkHead {
+  title: string;
+  path: string;
 }
 
 interface ChunkRow {
   id: string;
   index: number;
-  title: string;
-  path: string;
+  /** 1-based position of its document's head in the heads passed with it. */
+  head: number;
   body: string;
 }
 
-async function insertChunks(q: QueryRunner, collection: string, chunks: ChunkRow[]): Promise<void> {
+/**
+ * Inserts chunks with their tsvectors: `tsv` is title (A), path (B) and body (C) under the
+ * stemming configuration, `tsv_exact` the same words as typed, without positions (the exact
+ * tier asks for words, never phrases). Each head's part is computed once and put in front of
+ * each of its chunks' bodies, the same tsvector as computing the three parts per chunk.
+ * Rows go in in the order given, so ids (ties in ranking) follow chunk order.
+ */
+async function insertChunks(q: QueryRunner, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
   if (chunks.length === 0) return;
   await q.query(
-    `INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body)
-     SELECT $1, x.document_id, x.chunk_index, x.title, x.path, x.body
-     FROM unnest($2::text[], $3::integer[], $4::text[], $5::text[], $6::text[]) AS x(document_id, chunk_index, title, path, body)`,
-    [collection, chunks.map((c) => c.id), chunks.map((c) => c.index), chunks.map((c) => c.title), chunks.map((c) => c.path), chunks.map((c) => c.body)],
+    `WITH heads AS MATERIALIZED (
+       SELECT h.n, h.title, h.path,
+              setweight(to_tsvector('${CONFIG}', h.title_words), 'A') || setweight(to_tsvector('${CONFIG}', h.path_words), 'B') AS tsv,
+              to_tsvector('${EXACT_CONFIG}', h.title_words || ' ' || h.path_words) AS tsv_exact
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS h(title, path, title_words, path_words, n)
+     )
+     INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body, tsv, tsv_exact)
+     SELECT $1, x.document_id, x.chunk_index, h.title, h.path, x.body,
+            h.tsv || setweight(to_tsvector('${CONFIG}', x.body_words), 'C'),
+            strip(h.tsv_exact || to_tsvector('${EXACT_CONFIG}', x.body_words))
+     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_words, n)
+     JOIN heads h ON h.n = x.head
+     ORDER BY x.n`,
+    [
+      collection,
+      heads.map((h) => h.title),
+      heads.map((h) => h.path),
+      heads.map((h) => wordsOf(h.title)),
+      heads.map((h) => wordsOf(h.path)),
+      chunks.map((c) => c.id),
+      chunks.map((c) => c.index),
+      chunks.map((c) => c.head),
+      chunks.map((c) => c.body),
+      chunks.map((c) => wordsOf(c.body)),
+    ],
   );
 }
 
