@@ -121,8 +121,12 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
 
 /** Weights for {D, C, B, A}: title (A) 5 : path (B) 2 : body (C) 1, as the SQLite engine's bm25 weights. */
 const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
-/** Past this many matches only the most recently indexed are ranked (as the SQLite engine does). */
-const RANK_WINDOW = 10_000;
+/**
+ * Past this many matches only the most recently indexed are ranked. Each costs a row read and a
+ * ts_rank (ts_rank_cd was 5x dearer on multi-word queries): a common word costs this many.
+ * The SQLite engine, whose doclists carry the positions, ranks 10,000.
+ */
+const RANK_WINDOW = 2_000;
 const HEADLINE = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, HighlightAll=true`;
 const SNIPPET_WORDS = 20;
 // PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
@@ -256,7 +260,11 @@ export class PostgresFtsIndex implements SearchIndex {
       const stemmed = toTsquery(units, attempt, CONFIG);
       // Chunks with every word in the very form typed first; when they fill the page, the
       // stemmed ranking is not even run.
-      const exact = await this.ranked(collection, stemmed, toTsquery(units, attempt, EXACT_CONFIG), filter, limit, []);
+      // Words typed exactly are there stemmed too, so the exact tier asks only for them (the planner
+      // would take the two conditions as independent and misjudge how many chunks match); a
+      // phrase or a prefix is not implied by its words as typed.
+      const impliesStemmed = !attempt.prefix && units.every((u) => u.tokens.length === 1);
+      const exact = await this.ranked(collection, stemmed, { tsquery: toTsquery(units, attempt, EXACT_CONFIG), impliesStemmed }, filter, limit, []);
       const rest = exact.length < limit ? await this.ranked(collection, stemmed, null, filter, limit, exact.map((r) => r.id)) : [];
       const tiers = [...exact.map((r) => ({ ...r, exact: true })), ...rest.map((r) => ({ ...r, exact: false }))];
       const rows = capPerDocument(tiers, filter.perDocument, (r) => r.document_id).slice(0, limit);
@@ -300,35 +308,39 @@ export class PostgresFtsIndex implements SearchIndex {
   }
 
   /**
-   * The best chunks for a stemmed tsquery (with `exact`, only those that match it on
-   * `tsv_exact` too), leaving out `skip`, with their snippets. Past RANK_WINDOW matches only
-   * the most recently indexed are ranked.
+   * The best chunks for a stemmed tsquery (with `exact`, only those that match its tsquery on
+   * `tsv_exact` too; when that implies the stemmed match, only that is asked), leaving out
+   * `skip`, with their snippets. Past RANK_WINDOW matches only the most recently indexed are
+   * ranked.
    *
    * The tsqueries are written into each clause rather than taken from a CTE, so the planner
    * sees them as constants and estimates their matches from the columns' statistics: a rare
-   * word is looked up in the GIN index; a common one (where the bitmap would visit every match
-   * to sort them by id) walks the collection's chunks newest first until RANK_WINDOW match, so
-   * either way at most about RANK_WINDOW rows are read.
+   * word is looked up in the GIN index (reading each match), a common one walks the
+   * collection's chunks newest first until RANK_WINDOW match.
    */
-  private async ranked(collection: string, stemmed: Tsquery, exact: Tsquery | null, filter: SearchOptions, limit: number, skip: string[]) {
+  private async ranked(
+    collection: string,
+    stemmed: Tsquery,
+    exact: ExactMatch | null,
+    filter: SearchOptions,
+    limit: number,
+    skip: string[],
+  ) {
     // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
     const q = stemmed.sql(param);
-    const conditions = [`c.collection_id = $1`, `c.tsv @@ (${q})`];
-    if (exact) conditions.push(`c.tsv_exact @@ (${exact.sql(param)})`);
-    if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
+    const conditions = chunkConditions(param, q, exact, skip);
     if (filter.types?.length) conditions.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
     if (filter.folder) conditions.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
     const filtered = filter.types?.length || filter.folder;
     return (await this.db.query(
-      `WITH matched AS (
-         SELECT c.id, c.tsv, c.document_id FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}
+      `WITH ranked AS (
+         -- Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
+         SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id
+         FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}
          WHERE ${conditions.join(" AND ")}
          ORDER BY c.id DESC LIMIT ${param(RANK_WINDOW)}
-       ),
-       ranked AS (
-         SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, ${q}) AS score, m.document_id FROM matched m
        ),
        top AS (
          ${
@@ -401,6 +413,21 @@ export class PostgresFtsIndex implements SearchIndex {
       await q.release();
     }
   }
+}
+
+/** The exact tier's condition; `impliesStemmed` when a chunk matching it matches the stemmed tsquery too. */
+interface ExactMatch {
+  tsquery: Tsquery;
+  impliesStemmed: boolean;
+}
+
+/** What a chunk of the collection must match (the first parameter is the collection), its SQL built with `param`. */
+function chunkConditions(param: (value: unknown) => string, stemmedSql: string, exact: ExactMatch | null, skip: string[]): string[] {
+  const conditions = [`c.collection_id = $1`];
+  if (!exact?.impliesStemmed) conditions.push(`c.tsv @@ (${stemmedSql})`);
+  if (exact) conditions.push(`c.tsv_exact @@ (${exact.tsquery.sql(param)})`);
+  if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
+  return conditions;
 }
 
 /** Replaces documents (old versions by source and path out, new ones in), inside the caller's transaction. */
@@ -515,9 +542,11 @@ interface Tsquery {
 function toTsquery(units: QueryUnit[], attempt: MatchAttempt, config: string): Tsquery {
   const words = config === EXACT_CONFIG ? "plainto_tsquery" : "phraseto_tsquery";
   const joiner = attempt.matched === "all" ? "&&" : "||";
+  // A word typed twice is asked for once (the planner would count its selectivity twice).
+  const distinct = [...new Map(units.map((u) => [`${attempt.prefix && u.prefix}:${u.tokens.join(" ")}`, u])).values()];
   return {
     sql: (param) =>
-      units
+      distinct
         .map((unit) => {
           if (!(attempt.prefix && unit.prefix)) return `${words}('${config}', ${param(unit.tokens.join(" "))})`;
           const last = unit.tokens.at(-1)!;
