@@ -127,6 +127,13 @@ const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
  * The SQLite engine, whose doclists carry the positions, ranks 10,000.
  */
 const RANK_WINDOW = 2_000;
+/**
+ * Index writes commit without waiting for their WAL to reach disk: the index is rebuilt from the
+ * sources, a crash can lose only the last moments of writes (the documents then read as not
+ * indexed and the next run indexes them), and any later synchronous commit, such as the job's
+ * end, flushes them first. See docs/decisions.md.
+ */
+const INDEX_WRITE = "SET LOCAL synchronous_commit = off";
 const HEADLINE = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, HighlightAll=true`;
 const SNIPPET_WORDS = 20;
 // PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
@@ -154,6 +161,7 @@ export class PostgresFtsIndex implements SearchIndex {
     // (never from ingestion) goes document by document so the later one wins.
     const groups = keys.size === docs.length ? [docs.map((doc, i) => ({ doc, id: ids[i] }))] : docs.map((doc, i) => [{ doc, id: ids[i] }]);
     await this.inTransaction(async (q) => {
+      await q.query(INDEX_WRITE);
       for (const group of groups) await writeDocuments(q, collection, group);
     });
     return ids;
@@ -181,6 +189,7 @@ export class PostgresFtsIndex implements SearchIndex {
     try {
       await q.connect();
       await q.startTransaction();
+      await q.query(INDEX_WRITE);
       // The old version goes first: UNIQUE (collection, source, path) admits one row, and no
       // other reader sees either change before the commit.
       await writeDocuments(q, collection, [{ doc: { ...doc, chunks: [] }, id }]);
