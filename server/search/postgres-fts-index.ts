@@ -10,7 +10,7 @@ import { toSummary, type DocumentRow } from "./document-row";
  * The collection index on PostgreSQL full-text search, in the team server's own database:
  * - `search_documents`: one row per (collection_id, source_id, path).
  * - `search_chunks`: one row per chunk with a stored `tsvector` (title weight A, path B,
- *   body C) under a GIN index, ranked with ts_rank_cd; snippets by ts_headline.
+ *   body C) under a GIN index, ranked with ts_rank; snippets by ts_headline.
  * - the text search configuration `sluice_search`: unaccent, then the English Snowball
  *   stemmer without a stop-word list, so "cafe" finds "café", "run" finds "running" and
  *   "and" is a word like any other, as with the SQLite engine's porter + remove_diacritics.
