@@ -134,6 +134,8 @@ const RANK_WINDOW = 2_000;
  * end, flushes them first. See docs/decisions.md.
  */
 const INDEX_WRITE = "SET LOCAL synchronous_commit = off";
+/** A token PostgreSQL's parser keeps as one word (letters, or letters and digits). */
+const PLAIN_WORD = /^[\p{L}\p{N}]+$/u;
 const HEADLINE = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, HighlightAll=true`;
 const SNIPPET_WORDS = 20;
 // PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
@@ -271,8 +273,8 @@ export class PostgresFtsIndex implements SearchIndex {
       // stemmed ranking is not even run.
       // Words typed exactly are there stemmed too, so the exact tier asks only for them (the planner
       // would take the two conditions as independent and misjudge how many chunks match); a
-      // phrase or a prefix is not implied by its words as typed.
-      const impliesStemmed = !attempt.prefix && units.every((u) => u.tokens.length === 1);
+      // phrase, a prefix or a token the parser may split into a phrase is not implied.
+      const impliesStemmed = !attempt.prefix && units.every((u) => u.tokens.length === 1 && PLAIN_WORD.test(u.tokens[0]));
       const exact = await this.ranked(collection, stemmed, { tsquery: toTsquery(units, attempt, EXACT_CONFIG), impliesStemmed }, filter, limit, []);
       const rest = exact.length < limit ? await this.ranked(collection, stemmed, null, filter, limit, exact.map((r) => r.id)) : [];
       const tiers = [...exact.map((r) => ({ ...r, exact: true })), ...rest.map((r) => ({ ...r, exact: false }))];
