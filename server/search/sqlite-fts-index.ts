@@ -27,16 +27,17 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
  * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
  *   diacritics removed, so "cafe" finds "café" and "run" finds "running".
- * - `chunks_exact` (since 2): the same text without stemming, contentless and without
- *   positions (`detail=none`, the cheapest FTS5 index): it only answers "which chunks have
- *   these words in the very form typed", so a file is found by its own rare words even when
- *   their stem is common ("highlighter" among 190 files saying "highlight"). Same rowids.
+ * - `chunks_exact` (since 2): the same text without stemming, contentless, same rowids: the
+ *   chunks with the words in the very form typed, ranked by its own bm25, so a file is found by
+ *   its own rare words even when their stem is common ("highlighter" among 190 files saying
+ *   "highlight"). Since 3 with positions (`detail=full`): bm25 needs them (it answers 0 on
+ *   `detail=none`), and ranking this table alone is what keeps the exact tier cheap.
  *
  * A file of an older version is upgraded when it is opened (version 1 → 2 fills
- * `chunks_exact` from the stored text, in one transaction).
+ * `chunks_exact` from the stored text, 2 → 3 makes it again with positions; each in one transaction).
  */
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /**
  * Several connections (threads, or processes sharing DATA_DIR) may open a new file at once:
@@ -73,6 +74,15 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
     CREATE VIRTUAL TABLE chunks_exact USING fts5(
       title, path, body,
       content = '', contentless_delete = 1, detail = none,
+      tokenize = 'unicode61 remove_diacritics 2'
+    );
+    INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;
+  `,
+  3: `
+    DROP TABLE chunks_exact;
+    CREATE VIRTUAL TABLE chunks_exact USING fts5(
+      title, path, body,
+      content = '', contentless_delete = 1,
       tokenize = 'unicode61 remove_diacritics 2'
     );
     INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;

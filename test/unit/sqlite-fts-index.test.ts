@@ -502,11 +502,11 @@ test("SQLite: removeUnfinished drops the chunks of a document in parts whose pro
   assert.equal((await index.search(collection, "walrus", 10)).length, 1);
 });
 
-/** An index file as the previous build (schema version 1) wrote it: 12 files saying "highlight", one saying "highlighter". */
-function writeVersion1File(file: string): void {
-  // The file as the previous build wrote it: its schema, its rows, user_version 1.
+/** An index file as an older build (schema version 1, or `version`) wrote it: 12 files saying "highlight", one saying "highlighter". */
+function writeVersion1File(file: string, version = 1): void {
+  // The file as that build wrote it: its schema, its rows, its user_version.
   const old = new Database(file);
-  old.exec(SQLITE_INDEX_MIGRATIONS[1]);
+  for (let step = 1; step <= version; step++) old.exec(SQLITE_INDEX_MIGRATIONS[step]);
   const insertDoc = old.prepare("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const insertChunk = old.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
   const insertFts = old.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
@@ -516,7 +516,9 @@ function writeVersion1File(file: string): void {
   };
   for (let i = 0; i < 12; i++) write(crypto.randomUUID(), `common/${i}.txt`, `Highlight ${i}`, "highlights highlighted highlight");
   write(crypto.randomUUID(), "rare/pens.txt", "Pens", "a long text about pens and paper, with one yellow highlighter somewhere in the middle of it all");
-  old.pragma("user_version = 1");
+  // Version 2's statements filled chunks_exact from chunks_fts as they ran: before these rows, so fill it as the writes of that build did.
+  if (version >= 2) old.exec("INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts");
+  old.pragma(`user_version = ${version}`);
   old.close();
 }
 
@@ -539,7 +541,35 @@ test("SQLite: an index file of schema version 1 (before exact words) is upgraded
   assert.equal((await index.search(collection, "highlight", 100)).length, 11);
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 2);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 3);
+  } finally {
+    upgraded.close();
+  }
+});
+
+test("SQLite: an index file of schema version 2 (exact words without positions) is upgraded when opened and ranks its exact words by their own bm25", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  const file = path.join(dir!, `${collection}.db`);
+  writeVersion1File(file, 2);
+  const before = new Database(file, { readonly: true });
+  assert.match(before.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail = none/);
+  before.close();
+
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  const hits = await index.search(collection, "highlighter", 10);
+  assert.equal(hits[0]?.path, "rare/pens.txt");
+  assert.equal(hits[0].exact, true);
+  // Every common file has "highlight" as typed: ranked by bm25 (positive scores), titles first.
+  const common = await index.search(collection, "highlight", 100);
+  assert.equal(common.filter((h) => h.exact).length, 12);
+  assert.ok(common.filter((h) => h.exact).every((h) => h.score > 0 && h.path.startsWith("common/")));
+  const upgraded = new Database(file, { readonly: true });
+  try {
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 3);
+    assert.doesNotMatch(upgraded.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail/);
+    assert.equal(upgraded.prepare("SELECT count(*) FROM chunks_exact WHERE chunks_exact MATCH 'highlighter'").pluck().get(), 1);
   } finally {
     upgraded.close();
   }
