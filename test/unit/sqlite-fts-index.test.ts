@@ -587,6 +587,54 @@ test("SQLite threaded: reader threads answer from a version-1 file (the writer u
   assert.equal((await index.listDocuments(collection, 0, 100)).total, 13);
 });
 
+/** A SQLite index whose ranking limits are lowered, so a few chunks take the paths of a big collection. */
+async function limitedIndex(ranking: { window: number; commonFrom: number; commonSample: number }): Promise<{ index: SqliteFtsIndex; collection: string }> {
+  const { dir, collection } = await sqlite.newIndex();
+  const index = new SqliteFtsIndex({ dir: dir!, ranking });
+  closers.push(() => index.close());
+  return { index, collection };
+}
+
+test("SQLite: past the rank window, an older chunk with the word in its title still ranks first", async () => {
+  const { index, collection } = await limitedIndex({ window: 5, commonFrom: 1_000_000, commonSample: 200 });
+  const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit";
+  await index.upsertDocument(collection, doc("old.txt", [`${filler} puffin ${filler}`], { title: "Puffin guide" }));
+  // Ten newer chunks with the word in the body only: they fill the window of the newest matches.
+  await index.upsertDocuments(collection, Array.from({ length: 10 }, (_, i) => doc(`new/${i}.txt`, [`puffin ${filler} ${i}`], { title: `Notes ${i}` })));
+  const hits = await index.search(collection, "puffin", 3);
+  assert.equal(hits[0]?.path, "old.txt", hits.map((h) => h.path).join(", "));
+  assert.equal(hits.length, 3);
+  assert.equal((await index.search(collection, "puffin", 3, { perDocument: 1 }))[0]?.path, "old.txt");
+  // The window itself still ranks the newest: the rest are newer body hits.
+  assert.ok(hits.slice(1).every((h) => h.path.startsWith("new/")));
+});
+
+test("SQLite: a word in most chunks of a big collection still filters but is not scored; alone, its title hits come first, newest first", async () => {
+  const { index, collection } = await limitedIndex({ window: 1000, commonFrom: 10, commonSample: 5 });
+  const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
+  await index.upsertDocuments(collection, [
+    doc("titled/0.txt", [`otter ${filler}`], { title: "Otter survey" }),
+    doc("heron/title.txt", [`otter ${filler} heron`], { title: "Heron notes" }),
+    doc("heron/body.txt", [`otter ${filler} ${filler} heron ${filler}`], { title: "Notes" }),
+    // bm25 would put this short chunk full of the word high; unscored, only its age counts.
+    doc("dense.txt", ["otter otter otter otter"], { title: "Dense" }),
+    ...Array.from({ length: 20 }, (_, i) => doc(`plain/${String(i).padStart(2, "0")}.txt`, [`otter ${filler} ${i}`], { title: `Page ${i}` })),
+  ]);
+  // "otter" is in every chunk (common), "heron" in two: only chunks with both, ranked by heron's bm25 (title first).
+  const both = await index.search(collection, "otter heron", 10);
+  assert.deepEqual(both.map((h) => h.path), ["heron/title.txt", "heron/body.txt"]);
+  assert.ok(both[0].score > both[1].score && both[1].score > 0);
+  // "otter" alone: the chunk with it in its title first, then the newest others.
+  const alone = await index.search(collection, "otter", 4);
+  assert.deepEqual(alone.map((h) => h.path), ["titled/0.txt", "plain/19.txt", "plain/18.txt", "plain/17.txt"]);
+  assert.ok(alone.every((h) => h.exact));
+  // Any word: no chunk has "zebra", so the OR ranks it alone (nothing) and the chunks with the common word follow.
+  const any = await index.search(collection, "otter zebra ", 3);
+  assert.equal(any.length, 3);
+  assert.ok(any.every((h) => h.matched === "any"));
+  assert.deepEqual(any.map((h) => h.path), ["titled/0.txt", "plain/19.txt", "plain/18.txt"]);
+});
+
 test("parseQuery turns input into quoted units", () => {
   assert.deepEqual(parseQuery('find "exact phrase" e-mail col:x AND'), [
     { tokens: ["find"], prefix: false },
