@@ -580,12 +580,14 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
   const where = filterSql(options);
   const scope: RankScope = { where, perDocument: options.perDocument, limits };
   let match = "";
+  let prefixed = false;
   let top: (RankedRow & { exact: boolean })[] = [];
   let matched: SearchHit["matched"] = "all";
   for (const attempt of matchAttempts(units)) {
     // A prefix merges the doclists of every word it starts: not worth it when the other words have no chunk in common.
     if (attempt.prefix && units.length > 1 && !anyMatch(db, toMatch(units.slice(0, -1), attempt.joiner, false))) continue;
     match = toMatch(units, attempt.joiner, attempt.prefix);
+    prefixed = attempt.prefix;
     matched = attempt.matched;
     const plan = (table: RankedTable) => rankPlan(db, table, units, attempt, limits);
     // Chunks with every word in the very form typed come first, ranked by chunks_exact alone;
@@ -593,18 +595,14 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
     const exact = rankedChunks(db, "chunks_exact", plan("chunks_exact"), limit, scope);
     const seen = new Set(exact.map((row) => row.rowid));
     const stemmed =
-      exact.length < limit && (options.perDocument !== undefined || attempt.prefix || hasMoreMatches(db, match, exact.length, where))
+      exact.length < limit && (options.perDocument !== undefined || hasMoreMatches(db, match, exact.length, where))
         ? rankedChunks(db, "chunks_fts", plan("chunks_fts"), limit + exact.length, scope).filter((row) => !seen.has(row.rowid))
         : [];
     const tiers = [...exact.map((row) => ({ ...row, exact: true })), ...stemmed.map((row) => ({ ...row, exact: false }))];
     top = capPerDocument(tiers, options.perDocument, (row) => row.document_id!).slice(0, limit);
     if (top.length > 0) break;
   }
-  // snippet() runs only for the chunks kept, not for every match the ranking looked at.
-  const snippet = db.prepare(
-    `SELECT snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS}) AS snippet, body
-     FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
-  );
+  const snippets = snippetsOf(db, match, top.map((row) => row.rowid), prefixed);
   const body = db.prepare("SELECT body FROM chunks_fts WHERE rowid = ?").pluck();
   const ref = db.prepare(
     `SELECT c.document_id, c.chunk_index, d.source_id, d.path, d.title
@@ -614,9 +612,7 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
   for (const { rowid, bm25, exact } of top) {
     const chunk = ref.get(rowid) as ChunkRefRow | undefined;
     if (!chunk) continue;
-    // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
-    // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
-    const found = snippet.get(match, BigInt(rowid)) as { snippet: string | null; body: string | null } | undefined;
+    const found = snippets.get(rowid);
     // An exact prefix can find a word whose stem does not start with it ("highlighte" in
     // "highlighter", stem "highlight"): no stemmed match to mark, so the chunk's start stands in.
     const text = found?.body ?? ((body.get(BigInt(rowid)) as string | undefined) ?? "");
@@ -636,6 +632,35 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
   return hits;
 }
 
+/**
+ * The marked snippet and whole text of the chunks kept, by rowid; snippet() runs only for
+ * them, not for every match the ranking looked at. One statement per chunk, each a seek to its
+ * rowid; but FTS5 merges a prefix's doclists again for every statement (~3 ms each for a short
+ * prefix at 100,000 chunks), so with a prefix one statement walks the rowids' range once and
+ * keeps those asked for.
+ */
+function snippetsOf(db: Database.Database, match: string, rowids: number[], prefixed: boolean): Map<number, { snippet: string | null; body: string | null }> {
+  const found = new Map<number, { snippet: string | null; body: string | null }>();
+  if (rowids.length === 0) return found;
+  const columns = `rowid, snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS}) AS snippet, body`;
+  type Row = { rowid: number; snippet: string | null; body: string | null };
+  if (prefixed) {
+    // The unary + leaves the list a filter: FTS5 walks the range once instead of seeking (and merging) per rowid.
+    const sql = `SELECT ${columns} FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (${rowids.map(() => "?").join(", ")})`;
+    const rows = db.prepare(sql).all(match, BigInt(Math.min(...rowids)), BigInt(Math.max(...rowids)), ...rowids.map(BigInt)) as Row[];
+    for (const row of rows) found.set(row.rowid, row);
+    return found;
+  }
+  // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
+  // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
+  const one = db.prepare(`SELECT ${columns} FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`);
+  for (const rowid of rowids) {
+    const row = one.get(match, BigInt(rowid)) as Row | undefined;
+    if (row) found.set(rowid, row);
+  }
+  return found;
+}
+
 /** The first SNIPPET_TOKENS words of a chunk, for a hit with nothing to mark. */
 function chunkStart(text: string): string {
   const words = text.split(/\s+/).filter(Boolean);
@@ -645,8 +670,8 @@ function chunkStart(text: string): string {
 /**
  * Whether more than `count` chunks match by stem (with the filter): when not, the exact tier
  * already holds every one of them (every exact match is a stem match; uncapped, it held all of
- * its own), and the stemmed ranking is not run. Stops after count + 1; not asked for a prefix,
- * whose doclists it would merge once more.
+ * its own), and the stemmed ranking is not run. Stops after count + 1 (a prefix's doclists are
+ * merged for it, but a ranking merges them twice: once to match, once for bm25's idf).
  */
 function hasMoreMatches(db: Database.Database, match: string, count: number, where: SqlFilter | null): boolean {
   const filter = where ? ` AND ${where.sql("chunks_fts")}` : "";
