@@ -338,6 +338,10 @@ for (const engine of [sqlite, postgres]) {
         assert.equal(found.length, count, query);
         for (const hit of found) assert.ok(hit.snippet.includes(chunks[hit.path][hit.chunkIndex].split(" ")[1]), `${query}: ${hit.path}#${hit.chunkIndex} ${hit.snippet}`);
       }
+      // A prefix's snippets are read in one pass over the hits' rowids: each still its own chunk's, marked.
+      for (const hit of await index.search(collection, "hero", 10)) {
+        assert.equal(hit.snippet, `<mark>heron</mark> ${chunks[hit.path][hit.chunkIndex].split(" ")[1]}`, `hero: ${hit.path}#${hit.chunkIndex}`);
+      }
     });
 
     test("a document written in parts replaces the old version only at commit", async () => {
