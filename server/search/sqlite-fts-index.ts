@@ -96,10 +96,7 @@ const BM25_WEIGHTS = "5.0, 2.0, 1.0";
  * reach the paths a big collection takes.
  */
 export interface RankingLimits {
-  /**
-   * The newest matches bm25 scores (~0.5 µs each, besides one walk of each word's doclist);
-   * older matches are scored only when their title or path has the words (windowedChunks()).
-   */
+  /** The newest matches bm25 scores (~0.5 µs each, besides one walk of each word's doclist for its idf). */
   window: number;
   /** Collections from this many chunks (by rowid) leave words found in most chunks unscored; smaller ones are quick to score in full. */
   commonFrom: number;
@@ -107,8 +104,12 @@ export interface RankingLimits {
   commonSample: number;
 }
 
-/** Measured on the search bench (100,000 chunks): a window of 10,000 cost ~5 ms per such query, 2,000 ~1 ms. */
-export const RANKING_LIMITS: RankingLimits = { window: 2_000, commonFrom: 20_000, commonSample: 200 };
+/**
+ * The window measured on the search bench (100,000 chunks, 500 queries; docs/decisions.md): its
+ * top 10s agree with an unwindowed ranking's on 91.5 % of their chunks at 3,000 (97.5 % at
+ * 10,000, 87.6 % at 2,000), at a p95 of ~5 ms against ~7 ms with 10,000.
+ */
+export const RANKING_LIMITS: RankingLimits = { window: 3_000, commonFrom: 20_000, commonSample: 200 };
 const SNIPPET_TOKENS = 20;
 
 export interface SqliteFtsIndexOptions {
@@ -784,7 +785,7 @@ function rankedChunks(
   const ranked =
     plan.rank === null
       ? unscoredChunks(db, table, plan.match, limit, scope)
-      : windowedChunks(db, table, { match: plan.rank, also: plan.rank === plan.match ? null : plan.match, score: `bm25(${table}, ${BM25_WEIGHTS})`, older: true }, limit, scope);
+      : windowedChunks(db, table, { match: plan.rank, also: plan.rank === plan.match ? null : plan.match, score: `bm25(${table}, ${BM25_WEIGHTS})` }, limit, scope);
   if (ranked.length >= limit || plan.fill === null) return ranked;
   const seen = new Set(ranked.map((row) => row.rowid));
   return [...ranked, ...unscoredChunks(db, table, plan.fill, limit + ranked.length, scope).filter((row) => !seen.has(row.rowid))].slice(0, limit);
@@ -792,50 +793,42 @@ function rankedChunks(
 
 /** The newest chunks matching with the words in their title, then the newest others (scored UNSCORED_TITLE, UNSCORED_OTHER). */
 function unscoredChunks(db: Database.Database, table: RankedTable, match: string, limit: number, scope: RankScope): RankedRow[] {
-  const titled = windowedChunks(db, table, { match: `title : (${match})`, also: null, score: String(UNSCORED_TITLE), older: false }, limit, scope);
+  const titled = windowedChunks(db, table, { match: `title : (${match})`, also: null, score: String(UNSCORED_TITLE) }, limit, scope);
   if (titled.length >= limit) return titled;
   const seen = new Set(titled.map((row) => row.rowid));
-  const rest = windowedChunks(db, table, { match, also: null, score: String(UNSCORED_OTHER), older: false }, limit + titled.length, scope);
+  const rest = windowedChunks(db, table, { match, also: null, score: String(UNSCORED_OTHER) }, limit + titled.length, scope);
   return [...titled, ...rest.filter((row) => !seen.has(row.rowid))].slice(0, limit);
 }
 
-/** One windowed ranking: what must match, what else must (a set the same table answers whole), the score, and whether older title and path hits count. */
+/** One windowed ranking: what must match, what else must (a set the same table answers whole, or null), and the score. */
 interface WindowedQuery {
   match: string;
   also: string | null;
   score: string;
-  older: boolean;
 }
 
 /**
- * The chunks matching `match` (and `also`), scored by `score`, best first (ties: newest
- * first). Past `window` matches, the newest `window` are scored and, with `older`, of the
- * older ones those with the words in their title or path (up to `window` more): title and
- * path weigh more than any body hit, so the best of the older matches are among them. Each
- * part is one pass over the matches, newest first (FTS5 walks its doclist in rowid order
- * itself), that stops at its limit and scores only the rows it keeps; no separate walk to find
- * where the window starts, which for a prefix or an OR would merge their doclists once more.
+ * The chunks matching `match` (and `also`), scored by `score`, best first (ties: newest first).
+ * Past `window` matches, only the newest `window` are scored. One pass over the matches,
+ * newest first (FTS5 walks its doclist in rowid order itself), that stops at the window and
+ * scores only the rows it keeps; no separate walk to find where the window starts, which for
+ * a prefix or an OR would merge their doclists once more.
  */
 function windowedChunks(db: Database.Database, table: RankedTable, query: WindowedQuery, limit: number, scope: RankScope): RankedRow[] {
-  // The unary + keeps SQLite from driving the query by the set (the match stays the outer loop).
-  const also = query.also === null ? "" : ` AND +${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @also)`;
   const filter = scope.where ? ` AND ${scope.where.sql(table)}` : "";
-  const part = (matchParam: string, older: string) =>
-    `SELECT ${table}.rowid AS rowid, ${query.score} AS bm25 FROM ${table} WHERE ${table} MATCH ${matchParam}${older}${also}${filter} ORDER BY ${table}.rowid DESC LIMIT @window`;
-  // The older part runs only when the recent one is full (a constant condition, tested once).
-  const candidates = query.older
-    ? `WITH recent AS (${part("@match", "")}),
-       older AS (${part("@titled", ` AND ${table}.rowid < (SELECT min(rowid) FROM recent) AND (SELECT count(*) FROM recent) = @window`)}),
-       candidates AS (SELECT rowid, bm25 FROM recent UNION ALL SELECT rowid, bm25 FROM older)`
-    : `WITH candidates AS (${part("@match", "")})`;
-  const params = {
-    match: query.match,
-    ...(query.older ? { titled: `{title path} : (${query.match})` } : {}),
-    ...(query.also === null ? {} : { also: query.also }),
-    ...scope.where?.params,
-    window: scope.limits.window,
-    limit,
-  };
+  const newest = (columns: string, match: string, conditions: string) =>
+    `SELECT ${columns} FROM ${table} WHERE ${table} MATCH ${match}${conditions} ORDER BY ${table}.rowid DESC LIMIT @window`;
+  const scored = `${table}.rowid AS rowid, ${query.score} AS bm25`;
+  // With `also`, its newest rows (with the filter) are the window, a set the scored match is
+  // walked against: FTS5 finds them through `also` (an AND seeks past most of a common word's
+  // doclist), and bm25 sees only the scored units. The unary + keeps the set a filter (the
+  // scored match stays the outer loop, starting at the set's oldest rowid).
+  const candidates =
+    query.also === null
+      ? `WITH candidates AS (${newest(scored, "@match", filter)})`
+      : `WITH also_window AS (${newest(`${table}.rowid AS rowid`, "@also", filter)}),
+         candidates AS (${newest(scored, "@match", ` AND ${table}.rowid >= (SELECT min(rowid) FROM also_window) AND +${table}.rowid IN (SELECT rowid FROM also_window)`)})`;
+  const params = { match: query.match, ...(query.also === null ? {} : { also: query.also }), ...scope.where?.params, window: scope.limits.window, limit };
   if (scope.perDocument === undefined) {
     return db.prepare(`${candidates} SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @limit`).all(params) as RankedRow[];
   }

@@ -599,20 +599,6 @@ async function limitedIndex(ranking: { window: number; commonFrom: number; commo
   return { index, collection };
 }
 
-test("SQLite: past the rank window, an older chunk with the word in its title still ranks first", async () => {
-  const { index, collection } = await limitedIndex({ window: 5, commonFrom: 1_000_000, commonSample: 200 });
-  const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit";
-  await index.upsertDocument(collection, doc("old.txt", [`${filler} puffin ${filler}`], { title: "Puffin guide" }));
-  // Ten newer chunks with the word in the body only: they fill the window of the newest matches.
-  await index.upsertDocuments(collection, Array.from({ length: 10 }, (_, i) => doc(`new/${i}.txt`, [`puffin ${filler} ${i}`], { title: `Notes ${i}` })));
-  const hits = await index.search(collection, "puffin", 3);
-  assert.equal(hits[0]?.path, "old.txt", hits.map((h) => h.path).join(", "));
-  assert.equal(hits.length, 3);
-  assert.equal((await index.search(collection, "puffin", 3, { perDocument: 1 }))[0]?.path, "old.txt");
-  // The window itself still ranks the newest: the rest are newer body hits.
-  assert.ok(hits.slice(1).every((h) => h.path.startsWith("new/")));
-});
-
 test("SQLite: a word in most chunks of a big collection still filters but is not scored; alone, its title hits come first, newest first", async () => {
   const { index, collection } = await limitedIndex({ window: 1000, commonFrom: 10, commonSample: 5 });
   const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
