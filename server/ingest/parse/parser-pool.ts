@@ -19,7 +19,7 @@ export interface ParserPoolOptions {
    * PDFs); 0 when `size` is given.
    */
   spares?: number;
-  /** How long a file waits behind busy workers before a spare starts. Default 250. */
+  /** How long a file waits behind busy workers before a spare starts. Default 1 000. */
   spareAfterMs?: number;
   /** How long a spare stays without work before it stops (its memory goes back). Default 5 000. */
   spareIdleMs?: number;
@@ -116,7 +116,7 @@ export class ParserPool {
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.maxHeapMb = opts.maxHeapMb ?? 256;
     this.spares = Math.max(0, Math.floor(opts.spares ?? (opts.size === undefined ? defaultSpares(this.size) : 0)));
-    this.spareAfterMs = opts.spareAfterMs ?? 250;
+    this.spareAfterMs = opts.spareAfterMs ?? 1_000;
     this.spareIdleMs = opts.spareIdleMs ?? 5_000;
     this.spareMaxFileBytes = opts.spareMaxFileBytes ?? 4 * 1024 * 1024;
     this.spareHeapMb = Math.min(opts.spareHeapMb ?? 128, this.maxHeapMb);
