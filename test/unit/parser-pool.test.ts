@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { ParseError, type ParseResult } from "../../server/ingest/parse/parse-types";
-import { ParserPool } from "../../server/ingest/parse/parser-pool";
+import { ParserPool, SPARE_MAX_FILE_BYTES, steadyOnlyFirst } from "../../server/ingest/parse/parser-pool";
 import { makeDocx, makePdf, makePptx, makeXlsx } from "../fixtures/documents";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -244,6 +244,21 @@ describe("ParserPool with a misbehaving parser", () => {
     } finally {
       await pool.close();
     }
+  });
+});
+
+describe("steadyOnlyFirst", () => {
+  it("puts the files only a steady worker takes first, each group in its own order", () => {
+    const big = SPARE_MAX_FILE_BYTES + 1;
+    const files = [
+      { name: "a", size: 10 },
+      { name: "huge-1", size: big * 2 },
+      { name: "b", size: SPARE_MAX_FILE_BYTES },
+      { name: "huge-2", size: big },
+      { name: "c", size: 0 },
+    ];
+    assert.deepEqual(steadyOnlyFirst(files).map((f) => f.name), ["huge-1", "huge-2", "a", "b", "c"]);
+    assert.deepEqual(files.map((f) => f.name), ["a", "huge-1", "b", "huge-2", "c"], "the caller's list is left as it was");
   });
 });
 
