@@ -40,6 +40,8 @@ import { PipelineSchedules1763800700000 as PgPipelineSchedules } from "./migrati
 import { JobSkippedFiles1763800900000 as PgJobSkippedFiles } from "./migrations/postgres/1763800900000-job-skipped-files";
 import { CollectionEmbeddingModel1763800950000 } from "./migrations/1763800950000-collection-embedding-model";
 import { CollectionEmbeddingModel1763800950000 as PgCollectionEmbeddingModel } from "./migrations/postgres/1763800950000-collection-embedding-model";
+import { ModelCapabilities1763801000000 } from "./migrations/1763801000000-model-capabilities";
+import { ModelCapabilities1763801000000 as PgModelCapabilities } from "./migrations/postgres/1763801000000-model-capabilities";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
 export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
@@ -55,9 +57,10 @@ export const MIGRATIONS = [
   Conversations1763800850000,
   JobSkippedFiles1763800900000,
   CollectionEmbeddingModel1763800950000,
+  ModelCapabilities1763801000000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities];
 
 export interface StorageOptions {
   dataDir: string;

@@ -20,6 +20,7 @@ export function presentModel(m: ModelRecord) {
     quantization: m.quantization,
     pulled_at: isoNoZone(m.pulledAt),
     benchmarked_at: isoNoZone(m.benchmarkedAt),
+    capabilities: m.capabilities,
   };
 }
 

@@ -207,6 +207,7 @@ export class ModelsService {
         quantization: details.quantization,
         pulledAt,
         benchmarkedAt: timings ? new Date() : null,
+        capabilities: details.capabilities.length > 0 ? details.capabilities : null,
       });
       await tx.save(ModelRecord, record);
       return record;

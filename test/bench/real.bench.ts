@@ -218,32 +218,46 @@ async function probeTest(
   collectionId: string,
   indexed: CorpusFile[],
   words: Map<string, Set<string>>,
-): Promise<{ found: number; probed: number; byType: Map<string, { found: number; probed: number }>; missed: string[] }> {
+): Promise<{ found: number; probed: number; rare: { found: number; probed: number }; byType: Map<string, { found: number; probed: number }>; missed: string[] }> {
   const documentFrequency = new Map<string, number>();
   for (const set of words.values()) for (const w of set) documentFrequency.set(w, (documentFrequency.get(w) ?? 0) + 1);
   const byType = new Map<string, { found: number; probed: number }>();
   const missed: string[] = [];
   let found = 0;
   let probed = 0;
+  // Files whose 3 probe words are each in at most PROBE_TOP_K files: rare enough that a ranking
+  // can put this file in the top 10 for each. A word in 50 files cannot have all 50 there, so
+  // files without such words measure the probe's luck as much as the ranking (shown apart).
+  const rare = { found: 0, probed: 0 };
   for (const file of indexed) {
     const probes = rareWords(words.get(file.rel) ?? new Set(), documentFrequency, file.rel, PROBES_PER_FILE);
     if (probes.length < PROBES_PER_FILE) continue; // too few words of its own to probe
     let hits = 0;
     for (const word of probes) {
-      const res = await request("GET", `/collections/${collectionId}/search?q=${encodeURIComponent(word)}&top_k=${PROBE_TOP_K}`, { token });
+      const url = `/collections/${collectionId}/search?q=${encodeURIComponent(word)}&top_k=${PROBE_TOP_K}`;
+      // A keep-alive socket the server closed while this process was busy comparing (seconds of
+      // synchronous work) is found closed only on use: a GET is safe to send once more.
+      const res = await request("GET", url, { token })
+        .catch(() => request("GET", url, { token }))
+        .catch((error: Error) => {
+          throw new Error(`search ${url} failed: ${error.message} (${String(error.cause)})`);
+        });
       if (res.status !== 200) throw new Error(`search failed: ${res.text}`);
       if ((res.body.results as Array<{ path: string }>).some((r) => r.path === `${SHARE}/${file.rel}`)) hits++;
     }
     const t = byType.get(file.type) ?? { found: 0, probed: 0 };
     t.probed++;
     probed++;
+    const isRare = probes.every((w) => documentFrequency.get(w)! <= PROBE_TOP_K);
+    if (isRare) rare.probed++;
     if (hits >= 2) {
       t.found++;
       found++;
-    } else if (missed.length < 10) missed.push(`${file.rel} (${probes.join(", ")}: ${hits}/3)`);
+      if (isRare) rare.found++;
+    } else if (isRare && missed.length < 10) missed.push(`${file.rel} (${probes.map((w) => `${w} in ${documentFrequency.get(w)} files`).join(", ")}: ${hits}/3)`);
     byType.set(file.type, t);
   }
-  return { found, probed, byType, missed };
+  return { found, probed, rare, byType, missed };
 }
 
 // ---------------------------------------------------------------- the run
@@ -362,6 +376,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
     const popplerRatio = poppler.seconds > 0 ? full.seconds / poppler.seconds : NaN;
     const coreUse = (serverCpu + smbdCpu) / (full.seconds * CORES);
     const probeShare = probes.probed ? probes.found / probes.probed : NaN;
+    const rareShare = probes.rare.probed ? probes.rare.found / probes.rare.probed : NaN;
     const gluedTotal = [...glued.values()].reduce((n, t) => n + t.words, 0);
     const notIndexedTotal = [...notIndexed.values()].reduce((n, l) => n + l.length, 0);
     const unsupported = [...corpusByType].filter(([type]) => !isSupported(`x.${type}`));
@@ -389,10 +404,16 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
         ["stalls (>= 5 s with no file finished)", `${full.stalls.length}${full.stalls.length ? `, longest ${Math.max(...full.stalls.map((s) => s.seconds)).toFixed(1)} s` : ""}`, "", ""],
         ["no-change re-run", `${rerun.seconds.toFixed(2)} s (${rerun.job.bytes_processed} bytes read)`, "", ""],
         [
-          "files found by their own rare words (>= 2 of 3 probes in the top 10)",
-          `${(probeShare * 100).toFixed(1)} % of ${probes.probed}`,
+          `files found by their own rare words (>= 2 of 3 probes in the top 10; each word in <= ${PROBE_TOP_K} files)`,
+          `${(rareShare * 100).toFixed(1)} % of ${probes.rare.probed}`,
           ">= 98 %",
-          verdict(probeShare >= 0.98),
+          verdict(rareShare >= 0.98),
+        ],
+        [
+          "files found by their 3 rarest words, however common (every probed file)",
+          `${(probeShare * 100).toFixed(1)} % of ${probes.probed}`,
+          "",
+          "",
         ],
         ["words glued to a neighbour", `${gluedTotal} in ${[...glued.values()].reduce((n, t) => n + t.files, 0)} files`, "", ""],
         ["files with text but not indexed", String(notIndexedTotal), "", ""],
@@ -445,13 +466,14 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
       process.stdout.write("\nfiles with text but not indexed:\n");
       for (const [type, list] of notIndexed) process.stdout.write(`  ${type}: ${list.length}, e.g. ${list.slice(0, 5).join("; ")}\n`);
     }
-    if (probes.missed.length) process.stdout.write(`\nfiles not found by their probes (first ${probes.missed.length}):\n${probes.missed.map((m) => `  ${m}`).join("\n")}\n`);
+    if (probes.missed.length) process.stdout.write(`\nfiles not found by their rare probes (first ${probes.missed.length}):\n${probes.missed.map((m) => `  ${m}`).join("\n")}\n`);
     if (unsupported.length) {
       const top = unsupported.sort((a, b) => b[1].files - a[1].files).slice(0, 12);
       process.stdout.write(`\nunsupported by extension (most files first): ${top.map(([t, c]) => `.${t} ${c.files}`).join(", ")}\n`);
     }
   } catch (error) {
     // What the server said last is usually why (it stopped, a thread failed).
+    process.stdout.write(`\nthe server: exit code ${server.child.exitCode}, signal ${server.child.signalCode}`);
     process.stdout.write(`\nthe server's last output:\n${server.output().split("\n").slice(-40).join("\n")}\n`);
     throw error;
   } finally {

@@ -606,6 +606,14 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     await page.getByLabel("Search mode").waitFor({ state: "detached" });
   });
 
+  await t.test("ask: an embedding model in the catalog is not offered as a model to answer with", async () => {
+    await page.getByRole("link", { name: "Ask this collection" }).click();
+    const picker = page.getByLabel("Model", { exact: true });
+    await picker.locator("option", { hasText: "smollm2:135m" }).waitFor({ state: "attached" });
+    const offered = await picker.locator("option").allTextContents();
+    assert.ok(!offered.some((o) => o.startsWith("nomic-embed-text")), `offered: ${offered.join(" | ")}`);
+  });
+
   await t.test("Google Drive: connect in a popup, add a source, ingest what I granted", async () => {
     await page.getByRole("link", { name: "Data sources" }).click();
     const card = page.locator("section", { has: page.locator("#drive-heading") });

@@ -111,6 +111,8 @@ describe("POST /models", () => {
     assert.match(model.digest, /^[0-9a-f]{64}$/);
     assert.match(model.pulled_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/);
     assert.match(model.benchmarked_at, /^\d{4}-\d\d-\d\dT/);
+    // What /api/show says the model can do, kept so the Ask view offers only models that write text.
+    assert.deepEqual(model.capabilities, ["completion"]);
     assert.equal(fake.pullCount("tinyllama"), before + 1);
 
     const list = await request("GET", "/models", { token });
@@ -227,6 +229,7 @@ describe("POST /models", () => {
     assert.equal(model.tokens_per_second, 0);
     assert.equal(model.benchmarked_at, null);
     assert.equal(model.family, "nomic-bert");
+    assert.deepEqual(model.capabilities, ["embedding"]);
   });
 
   it("cancel by the only one waiting: the stream ends with `cancelled`, the download stops, and a later pull resumes it", async () => {

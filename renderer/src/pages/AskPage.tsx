@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { announce, ConfirmButton, Empty, ErrorText, Loading, formatTime, useLoad, usePageHeading } from "../components";
+import { writesText } from "../model-capabilities";
 import { href } from "../router";
 
 /** One question and its answer as shown: a finished turn, or the one being written. */
@@ -33,9 +34,12 @@ export function AskPage({ collectionId }: { collectionId: string }) {
   const [failure, setFailure] = useState<unknown>(null);
   const abort = useRef<AbortController | null>(null);
 
+  // Embedding-only models cannot answer: they are not offered here.
+  const chatModels = (models.data ?? []).filter(writesText);
+  const firstChatModel = chatModels[0]?.model_name;
   useEffect(() => {
-    if (!model && models.data && models.data.length > 0) setModel(models.data[0].model_name);
-  }, [models.data, model]);
+    if (!model && firstChatModel) setModel(firstChatModel);
+  }, [firstChatModel, model]);
   useEffect(() => () => abort.current?.abort(), []);
 
   const updateLast = (change: (turn: ShownTurn) => ShownTurn) => setTurns((all) => [...all.slice(0, -1), change(all[all.length - 1])]);
@@ -118,7 +122,8 @@ export function AskPage({ collectionId }: { collectionId: string }) {
     }
   }
 
-  const noModel = models.data !== null && models.data.length === 0;
+  const noModel = models.data !== null && chatModels.length === 0;
+  const onlyEmbedding = noModel && (models.data?.length ?? 0) > 0;
   const serverDown = server.data?.reachable === false;
   const shownSource = openSource ? turns[openSource.turn]?.sources.find((s) => s.n === openSource.n) : undefined;
 
@@ -135,7 +140,8 @@ export function AskPage({ collectionId }: { collectionId: string }) {
       {models.loading && !models.data ? <Loading label="Loading models…" /> : null}
       {noModel && (
         <p className="notice" data-testid="no-model">
-          No model is pulled yet. <a href={href("models")}>Pull one on the Models screen</a>, then come back to ask.
+          {onlyEmbedding ? "The catalog holds only embedding models, which cannot write answers." : "No model is pulled yet."}{" "}
+          <a href={href("models")}>Pull a chat model on the Models screen</a> (for example llama3.2), then come back to ask.
         </p>
       )}
       {serverDown && (
@@ -186,7 +192,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
             <div className="field">
               <label htmlFor="ask-model">Model</label>
               <select id="ask-model" value={model} onChange={(e) => setModel(e.target.value)} disabled={noModel || streaming}>
-                {(models.data ?? []).map((m) => (
+                {chatModels.map((m) => (
                   <option key={m.id} value={m.model_name}>
                     {m.model_name} · {m.tokens_per_second.toFixed(1)} tokens/s
                   </option>

@@ -39,4 +39,8 @@ export class ModelRecord {
 
   @Column({ type: Date, name: "benchmarked_at", nullable: true })
   benchmarkedAt: Date | null;
+
+  /** What the model server says the model can do (`completion`, `embedding`, `tools`, ...); null when not known (recorded before capabilities were kept, or a server that does not say). */
+  @Column({ type: "simple-json", nullable: true })
+  capabilities: string[] | null;
 }
