@@ -35,11 +35,8 @@ export const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
  * parser-pool.ts). Measured with `npm run bench`: 32 beat 16 and matched 64.
  */
 const FILES_IN_FLIGHT = 32;
-/**
- * Bytes of those files held at once, so memory stays bounded whatever the file sizes. 16 MB
- * keeps the parsers fed (a few big PDFs queued) at a quarter of the peak RSS 64 MB cost.
- */
-const BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+/** Bytes of those files held at once, so memory stays bounded whatever the file sizes. */
+const BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 /**
  * Big text files streamed at once, outside that byte budget: each holds a few MB (a read, its
  * text, a batch of chunks being written) and, on PostgreSQL, a connection for its transaction.
