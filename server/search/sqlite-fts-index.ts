@@ -89,6 +89,15 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
   `,
 };
 
+/**
+ * The page cache of the writer's and the main thread's connections, in KiB (SQLite's own
+ * default; better-sqlite3 builds with 16 MB). Each open collection file kept up to 16 MB per
+ * connection, never given back: ~17 MB more RSS per collection written, and as much again for
+ * the quick_check at open, which reads every page. Bulk-writing the bench corpus (2,000 files,
+ * 26,700 chunks) took the same CPU with 2 MB as with 16 MB (1.6 s).
+ */
+const SMALL_CACHE_KIB = 2000;
+
 /** bm25's column weights (title, path, body), the same for both tables: a title hit outweighs a body hit. */
 const BM25_WEIGHTS = "5.0, 2.0, 1.0";
 /**
@@ -413,7 +422,11 @@ export class SqliteFtsIndex implements SearchIndex {
         db.close();
         return undefined;
       }
-      if (this.checkOnOpen) assertSound(db);
+      if (this.checkOnOpen) {
+        // The thread that checks files at open (the main thread) reads little afterwards.
+        db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
+        assertSound(db);
+      }
     } catch (err) {
       db?.close();
       if (!isCorruption(err)) throw err;
@@ -451,6 +464,7 @@ export class SqliteFtsIndex implements SearchIndex {
       db.pragma("busy_timeout = 5000");
       switchToWal(db);
       db.pragma("synchronous = NORMAL");
+      db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
       if (existed) assertSound(db);
       migrate(db);
     } catch (err) {
@@ -481,6 +495,8 @@ export class SqliteFtsIndex implements SearchIndex {
 /** A file quick_check finds unsound fails as SQLite's own corruption error would. */
 function assertSound(db: Database.Database): void {
   if (db.pragma("quick_check", { simple: true }) !== "ok") throw Object.assign(new Error("quick_check failed"), { code: "SQLITE_CORRUPT" });
+  // The check read every page of the file; none of them is needed in the cache now.
+  db.pragma("shrink_memory");
 }
 
 /**
