@@ -124,7 +124,7 @@ const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
 /**
  * Past this many matches only the most recently indexed are ranked. Each costs a row read and a
  * ts_rank (ts_rank_cd was 5x dearer on multi-word queries): a common word costs this many.
- * The SQLite engine, whose doclists carry the positions, ranks 10,000.
+ * (The SQLite engine has its own window, RANKING_LIMITS.)
  */
 const RANK_WINDOW = 2_000;
 /**
