@@ -5,7 +5,7 @@ import type { IndexedState, SearchIndex } from "../search/search-index";
 import type { JobCounters } from "./job-counters";
 import { JobInterrupted } from "./job-interrupted";
 import { isSupported, titleFromFileName } from "./parse/file-types";
-import type { ParserPool } from "./parse/parser-pool";
+import { steadyOnlyFirst, type ParserPool } from "./parse/parser-pool";
 import { isUnder, NothingReadableError, walkSource } from "./walk-source";
 import { isStreamed, streamTextFile } from "./streamed-text-file";
 import { BatchedIndexWriter, isFatalIndexError } from "./batched-index-writer";
@@ -103,7 +103,7 @@ export async function syncSource(
   const writer = new BatchedIndexWriter(deps.index, collectionId, progress);
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
   const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
-  await forEachConcurrently(walk.files, FILES_IN_FLIGHT, async (file) => {
+  await forEachConcurrently(steadyOnlyFirst(walk.files), FILES_IN_FLIGHT, async (file) => {
     checkAbort();
     await deps.disk?.assertRoomNow();
     const state = indexed.get(file.path);

@@ -10,7 +10,7 @@ import { toSummary, type DocumentRow } from "./document-row";
  * The collection index on PostgreSQL full-text search, in the team server's own database:
  * - `search_documents`: one row per (collection_id, source_id, path).
  * - `search_chunks`: one row per chunk with a stored `tsvector` (title weight A, path B,
- *   body C) under a GIN index, ranked with ts_rank_cd; snippets by ts_headline.
+ *   body C) under a GIN index, ranked with ts_rank; snippets by ts_headline.
  * - the text search configuration `sluice_search`: unaccent, then the English Snowball
  *   stemmer without a stop-word list, so "cafe" finds "café", "run" finds "running" and
  *   "and" is a word like any other, as with the SQLite engine's porter + remove_diacritics.
@@ -18,10 +18,18 @@ import { toSummary, type DocumentRow } from "./document-row";
  *   under its own GIN index: chunks with the query's words in the very form typed rank first,
  *   so a file is found by its own rare words even when their stem is common.
  * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's
- * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row).
+ * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row;
+ * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row).
+ *
+ * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
+ * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
+ * is one buffer, not a TOAST index lookup and several chunks per tsvector (12x fewer buffers).
+ * The INSERT computes them from text the engine has already turned into words (SEPARATORS to
+ * spaces in JS: PostgreSQL's translate() was half the cost of a row), the title and path once
+ * per document.
  */
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const CONFIG = "sluice_search";
 /** Words as typed (unaccented, lower case, no stemming): which chunks have the query's words in the very form typed. */
 const EXACT_CONFIG = "sluice_exact";
@@ -55,6 +63,9 @@ const WORD_TYPES = "asciiword, asciihword, hword_asciipart, word, hword, hword_p
 const SEPARATORS = "<>&@/\\:.~_=?#%+";
 const SPACES = " ".repeat(SEPARATORS.length);
 const words = (column: string) => `translate(${column}, '${SEPARATORS}', '${SPACES}')`;
+const SEPARATOR = new RegExp(`[${SEPARATORS.replace(/[\\\]^-]/g, "\\$&")}]`, "g");
+/** `words()` in JS, for text about to be indexed: the same characters to spaces, so offsets hold. */
+const wordsOf = (text: string) => text.replace(SEPARATOR, " ");
 
 const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
   1: async (q) => {
@@ -100,12 +111,31 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     ) STORED`);
     await q.query(`CREATE INDEX search_chunks_tsv_exact ON search_chunks USING gin (tsv_exact)`);
   },
+  3: async (q) => {
+    // Existing rows keep their values (and their storage until they are written again).
+    await q.query(`ALTER TABLE search_chunks ALTER COLUMN tsv DROP EXPRESSION, ALTER COLUMN tsv_exact DROP EXPRESSION`);
+    await q.query(`ALTER TABLE search_chunks ALTER COLUMN tsv SET STORAGE MAIN, ALTER COLUMN tsv_exact SET STORAGE MAIN`);
+    await q.query(`ALTER TABLE search_chunks SET (toast_tuple_target = 4080)`);
+  },
 };
 
 /** Weights for {D, C, B, A}: title (A) 5 : path (B) 2 : body (C) 1, as the SQLite engine's bm25 weights. */
 const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
-/** Past this many matches only the most recently indexed are ranked (as the SQLite engine does). */
-const RANK_WINDOW = 10_000;
+/**
+ * Past this many matches only the most recently indexed are ranked. Each costs a row read and a
+ * ts_rank (ts_rank_cd was 5x dearer on multi-word queries): a common word costs this many.
+ * (The SQLite engine has its own window, RANKING_LIMITS.)
+ */
+const RANK_WINDOW = 2_000;
+/**
+ * Index writes commit without waiting for their WAL to reach disk: the index is rebuilt from the
+ * sources, a crash can lose only the last moments of writes (the documents then read as not
+ * indexed and the next run indexes them), and any later synchronous commit, such as the job's
+ * end, flushes them first. See docs/decisions.md.
+ */
+const INDEX_WRITE = "SET LOCAL synchronous_commit = off";
+/** A token PostgreSQL's parser keeps as one word (letters, or letters and digits). */
+const PLAIN_WORD = /^[\p{L}\p{N}]+$/u;
 const HEADLINE = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, HighlightAll=true`;
 const SNIPPET_WORDS = 20;
 // PostgreSQL text cannot hold NUL; indexed text drops it (and the snippet sentinels).
@@ -133,6 +163,7 @@ export class PostgresFtsIndex implements SearchIndex {
     // (never from ingestion) goes document by document so the later one wins.
     const groups = keys.size === docs.length ? [docs.map((doc, i) => ({ doc, id: ids[i] }))] : docs.map((doc, i) => [{ doc, id: ids[i] }]);
     await this.inTransaction(async (q) => {
+      await q.query(INDEX_WRITE);
       for (const group of groups) await writeDocuments(q, collection, group);
     });
     return ids;
@@ -160,6 +191,7 @@ export class PostgresFtsIndex implements SearchIndex {
     try {
       await q.connect();
       await q.startTransaction();
+      await q.query(INDEX_WRITE);
       // The old version goes first: UNIQUE (collection, source, path) admits one row, and no
       // other reader sees either change before the commit.
       await writeDocuments(q, collection, [{ doc: { ...doc, chunks: [] }, id }]);
@@ -168,7 +200,7 @@ export class PostgresFtsIndex implements SearchIndex {
       throw error;
     }
     return stagedDocument(id, {
-      add: (documentId, chunks) => insertChunks(q, collection, chunks.map((c) => ({ id: documentId, index: c.chunkIndex, title, path, body: pgText(c.text) }))),
+      add: (documentId, chunks) => insertChunks(q, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
       commit: async (documentId, chunkCount) => {
         await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
         await end("commitTransaction");
@@ -239,7 +271,11 @@ export class PostgresFtsIndex implements SearchIndex {
       const stemmed = toTsquery(units, attempt, CONFIG);
       // Chunks with every word in the very form typed first; when they fill the page, the
       // stemmed ranking is not even run.
-      const exact = await this.ranked(collection, stemmed, toTsquery(units, attempt, EXACT_CONFIG), filter, limit, []);
+      // Words typed exactly are there stemmed too, so the exact tier asks only for them (the planner
+      // would take the two conditions as independent and misjudge how many chunks match); a
+      // phrase, a prefix or a token the parser may split into a phrase is not implied.
+      const impliesStemmed = !attempt.prefix && units.every((u) => u.tokens.length === 1 && PLAIN_WORD.test(u.tokens[0]));
+      const exact = await this.ranked(collection, stemmed, { tsquery: toTsquery(units, attempt, EXACT_CONFIG), impliesStemmed }, filter, limit, []);
       const rest = exact.length < limit ? await this.ranked(collection, stemmed, null, filter, limit, exact.map((r) => r.id)) : [];
       const tiers = [...exact.map((r) => ({ ...r, exact: true })), ...rest.map((r) => ({ ...r, exact: false }))];
       const rows = capPerDocument(tiers, filter.perDocument, (r) => r.document_id).slice(0, limit);
@@ -283,30 +319,39 @@ export class PostgresFtsIndex implements SearchIndex {
   }
 
   /**
-   * The best chunks for a stemmed tsquery (with `exact`, only those that match it on
-   * `tsv_exact` too), leaving out `skip`, with their snippets. Past RANK_WINDOW matches only
-   * the most recently indexed are ranked.
+   * The best chunks for a stemmed tsquery (with `exact`, only those that match its tsquery on
+   * `tsv_exact` too; when that implies the stemmed match, only that is asked), leaving out
+   * `skip`, with their snippets. Past RANK_WINDOW matches only the most recently indexed are
+   * ranked.
+   *
+   * The tsqueries are written into each clause rather than taken from a CTE, so the planner
+   * sees them as constants and estimates their matches from the columns' statistics: a rare
+   * word is looked up in the GIN index (reading each match), a common one walks the
+   * collection's chunks newest first until RANK_WINDOW match.
    */
-  private async ranked(collection: string, stemmed: Tsquery, exact: Tsquery | null, filter: SearchOptions, limit: number, skip: string[]) {
+  private async ranked(
+    collection: string,
+    stemmed: Tsquery,
+    exact: ExactMatch | null,
+    filter: SearchOptions,
+    limit: number,
+    skip: string[],
+  ) {
     // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
     const q = stemmed.sql(param);
-    const conditions = [`c.collection_id = $1`, `c.tsv @@ q.q`];
-    if (exact) conditions.push(`c.tsv_exact @@ (${exact.sql(param)})`);
-    if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
+    const conditions = chunkConditions(param, q, exact, skip);
     if (filter.types?.length) conditions.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
     if (filter.folder) conditions.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
     const filtered = filter.types?.length || filter.folder;
     return (await this.db.query(
-      `WITH q AS (SELECT ${q} AS q),
-       matched AS (
-         SELECT c.id, c.tsv, c.document_id FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}, q
+      `WITH ranked AS (
+         -- Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
+         SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id
+         FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}
          WHERE ${conditions.join(" AND ")}
          ORDER BY c.id DESC LIMIT ${param(RANK_WINDOW)}
-       ),
-       ranked AS (
-         SELECT m.id, ts_rank_cd(${WEIGHTS}, m.tsv, q.q) AS score, m.document_id FROM matched m, q
        ),
        top AS (
          ${
@@ -318,8 +363,8 @@ export class PostgresFtsIndex implements SearchIndex {
          ORDER BY score DESC, id LIMIT ${param(limit)}
        )
        SELECT top.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, top.score, c.body,
-              ts_headline('${CONFIG}', ${words("c.body")}, q.q, '${HEADLINE}') AS snippet
-       FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id, q
+              ts_headline('${CONFIG}', ${words("c.body")}, ${q}, '${HEADLINE}') AS snippet
+       FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id
        ORDER BY top.score DESC, top.id`,
       params,
     )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; body: string; snippet: string | null }[];
@@ -381,6 +426,21 @@ export class PostgresFtsIndex implements SearchIndex {
   }
 }
 
+/** The exact tier's condition; `impliesStemmed` when a chunk matching it matches the stemmed tsquery too. */
+interface ExactMatch {
+  tsquery: Tsquery;
+  impliesStemmed: boolean;
+}
+
+/** What a chunk of the collection must match (the first parameter is the collection), its SQL built with `param`. */
+function chunkConditions(param: (value: unknown) => string, stemmedSql: string, exact: ExactMatch | null, skip: string[]): string[] {
+  const conditions = [`c.collection_id = $1`];
+  if (!exact?.impliesStemmed) conditions.push(`c.tsv @@ (${stemmedSql})`);
+  if (exact) conditions.push(`c.tsv_exact @@ (${exact.tsquery.sql(param)})`);
+  if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
+  return conditions;
+}
+
 /** Replaces documents (old versions by source and path out, new ones in), inside the caller's transaction. */
 async function writeDocuments(q: QueryRunner, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
   const docs = group.map(({ doc, id }) => ({ doc, id, title: pgText(doc.title), path: pgText(doc.path) }));
@@ -408,25 +468,59 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
       now,
     ],
   );
-  const chunks = docs.flatMap((d) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, title: d.title, path: d.path, body: pgText(c.text) })));
-  await insertChunks(q, collection, chunks);
+  const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, head: i + 1, body: pgText(c.text) })));
+  await insertChunks(q, collection, docs, chunks);
+}
+
+/** What every chunk of a document repeats: its title and path. */
+interface ChunkHead {
+  title: string;
+  path: string;
 }
 
 interface ChunkRow {
   id: string;
   index: number;
-  title: string;
-  path: string;
+  /** 1-based position of its document's head in the heads passed with it. */
+  head: number;
   body: string;
 }
 
-async function insertChunks(q: QueryRunner, collection: string, chunks: ChunkRow[]): Promise<void> {
+/**
+ * Inserts chunks with their tsvectors: `tsv` is title (A), path (B) and body (C) under the
+ * stemming configuration, `tsv_exact` the same words as typed, without positions (the exact
+ * tier asks for words, never phrases). Each head's part is computed once and put in front of
+ * each of its chunks' bodies, the same tsvector as computing the three parts per chunk.
+ * Rows go in in the order given, so ids (ties in ranking) follow chunk order.
+ */
+async function insertChunks(q: QueryRunner, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
   if (chunks.length === 0) return;
   await q.query(
-    `INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body)
-     SELECT $1, x.document_id, x.chunk_index, x.title, x.path, x.body
-     FROM unnest($2::text[], $3::integer[], $4::text[], $5::text[], $6::text[]) AS x(document_id, chunk_index, title, path, body)`,
-    [collection, chunks.map((c) => c.id), chunks.map((c) => c.index), chunks.map((c) => c.title), chunks.map((c) => c.path), chunks.map((c) => c.body)],
+    `WITH heads AS MATERIALIZED (
+       SELECT h.n, h.title, h.path,
+              setweight(to_tsvector('${CONFIG}', h.title_words), 'A') || setweight(to_tsvector('${CONFIG}', h.path_words), 'B') AS tsv,
+              to_tsvector('${EXACT_CONFIG}', h.title_words || ' ' || h.path_words) AS tsv_exact
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS h(title, path, title_words, path_words, n)
+     )
+     INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body, tsv, tsv_exact)
+     SELECT $1, x.document_id, x.chunk_index, h.title, h.path, x.body,
+            h.tsv || setweight(to_tsvector('${CONFIG}', x.body_words), 'C'),
+            strip(h.tsv_exact || to_tsvector('${EXACT_CONFIG}', x.body_words))
+     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_words, n)
+     JOIN heads h ON h.n = x.head
+     ORDER BY x.n`,
+    [
+      collection,
+      heads.map((h) => h.title),
+      heads.map((h) => h.path),
+      heads.map((h) => wordsOf(h.title)),
+      heads.map((h) => wordsOf(h.path)),
+      chunks.map((c) => c.id),
+      chunks.map((c) => c.index),
+      chunks.map((c) => c.head),
+      chunks.map((c) => c.body),
+      chunks.map((c) => wordsOf(c.body)),
+    ],
   );
 }
 
@@ -459,9 +553,11 @@ interface Tsquery {
 function toTsquery(units: QueryUnit[], attempt: MatchAttempt, config: string): Tsquery {
   const words = config === EXACT_CONFIG ? "plainto_tsquery" : "phraseto_tsquery";
   const joiner = attempt.matched === "all" ? "&&" : "||";
+  // A word typed twice is asked for once (the planner would count its selectivity twice).
+  const distinct = [...new Map(units.map((u) => [`${attempt.prefix && u.prefix}:${u.tokens.join(" ")}`, u])).values()];
   return {
     sql: (param) =>
-      units
+      distinct
         .map((unit) => {
           if (!(attempt.prefix && unit.prefix)) return `${words}('${config}', ${param(unit.tokens.join(" "))})`;
           const last = unit.tokens.at(-1)!;

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../data/sqlite-binding";
 import { NotFoundError } from "../errors";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
-import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type QueryUnit } from "./query";
+import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
 import { IndexDamagedError, isCorruption } from "./index-damage";
 import { stagedDocument } from "./staged-document";
@@ -27,16 +27,17 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
  * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
  *   diacritics removed, so "cafe" finds "café" and "run" finds "running".
- * - `chunks_exact` (since 2): the same text without stemming, contentless and without
- *   positions (`detail=none`, the cheapest FTS5 index): it only answers "which chunks have
- *   these words in the very form typed", so a file is found by its own rare words even when
- *   their stem is common ("highlighter" among 190 files saying "highlight"). Same rowids.
+ * - `chunks_exact` (since 2): the same text without stemming, contentless, same rowids: the
+ *   chunks with the words in the very form typed, ranked by its own bm25, so a file is found by
+ *   its own rare words even when their stem is common ("highlighter" among 190 files saying
+ *   "highlight"). Since 3 with positions (`detail=full`): bm25 needs them (it answers 0 on
+ *   `detail=none`), and ranking this table alone is what keeps the exact tier cheap.
  *
  * A file of an older version is upgraded when it is opened (version 1 → 2 fills
- * `chunks_exact` from the stored text, in one transaction).
+ * `chunks_exact` from the stored text, 2 → 3 makes it again with positions; each in one transaction).
  */
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /**
  * Several connections (threads, or processes sharing DATA_DIR) may open a new file at once:
@@ -77,16 +78,47 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
     );
     INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;
   `,
+  3: `
+    DROP TABLE chunks_exact;
+    CREATE VIRTUAL TABLE chunks_exact USING fts5(
+      title, path, body,
+      content = '', contentless_delete = 1,
+      tokenize = 'unicode61 remove_diacritics 2'
+    );
+    INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;
+  `,
 };
 
-/** bm25 with column weights (title, path, body): a title hit outweighs a body hit. */
-const BM25 = "bm25(chunks_fts, 5.0, 2.0, 1.0)";
 /**
- * The most matching chunks one query ranks. Ranking costs ~1 µs per match, so a term found
- * in most chunks would take ~100 ms at 100k chunks; past this many matches, only the most
- * recently indexed ones are ranked. Such a term's idf is near zero anyway.
+ * The page cache of the writer's and the main thread's connections, in KiB (SQLite's own
+ * default; better-sqlite3 builds with 16 MB). Each open collection file kept up to 16 MB per
+ * connection, never given back: ~17 MB more RSS per collection written, and as much again for
+ * the quick_check at open, which reads every page. Bulk-writing the bench corpus (2,000 files,
+ * 26,700 chunks) took the same CPU with 2 MB as with 16 MB (1.6 s).
  */
-const RANK_WINDOW = 10_000;
+const SMALL_CACHE_KIB = 2000;
+
+/** bm25's column weights (title, path, body), the same for both tables: a title hit outweighs a body hit. */
+const BM25_WEIGHTS = "5.0, 2.0, 1.0";
+/**
+ * How much work one search's ranking may do (rankedChunks(), rankPlan()); tests lower them to
+ * reach the paths a big collection takes.
+ */
+export interface RankingLimits {
+  /** The newest matches bm25 scores (~0.5 µs each, besides one walk of each word's doclist for its idf). */
+  window: number;
+  /** Collections from this many chunks (by rowid) leave words found in most chunks unscored; smaller ones are quick to score in full. */
+  commonFrom: number;
+  /** Newest matches read to estimate a word's share of the chunks. */
+  commonSample: number;
+}
+
+/**
+ * The window measured on the search bench (100,000 chunks, 500 queries; docs/decisions.md): its
+ * top 10s agree with an unwindowed ranking's on 91.5 % of their chunks at 3,000 (97.5 % at
+ * 10,000, 87.6 % at 2,000), at a p95 of ~5 ms against ~7 ms with 10,000.
+ */
+export const RANKING_LIMITS: RankingLimits = { window: 3_000, commonFrom: 20_000, commonSample: 200 };
 const SNIPPET_TOKENS = 20;
 
 export interface SqliteFtsIndexOptions {
@@ -98,6 +130,8 @@ export interface SqliteFtsIndexOptions {
    * ever creates tables, and a file whose schema is not there yet reads as an empty collection.
    */
   readOnly?: boolean;
+  /** The ranking's work limits (RANKING_LIMITS unless a test lowers them). */
+  ranking?: Partial<RankingLimits>;
   /**
    * Run `PRAGMA quick_check` when a read-only instance opens a file (a writable one always
    * does): the thread that reports a collection's index status must find a damaged file at open.
@@ -126,6 +160,7 @@ export class SqliteFtsIndex implements SearchIndex {
   private readonly open = new Map<string, Database.Database>();
   private readonly readOnly: boolean;
   private readonly checkOnOpen: boolean;
+  private readonly ranking: RankingLimits;
   /** Files found damaged, by path: answered at once rather than re-read per request. */
   private readonly damaged = new Set<string>();
   /** Each open file's `PRAGMA data_version` statement (dataVersion()). */
@@ -135,6 +170,7 @@ export class SqliteFtsIndex implements SearchIndex {
     this.dir = options.dir;
     this.readOnly = options.readOnly ?? false;
     this.checkOnOpen = !this.readOnly || (options.checkOnOpen ?? false);
+    this.ranking = { ...RANKING_LIMITS, ...options.ranking };
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -276,7 +312,7 @@ export class SqliteFtsIndex implements SearchIndex {
     const units = parseQuery(query);
     if (units.length === 0) return [];
     const db = this.database(collectionId, false);
-    return db ? this.guarded(collectionId, () => searchFile(db, units, topK, options)) : [];
+    return db ? this.guarded(collectionId, () => searchFile(db, units, topK, options, this.ranking)) : [];
   }
 
   /**
@@ -386,7 +422,11 @@ export class SqliteFtsIndex implements SearchIndex {
         db.close();
         return undefined;
       }
-      if (this.checkOnOpen) assertSound(db);
+      if (this.checkOnOpen) {
+        // The thread that checks files at open (the main thread) reads little afterwards.
+        db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
+        assertSound(db);
+      }
     } catch (err) {
       db?.close();
       if (!isCorruption(err)) throw err;
@@ -424,6 +464,7 @@ export class SqliteFtsIndex implements SearchIndex {
       db.pragma("busy_timeout = 5000");
       switchToWal(db);
       db.pragma("synchronous = NORMAL");
+      db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
       if (existed) assertSound(db);
       migrate(db);
     } catch (err) {
@@ -454,6 +495,8 @@ export class SqliteFtsIndex implements SearchIndex {
 /** A file quick_check finds unsound fails as SQLite's own corruption error would. */
 function assertSound(db: Database.Database): void {
   if (db.pragma("quick_check", { simple: true }) !== "ok") throw Object.assign(new Error("quick_check failed"), { code: "SQLITE_CORRUPT" });
+  // The check read every page of the file; none of them is needed in the cache now.
+  db.pragma("shrink_memory");
 }
 
 /**
@@ -549,29 +592,35 @@ function countDocuments(db: Database.Database): CollectionStats {
   return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
 }
 
-function searchFile(db: Database.Database, units: QueryUnit[], topK: number, options: SearchOptions): SearchHit[] {
+function searchFile(db: Database.Database, units: QueryUnit[], topK: number, options: SearchOptions, limits: RankingLimits): SearchHit[] {
   const limit = clampTopK(topK);
   const where = filterSql(options);
+  const scope: RankScope = { where, perDocument: options.perDocument, limits };
   let match = "";
+  let prefixed = false;
   let top: (RankedRow & { exact: boolean })[] = [];
   let matched: SearchHit["matched"] = "all";
   for (const attempt of matchAttempts(units)) {
+    // A prefix merges the doclists of every word it starts: not worth it when the other words have no chunk in common.
+    if (attempt.prefix && units.length > 1 && !anyMatch(db, toMatch(units.slice(0, -1), attempt.joiner, false))) continue;
     match = toMatch(units, attempt.joiner, attempt.prefix);
+    prefixed = attempt.prefix;
     matched = attempt.matched;
-    // Chunks with every word in the very form typed come first; when they fill the page, the
-    // stemmed ranking is not even run (a common word's exact form usually does).
-    const exact = rankedChunks(db, match, limit, where, options.perDocument, toMatch(units, attempt.joiner, attempt.prefix, true));
+    const plan = (table: RankedTable) => rankPlan(db, table, units, attempt, limits);
+    // Chunks with every word in the very form typed come first, ranked by chunks_exact alone;
+    // when they fill the page, the stemmed ranking is not even run (a common word's exact form usually does).
+    const exact = rankedChunks(db, "chunks_exact", plan("chunks_exact"), limit, scope);
     const seen = new Set(exact.map((row) => row.rowid));
-    const stemmed = exact.length < limit ? rankedChunks(db, match, limit + exact.length, where, options.perDocument).filter((row) => !seen.has(row.rowid)) : [];
+    const stemmed =
+      exact.length < limit && (options.perDocument !== undefined || hasMoreMatches(db, match, exact.length, where))
+        ? rankedChunks(db, "chunks_fts", plan("chunks_fts"), limit + exact.length, scope).filter((row) => !seen.has(row.rowid))
+        : [];
     const tiers = [...exact.map((row) => ({ ...row, exact: true })), ...stemmed.map((row) => ({ ...row, exact: false }))];
     top = capPerDocument(tiers, options.perDocument, (row) => row.document_id!).slice(0, limit);
     if (top.length > 0) break;
   }
-  // snippet() runs only for the chunks kept, not for every match the ranking looked at.
-  const snippet = db.prepare(
-    `SELECT snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS}) AS snippet, body
-     FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`,
-  );
+  const snippets = snippetsOf(db, match, top.map((row) => row.rowid), prefixed);
+  const body = db.prepare("SELECT body FROM chunks_fts WHERE rowid = ?").pluck();
   const ref = db.prepare(
     `SELECT c.document_id, c.chunk_index, d.source_id, d.path, d.title
      FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
@@ -580,17 +629,18 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
   for (const { rowid, bm25, exact } of top) {
     const chunk = ref.get(rowid) as ChunkRefRow | undefined;
     if (!chunk) continue;
-    // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
-    // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
-    const found = snippet.get(match, BigInt(rowid)) as { snippet: string | null; body: string | null } | undefined;
+    const found = snippets.get(rowid);
+    // An exact prefix can find a word whose stem does not start with it ("highlighte" in
+    // "highlighter", stem "highlight"): no stemmed match to mark, so the chunk's start stands in.
+    const text = found?.body ?? ((body.get(BigInt(rowid)) as string | undefined) ?? "");
     hits.push({
       documentId: chunk.document_id,
       sourceId: chunk.source_id,
       path: chunk.path,
       title: chunk.title,
       chunkIndex: chunk.chunk_index,
-      snippet: markSnippet(found?.snippet ?? ""),
-      text: found?.body ?? "",
+      snippet: markSnippet(found?.snippet ?? chunkStart(text)),
+      text,
       score: -bm25,
       exact,
       matched,
@@ -599,82 +649,217 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
   return hits;
 }
 
-/** A filter as SQL over the chunk's rowid (`chunks_fts.rowid`), with its parameters; null without one. */
-function filterSql(filter: SearchFilter): { sql: string; params: string[] } | null {
+/**
+ * The marked snippet and whole text of the chunks kept, by rowid; snippet() runs only for
+ * them, not for every match the ranking looked at. One statement per chunk, each a seek to its
+ * rowid; but FTS5 merges a prefix's doclists again for every statement (~3 ms each for a short
+ * prefix at 100,000 chunks), so with a prefix one statement walks the rowids' range once and
+ * keeps those asked for.
+ */
+function snippetsOf(db: Database.Database, match: string, rowids: number[], prefixed: boolean): Map<number, { snippet: string | null; body: string | null }> {
+  const found = new Map<number, { snippet: string | null; body: string | null }>();
+  if (rowids.length === 0) return found;
+  const columns = `rowid, snippet(chunks_fts, 2, '${MARK_OPEN}', '${MARK_CLOSE}', '…', ${SNIPPET_TOKENS}) AS snippet, body`;
+  type Row = { rowid: number; snippet: string | null; body: string | null };
+  if (prefixed) {
+    // The unary + leaves the list a filter: FTS5 walks the range once instead of seeking (and merging) per rowid.
+    const sql = `SELECT ${columns} FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (${rowids.map(() => "?").join(", ")})`;
+    const rows = db.prepare(sql).all(match, BigInt(Math.min(...rowids)), BigInt(Math.max(...rowids)), ...rowids.map(BigInt)) as Row[];
+    for (const row of rows) found.set(row.rowid, row);
+    return found;
+  }
+  // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
+  // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
+  const one = db.prepare(`SELECT ${columns} FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`);
+  for (const rowid of rowids) {
+    const row = one.get(match, BigInt(rowid)) as Row | undefined;
+    if (row) found.set(rowid, row);
+  }
+  return found;
+}
+
+/** The first SNIPPET_TOKENS words of a chunk, for a hit with nothing to mark. */
+function chunkStart(text: string): string {
+  const words = text.split(/\s+/).filter(Boolean);
+  return words.length > SNIPPET_TOKENS ? `${words.slice(0, SNIPPET_TOKENS).join(" ")}…` : words.join(" ");
+}
+
+/**
+ * Whether more than `count` chunks match by stem (with the filter): when not, the exact tier
+ * already holds every one of them (every exact match is a stem match; uncapped, it held all of
+ * its own), and the stemmed ranking is not run. Stops after count + 1 (a prefix's doclists are
+ * merged for it, but a ranking merges them twice: once to match, once for bm25's idf).
+ */
+function hasMoreMatches(db: Database.Database, match: string, count: number, where: SqlFilter | null): boolean {
+  const filter = where ? ` AND ${where.sql("chunks_fts")}` : "";
+  const sql = `SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH @match${filter} LIMIT @enough)`;
+  return (db.prepare(sql).pluck().get({ match, enough: count + 1, ...where?.params }) as number) > count;
+}
+
+/** Whether any chunk matches (stemmed): stops at the first. */
+function anyMatch(db: Database.Database, match: string): boolean {
+  return db.prepare("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1").get(match) !== undefined;
+}
+
+/** The two full-text tables a search ranks: the exact forms and the stems, each with its bm25 weighted alike (title, path, body). */
+type RankedTable = "chunks_exact" | "chunks_fts";
+
+/** A filter as SQL over the chunk's rowid (`<table>.rowid`), with its named parameters (`@filter0`, ...); null without one. */
+function filterSql(filter: SearchFilter): SqlFilter | null {
   const conditions: string[] = [];
-  const params: string[] = [];
+  const params: Record<string, string> = {};
+  const param = (value: string) => {
+    const name = `filter${Object.keys(params).length}`;
+    params[name] = value;
+    return `@${name}`;
+  };
   if (filter.types?.length) {
     // Extensions are letters and digits only (the route checks), so they hold no LIKE wildcard.
-    conditions.push(`(${filter.types.map(() => "d.path LIKE ?").join(" OR ")})`);
-    params.push(...filter.types.map((type) => `%.${type}`));
+    conditions.push(`(${filter.types.map((type) => `d.path LIKE ${param(`%.${type}`)}`).join(" OR ")})`);
   }
   if (filter.folder) {
     const prefix = folderPrefix(filter.folder);
-    conditions.push(`substr(d.path, 1, ${prefix.length}) = ?`);
-    params.push(prefix);
+    conditions.push(`substr(d.path, 1, ${prefix.length}) = ${param(prefix)}`);
   }
   if (conditions.length === 0) return null;
   return {
-    sql: `EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = chunks_fts.rowid AND ${conditions.join(" AND ")})`,
+    sql: (table) => `EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ${table}.rowid AND ${conditions.join(" AND ")})`,
     params,
   };
 }
 
+interface SqlFilter {
+  sql: (table: RankedTable) => string;
+  params: Record<string, string>;
+}
+
+/** What every ranking of one search shares: its filter, its per-document cap and its work limits. */
+interface RankScope {
+  where: SqlFilter | null;
+  perDocument: number | undefined;
+  limits: RankingLimits;
+}
+
 /**
- * The best chunks for a MATCH expression, best first, bm25 negative (lower is better); with
- * `exactMatch`, only chunks that match it in `chunks_exact` too (the words as typed). Past
- * RANK_WINDOW matches, only the newest are ranked.
+ * What one table's ranking asks: the chunks matching `match`, scored by bm25 over the units of
+ * `rank` only; with `rank` null, not scored (every unit is in most chunks, rankedChunks()).
+ * `fill`: when the ranking finds fewer than asked, unscored chunks of this wider match follow.
+ */
+interface RankPlan {
+  match: string;
+  rank: string | null;
+  fill: string | null;
+}
+
+/**
+ * Leaves out of the bm25 the units found in most chunks of a big collection. bm25 reads each
+ * unit's whole doclist once per query for its idf (~3 ms per 100,000 chunks for a word in
+ * all of them), and past half of the chunks that idf is clamped to ~0 (FTS5: log((N - n + 0.5)
+ * / (n + 0.5)) <= 0), so such a unit adds nothing to any score. In an AND it still filters,
+ * but is not scored; in an OR the other units are ranked, and chunks with only the common ones
+ * follow unscored. A unit's share is estimated from its newest `commonSample` matches (a
+ * bounded walk); never for the prefix unit (any walk of a prefix merges the doclists of every
+ * word it starts).
+ */
+function rankPlan(db: Database.Database, table: RankedTable, units: QueryUnit[], attempt: MatchAttempt, limits: RankingLimits): RankPlan {
+  const match = toMatch(units, attempt.joiner, attempt.prefix);
+  const whole: RankPlan = { match, rank: match, fill: null };
+  const newest = db.prepare("SELECT max(rowid) FROM chunks").pluck().get() as number | null;
+  if (newest === null || newest < limits.commonFrom) return whole;
+  const sample = db.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ?)`);
+  const common = units.map((unit) => {
+    if (attempt.prefix && unit.prefix) return false;
+    const { n, oldest } = sample.get(toMatch([unit], attempt.joiner, false), limits.commonSample) as { n: number; oldest: number | null };
+    return n === limits.commonSample && oldest !== null && n / (newest - oldest + 1) > COMMON_SHARE;
+  });
+  if (!common.includes(true)) return whole;
+  const scored = units.filter((_, i) => !common[i]);
+  const rank = scored.length === 0 ? null : toMatch(scored, attempt.joiner, attempt.prefix);
+  if (attempt.joiner === " AND ") return { match, rank, fill: null };
+  return rank === null ? { match, rank: null, fill: null } : { match: rank, rank, fill: match };
+}
+
+/** The share of the chunks from which bm25's idf is clamped to ~0. */
+const COMMON_SHARE = 0.5;
+/** Scores of an unscored ranking (every unit in most chunks): a title hit above a path or body hit, as bm25's weights would put it. */
+const UNSCORED_TITLE = -5e-6;
+const UNSCORED_OTHER = -1e-6;
+
+/**
+ * The best chunks of one table for a plan, best first, bm25 negative (lower is better), within
+ * the window (windowedChunks()). A plan without scored units (every word is
+ * in most chunks, so bm25 would say almost nothing at the cost of reading every doclist):
+ * the newest chunks with the words in their title, then the newest others.
  */
 function rankedChunks(
   db: Database.Database,
-  match: string,
+  table: RankedTable,
+  plan: RankPlan,
   limit: number,
-  where: { sql: string; params: string[] } | null,
-  perDocument: number | undefined,
-  exactMatch?: string,
+  scope: RankScope,
 ): RankedRow[] {
-  // The exact words' chunks, newest first: a set each stemmed match is checked against. The
-  // unary + keeps SQLite from driving the query by it (one FTS5 lookup per exact rowid, each
-  // re-reading the stemmed doclist: seconds for a common word).
-  const exact = exactMatch === undefined ? "" : " AND +chunks_fts.rowid IN (SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH ? ORDER BY rowid DESC LIMIT ?)";
-  const exactArgs = exactMatch === undefined ? [] : [exactMatch, RANK_WINDOW];
-  const filter = where ? ` AND ${where.sql}` : "";
-  const filterArgs = where?.params ?? [];
-  // Walking the doclist by rowid without scoring is cheap: it finds where the window starts.
-  const floor = db
-    .prepare(`SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?${exact}${filter} ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
-    .pluck()
-    .get(match, ...exactArgs, ...filterArgs, RANK_WINDOW) as number | undefined;
-  const conditions = `chunks_fts MATCH ?${floor === undefined ? "" : " AND chunks_fts.rowid > ?"}${exact}${filter}`;
-  // The floor as a BigInt too, so FTS5 itself starts its doclist there (see the snippet query in searchFile()).
-  const args = [match, ...(floor === undefined ? [] : [BigInt(floor)]), ...exactArgs, ...filterArgs];
-  if (perDocument === undefined) {
-    // ORDER BY bm25() uses SQLite's top-k sorter, measured faster here than FTS5's ORDER BY rank.
-    return db.prepare(`SELECT rowid, ${BM25} AS bm25 FROM chunks_fts WHERE ${conditions} ORDER BY bm25 LIMIT ?`).all(...args, limit) as RankedRow[];
+  const ranked =
+    plan.rank === null
+      ? unscoredChunks(db, table, plan.match, limit, scope)
+      : windowedChunks(db, table, { match: plan.rank, also: plan.rank === plan.match ? null : plan.match, score: `bm25(${table}, ${BM25_WEIGHTS})` }, limit, scope);
+  if (ranked.length >= limit || plan.fill === null) return ranked;
+  const seen = new Set(ranked.map((row) => row.rowid));
+  return [...ranked, ...unscoredChunks(db, table, plan.fill, limit + ranked.length, scope).filter((row) => !seen.has(row.rowid))].slice(0, limit);
+}
+
+/** The newest chunks matching with the words in their title, then the newest others (scored UNSCORED_TITLE, UNSCORED_OTHER). */
+function unscoredChunks(db: Database.Database, table: RankedTable, match: string, limit: number, scope: RankScope): RankedRow[] {
+  const titled = windowedChunks(db, table, { match: `title : (${match})`, also: null, score: String(UNSCORED_TITLE) }, limit, scope);
+  if (titled.length >= limit) return titled;
+  const seen = new Set(titled.map((row) => row.rowid));
+  const rest = windowedChunks(db, table, { match, also: null, score: String(UNSCORED_OTHER) }, limit + titled.length, scope);
+  return [...titled, ...rest.filter((row) => !seen.has(row.rowid))].slice(0, limit);
+}
+
+/** One windowed ranking: what must match, what else must (a set the same table answers whole, or null), and the score. */
+interface WindowedQuery {
+  match: string;
+  also: string | null;
+  score: string;
+}
+
+/**
+ * The chunks matching `match` (and `also`), scored by `score`, best first (ties: newest first).
+ * Past `window` matches, only the newest `window` are scored. One pass over the matches,
+ * newest first (FTS5 walks its doclist in rowid order itself), that stops at the window and
+ * scores only the rows it keeps; no separate walk to find where the window starts, which for
+ * a prefix or an OR would merge their doclists once more.
+ */
+function windowedChunks(db: Database.Database, table: RankedTable, query: WindowedQuery, limit: number, scope: RankScope): RankedRow[] {
+  const filter = scope.where ? ` AND ${scope.where.sql(table)}` : "";
+  const newest = (columns: string, match: string, conditions: string) =>
+    `SELECT ${columns} FROM ${table} WHERE ${table} MATCH ${match}${conditions} ORDER BY ${table}.rowid DESC LIMIT @window`;
+  const scored = `${table}.rowid AS rowid, ${query.score} AS bm25`;
+  // With `also`, its newest rows (with the filter) are the window, a set the scored match is
+  // walked against: FTS5 finds them through `also` (an AND seeks past most of a common word's
+  // doclist), and bm25 sees only the scored units. The unary + keeps the set a filter (the
+  // scored match stays the outer loop, starting at the set's oldest rowid).
+  const candidates =
+    query.also === null
+      ? `WITH candidates AS (${newest(scored, "@match", filter)})`
+      : `WITH also_window AS (${newest(`${table}.rowid AS rowid`, "@also", filter)}),
+         candidates AS (${newest(scored, "@match", ` AND ${table}.rowid >= (SELECT min(rowid) FROM also_window) AND +${table}.rowid IN (SELECT rowid FROM also_window)`)})`;
+  const params = { match: query.match, ...(query.also === null ? {} : { also: query.also }), ...scope.where?.params, window: scope.limits.window, limit };
+  if (scope.perDocument === undefined) {
+    return db.prepare(`${candidates} SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @limit`).all(params) as RankedRow[];
   }
   // At most perDocument chunks of each document, so one long document cannot fill the page.
   return db
     .prepare(
-      `SELECT rowid, bm25, document_id FROM (
-         SELECT rowid, bm25, document_id, row_number() OVER (PARTITION BY document_id ORDER BY bm25) AS n FROM (
-           SELECT chunks_fts.rowid AS rowid, ${BM25} AS bm25, c.document_id FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE ${conditions}
-         )
-       ) WHERE n <= ? ORDER BY bm25 LIMIT ?`,
+      `${candidates} SELECT rowid, bm25, document_id FROM (
+         SELECT k.rowid, k.bm25, c.document_id, row_number() OVER (PARTITION BY c.document_id ORDER BY k.bm25, k.rowid DESC) AS n
+         FROM candidates k JOIN chunks c ON c.rowid = k.rowid
+       ) WHERE n <= @perDocument ORDER BY bm25, rowid DESC LIMIT @limit`,
     )
-    .all(...args, perDocument, limit) as RankedRow[];
+    .all({ ...params, perDocument: scope.perDocument }) as RankedRow[];
 }
 
-/**
- * FTS5 MATCH text: every unit a quoted string (tokens cannot contain quotes), joined by AND
- * (space) or OR. For `chunks_exact` (no positions, so no phrases) a phrase's words are
- * required each on their own: the stemmed match beside it still asks for the phrase.
- */
-function toMatch(units: QueryUnit[], joiner: " AND " | " OR ", prefix: boolean, wordsOnly = false): string {
-  return units
-    .map((u) => {
-      const star = prefix && u.prefix ? "*" : "";
-      if (!wordsOnly || u.tokens.length === 1) return `"${u.tokens.join(" ")}"${star}`;
-      return `(${u.tokens.map((t, i) => `"${t}"${i === u.tokens.length - 1 ? star : ""}`).join(" AND ")})`;
-    })
-    .join(joiner);
+/** FTS5 MATCH text: every unit a quoted string (tokens cannot contain quotes), joined by AND (space) or OR. */
+function toMatch(units: QueryUnit[], joiner: " AND " | " OR ", prefix: boolean): string {
+  return units.map((u) => `"${u.tokens.join(" ")}"${prefix && u.prefix ? "*" : ""}`).join(joiner);
 }

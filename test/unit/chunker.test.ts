@@ -82,6 +82,20 @@ describe("chunkText", () => {
   it("normalises whitespace runs but keeps paragraph breaks", () => {
     assert.equal(normaliseWhitespace("a \t b\r\nc\n \n\n\n d\u00a0\u00a0e "), "a b\nc\n\nd e");
   });
+
+  it("normalises whitespace exactly as the plain rules say, for any mix of blanks, breaks and letters", () => {
+    // The rules written plainly (every blank run to one space, spaces beside a break dropped,
+    // three or more breaks to two); the chunker's patterns skip what would not change.
+    const plain = (text: string) =>
+      text.replace(/\r\n?/g, "\n").replace(/[^\S\n]+/g, " ").replace(/ ?\n ?/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
+    const alphabet = [" ", " ", "\n", "\n", "\r", "\t", "\u00a0", "\u2003", "\f", "\v", "a", "b", "."];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let i = 0; i < 20_000; i++) {
+      const text = Array.from({ length: Math.floor(next() * 16) }, () => alphabet[Math.floor(next() * alphabet.length)]).join("");
+      assert.equal(normaliseWhitespace(text), plain(text), JSON.stringify(text));
+    }
+  });
 });
 
 /** The chunks of `text` pushed to a TextChunker in pieces cut at `cuts`. */

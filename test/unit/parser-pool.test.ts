@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { ParseError, type ParseResult } from "../../server/ingest/parse/parse-types";
-import { ParserPool } from "../../server/ingest/parse/parser-pool";
+import { ParserPool, SPARE_MAX_FILE_BYTES, steadyOnlyFirst } from "../../server/ingest/parse/parser-pool";
 import { makeDocx, makePdf, makePptx, makeXlsx } from "../fixtures/documents";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -174,6 +174,68 @@ describe("ParserPool with a misbehaving parser", () => {
     }
   });
 
+  it("starts a spare worker for a file stuck behind a slow one, and stops it once idle", async () => {
+    process.env.SLUICE_PARSER_TEST_HOOKS = "1";
+    const pool = new ParserPool({ size: 1, spares: 1, spareAfterMs: 100, spareIdleMs: 300, timeoutMs: 4000 });
+    delete process.env.SLUICE_PARSER_TEST_HOOKS;
+    try {
+      const hung = pool.parse("__sluice_test_hang__.txt", utf8("holds the only steady worker"));
+      hung.catch(() => undefined);
+      const started = performance.now();
+      const behind = await pool.parse("behind.txt", utf8("waits for a spare"));
+      const waited = performance.now() - started;
+      assert.equal(behind.kind, "indexed");
+      assert.ok(waited >= 100, `a spare starts only after spareAfterMs (${Math.round(waited)} ms)`);
+      assert.ok(waited < 3000, `the file did not wait for the slow one (${Math.round(waited)} ms)`);
+      assert.equal(pool.workers, 2);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      assert.equal(pool.workers, 1, "the idle spare stopped; the busy worker stays");
+      await assert.rejects(hung, isParseError(/timed out/));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("keeps files over spareMaxFileBytes for a steady worker, and parses again on one a file that ran out of a spare's heap", async () => {
+    process.env.SLUICE_PARSER_TEST_HOOKS = "1";
+    const pool = new ParserPool({ size: 1, spares: 1, spareAfterMs: 50, spareMaxFileBytes: 1000, spareHeapMb: 32, maxHeapMb: 64, timeoutMs: 3000 });
+    delete process.env.SLUICE_PARSER_TEST_HOOKS;
+    try {
+      const started = performance.now();
+      const at = <T>(promise: Promise<T>) =>
+        promise.then(
+          (value) => ({ ok: true as const, value, ms: performance.now() - started }),
+          (error: unknown) => ({ ok: false as const, error, ms: performance.now() - started }),
+        );
+      const hang = at(pool.parse("__sluice_test_hang__.txt", utf8("holds the steady worker until its timeout")));
+      const big = at(pool.parse("big.txt", utf8("word ".repeat(400))));
+      const oom = at(pool.parse("__sluice_test_oom__.txt", utf8("runs out of any heap")));
+      const small = at(pool.parse("small.txt", utf8("fits a spare")));
+      const [hung, bigDone, oomDone, smallDone] = await Promise.all([hang, big, oom, small]);
+      assert.equal(hung.ok, false);
+      assert.ok(smallDone.ok && smallDone.ms < hung.ms, "the small file was parsed on the spare while the steady worker hung");
+      assert.ok(bigDone.ok && bigDone.ms > hung.ms, "the big file waited for the steady worker");
+      assert.equal(oomDone.ok, false);
+      if (!oomDone.ok) isParseError(/ran out of memory \(limit 64 MB\)/)(oomDone.error);
+      assert.ok(oomDone.ms > hung.ms, "the file that ran out of the spare's heap failed only once a steady worker had tried it");
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("starts no spare while queued files wait less than spareAfterMs", async () => {
+    const pool = new ParserPool({ size: 1, spares: 1, spareAfterMs: 60_000 });
+    try {
+      const names = Array.from({ length: 6 }, (_, i) => `quick-${i}.txt`);
+      const results = await Promise.all(names.map((name) => pool.parse(name, utf8(`contents of ${name}`))));
+      assert.ok(results.every((r) => r.kind === "indexed"));
+      assert.equal(pool.workers, 1);
+      assert.equal(pool.messagesSent, 2, "the files queued behind the first still went as one batch");
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("ignores the hook file names unless SLUICE_PARSER_TEST_HOOKS=1 was set", async () => {
     const pool = new ParserPool({ size: 1, timeoutMs: 5000 });
     try {
@@ -182,6 +244,21 @@ describe("ParserPool with a misbehaving parser", () => {
     } finally {
       await pool.close();
     }
+  });
+});
+
+describe("steadyOnlyFirst", () => {
+  it("puts the files only a steady worker takes first, each group in its own order", () => {
+    const big = SPARE_MAX_FILE_BYTES + 1;
+    const files = [
+      { name: "a", size: 10 },
+      { name: "huge-1", size: big * 2 },
+      { name: "b", size: SPARE_MAX_FILE_BYTES },
+      { name: "huge-2", size: big },
+      { name: "c", size: 0 },
+    ];
+    assert.deepEqual(steadyOnlyFirst(files).map((f) => f.name), ["huge-1", "huge-2", "a", "b", "c"]);
+    assert.deepEqual(files.map((f) => f.name), ["a", "huge-1", "b", "huge-2", "c"], "the caller's list is left as it was");
   });
 });
 

@@ -338,6 +338,10 @@ for (const engine of [sqlite, postgres]) {
         assert.equal(found.length, count, query);
         for (const hit of found) assert.ok(hit.snippet.includes(chunks[hit.path][hit.chunkIndex].split(" ")[1]), `${query}: ${hit.path}#${hit.chunkIndex} ${hit.snippet}`);
       }
+      // A prefix's snippets are read in one pass over the hits' rowids: each still its own chunk's, marked.
+      for (const hit of await index.search(collection, "hero", 10)) {
+        assert.equal(hit.snippet, `<mark>heron</mark> ${chunks[hit.path][hit.chunkIndex].split(" ")[1]}`, `hero: ${hit.path}#${hit.chunkIndex}`);
+      }
     });
 
     test("a document written in parts replaces the old version only at commit", async () => {
@@ -502,11 +506,11 @@ test("SQLite: removeUnfinished drops the chunks of a document in parts whose pro
   assert.equal((await index.search(collection, "walrus", 10)).length, 1);
 });
 
-/** An index file as the previous build (schema version 1) wrote it: 12 files saying "highlight", one saying "highlighter". */
-function writeVersion1File(file: string): void {
-  // The file as the previous build wrote it: its schema, its rows, user_version 1.
+/** An index file as an older build (schema version 1, or `version`) wrote it: 12 files saying "highlight", one saying "highlighter". */
+function writeVersion1File(file: string, version = 1): void {
+  // The file as that build wrote it: its schema, its rows, its user_version.
   const old = new Database(file);
-  old.exec(SQLITE_INDEX_MIGRATIONS[1]);
+  for (let step = 1; step <= version; step++) old.exec(SQLITE_INDEX_MIGRATIONS[step]);
   const insertDoc = old.prepare("INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const insertChunk = old.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
   const insertFts = old.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
@@ -516,7 +520,9 @@ function writeVersion1File(file: string): void {
   };
   for (let i = 0; i < 12; i++) write(crypto.randomUUID(), `common/${i}.txt`, `Highlight ${i}`, "highlights highlighted highlight");
   write(crypto.randomUUID(), "rare/pens.txt", "Pens", "a long text about pens and paper, with one yellow highlighter somewhere in the middle of it all");
-  old.pragma("user_version = 1");
+  // Version 2's statements filled chunks_exact from chunks_fts as they ran: before these rows, so fill it as the writes of that build did.
+  if (version >= 2) old.exec("INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts");
+  old.pragma(`user_version = ${version}`);
   old.close();
 }
 
@@ -539,7 +545,35 @@ test("SQLite: an index file of schema version 1 (before exact words) is upgraded
   assert.equal((await index.search(collection, "highlight", 100)).length, 11);
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 2);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 3);
+  } finally {
+    upgraded.close();
+  }
+});
+
+test("SQLite: an index file of schema version 2 (exact words without positions) is upgraded when opened and ranks its exact words by their own bm25", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  const file = path.join(dir!, `${collection}.db`);
+  writeVersion1File(file, 2);
+  const before = new Database(file, { readonly: true });
+  assert.match(before.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail = none/);
+  before.close();
+
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  const hits = await index.search(collection, "highlighter", 10);
+  assert.equal(hits[0]?.path, "rare/pens.txt");
+  assert.equal(hits[0].exact, true);
+  // Every common file has "highlight" as typed: ranked by bm25 (positive scores), titles first.
+  const common = await index.search(collection, "highlight", 100);
+  assert.equal(common.filter((h) => h.exact).length, 12);
+  assert.ok(common.filter((h) => h.exact).every((h) => h.score > 0 && h.path.startsWith("common/")));
+  const upgraded = new Database(file, { readonly: true });
+  try {
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 3);
+    assert.doesNotMatch(upgraded.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail/);
+    assert.equal(upgraded.prepare("SELECT count(*) FROM chunks_exact WHERE chunks_exact MATCH 'highlighter'").pluck().get(), 1);
   } finally {
     upgraded.close();
   }
@@ -555,6 +589,60 @@ test("SQLite threaded: reader threads answer from a version-1 file (the writer u
   assert.equal(hits[0]?.path, "rare/pens.txt");
   assert.equal(hits[0].exact, true);
   assert.equal((await index.listDocuments(collection, 0, 100)).total, 13);
+});
+
+/** A SQLite index whose ranking limits are lowered, so a few chunks take the paths of a big collection. */
+async function limitedIndex(ranking: { window: number; commonFrom: number; commonSample: number }): Promise<{ index: SqliteFtsIndex; collection: string }> {
+  const { dir, collection } = await sqlite.newIndex();
+  const index = new SqliteFtsIndex({ dir: dir!, ranking });
+  closers.push(() => index.close());
+  return { index, collection };
+}
+
+test("SQLite: a word in most chunks of a big collection still filters but is not scored; alone, its title hits come first, newest first", async () => {
+  const { index, collection } = await limitedIndex({ window: 1000, commonFrom: 10, commonSample: 5 });
+  const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
+  await index.upsertDocuments(collection, [
+    doc("titled/0.txt", [`otter ${filler}`], { title: "Otter survey" }),
+    doc("heron/title.txt", [`otter ${filler} heron`], { title: "Heron notes" }),
+    doc("heron/body.txt", [`otter ${filler} ${filler} heron ${filler}`], { title: "Notes" }),
+    // bm25 would put this short chunk full of the word high; unscored, only its age counts.
+    doc("dense.txt", ["otter otter otter otter"], { title: "Dense" }),
+    ...Array.from({ length: 20 }, (_, i) => doc(`plain/${String(i).padStart(2, "0")}.txt`, [`otter ${filler} ${i}`], { title: `Page ${i}` })),
+  ]);
+  // "otter" is in every chunk (common), "heron" in two: only chunks with both, ranked by heron's bm25 (title first).
+  const both = await index.search(collection, "otter heron", 10);
+  assert.deepEqual(both.map((h) => h.path), ["heron/title.txt", "heron/body.txt"]);
+  assert.ok(both[0].score > both[1].score && both[1].score > 0);
+  // "otter" alone: the chunk with it in its title first, then the newest others.
+  const alone = await index.search(collection, "otter", 4);
+  assert.deepEqual(alone.map((h) => h.path), ["titled/0.txt", "plain/19.txt", "plain/18.txt", "plain/17.txt"]);
+  assert.ok(alone.every((h) => h.exact));
+  // Any word: no chunk has "zebra", so the OR ranks it alone (nothing) and the chunks with the common word follow.
+  const any = await index.search(collection, "otter zebra ", 3);
+  assert.equal(any.length, 3);
+  assert.ok(any.every((h) => h.matched === "any"));
+  assert.deepEqual(any.map((h) => h.path), ["titled/0.txt", "plain/19.txt", "plain/18.txt"]);
+});
+
+test("SQLite: the writer's and the checking reader's connections keep a 2 MB page cache (better-sqlite3's default is 16 MB per open file)", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  const writer = new SqliteFtsIndex({ dir: dir! });
+  const checking = new SqliteFtsIndex({ dir: dir!, readOnly: true, checkOnOpen: true });
+  const searching = new SqliteFtsIndex({ dir: dir!, readOnly: true });
+  closers.push(() => writer.close(), () => checking.close(), () => searching.close());
+  await writer.upsertDocument(collection, doc("a.txt", ["some words to index"]));
+  await writer.release(collection);
+  await writer.stats(collection); // reopened: an existing file, quick_check at open
+  await checking.stats(collection);
+  await searching.search(collection, "words", 10);
+  const cacheKib = (index: SqliteFtsIndex) => {
+    const [db] = (index as unknown as { open: Map<string, Database.Database> }).open.values();
+    return db.pragma("cache_size", { simple: true });
+  };
+  assert.equal(cacheKib(writer), -2000);
+  assert.equal(cacheKib(checking), -2000);
+  assert.equal(cacheKib(searching), -16000, "search reader threads keep the build's default");
 });
 
 test("parseQuery turns input into quoted units", () => {

@@ -139,19 +139,29 @@ describe("sqlite-vec: a big collection's two-stage search (1-bit candidates, the
     await twoStage.removeDocuments(c, [exact[0].documentId]);
     assert.deepEqual((await twoStage.search(c, q, 4)).map((h) => h.documentId), exact.slice(1).map((e) => e.documentId));
 
-    // A file of the first layout (full vectors in a vec0 float table, no 1-bit copies) is brought up to date when opened, and searches the same.
+    // Files of the older layouts are brought up to date when opened, and search the same: the first
+    // kept full vectors in a vec0 float table (no 1-bit copies), the second its 1-bit copies in a vec0 bit[] table.
     await twoStage.close();
-    const file = new Database(path.join(dir, `${c}.db`), { nativeBinding: sqliteNativeBinding() });
-    file.loadExtension(vecExtensionPath());
-    file.exec(`DROP TABLE vector_bits; CREATE VIRTUAL TABLE vectors USING vec0(embedding float[${dims}] distance_metric=cosine);`);
-    file.exec("INSERT INTO vectors (rowid, embedding) SELECT rowid, embedding FROM vector_floats; DROP TABLE vector_floats;");
-    file.close();
-    const reopened = new SqliteVecStore(dir, { exactUpTo: 0 });
-    closers.push(() => reopened.close());
-    assert.deepEqual((await reopened.search(c, q, 4)).map((h) => h.documentId), exact.slice(1).map((e) => e.documentId));
-    const check = new Database(path.join(dir, `${c}.db`), { nativeBinding: sqliteNativeBinding(), readonly: true });
-    const tables = (check.prepare("SELECT name FROM sqlite_master WHERE name IN ('vectors', 'vector_bits', 'vector_floats')").pluck().all() as string[]).sort();
-    check.close();
-    assert.deepEqual(tables, ["vector_bits", "vector_floats"]);
+    const layouts: Record<string, string> = {
+      first: `DROP TABLE vector_signs; CREATE VIRTUAL TABLE vectors USING vec0(embedding float[${dims}] distance_metric=cosine);
+        INSERT INTO vectors (rowid, embedding) SELECT rowid, embedding FROM vector_floats; DROP TABLE vector_floats;`,
+      second: `DROP TABLE vector_signs; CREATE VIRTUAL TABLE vector_bits USING vec0(embedding bit[${dims}]);
+        INSERT INTO vector_bits (rowid, embedding) SELECT rowid, vec_quantize_binary(embedding) FROM vector_floats;`,
+    };
+    for (const [layout, statements] of Object.entries(layouts)) {
+      const file = new Database(path.join(dir, `${c}.db`), { nativeBinding: sqliteNativeBinding() });
+      file.loadExtension(vecExtensionPath());
+      file.exec(statements);
+      file.close();
+      const reopened = new SqliteVecStore(dir, { exactUpTo: 0 });
+      assert.deepEqual((await reopened.search(c, q, 4)).map((h) => h.documentId), exact.slice(1).map((e) => e.documentId), layout);
+      await reopened.close();
+      const check = new Database(path.join(dir, `${c}.db`), { nativeBinding: sqliteNativeBinding(), readonly: true });
+      const tables = (check.prepare("SELECT name FROM sqlite_master WHERE name IN ('vectors', 'vector_bits', 'vector_floats', 'vector_signs')").pluck().all() as string[]).sort();
+      const signs = check.prepare("SELECT count(*) FROM vector_signs").pluck().get();
+      check.close();
+      assert.deepEqual(tables, ["vector_floats", "vector_signs"], layout);
+      assert.equal(signs, all.length - 1, layout);
+    }
   });
 });

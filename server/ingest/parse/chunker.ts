@@ -18,12 +18,16 @@ export function normaliseWhitespace(text: string): string {
   return collapseWhitespace(text).trim();
 }
 
-/** normaliseWhitespace without the trim: each whitespace run becomes " ", "\n" or "\n\n". */
+/**
+ * normaliseWhitespace without the trim: each whitespace run becomes " ", "\n" or "\n\n".
+ * The patterns match only what changes (a lone space or line break is left alone): replacing
+ * every space of a text by itself made this three quarters of the chunker's time.
+ */
 function collapseWhitespace(text: string): string {
-  return text
-    .replace(/\r\n?/g, "\n")
-    .replace(/[^\S\n]+/g, " ")
-    .replace(/ ?\n ?/g, "\n")
+  const unixBreaks = text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
+  return unixBreaks
+    .replace(/[^\S\n ][^\S\n]*| [^\S\n]+/g, " ")
+    .replace(/ \n ?|\n /g, "\n")
     .replace(/\n{3,}/g, "\n\n");
 }
 

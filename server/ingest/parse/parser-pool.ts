@@ -12,6 +12,24 @@ export interface ParserPoolOptions {
   timeoutMs?: number;
   /** V8 old-generation heap limit per worker; a parse going over it is killed. Default 256. */
   maxHeapMb?: number;
+  /**
+   * Spare workers: started beyond `size` only while a file has waited `spareAfterMs` behind busy
+   * workers (a slow PDF holding the only parser), stopped again after `spareIdleMs` without
+   * work. Default: the CPUs left over by the default size (so every core can parse a backlog of
+   * PDFs); 0 when `size` is given.
+   */
+  spares?: number;
+  /** How long a file waits behind busy workers before a spare starts. Default 1 000. */
+  spareAfterMs?: number;
+  /** How long a spare stays without work before it stops (its memory goes back). Default 5 000. */
+  spareIdleMs?: number;
+  /**
+   * Files larger than this wait for a steady worker: two huge PDFs parsed at once would each
+   * hold pdf.js's 130+ MB. Default 4 MB.
+   */
+  spareMaxFileBytes?: number;
+  /** V8 old-generation heap limit of a spare. A file running out of it is parsed again on a steady worker. Default 128. */
+  spareHeapMb?: number;
 }
 
 interface Job {
@@ -19,6 +37,10 @@ interface Job {
   bytes: Uint8Array;
   /** Retried on its own after its batch's worker died: it must not share a worker again. */
   alone: boolean;
+  /** Ran out of memory on a spare (smaller heap): retried on a steady worker, never failed for it. */
+  steadyOnly: boolean;
+  /** performance.now() when it was queued: how long it waited decides whether a spare starts. */
+  queuedAt: number;
   resolve: (result: ParseResult) => void;
   reject: (error: ParseError) => void;
 }
@@ -29,6 +51,9 @@ interface Slot {
   jobs: Job[];
   batchId: number;
   timer: NodeJS.Timeout | null;
+  /** Started beyond the pool's size for a backlog; stops when idle for spareIdleMs. */
+  spare: boolean;
+  idleTimer: NodeJS.Timeout | null;
 }
 
 /**
@@ -41,6 +66,19 @@ const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
 const WORKER = workerScript(__filename, "parse.worker");
 
+/** Files larger than this wait for a steady worker (ParserPoolOptions.spareMaxFileBytes's default). */
+export const SPARE_MAX_FILE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The order to hand files to the pool: those only a steady worker takes (over
+ * SPARE_MAX_FILE_BYTES) first, each group in its own order. A huge PDF parses for seconds; met
+ * early, it runs while the other files flow through the spare, rather than alone at the end of
+ * a job with no other file finishing (the real-corpus bench's last stall).
+ */
+export function steadyOnlyFirst<T extends { size: number }>(files: T[]): T[] {
+  return [...files.filter((f) => f.size > SPARE_MAX_FILE_BYTES), ...files.filter((f) => f.size <= SPARE_MAX_FILE_BYTES)];
+}
+
 /**
  * One core stays for the rest of an ingestion (the API, the SMB client, the index writer,
  * the file server itself when local). On a 2-core machine a second parser only added
@@ -48,6 +86,15 @@ const WORKER = workerScript(__filename, "parse.worker");
  */
 function defaultPoolSize(): number {
   return Math.min(4, Math.max(1, os.availableParallelism() - 1));
+}
+
+/**
+ * The cores the default size leaves: one spare on a 2-core machine. A folder of PDFs is
+ * parse-bound (pdf.js takes a second or more on a big one), and with one parser the other core
+ * sat idle and no file finished while a big PDF was parsed (the real-corpus bench's stalls).
+ */
+function defaultSpares(size: number): number {
+  return Math.max(0, Math.min(4, os.availableParallelism()) - size);
 }
 
 /**
@@ -63,6 +110,13 @@ export class ParserPool {
   private readonly timeoutMs: number;
   private readonly maxHeapMb: number;
   private readonly testHooks: boolean;
+  private readonly spares: number;
+  private readonly spareAfterMs: number;
+  private readonly spareIdleMs: number;
+  private readonly spareMaxFileBytes: number;
+  private readonly spareHeapMb: number;
+  /** Set while the queue's head waits for its turn to start a spare. */
+  private spareCheck: NodeJS.Timeout | null = null;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextBatchId = 1;
@@ -74,6 +128,11 @@ export class ParserPool {
     this.size = Math.max(1, Math.floor(opts.size ?? defaultPoolSize()));
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.maxHeapMb = opts.maxHeapMb ?? 256;
+    this.spares = Math.max(0, Math.floor(opts.spares ?? (opts.size === undefined ? defaultSpares(this.size) : 0)));
+    this.spareAfterMs = opts.spareAfterMs ?? 1_000;
+    this.spareIdleMs = opts.spareIdleMs ?? 5_000;
+    this.spareMaxFileBytes = opts.spareMaxFileBytes ?? SPARE_MAX_FILE_BYTES;
+    this.spareHeapMb = Math.min(opts.spareHeapMb ?? 128, this.maxHeapMb);
     this.testHooks = process.env.SLUICE_PARSER_TEST_HOOKS === "1";
   }
 
@@ -87,15 +146,22 @@ export class ParserPool {
     if (this.closed) return Promise.reject(new ParseError("The parser pool is closed"));
     if (!isSupported(fileName)) return Promise.resolve({ kind: "skipped", reason: "unsupported file type" });
     return new Promise<ParseResult>((resolve, reject) => {
-      this.queue.push({ fileName, bytes, alone: false, resolve, reject });
+      this.queue.push({ fileName, bytes, alone: false, steadyOnly: false, queuedAt: performance.now(), resolve, reject });
       this.dispatch();
     });
+  }
+
+  /** Worker threads running now (spares included); for tests and diagnostics. */
+  get workers(): number {
+    return this.slots.length;
   }
 
   /** Rejects queued and running parses, and terminates every worker so the process can exit. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.spareCheck) clearTimeout(this.spareCheck);
+    this.spareCheck = null;
     for (const job of this.queue.splice(0)) job.reject(new ParseError("The parser pool is closed"));
     const slots = this.slots.splice(0);
     await Promise.all(
@@ -110,39 +176,78 @@ export class ParserPool {
 
   private dispatch(): void {
     while (!this.closed && this.queue.length > 0) {
-      let slot = this.slots.find((s) => s.jobs.length === 0);
-      if (!slot) {
-        if (this.slots.length >= this.size) return;
-        slot = this.spawn();
+      // A steady worker first, so an idle spare can run out its idle time and stop.
+      const steady = this.slots.find((s) => s.jobs.length === 0 && !s.spare);
+      if (steady || this.slots.filter((s) => !s.spare).length < this.size) {
+        this.start(steady ?? this.spawn(false), this.takeBatch(0, () => true));
+        continue;
       }
-      this.start(slot, this.takeBatch());
+      const forSpare = (job: Job) => !job.steadyOnly && job.bytes.byteLength <= this.spareMaxFileBytes;
+      const first = this.queue.findIndex(forSpare);
+      if (first === -1) return;
+      let spare = this.slots.find((s) => s.jobs.length === 0);
+      if (!spare && this.slots.filter((s) => s.spare).length < this.spares && this.waitedForSpare(this.queue[first])) spare = this.spawn(true);
+      if (!spare) return;
+      this.start(spare, this.takeBatch(first, forSpare));
     }
   }
 
-  /** The next job, with the small ones queued behind it when it is small too. */
-  private takeBatch(): Job[] {
-    const batch = [this.queue.shift()!];
+  /**
+   * Whether a job has waited long enough behind busy workers for a spare to start; if not
+   * yet, dispatch() runs again when it will have (unless a worker frees up first).
+   */
+  private waitedForSpare(job: Job): boolean {
+    const waited = performance.now() - job.queuedAt;
+    if (waited >= this.spareAfterMs) return true;
+    if (!this.spareCheck) {
+      this.spareCheck = setTimeout(() => {
+        this.spareCheck = null;
+        this.dispatch();
+      }, Math.ceil(this.spareAfterMs - waited));
+      this.spareCheck.unref(); // queued work alone must not keep a process alive; a running worker does
+    }
+    return false;
+  }
+
+  /** A spare without work stops after spareIdleMs; the next backlog starts another. */
+  private idle(slot: Slot): void {
+    if (!slot.spare || slot.jobs.length > 0 || this.closed) return;
+    slot.idleTimer = setTimeout(() => {
+      slot.idleTimer = null;
+      const index = this.slots.indexOf(slot);
+      if (index === -1 || slot.jobs.length > 0) return;
+      this.slots.splice(index, 1);
+      slot.worker.removeAllListeners();
+      slot.worker.on("error", () => undefined);
+      void slot.worker.terminate();
+    }, this.spareIdleMs);
+    slot.idleTimer.unref();
+  }
+
+  /** The job at `from`, with the small ones queued right behind it (that `may` take) when it is small too. */
+  private takeBatch(from: number, may: (job: Job) => boolean): Job[] {
+    const batch = this.queue.splice(from, 1);
     let bytes = batch[0].bytes.byteLength;
-    const fits = (job: Job) => !job.alone && bytes + job.bytes.byteLength <= MAX_BATCH_BYTES;
+    const fits = (job: Job) => !job.alone && may(job) && bytes + job.bytes.byteLength <= MAX_BATCH_BYTES;
     if (!fits(batch[0])) return batch;
-    while (batch.length < MAX_BATCH_FILES && this.queue.length > 0 && fits(this.queue[0])) {
-      const job = this.queue.shift()!;
+    while (batch.length < MAX_BATCH_FILES && from < this.queue.length && fits(this.queue[from])) {
+      const [job] = this.queue.splice(from, 1);
       bytes += job.bytes.byteLength;
       batch.push(job);
     }
     return batch;
   }
 
-  private spawn(): Slot {
+  private spawn(spare: boolean): Slot {
     const workerData: ParseWorkerData = { testHooks: this.testHooks };
     const worker = new Worker(WORKER.file, {
       workerData,
       execArgv: WORKER.execArgv,
-      resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: spare ? this.spareHeapMb : this.maxHeapMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker, jobs: [], batchId: 0, timer: null };
+    const slot: Slot = { worker, jobs: [], batchId: 0, timer: null, spare, idleTimer: null };
     worker.on("message", (reply: ParseReply) => {
       if (slot.jobs.length === 0 || slot.batchId !== reply.id) return;
       const jobs = this.release(slot);
@@ -152,13 +257,12 @@ export class ParserPool {
         else job.reject(new ParseError(outcome?.message ?? "The parser gave no answer for this file"));
       });
       this.dispatch();
+      this.idle(slot);
     });
     worker.on("error", (err: Error & { code?: string }) => {
-      const error =
-        err.code === "ERR_WORKER_OUT_OF_MEMORY"
-          ? new ParseError(`Parsing ran out of memory (limit ${this.maxHeapMb} MB)`)
-          : new ParseError(`The parser crashed: ${err.message}`);
-      this.replace(slot, error);
+      const outOfMemory = err.code === "ERR_WORKER_OUT_OF_MEMORY";
+      const error = outOfMemory ? new ParseError(`Parsing ran out of memory (limit ${this.maxHeapMb} MB)`) : new ParseError(`The parser crashed: ${err.message}`);
+      this.replace(slot, error, outOfMemory && slot.spare);
     });
     worker.on("exit", (code) => {
       this.replace(slot, new ParseError(`The parser crashed (worker exited with code ${code})`));
@@ -168,6 +272,8 @@ export class ParserPool {
   }
 
   private start(slot: Slot, jobs: Job[]): void {
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
+    slot.idleTimer = null;
     slot.jobs = jobs;
     slot.batchId = this.nextBatchId++;
     slot.timer = setTimeout(() => {
@@ -175,10 +281,11 @@ export class ParserPool {
       this.replace(slot, new ParseError(`Parsing timed out after ${seconds} s`));
     }, this.timeoutMs);
     const request: ParseRequest = { id: slot.batchId, files: jobs.map((job) => ({ fileName: job.fileName, bytes: job.bytes })) };
-    // A lone file's buffer moves to the worker (no copy, nothing kept here). A batch is
-    // copied: if its worker dies, each of its files is parsed again on its own.
+    // A lone file's buffer moves to a steady worker (no copy, nothing kept here). A batch, or
+    // a file on a spare, is copied: if the worker dies, each of its files is parsed again on its
+    // own, and a file too big for a spare's heap again on a steady worker.
     const transfer: ArrayBuffer[] = [];
-    if (jobs.length === 1) {
+    if (jobs.length === 1 && !slot.spare) {
       const [job] = jobs;
       const buffer = job.bytes.buffer;
       if (buffer instanceof ArrayBuffer && job.bytes.byteOffset === 0 && job.bytes.byteLength === buffer.byteLength) transfer.push(buffer);
@@ -200,6 +307,8 @@ export class ParserPool {
   private release(slot: Slot): Job[] {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
+    slot.idleTimer = null;
     const jobs = slot.jobs;
     slot.jobs = [];
     return jobs;
@@ -207,15 +316,19 @@ export class ParserPool {
 
   /**
    * Kills the slot's worker and lets a fresh one take over the queue. A lone file fails with
-   * `error`; the files of a batch go back to the front of the queue, each to be parsed on its
-   * own, so only the file that crashed, hung or ran out of memory fails.
+   * `error` (unless `retryOnSteady`: it ran out of a spare's smaller heap, and goes back to the
+   * front of the queue for a steady worker); the files of a batch go back to the front of the
+   * queue, each to be parsed on its own, so only the file that crashed, hung or ran out of memory fails.
    */
-  private replace(slot: Slot, error: ParseError): void {
+  private replace(slot: Slot, error: ParseError, retryOnSteady = false): void {
     const index = this.slots.indexOf(slot);
     if (index === -1) return; // already replaced (error then exit) or the pool is closed
     this.slots.splice(index, 1);
     const jobs = this.release(slot);
-    if (jobs.length === 1) jobs[0].reject(error);
+    if (jobs.length === 1 && retryOnSteady) {
+      jobs[0].steadyOnly = true;
+      this.queue.unshift(jobs[0]);
+    } else if (jobs.length === 1) jobs[0].reject(error);
     else {
       for (const job of jobs) job.alone = true;
       this.queue.unshift(...jobs);

@@ -44,6 +44,9 @@ export async function pdfText(bytes: Uint8Array): Promise<{ title?: string; text
     for (let number = 1; number <= pdf.numPages; number++) {
       const page = await pdf.getPage(number);
       const content = await page.getTextContent();
+      // A page's parsed resources (fonts, operator lists) are kept until the document is
+      // destroyed unless released: a PDF of hundreds of pages would hold them all at once.
+      page.cleanup();
       const runs = (content.items as Array<Partial<TextRun>>).filter((item): item is TextRun => typeof item.str === "string");
       const lines = layoutLines(runs);
       if (number === 1) firstPageLines = lines;

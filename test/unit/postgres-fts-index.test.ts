@@ -1,0 +1,128 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import * as os from "node:os";
+import type { DataSource } from "typeorm";
+import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
+import type { DocumentInput } from "../../server/search/search-index";
+import { openDatabase } from "../../server/data/data-source";
+import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
+
+// What only the PostgreSQL engine has: tsvectors written by its INSERT (schema 3) and the
+// upgrade from generated columns (schema 2). Search behaviour on both engines is in sqlite-fts-index.test.ts.
+
+const SOURCE = "8f0c2a4e-5d1b-4c3a-9e7f-0a1b2c3d4e5f";
+/** The schema-2 generated expressions, as a database made before schema 3 holds them. */
+const WORDS = (column: string) => `translate(${column}, '<>&@/\\:.~_=?#%+', '               ')`;
+const V2_TSV = `setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("title")}), 'A') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("path")}), 'B') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("body")}), 'C')`;
+const V2_EXACT = `to_tsvector('sluice_exact'::regconfig, ${WORDS("title")} || ' ' || ${WORDS("path")} || ' ' || ${WORDS("body")})`;
+
+function doc(p: string, texts: string[], title = p.split("/").at(-1)!): DocumentInput {
+  return {
+    sourceId: SOURCE,
+    path: p,
+    title,
+    size: texts.join("").length,
+    modifiedAt: new Date("2024-05-01T10:00:00.000Z"),
+    version: null,
+    chunks: texts.map((text, chunkIndex) => ({ chunkIndex, text })),
+  };
+}
+
+describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "PostgreSQL is not installed" }, () => {
+  const databases: DataSource[] = [];
+  let newDatabase: () => Promise<DataSource>;
+  before(async () => {
+    const cluster = await sharedPostgres();
+    newDatabase = async () => {
+      const db = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: await cluster.createDatabase() });
+      databases.push(db);
+      return db;
+    };
+  });
+  after(async () => {
+    for (const db of databases) await db.destroy();
+  });
+
+  test("each chunk's tsvectors are those of the schema-2 expressions (separators as spaces, title A, path B, body C; exact words)", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    await index.upsertDocuments(collection, [
+      doc("share/Q1_report/budget.final.txt", ["Mail ana@example.com about the café's <b>running</b> costs", "second part: https://intranet.example/wiki?page=42#top"], "Q1 Budget: final"),
+      doc("share/notes/e-mail~draft.md", ["Highlighters, highlighted & highlighting"]),
+    ]);
+    const staged = await index.stageDocument(collection, { sourceId: SOURCE, path: "big/stream.log", title: "stream.log", size: 10, modifiedAt: new Date(), version: null });
+    await staged.addChunks([{ chunkIndex: 0, text: "streamed_words go:here" }]);
+    await staged.commit();
+    const rows = (await db.query(
+      `SELECT path, chunk_index, tsv = (${V2_TSV}) AS same, strip(tsv_exact) = strip(${V2_EXACT}) AS same_exact, tsv::text AS tsv
+       FROM search_chunks WHERE collection_id = $1 ORDER BY path, chunk_index`,
+      [collection],
+    )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; tsv: string }[];
+    assert.equal(rows.length, 4);
+    for (const row of rows) assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}: ${row.tsv}`);
+  });
+
+  test("rows keep their tsvectors inline and uncompressed (plain columns, STORAGE MAIN, 4 KB toast_tuple_target)", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    await index.upsertDocument(collection, doc("a.txt", [Array.from({ length: 180 }, (_, i) => `word${i} text`).join(" ")]));
+    const [row] = (await db.query(
+      `SELECT pg_column_size(tsv) AS stored, (SELECT reloptions FROM pg_class WHERE relname = 'search_chunks') AS options
+       FROM search_chunks WHERE collection_id = $1`,
+      [collection],
+    )) as { stored: number; options: string[] }[];
+    const storage = (await db.query(
+      "SELECT attname, attstorage, attgenerated FROM pg_attribute WHERE attrelid = 'search_chunks'::regclass AND attname IN ('tsv', 'tsv_exact') ORDER BY attname",
+    )) as { attname: string; attstorage: string; attgenerated: string }[];
+    assert.deepEqual(
+      storage.map((s) => [s.attname, s.attstorage, s.attgenerated]),
+      [
+        ["tsv", "m", ""],
+        ["tsv_exact", "m", ""],
+      ],
+    );
+    assert.deepEqual(row.options, ["toast_tuple_target=4080"]);
+    assert.ok(row.stored > 2000, `a 180-word chunk's tsvector is stored whole in the row (${row.stored} bytes)`);
+  });
+
+  test("an index of schema version 2 (generated columns) is upgraded in place and keeps answering", async () => {
+    const db = await newDatabase();
+    const collection = crypto.randomUUID();
+    await new PostgresFtsIndex(db).upsertDocument(collection, doc("old.txt", ["a pelican wrote this before the upgrade"]));
+    // Back to what schema 2 made: generated columns under GIN, default storage.
+    await db.query("ALTER TABLE search_chunks DROP COLUMN tsv, DROP COLUMN tsv_exact, RESET (toast_tuple_target)");
+    await db.query(`ALTER TABLE search_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (${V2_TSV}) STORED, ADD COLUMN tsv_exact tsvector GENERATED ALWAYS AS (${V2_EXACT}) STORED`);
+    await db.query("CREATE INDEX search_chunks_tsv ON search_chunks USING gin (tsv)");
+    await db.query("CREATE INDEX search_chunks_tsv_exact ON search_chunks USING gin (tsv_exact)");
+    await db.query("UPDATE search_schema SET version = 2");
+
+    const index = new PostgresFtsIndex(db);
+    assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => h.path), ["old.txt"]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 3 }]);
+    await index.upsertDocument(collection, doc("new.txt", ["a pelican wrote this after the upgrade"], "Pelican"));
+    const hits = await index.search(collection, "pelicans", 10);
+    assert.deepEqual(hits.map((h) => h.path), ["new.txt", "old.txt"]);
+    assert.ok(hits.every((h) => !h.exact));
+    assert.deepEqual((await index.search(collection, "upgrade", 10)).map((h) => h.path).sort(), ["new.txt", "old.txt"]);
+  });
+
+  test("past 2,000 matches only the newest are ranked: an old best match is left out", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    await index.upsertDocument(collection, doc("old/best.txt", ["kestrel kestrel kestrel"], "Kestrel"));
+    const rest = Array.from({ length: 2000 }, (_, i) => doc(`new/${i}.txt`, [`one kestrel among other words ${i}`]));
+    for (let i = 0; i < rest.length; i += 500) await index.upsertDocuments(collection, rest.slice(i, i + 500));
+    await index.upsertDocument(collection, doc("new/best.txt", ["kestrel kestrel kestrel"], "Kestrel"));
+    const hits = await index.search(collection, "kestrel", 5);
+    assert.equal(hits[0].path, "new/best.txt");
+    assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
+    // A rarer word is ranked over all its matches, however old.
+    await index.upsertDocument(collection, doc("new/osprey.txt", ["an osprey"]));
+    await index.upsertDocument(collection, doc("new/osprey-2.txt", ["osprey osprey osprey"], "Osprey"));
+    assert.deepEqual((await index.search(collection, "osprey", 5)).map((h) => h.path), ["new/osprey-2.txt", "new/osprey.txt"]);
+  });
+});
