@@ -50,8 +50,8 @@ export abstract class JobCounters {
 
   constructor(private readonly everyMs: number) {}
 
-  /** Hands one row on; called one at a time, in order. */
-  protected abstract persist(row: ProgressRow): Promise<void>;
+  /** Hands one row on; called one at a time, in order. `asked`: flush() was called (a moment worth writing now, the end of discovery), not a periodic write. */
+  protected abstract persist(row: ProgressRow, asked: boolean): Promise<void>;
 
   discovered(count = 1): void {
     this.entitiesDiscovered += count;
@@ -113,17 +113,21 @@ export abstract class JobCounters {
   touch(): void {
     const due = this.lastWrite + this.everyMs - Date.now();
     // A failed periodic write (a full disk, a database outage) is not the job failing: the next one, or the final flush, writes the same counters; never an unhandled rejection that stops the process.
-    if (due <= 0) this.flush().catch(() => undefined);
-    else this.trailing ??= setTimeout(() => this.flush().catch(() => undefined), due).unref();
+    if (due <= 0) this.write(false).catch(() => undefined);
+    else this.trailing ??= setTimeout(() => this.write(false).catch(() => undefined), due).unref();
   }
 
   /** Hands the counters on now, after any row still under way, whether that one succeeded or not. */
   flush(): Promise<void> {
+    return this.write(true);
+  }
+
+  private write(asked: boolean): Promise<void> {
     if (this.trailing) clearTimeout(this.trailing);
     this.trailing = null;
     this.lastWrite = Date.now();
     const row = this.row();
-    const write = this.pending.catch(() => undefined).then(() => this.persist(row));
+    const write = this.pending.catch(() => undefined).then(() => this.persist(row, asked));
     this.pending = write;
     return write;
   }
@@ -159,15 +163,17 @@ export abstract class JobCounters {
 
   /**
    * Takes on the counters of the same job counted elsewhere (its own thread): the row then says
-   * what they say, this side's own timings added to theirs.
+   * what they say, this side's own timings added to theirs. `now`: they were flushed there, so
+   * they are written now too.
    */
-  adopt(row: ProgressRow): void {
+  adopt(row: ProgressRow, now = false): void {
     const { errors, skipped, stats, ...counters } = row;
     Object.assign(this, counters);
     this.errors.splice(0, this.errors.length, ...errors);
     this.skips.splice(0, this.skips.length, ...skipped);
     this.adopted = stats;
-    this.touch();
+    if (now) this.flush().catch(() => undefined);
+    else this.touch();
   }
 
   private adopted: JobStats | null = null;

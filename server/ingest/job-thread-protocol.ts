@@ -25,7 +25,7 @@ export type ToJobThread =
 
 /** The job thread to the API's: a job's counters, a question on the index, and how the job ended (its last message). */
 export type FromJobThread =
-  | { type: "progress"; run: number; row: ProgressRow }
+  | { type: "progress"; run: number; row: ProgressRow; /** Flushed there: written now, not at the next periodic write. */ flush: boolean }
   | { type: "ask"; id: number; method: "indexedState" | "moveAside"; args: string[] }
   | { type: "done"; run: number }
   | { type: "failed"; run: number; error: WireError };

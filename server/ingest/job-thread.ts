@@ -139,7 +139,7 @@ export class JobThreads {
     if (!run) return;
     switch (message.type) {
       case "progress":
-        return run.progress.adopt(message.row);
+        return run.progress.adopt(message.row, message.flush);
       case "done":
         return run.end(null);
       case "failed": {

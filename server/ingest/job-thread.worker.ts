@@ -28,8 +28,8 @@ class PostedCounters extends JobCounters {
     super(POST_EVERY_MS);
   }
 
-  protected async persist(row: ProgressRow): Promise<void> {
-    post({ type: "progress", run: this.run, row });
+  protected async persist(row: ProgressRow, asked: boolean): Promise<void> {
+    post({ type: "progress", run: this.run, row, flush: asked });
   }
 }
 

@@ -15,8 +15,8 @@ import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 /** The counters a job's thread posted, as the API's thread took them on. */
 class Adopted extends JobCounters {
   readonly rows: ProgressRow[] = [];
-  constructor() {
-    super(0);
+  constructor(everyMs = 0) {
+    super(everyMs);
   }
   protected async persist(row: ProgressRow): Promise<void> {
     this.rows.push(row);
@@ -56,6 +56,15 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     await threads.run(task(collectionId), second, new AbortController().signal);
     assert.equal(second.filesUnchanged, 2);
     assert.equal(second.filesAdded, 0);
+  });
+
+  it("what the job's thread flushes (the end of discovery) is written at once here, not at the next periodic write", async () => {
+    const progress = new Adopted(60_000);
+    await threads.run(task(randomUUID()), progress, new AbortController().signal);
+    assert.ok(
+      progress.rows.some((row) => row.discoveryComplete && row.entitiesDiscovered === 3 && row.entitiesProcessed === 0),
+      JSON.stringify(progress.rows.map((r) => [r.discoveryComplete, r.entitiesDiscovered, r.entitiesProcessed])),
+    );
   });
 
   it("a cancel (the signal) ends the job as interrupted", async () => {
