@@ -284,9 +284,6 @@ export class PostgresFtsIndex implements SearchIndex {
     const limit = clampTopK(topK);
     const phraseLength = Math.max(...units.map((u) => u.tokens.length));
     for (const attempt of matchAttempts(units)) {
-      // The prefix attempt needs the other words too; when no chunk has them, it is not run (GIN
-      // merges the postings of every word with the prefix before it can AND them: 10-20 ms a tier).
-      if (attempt.prefix && units.length > 1 && !(await this.anyChunkHas(collection, units.slice(0, -1)))) continue;
       const stemmed = toTsquery(units, attempt, CONFIG);
       // Chunks with every word in the very form typed first; when they fill the page, the
       // stemmed ranking is not even run.
@@ -402,19 +399,6 @@ export class PostgresFtsIndex implements SearchIndex {
        ORDER BY top.score DESC, top.id`,
       params,
     )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; body: string; snippet: string | null }[];
-  }
-
-  /** Whether any chunk of the collection has all the units, stemmed or as typed (what either tier of an attempt asks for at least). */
-  private async anyChunkHas(collection: string, units: QueryUnit[]): Promise<boolean> {
-    const params: unknown[] = [collection];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    const all: MatchAttempt = { matched: "all", prefix: false, joiner: " AND " };
-    const [{ found }] = (await this.db.query(
-      `SELECT EXISTS (SELECT 1 FROM search_chunks c WHERE c.collection_id = $1 AND c.tsv @@ (${toTsquery(units, all, CONFIG).sql(param)}))
-           OR EXISTS (SELECT 1 FROM search_chunks c WHERE c.collection_id = $1 AND c.tsv_exact @@ (${toTsquery(units, all, EXACT_CONFIG).sql(param)})) AS found`,
-      params,
-    )) as { found: boolean }[];
-    return found;
   }
 
   /**

@@ -158,18 +158,6 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.equal(hits.length, 5);
   });
 
-  test("a prefix attempt runs when a chunk has the other words (stemmed or as typed), and only then", async () => {
-    const db = await newDatabase();
-    const index = new PostgresFtsIndex(db);
-    const collection = crypto.randomUUID();
-    await index.upsertDocument(collection, doc("a.txt", ["apples and pears in the orchard, running late"]));
-    for (const query of ["apples pea", "apple orch", '"in the" orch', "runs orch"]) {
-      const hits = await index.search(collection, query, 5);
-      assert.deepEqual(hits.map((h) => [h.path, h.matched]), [["a.txt", "all"]], query);
-    }
-    assert.deepEqual(await index.search(collection, "plums pea", 5), []);
-  });
-
   test("when the newest chunks hold fewer matches than the estimate said, the window goes on to older ones", async () => {
     const db = await newDatabase();
     const index = new PostgresFtsIndex(db);
