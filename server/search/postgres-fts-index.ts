@@ -128,6 +128,22 @@ const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
  */
 const RANK_WINDOW = 2_000;
 /**
+ * When the window is read from the GIN index's matches among the collection's newest chunks
+ * (see windowSpan): only past this many estimated matches (fewer are read whole, by the GIN
+ * index), and only when a match is rarer than one chunk in this many (the walk newest first
+ * reads that many chunks per match, each a heap page visit of its own; a span costs ~1.25 rows
+ * read per match plus two index range scans). SPAN_MARGIN: the span holds this many times the
+ * window by the estimate, so an underestimate rarely leaves the walk to finish the window.
+ */
+const SPAN_MIN_MATCHES = 2 * RANK_WINDOW;
+const SPAN_MIN_CHUNKS_PER_MATCH = 4;
+const SPAN_MARGIN = 1.25;
+/** A node of EXPLAIN (FORMAT JSON)'s plan: its estimated rows and its children. */
+interface PlanNode {
+  "Plan Rows": number;
+  Plans?: PlanNode[];
+}
+/**
  * Index writes commit without waiting for their WAL to reach disk: the index is rebuilt from the
  * sources, a crash can lose only the last moments of writes (the documents then read as not
  * indexed and the next run indexes them), and any later synchronous commit, such as the job's
@@ -341,18 +357,33 @@ export class PostgresFtsIndex implements SearchIndex {
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
     const q = stemmed.sql(param);
-    const conditions = chunkConditions(param, q, exact, skip);
+    const conditions = chunkConditions(param, () => q, exact, skip);
     if (filter.types?.length) conditions.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
     if (filter.folder) conditions.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
     const filtered = filter.types?.length || filter.folder;
+    const from = `search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}`;
+    const where = conditions.join(" AND ");
+    const span = filtered ? null : await this.windowSpan(collection, stemmed, exact, skip);
+    // Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
+    const rankedRows = (extra: string) => `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id FROM ${from} WHERE ${where}${extra}`;
+    const window = param(RANK_WINDOW);
+    const ranked =
+      span === null
+        ? `ranked AS (${rankedRows("")} ORDER BY c.id DESC LIMIT ${window}),`
+        : // The newest RANK_WINDOW matches, in two parts: those among the collection's newest `span`
+          // chunks (the GIN index's matches ANDed with that id range: only they are read), then, if
+          // those were fewer, the newest of the rest (the walk, which then starts at the bound).
+          `bound AS MATERIALIZED (
+             SELECT coalesce((SELECT id FROM search_chunks WHERE collection_id = $1 ORDER BY id DESC OFFSET ${param(span)} LIMIT 1), 0) AS id
+           ),
+           near AS MATERIALIZED (${rankedRows(" AND c.id > (SELECT id FROM bound)")} ORDER BY c.id + 0 DESC LIMIT ${window}),
+           ranked AS (
+             SELECT * FROM near
+             UNION ALL
+             (${rankedRows(" AND c.id <= (SELECT id FROM bound)")} ORDER BY c.id DESC LIMIT (SELECT ${window} - count(*) FROM near))
+           ),`;
     return (await this.db.query(
-      `WITH ranked AS (
-         -- Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
-         SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id
-         FROM search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}
-         WHERE ${conditions.join(" AND ")}
-         ORDER BY c.id DESC LIMIT ${param(RANK_WINDOW)}
-       ),
+      `WITH ${ranked}
        top AS (
          ${
            filter.perDocument === undefined
@@ -368,6 +399,26 @@ export class PostgresFtsIndex implements SearchIndex {
        ORDER BY top.score DESC, top.id`,
       params,
     )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; body: string; snippet: string | null }[];
+  }
+
+  /**
+   * How many of the collection's newest chunks should hold RANK_WINDOW matches, from the
+   * planner's estimates of the matches and of the collection's chunks; null when walking the
+   * chunks newest first is as cheap (a common word: few chunks read per match) or the GIN
+   * index's matches are few enough to read them all (a rare word). Only a cost: the window's
+   * rows are the same either way (a span that holds too few is completed by the walk).
+   */
+  private async windowSpan(collection: string, stemmed: Tsquery, exact: ExactMatch | null, skip: string[]): Promise<number | null> {
+    const params: unknown[] = [collection];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    const where = chunkConditions(param, () => stemmed.sql(param), exact, skip).join(" AND ");
+    const [{ "QUERY PLAN": plan }] = (await this.db.query(
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM search_chunks c WHERE ${where} UNION ALL SELECT 1 FROM search_chunks WHERE collection_id = $1`,
+      params,
+    )) as { "QUERY PLAN": { Plan: PlanNode }[] }[];
+    const [matches, chunks] = (plan[0].Plan.Plans ?? []).map((p) => p["Plan Rows"]);
+    if (!(matches > SPAN_MIN_MATCHES && chunks > 0) || chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH) return null;
+    return Math.ceil((SPAN_MARGIN * RANK_WINDOW * chunks) / matches);
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -433,9 +484,9 @@ interface ExactMatch {
 }
 
 /** What a chunk of the collection must match (the first parameter is the collection), its SQL built with `param`. */
-function chunkConditions(param: (value: unknown) => string, stemmedSql: string, exact: ExactMatch | null, skip: string[]): string[] {
+function chunkConditions(param: (value: unknown) => string, stemmedSql: () => string, exact: ExactMatch | null, skip: string[]): string[] {
   const conditions = [`c.collection_id = $1`];
-  if (!exact?.impliesStemmed) conditions.push(`c.tsv @@ (${stemmedSql})`);
+  if (!exact?.impliesStemmed) conditions.push(`c.tsv @@ (${stemmedSql()})`);
   if (exact) conditions.push(`c.tsv_exact @@ (${exact.tsquery.sql(param)})`);
   if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
   return conditions;

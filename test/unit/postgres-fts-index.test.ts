@@ -125,4 +125,59 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     await index.upsertDocument(collection, doc("new/osprey-2.txt", ["osprey osprey osprey"], "Osprey"));
     assert.deepEqual((await index.search(collection, "osprey", 5)).map((h) => h.path), ["new/osprey-2.txt", "new/osprey.txt"]);
   });
+
+  /** Writes the documents 1,000 at a time, then ANALYZE: the planner's estimates choose how the window is read. */
+  async function load(index: PostgresFtsIndex, db: DataSource, collection: string, docs: DocumentInput[]) {
+    for (let i = 0; i < docs.length; i += 1000) await index.upsertDocuments(collection, docs.slice(i, i + 1000));
+    await db.query("ANALYZE search_chunks");
+  }
+  /** Records the statements the index runs, to know which way it read the window. */
+  function statements(db: DataSource): string[] {
+    const seen: string[] = [];
+    const query = db.query.bind(db);
+    db.query = ((sql: string, params?: unknown[]) => {
+      seen.push(sql);
+      return query(sql, params);
+    }) as typeof db.query;
+    return seen;
+  }
+  const plain = (prefix: string, n: number, text: string) => Array.from({ length: n }, (_, i) => doc(`${prefix}/${i}.txt`, [`${text} ${i}`]));
+
+  test("a word in a few % of many chunks: the window is read from the newest chunks' matches, the same newest 2,000", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    // 4,400 matches in 22,002 chunks, one chunk in five: past the GIN-only size, too rare for the walk.
+    const middle = Array.from({ length: 22_000 }, (_, i) => doc(`mid/${i}.txt`, [i % 5 === 0 ? `one kestrel among other words ${i}` : `other words ${i}`]));
+    await load(index, db, collection, [doc("old/best.txt", ["kestrel kestrel kestrel"], "Kestrel"), ...middle, doc("new/best.txt", ["kestrel kestrel kestrel"], "Kestrel")]);
+    const seen = statements(db);
+    const hits = await index.search(collection, "kestrel", 5);
+    assert.ok(seen.some((sql) => sql.includes("bound AS MATERIALIZED")), "the window was read from a span of the newest chunks");
+    assert.equal(hits[0].path, "new/best.txt");
+    assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
+    assert.equal(hits.length, 5);
+  });
+
+  test("when the newest chunks hold fewer matches than the estimate said, the window goes on to older ones", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    // The matches are all old: the span of newest chunks the estimate asks for holds none of them.
+    await load(index, db, collection, [
+      doc("old/best.txt", ["kestrel kestrel kestrel"], "Kestrel"),
+      ...plain("a", 3500, "one kestrel among other words"),
+      doc("mid/best.txt", ["kestrel kestrel kestrel"], "Kestrel"),
+      ...plain("b", 1000, "one kestrel among other words"),
+      ...plain("c", 16_000, "other words"),
+      // Found only by the prefix attempt: had the first attempt missed the older matches, this would come first.
+      doc("new/kestrelling.txt", ["kestrelling kestrelling kestrelling"], "Kestrelling"),
+    ]);
+    const seen = statements(db);
+    const hits = await index.search(collection, "kestrel", 5);
+    assert.ok(seen.some((sql) => sql.includes("bound AS MATERIALIZED")), "the window was read from a span of the newest chunks");
+    assert.equal(hits[0].path, "mid/best.txt");
+    assert.ok(!hits.some((h) => h.path === "new/kestrelling.txt"), hits.map((h) => h.path).join(", "));
+    assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
+    assert.equal(hits.length, 5);
+  });
 });
