@@ -139,13 +139,16 @@ export class JobThreads {
     if (!run) return;
     switch (message.type) {
       case "progress":
-        return run.progress.adopt(message.row, message.flush);
+        run.progress.adopt(message.row, message.flush);
+        break;
       case "done":
-        return run.end(null);
+        run.end(null);
+        break;
       case "failed": {
         const error = fromWire(message.error);
         if (error instanceof IndexDamagedError) this.index.noteDamaged(run.collectionId);
-        return run.end(error);
+        run.end(error);
+        break;
       }
     }
   }

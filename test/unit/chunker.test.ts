@@ -90,7 +90,10 @@ describe("chunkText", () => {
       text.replace(/\r\n?/g, "\n").replace(/[^\S\n]+/g, " ").replace(/ ?\n ?/g, "\n").replace(/\n{3,}/g, "\n\n").trim();
     const alphabet = [" ", " ", "\n", "\n", "\r", "\t", "\u00a0", "\u2003", "\f", "\v", "a", "b", "."];
     let seed = 7;
-    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     for (let i = 0; i < 20_000; i++) {
       const text = Array.from({ length: Math.floor(next() * 16) }, () => alphabet[Math.floor(next() * alphabet.length)]).join("");
       assert.equal(normaliseWhitespace(text), plain(text), JSON.stringify(text));
