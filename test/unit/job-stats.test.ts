@@ -79,4 +79,15 @@ describe("JobStatsRecorder", () => {
     assert.equal(byType.other.files, 5);
     assert.equal(byType.x0.files, 2, "a type already kept is still counted as itself");
   });
+
+  it("types Sluice reads keep their own entry however many unsupported types came first", () => {
+    const { stats } = recorder();
+    for (let i = 0; i < 60; i++) stats.file(`f.x${i}`, { bytes: 1 });
+    stats.file("manual.pdf", { bytes: 10, parseSeconds: 2 });
+    stats.file("page.html", { bytes: 5, parseSeconds: 0.5 });
+    const byType = stats.snapshot().by_type;
+    assert.deepEqual(byType.pdf, { files: 1, bytes: 10, failed: 0, parse_s: 2 });
+    assert.equal(byType.html.parse_s, 0.5);
+    assert.equal(byType.other.files, 20);
+  });
 });
