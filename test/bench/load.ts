@@ -122,7 +122,7 @@ function print(title: string, run: Awaited<ReturnType<typeof load>>): void {
 
 function printTimeline(run: Awaited<ReturnType<typeof load>>): void {
   process.stdout.write("\n  second  answers  slowest\n");
-  run.timeline.forEach((s, i) => process.stdout.write(`  ${String(i).padStart(6)}  ${String(s.answers).padStart(7)}  ${s.maxMs.toFixed(0).padStart(5)} ms\n`));
+  for (const [i, s] of run.timeline.entries()) process.stdout.write(`  ${String(i).padStart(6)}  ${String(s.answers).padStart(7)}  ${s.maxMs.toFixed(0).padStart(5)} ms\n`);
 }
 
 /** The job's own running time, from its record: the trigger's round trip and the polling's last interval are not the job's. */

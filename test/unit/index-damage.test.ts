@@ -123,13 +123,20 @@ function countChecksOnThisThread(): { count(): number; restore(): void } {
     if (/quick_check/i.test(source)) checks += 1;
     return pragma.call(this, source, options);
   } as typeof pragma;
-  return { count: () => checks, restore: () => void (Database.prototype.pragma = pragma) };
+  return {
+    count: () => checks,
+    restore: () => {
+      Database.prototype.pragma = pragma;
+    },
+  };
 }
 
 describe("the desktop's threaded index checks files at open on its writer thread, never the caller's", () => {
   // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
   let alive: NodeJS.Timeout;
-  before(() => void (alive = setInterval(() => undefined, 1000)));
+  before(() => {
+    alive = setInterval(() => undefined, 1000);
+  });
   after(() => clearInterval(alive));
 
   it("reading existing files runs no quick_check on the caller's thread (a file opened here to write is checked, so the count sees one)", async () => {
