@@ -401,6 +401,22 @@ export class SqliteFtsIndex implements SearchIndex {
     this.open.clear();
   }
 
+  /**
+   * A read-only instance's look at a collection's file before its first read in this process:
+   * "missing" (no file), "older" (a schema this build must migrate first, or none committed yet:
+   * the writer's work), or "current" after `PRAGMA quick_check` found it sound. Throws
+   * IndexDamagedError for a damaged file. Runs wherever the caller sends it (threaded-index.ts: a
+   * search reader thread), as the check reads every page.
+   */
+  async check(collectionId: string): Promise<"missing" | "older" | "current"> {
+    const file = this.filePath(collectionId);
+    if (!fs.existsSync(file)) return "missing";
+    const db = this.database(collectionId, false);
+    if (!db) return "older";
+    this.guarded(collectionId, () => assertSound(db));
+    return "current";
+  }
+
   /** Opens a collection's file if it has one, bringing an older schema up to date (read-only readers cannot). */
   async upgrade(collectionId: string): Promise<void> {
     this.database(collectionId, false);

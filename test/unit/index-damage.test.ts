@@ -131,7 +131,7 @@ function countChecksOnThisThread(): { count(): number; restore(): void } {
   };
 }
 
-describe("the desktop's threaded index checks files at open on its writer thread, never the caller's", () => {
+describe("the desktop's threaded index checks a file before its first read on a search reader thread: never the caller's, never behind the writer's", () => {
   // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
   let alive: NodeJS.Timeout;
   before(() => {
@@ -139,7 +139,7 @@ describe("the desktop's threaded index checks files at open on its writer thread
   });
   after(() => clearInterval(alive));
 
-  it("reading existing files runs no quick_check on the caller's thread (a file opened here to write is checked, so the count sees one)", async () => {
+  it("reading existing files runs no quick_check on the caller's thread nor waits for the writer thread (a file opened here to write is checked, so the count sees one)", async () => {
     const { dir, sound } = await twoCollections();
     const checks = countChecksOnThisThread();
     const index = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
@@ -151,6 +151,8 @@ describe("the desktop's threaded index checks files at open on its writer thread
       assert.equal((await index.indexedState(sound, "s1")).size, 20);
       assert.equal((await index.documentChunks(sound, page.items[0].documentId)).length, 1);
       assert.equal(checks.count(), 0);
+      // No read asked the writer thread (it would wait behind a running job's batches): none was started.
+      assert.equal((index as unknown as { worker: unknown }).worker, null);
       // The same file opened to write on this thread is checked here: the count would see a check.
       const writer = new SqliteFtsIndex({ dir });
       await writer.stats(sound);
@@ -162,7 +164,7 @@ describe("the desktop's threaded index checks files at open on its writer thread
     }
   });
 
-  it("a damaged file is still found at open (by the writer thread): listed as damaged, its reads refused, the others answer", async () => {
+  it("a damaged file is still found before its first read (by a reader thread): listed as damaged, its reads refused, the others answer", async () => {
     const { dir, broken, sound } = await twoCollections();
     scribble(path.join(dir, `${broken}.db`));
     const checks = countChecksOnThisThread();
