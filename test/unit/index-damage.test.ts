@@ -164,6 +164,23 @@ describe("the desktop's threaded index checks a file before its first read on a 
     }
   });
 
+  it("SqliteFtsIndex.check (what the reader thread runs): missing, older (no schema yet), current after a sound check, damaged", async () => {
+    const { dir, broken, sound } = await twoCollections();
+    scribble(path.join(dir, `${broken}.db`));
+    const fresh = crypto.randomUUID();
+    const reader = new SqliteFtsIndex({ dir, readOnly: true });
+    try {
+      assert.equal(await reader.check(fresh), "missing");
+      new Database(path.join(dir, `${fresh}.db`)).close();
+      assert.equal(await reader.check(fresh), "older");
+      assert.equal(await reader.check(sound), "current");
+      await assert.rejects(reader.check(broken), IndexDamagedError);
+      await assert.rejects(reader.search(broken, "heron3", 5), IndexDamagedError);
+    } finally {
+      await reader.close();
+    }
+  });
+
   it("a damaged file is still found before its first read (by a reader thread): listed as damaged, its reads refused, the others answer", async () => {
     const { dir, broken, sound } = await twoCollections();
     scribble(path.join(dir, `${broken}.db`));
