@@ -34,6 +34,10 @@ export class OutageRetryingIndex implements SearchIndex {
     return this.retry(() => this.index.removeUnfinished(collectionId));
   }
 
+  async settleWrites(): Promise<void> {
+    if (this.index.settleWrites) await this.retry(() => this.index.settleWrites!());
+  }
+
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     return this.retry(() => this.index.removeDocuments(collectionId, sourceId, paths));
   }

@@ -41,7 +41,7 @@ const STREAMED_FILES_AT_ONCE = 2;
 /** What of the index a job's data path uses. */
 export type IngestIndex = Pick<
   SearchIndex,
-  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument"
+  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument" | "settleWrites"
 >;
 
 export interface SyncDeps {
@@ -137,6 +137,8 @@ export async function syncSource(
     await progress.stats.time("commit", () => deps.index.removeDocuments(collectionId, sourceId, gone));
     progress.removed(gone.length);
   }
+  // Part of the job, so a finished job's collection searches at full speed (see settleWrites).
+  if (deps.index.settleWrites) await progress.stats.time("commit", () => deps.index.settleWrites!());
 }
 
 function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean {

@@ -123,6 +123,11 @@ export interface SearchIndex extends CollectionIndex {
    * jobs run one at a time).
    */
   removeUnfinished(collectionId: string): Promise<void>;
+  /**
+   * An ingestion job's writes are over: folds in index maintenance the engine deferred while
+   * they ran, so searches stop paying for it. Engines that defer none leave it out.
+   */
+  settleWrites?(): Promise<void>;
   /** Removes documents of one source by path. */
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
   /** Every indexed document of one source, by path, for incremental re-sync. */

@@ -27,6 +27,17 @@ export function sambaCpuSeconds(samba: SambaServer): number {
   return cpuSeconds(samba.pid, true) + samba.clientPids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 }
 
+/** CPU seconds of a process, its reaped children and its live children (a PostgreSQL postmaster with its backends). */
+export function treeCpuSeconds(pid: number): number {
+  let children: number[] = [];
+  try {
+    children = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // exited, or a kernel without the children file: the parent's own figure only
+  }
+  return cpuSeconds(pid, true) + children.reduce((sum, child) => sum + cpuSeconds(child), 0);
+}
+
 export function peakRssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;

@@ -14,7 +14,7 @@ const HYBRID_BENCH_CHUNKS = 100_000;
 /** On PostgreSQL without pgvector: the exact-similarity fallback's stated limit (README, "Hybrid retrieval"). */
 const PG_FALLBACK_CHUNKS = 500;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
-import { cpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
+import { cpuSeconds, treeCpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
 import { runRealBench } from "./real.bench";
 import { runGrowthBench } from "./growth.bench";
 import path from "node:path";
@@ -32,7 +32,8 @@ import path from "node:path";
  * machine cannot pass or fail it; each figure is printed next to its target with ok/MISSED.
  *
  * BENCH_SCALE=0.05 shrinks every corpus and collection (a check that the bench works, not a
- * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite. Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
+ * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite, `-- --pg-ingest`
+ * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
  * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`.
  */
 
@@ -74,9 +75,10 @@ type Request = ReturnType<typeof client>;
  * polled every 20 ms, as a busy UI might. With `probeApi`, GET /collections is also timed in
  * a tight loop (a request every 5 ms), to see what the API costs callers while a job runs.
  */
-async function runJob(request: Request, token: string, pid: number, pipelineId: string, probeApi: boolean) {
+async function runJob(request: Request, token: string, pid: number, pipelineId: string, probeApi: boolean, databasePid?: number) {
   const latencies: number[] = [];
   const cpuBefore = cpuSeconds(pid);
+  const databaseCpuBefore = databasePid ? treeCpuSeconds(databasePid) : 0;
   const start = performance.now();
   const trigger = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token });
   if (trigger.status !== 202) throw new Error(`trigger failed: ${trigger.text}`);
@@ -95,7 +97,8 @@ async function runJob(request: Request, token: string, pid: number, pipelineId: 
       const seconds = (performance.now() - start) / 1000;
       done = true;
       await probe;
-      return { seconds, cpu: cpuSeconds(pid) - cpuBefore, job: status.body as Record<string, any>, latencies };
+      const databaseCpu = databasePid ? treeCpuSeconds(databasePid) - databaseCpuBefore : null;
+      return { seconds, cpu: cpuSeconds(pid) - cpuBefore, databaseCpu, job: status.body as Record<string, any>, latencies };
     }
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -105,6 +108,8 @@ interface Pair {
   mget: number;
   ingest: number;
   cpu: number;
+  /** The database server's CPU seconds during the run (PostgreSQL), null on SQLite (in the server's own figure). */
+  databaseCpu: number | null;
   ratio: number;
   job: Record<string, any>;
 }
@@ -129,7 +134,7 @@ async function interleavedPairs<P extends { id: string }>(
   mgetArgs: string[],
   label: string,
   addSource: (name: string) => Promise<P>,
-  run: (pipelineId: string) => Promise<{ seconds: number; cpu: number; job: Record<string, any> }>,
+  run: (pipelineId: string) => Promise<{ seconds: number; cpu: number; databaseCpu: number | null; job: Record<string, any> }>,
 ): Promise<PairedRuns & { first: P }> {
   const pairs: Pair[] = [];
   let first: P | null = null;
@@ -141,7 +146,7 @@ async function interleavedPairs<P extends { id: string }>(
     const r = await run(pipeline.id);
     if (r.job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(r.job)}`);
     const ingestMbps = r.job.bytes_processed / 1024 / 1024 / r.seconds;
-    pairs.push({ mget, ingest: r.seconds, cpu: r.cpu, ratio: ingestMbps / (mb / mget), job: r.job });
+    pairs.push({ mget, ingest: r.seconds, cpu: r.cpu, databaseCpu: r.databaseCpu, ratio: ingestMbps / (mb / mget), job: r.job });
   }
   const ratios = pairs.map((p) => p.ratio);
   const ratio = median(ratios);
@@ -161,6 +166,7 @@ function recordPairs(record: RecordLine, p: PairedRuns, what: string, target: st
     `${p.pairs.map((x) => `${x.ingest.toFixed(2)} s`).join(", ")} (median ${ingestMedian.toFixed(2)} s, ${(files / ingestMedian).toFixed(0)} files/s)`,
   );
   record(`server CPU per ingestion${what}`, p.pairs.map((x) => `${x.cpu.toFixed(1)} s`).join(", "));
+  if (p.pairs[0].databaseCpu !== null) record(`PostgreSQL CPU per ingestion${what}`, p.pairs.map((x) => `${(x.databaseCpu ?? 0).toFixed(1)} s`).join(", "));
   record(`smbclient recursive mget${what}, three runs (interleaved)`, p.pairs.map((x) => `${x.mget.toFixed(2)} s`).join(", "));
   record(
     `full ingestion / smbclient mget${what} (median of 3 pairs)`,
@@ -209,7 +215,7 @@ async function ingestionBench(
   samba: SambaServer,
   corpus: { files: number; bytes: number; words: string[] },
   backEnd: BackEnd,
-  databaseUrl: string | null,
+  database: PostgresCluster | null,
   ratioOnly = false,
 ): Promise<Figures & { ratio?: number }> {
   const targets = TARGETS[backEnd];
@@ -219,6 +225,7 @@ async function ingestionBench(
     process.stdout.write(`  ${name}: ${value}${target ? ` (target ${target}: ${ok === null ? "" : verdict(ok)})` : ""}\n`);
   };
   const mb = corpus.bytes / 1024 / 1024;
+  const databaseUrl = database ? await database.createDatabase() : null;
   const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) } });
   try {
     const request = client(server.api);
@@ -227,7 +234,7 @@ async function ingestionBench(
     const addSource = async (name: string) => (await addSmbSource(request, user.token, group, samba, name)).pipeline;
     const pid = server.child.pid!;
 
-    const runs = await interleavedPairs(samba, mb, [], "", addSource, (id) => runJob(request, user.token, pid, id, false));
+    const runs = await interleavedPairs(samba, mb, [], "", addSource, (id) => runJob(request, user.token, pid, id, false, database?.pid()));
     recordPairs(record, runs, "", `>= ${targets.ratio}x`, runs.ratio >= targets.ratio);
     figures.ratio = runs.ratio;
     const first = runs.first;
@@ -341,6 +348,8 @@ async function main(): Promise<void> {
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
   // `npm run bench -- --smb` runs only the SMB ratios on SQLite: plain and encrypted, three pairs each.
   const smbOnly = process.argv.includes("--smb");
+  // `npm run bench -- --pg-ingest` runs only the SMB ratio on PostgreSQL (three pairs), to measure the team server's ingestion.
+  const pgIngestOnly = process.argv.includes("--pg-ingest");
   if (SCALE < 1) process.stdout.write(`BENCH_SCALE=${SCALE}: a reduced run to check the bench works, not a measurement\n`);
   const corpusDir = tempDir("sluice-corpus-");
   fs.chmodSync(corpusDir, 0o755);
@@ -361,6 +370,13 @@ async function main(): Promise<void> {
     execFileSync("smbclient", ["-L", "//127.0.0.1", ...auth], { stdio: "ignore" });
     report("share enumeration on a fresh Samba (smbclient -L, starts its RPC service)", `${(performance.now() - coldStart).toFixed(0)} ms`);
 
+    if (pgIngestOnly) {
+      if (!postgresBinDir()) throw new Error("--pg-ingest needs PostgreSQL installed");
+      process.stdout.write("\nPostgreSQL (team server; a throwaway local cluster, fsync off)\n");
+      postgres = await startPostgres();
+      await ingestionBench(samba, corpus, "PostgreSQL", postgres, true);
+      return;
+    }
     process.stdout.write("\nSQLite (desktop)\n");
     const sqlite = await ingestionBench(samba, corpus, "SQLite", null, smbOnly);
     backEnds.push(["SQLite", sqlite]);
@@ -370,7 +386,7 @@ async function main(): Promise<void> {
     if (!smbOnly && postgresBinDir()) {
       process.stdout.write("\nPostgreSQL (team server; a throwaway local cluster, fsync off)\n");
       postgres = await startPostgres();
-      backEnds.push(["PostgreSQL", await ingestionBench(samba, corpus, "PostgreSQL", await postgres.createDatabase())]);
+      backEnds.push(["PostgreSQL", await ingestionBench(samba, corpus, "PostgreSQL", postgres)]);
     } else if (!smbOnly) {
       process.stdout.write("\nPostgreSQL is not installed: SQLite figures only\n");
     }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { tempDir } from "../fixtures/sluice-server";
+import { sharedPostgres } from "../fixtures/postgres";
 import { addSmbSource, createGroup, signUp } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 import { makeDocx, makeEml, makeEncryptedPdf, makeOdt, makePdf } from "../fixtures/documents";
@@ -123,6 +124,18 @@ describe("ingestion lifecycle", () => {
 
     const pipeline = await request("GET", `/data_pipelines/${docs.pipeline.id}`, { token: owner.token });
     assert.equal(pipeline.body.status, "active");
+  });
+
+  it("on PostgreSQL a completed job has folded its GIN entries in: nothing is left in the indexes' pending lists", async (t) => {
+    const { databaseUrl } = sluice.server;
+    if (!databaseUrl) return t.skip("PostgreSQL only (SQLite defers nothing)");
+    // The job's writes leave their entries pending (a 64 MB list); the job's end folds them in,
+    // so folding again finds no pending page.
+    const [left] = await (await sharedPostgres()).query<{ tsv: number; exact: number }>(
+      databaseUrl,
+      "SELECT gin_clean_pending_list('search_chunks_tsv') AS tsv, gin_clean_pending_list('search_chunks_tsv_exact') AS exact",
+    );
+    assert.deepEqual(left, { tsv: 0, exact: 0 });
   });
 
   it("a file that cannot be parsed is counted and listed, not fatal; unsupported files are skipped; a locked share is listed", async () => {

@@ -88,6 +88,29 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.ok(row.stored > 2000, `a 180-word chunk's tsvector is stored whole in the row (${row.stored} bytes)`);
   });
 
+  test("a batch's GIN entries wait in the indexes' pending lists (searchable there); settleWrites folds them in", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    const texts = Array.from({ length: 40 }, (_, i) => `Chunk ${i} of the pelican ledger, with words like harbour${i} and quay${i}.`);
+    await index.upsertDocuments(collection, [doc("ledger/a.txt", texts), doc("ledger/b.txt", texts)]);
+    // Pending entries answer searches like folded ones.
+    assert.deepEqual((await index.search(collection, "harbour7", 10)).map((h) => h.path).sort(), ["ledger/a.txt", "ledger/b.txt"]);
+    await index.settleWrites();
+    const [folded] = (await db.query(
+      "SELECT gin_clean_pending_list('search_chunks_tsv') AS tsv, gin_clean_pending_list('search_chunks_tsv_exact') AS exact",
+    )) as { tsv: number; exact: number }[];
+    assert.deepEqual(folded, { tsv: 0, exact: 0 }, "nothing left pending after settleWrites");
+    assert.deepEqual((await index.search(collection, "harbour7", 10)).map((h) => h.path).sort(), ["ledger/a.txt", "ledger/b.txt"]);
+
+    // Without settleWrites the entries stay pending: a second batch leaves pages to fold.
+    await index.upsertDocuments(collection, [doc("ledger/c.txt", texts)]);
+    const [pending] = (await db.query(
+      "SELECT gin_clean_pending_list('search_chunks_tsv') AS tsv, gin_clean_pending_list('search_chunks_tsv_exact') AS exact",
+    )) as { tsv: number; exact: number }[];
+    assert.ok(pending.tsv > 0 && pending.exact > 0, `the batch's entries were pending: ${JSON.stringify(pending)}`);
+  });
+
   test("an index of schema version 2 (generated columns) is upgraded in place and keeps answering", async () => {
     const db = await newDatabase();
     const collection = crypto.randomUUID();
