@@ -133,7 +133,7 @@ describe("ingestion lifecycle", () => {
     // so folding again finds no pending page.
     const [left] = await (await sharedPostgres()).query<{ tsv: number; exact: number }>(
       databaseUrl,
-      "SELECT gin_clean_pending_list('search_chunks_tsv') AS tsv, gin_clean_pending_list('search_chunks_tsv_exact') AS exact",
+      "SELECT gin_clean_pending_list('search_chunks_tsv')::int AS tsv, gin_clean_pending_list('search_chunks_tsv_exact')::int AS exact",
     );
     assert.deepEqual(left, { tsv: 0, exact: 0 });
   });

@@ -98,7 +98,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.deepEqual((await index.search(collection, "harbour7", 10)).map((h) => h.path).sort(), ["ledger/a.txt", "ledger/b.txt"]);
     await index.settleWrites();
     const [folded] = (await db.query(
-      "SELECT gin_clean_pending_list('search_chunks_tsv') AS tsv, gin_clean_pending_list('search_chunks_tsv_exact') AS exact",
+      "SELECT gin_clean_pending_list('search_chunks_tsv')::int AS tsv, gin_clean_pending_list('search_chunks_tsv_exact')::int AS exact",
     )) as { tsv: number; exact: number }[];
     assert.deepEqual(folded, { tsv: 0, exact: 0 }, "nothing left pending after settleWrites");
     assert.deepEqual((await index.search(collection, "harbour7", 10)).map((h) => h.path).sort(), ["ledger/a.txt", "ledger/b.txt"]);
@@ -106,7 +106,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     // Without settleWrites the entries stay pending: a second batch leaves pages to fold.
     await index.upsertDocuments(collection, [doc("ledger/c.txt", texts)]);
     const [pending] = (await db.query(
-      "SELECT gin_clean_pending_list('search_chunks_tsv') AS tsv, gin_clean_pending_list('search_chunks_tsv_exact') AS exact",
+      "SELECT gin_clean_pending_list('search_chunks_tsv')::int AS tsv, gin_clean_pending_list('search_chunks_tsv_exact')::int AS exact",
     )) as { tsv: number; exact: number }[];
     assert.ok(pending.tsv > 0 && pending.exact > 0, `the batch's entries were pending: ${JSON.stringify(pending)}`);
   });
