@@ -1,0 +1,111 @@
+import fs from "node:fs";
+import path from "node:path";
+import { init, type WrappedPdfiumModule } from "@embedpdf/pdfium";
+import { ParseError } from "../parse-types";
+
+/**
+ * PDFium (Chrome's PDF engine, compiled to WebAssembly by @embedpdf/pdfium) for the parser
+ * threads: one instance per thread, made on first use and replaced when a file left its linear
+ * memory large. WebAssembly memory only ever grows, so without that a thread would keep the
+ * biggest PDF's peak for the rest of its life.
+ */
+
+/** After a file, an instance whose memory grew past this is dropped; the next file gets a fresh one. */
+export const PDFIUM_RECYCLE_MB = 64;
+/** No PDF may grow an instance past this: its allocations fail and the file fails alone. */
+export const PDFIUM_MAX_MB = 256;
+
+/** PDFium's exports called once per character: straight into the module, no argument conversion. */
+export interface PdfiumRaw {
+  malloc(size: number): number;
+  free(ptr: number): void;
+  FPDFText_GetUnicode(textPage: number, index: number): number;
+  FPDFText_IsGenerated(textPage: number, index: number): number;
+  FPDFText_GetTextObject(textPage: number, index: number): number;
+  FPDFText_GetLooseCharBox(textPage: number, index: number, rectF: number): number;
+  FPDFText_GetFontSize(textPage: number, index: number): number;
+}
+
+export interface Pdfium {
+  api: WrappedPdfiumModule;
+  raw: PdfiumRaw;
+  /** The instance's memory as bytes; re-read after every call into PDFium (growing replaces it). */
+  heapU8(): Uint8Array;
+  heapF32(): Float32Array;
+}
+
+/** Node's WebAssembly global, which the project's TypeScript libraries (no DOM) do not declare. */
+interface WasmGlobal {
+  compile(bytes: Uint8Array): Promise<WasmModule>;
+  instantiate(module: WasmModule, imports: WasmImports): Promise<WasmInstance>;
+  RuntimeError: new (message?: string) => Error;
+}
+type WasmModule = object;
+type WasmInstance = object;
+type WasmImports = Record<string, Record<string, unknown>>;
+const Wasm = (globalThis as unknown as { WebAssembly: WasmGlobal }).WebAssembly;
+
+/** Whether `err` is PDFium stopping (abort: out of memory or a broken invariant): its instance is unusable. */
+export function isPdfiumAbort(err: unknown): err is Error {
+  return err instanceof Wasm.RuntimeError;
+}
+
+let compiled: Promise<WasmModule> | null = null;
+let current: Promise<Pdfium> | null = null;
+
+/**
+ * The .wasm ships inside the npm package (no download at install or run time). In the packaged
+ * app it is unpacked beside app.asar (electron-builder.yml, asarUnpack), like every file a
+ * worker thread reads from disk.
+ */
+function wasmPath(): string {
+  return require.resolve("@embedpdf/pdfium/pdfium.wasm").replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`);
+}
+
+async function instantiate(): Promise<Pdfium> {
+  compiled ??= fs.promises.readFile(wasmPath()).then((bytes) => Wasm.compile(bytes));
+  const wasm = await compiled;
+  const api = await init({
+    print: () => undefined, // PDFium's own diagnostics are not the user's business
+    printErr: () => undefined,
+    instantiateWasm(imports: WasmImports, receive: (instance: WasmInstance, module: WasmModule) => void) {
+      // Cap the instance's memory: a request to grow past the limit fails, so the allocation
+      // inside PDFium fails (it aborts), and only the file being read fails.
+      const env = imports.env;
+      const grow = env.emscripten_resize_heap as (bytes: number) => number;
+      env.emscripten_resize_heap = (bytes: number) => ((bytes >>> 0) > PDFIUM_MAX_MB * 2 ** 20 ? 0 : grow(bytes));
+      void Wasm.instantiate(wasm, imports).then((instance) => receive(instance, wasm));
+      return {};
+    },
+  } as Parameters<typeof init>[0]);
+  api.PDFiumExt_Init();
+  const module = api.pdfium as unknown as { wasmExports: PdfiumRaw; HEAPU8: Uint8Array; HEAPF32: Float32Array };
+  return { api, raw: module.wasmExports, heapU8: () => module.HEAPU8, heapF32: () => module.HEAPF32 };
+}
+
+/**
+ * Runs `use` with this thread's PDFium. An instance that aborted (out of memory, or a bug hit
+ * by a malformed file) is unusable and is dropped, as is one whose memory grew past
+ * PDFIUM_RECYCLE_MB, so the memory goes back once the file is done.
+ */
+export async function withPdfium<T>(use: (pdfium: Pdfium) => T): Promise<T> {
+  current ??= instantiate();
+  const pdfium = await current;
+  try {
+    return use(pdfium);
+  } catch (err) {
+    if (isPdfiumAbort(err)) {
+      current = null;
+      const oom = pdfium.heapU8().length + 16 * 2 ** 20 > PDFIUM_MAX_MB * 2 ** 20 || /OOM|memory/i.test(err.message);
+      throw oom ? new ParseError(`PDF parsing ran out of memory (limit ${PDFIUM_MAX_MB} MB)`) : err;
+    }
+    throw err;
+  } finally {
+    if (current && pdfium.heapU8().length > PDFIUM_RECYCLE_MB * 2 ** 20) current = null;
+  }
+}
+
+/** The current instance's memory size in bytes, 0 before the first PDF: for tests. */
+export async function pdfiumMemoryBytes(): Promise<number> {
+  return current ? (await current).heapU8().length : 0;
+}
