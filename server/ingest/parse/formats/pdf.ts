@@ -19,15 +19,21 @@ const FPDF_PAGEOBJ_FORM = 5;
  * character (FPDFText_GetUnicode), 0xFFFE in FPDFText_GetText's string.
  */
 const LINE_END_HYPHENS = new Set([0x02, 0xfffe]);
+/**
+ * TeX's OT1 fonts put the ligatures ff, fi, fl, ffi, ffl at codes 0x0B-0x0F and often carry no
+ * Unicode map; PDFium then gives the raw code, and "file" would be indexed as "le".
+ */
+const TEX_LIGATURES = [[0x66, 0x66], [0x66, 0x69], [0x66, 0x6c], [0x66, 0x66, 0x69], [0x66, 0x66, 0x6c]]; // from 0x0B
 
 /**
  * A PDF's text, page by page, read by PDFium, which puts spaces and line breaks where the page
  * layout implies them (words on adjacent lines or table columns never run together). On top of
  * that, a run in another font that starts visibly after the previous one (`\documentclass` in
- * typewriter type, then "or") gets a space PDFium does not give it. A hyphen that ended a line
- * stays a hyphen and a line break, as on the page. Title: the document's Title metadata, unless
- * it is a placeholder ("Untitled", "Microsoft Word - x.doc"), else the first page's heading (its
- * largest text, when clearly larger than the body's).
+ * typewriter type, then "or") gets a space PDFium does not give it. A word hyphenated at the end of
+ * a line (PDFium marks the hyphen) is joined again, as pdftotext does, so it is found whole.
+ * Title: the document's Title metadata, unless it is a placeholder ("Untitled", "Microsoft
+ * Word - x.doc"), else the first page's heading (its largest text, when clearly larger than the
+ * body's).
  */
 export async function pdfText(bytes: Uint8Array): Promise<{ title?: string; text: string }> {
   return withPdfium((pdfium) => {
@@ -91,15 +97,16 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
     for (let i = 0; i < count; i++) {
       const code = raw.FPDFText_GetUnicode(textPage, i);
       if (LINE_END_HYPHENS.has(code)) {
-        codes.push(0x2d);
-        endLine();
-        previous = null;
+        previous = null; // the word goes on on the next line: its halves are joined, as pdftotext does
+
       } else if (code === 0x0a) {
         endLine();
         previous = null;
       } else if (code === 0x20 || code === 0x09 || code === 0xa0 || code === 0x0d) {
         if (code !== 0x0d) codes.push(0x20); // PDFium breaks lines with \r\n
         previous = null;
+      } else if (code >= 0x0b && code <= 0x0f) {
+        codes.push(...TEX_LIGATURES[code - 0x0b]);
       } else if (code >= 0x20 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)) {
         if (!raw.FPDFText_IsGenerated(textPage, i)) {
           const object = raw.FPDFText_GetTextObject(textPage, i);
