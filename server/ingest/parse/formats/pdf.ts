@@ -1,6 +1,6 @@
 import { corruptFile, passwordProtected, scannedPdf } from "../failures";
 import { ParseError } from "../parse-types";
-import { isPdfiumAbort, type Pdfium, withPdfium } from "./pdfium";
+import { isPdfiumAbort, outOfMemory, type Pdfium, withPdfium } from "./pdfium";
 
 /** A line of the first page, with the largest font size on it: the title heuristic's input. */
 interface Line {
@@ -40,7 +40,7 @@ export async function pdfText(bytes: Uint8Array): Promise<{ title?: string; text
     const { api, raw } = pdfium;
     // PDFium reads the file from its own memory for as long as the document is open.
     const file = raw.malloc(Math.max(bytes.length, 1));
-    if (!file) throw new ParseError("PDF parsing ran out of memory");
+    if (!file) throw outOfMemory(pdfium);
     pdfium.heapU8().set(bytes, file);
     let doc = 0;
     try {

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { init, type WrappedPdfiumModule } from "@embedpdf/pdfium";
+import { corruptFile } from "../failures";
 import { ParseError } from "../parse-types";
 
 /**
@@ -10,10 +11,12 @@ import { ParseError } from "../parse-types";
  * biggest PDF's peak for the rest of its life.
  */
 
-/** After a file, an instance whose memory grew past this is dropped; the next file gets a fresh one. */
-export const PDFIUM_RECYCLE_MB = 64;
-/** No PDF may grow an instance past this: its allocations fail and the file fails alone. */
-export const PDFIUM_MAX_MB = 256;
+/**
+ * recycleMb: after a file, an instance whose memory grew past this is dropped; the next file gets
+ * a fresh one. maxMb: no PDF may grow an instance past this: its allocations fail and the file
+ * fails alone. Tests lower them; an instance takes maxMb when it is made.
+ */
+export const pdfiumLimits = { recycleMb: 64, maxMb: 256 };
 
 /** PDFium's exports called once per character: straight into the module, no argument conversion. */
 export interface PdfiumRaw {
@@ -32,6 +35,10 @@ export interface Pdfium {
   /** The instance's memory as bytes; re-read after every call into PDFium (growing replaces it). */
   heapU8(): Uint8Array;
   heapF32(): Float32Array;
+  /** The memory limit this instance was made with. */
+  maxMb: number;
+  /** Whether PDFium asked for memory past that limit (and was refused) during the current file. */
+  growth: { refused: boolean };
 }
 
 /** Node's WebAssembly global, which the project's TypeScript libraries (no DOM) do not declare. */
@@ -63,6 +70,7 @@ function wasmPath(): string {
 }
 
 async function instantiate(): Promise<Pdfium> {
+  const growth = { refused: false };
   compiled ??= fs.promises.readFile(wasmPath()).then((bytes) => Wasm.compile(bytes));
   const wasm = await compiled;
   const api = await init({
@@ -73,36 +81,50 @@ async function instantiate(): Promise<Pdfium> {
       // inside PDFium fails (it aborts), and only the file being read fails.
       const env = imports.env;
       const grow = env.emscripten_resize_heap as (bytes: number) => number;
-      env.emscripten_resize_heap = (bytes: number) => ((bytes >>> 0) > PDFIUM_MAX_MB * 2 ** 20 ? 0 : grow(bytes));
+      const maxBytes = pdfiumLimits.maxMb * 2 ** 20;
+      env.emscripten_resize_heap = (bytes: number) => {
+        if ((bytes >>> 0) <= maxBytes) return grow(bytes);
+        growth.refused = true;
+        return 0;
+      };
       void Wasm.instantiate(wasm, imports).then((instance) => receive(instance, wasm));
       return {};
     },
   } as Parameters<typeof init>[0]);
   api.PDFiumExt_Init();
   const module = api.pdfium as unknown as { wasmExports: PdfiumRaw; HEAPU8: Uint8Array; HEAPF32: Float32Array };
-  return { api, raw: module.wasmExports, heapU8: () => module.HEAPU8, heapF32: () => module.HEAPF32 };
+  return { api, raw: module.wasmExports, heapU8: () => module.HEAPU8, heapF32: () => module.HEAPF32, maxMb: pdfiumLimits.maxMb, growth };
 }
 
 /**
  * Runs `use` with this thread's PDFium. An instance that aborted (out of memory, or a bug hit
  * by a malformed file) is unusable and is dropped, as is one whose memory grew past
- * PDFIUM_RECYCLE_MB, so the memory goes back once the file is done.
+ * pdfiumLimits.recycleMb, so the memory goes back once the file is done.
  */
 export async function withPdfium<T>(use: (pdfium: Pdfium) => T): Promise<T> {
-  current ??= instantiate();
+  if (!current) {
+    current = instantiate();
+    current.catch(() => (current = null)); // a failed start is retried by the next file
+  }
   const pdfium = await current;
+  pdfium.growth.refused = false;
   try {
     return use(pdfium);
   } catch (err) {
     if (isPdfiumAbort(err)) {
       current = null;
-      const oom = pdfium.heapU8().length + 16 * 2 ** 20 > PDFIUM_MAX_MB * 2 ** 20 || /OOM|memory/i.test(err.message);
-      throw oom ? new ParseError(`PDF parsing ran out of memory (limit ${PDFIUM_MAX_MB} MB)`) : err;
+      // PDFium aborts when an allocation fails, and on a few malformed files: the abort says which.
+      throw pdfium.growth.refused ? outOfMemory(pdfium) : corruptFile("PDF");
     }
     throw err;
   } finally {
-    if (current && pdfium.heapU8().length > PDFIUM_RECYCLE_MB * 2 ** 20) current = null;
+    if (current && pdfium.heapU8().length > pdfiumLimits.recycleMb * 2 ** 20) current = null;
   }
+}
+
+/** The failure of a PDF that needs more memory than an instance may have. */
+export function outOfMemory(pdfium: Pdfium): ParseError {
+  return new ParseError(`PDF parsing ran out of memory (limit ${pdfium.maxMb} MB)`);
 }
 
 /** The current instance's memory size in bytes, 0 before the first PDF: for tests. */
