@@ -99,14 +99,15 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
       if (LINE_END_HYPHENS.has(code)) {
         previous = null; // the word goes on on the next line: its halves are joined, as pdftotext does
 
+      } else if (code >= 0x0b && code <= 0x0f && !raw.FPDFText_IsGenerated(textPage, i)) {
+        codes.push(...TEX_LIGATURES[code - 0x0b]); // (PDFium's own line breaks are generated \r\n)
+        previous = null;
       } else if (code === 0x0a) {
         endLine();
         previous = null;
       } else if (code === 0x20 || code === 0x09 || code === 0xa0 || code === 0x0d) {
         if (code !== 0x0d) codes.push(0x20); // PDFium breaks lines with \r\n
         previous = null;
-      } else if (code >= 0x0b && code <= 0x0f) {
-        codes.push(...TEX_LIGATURES[code - 0x0b]);
       } else if (code >= 0x20 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)) {
         if (!raw.FPDFText_IsGenerated(textPage, i)) {
           const object = raw.FPDFText_GetTextObject(textPage, i);
