@@ -65,13 +65,13 @@ let current: Promise<Pdfium> | null = null;
  * app it is unpacked beside app.asar (electron-builder.yml, asarUnpack), like every file a
  * worker thread reads from disk.
  */
-function wasmPath(): string {
-  return require.resolve("@embedpdf/pdfium/pdfium.wasm").replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`);
+export function pdfiumWasmPath(resolved = require.resolve("@embedpdf/pdfium/pdfium.wasm")): string {
+  return resolved.replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`);
 }
 
 async function instantiate(): Promise<Pdfium> {
   const growth = { refused: false };
-  compiled ??= fs.promises.readFile(wasmPath()).then((bytes) => Wasm.compile(bytes));
+  compiled ??= fs.promises.readFile(pdfiumWasmPath()).then((bytes) => Wasm.compile(bytes));
   const wasm = await compiled;
   const api = await init({
     print: () => undefined, // PDFium's own diagnostics are not the user's business
