@@ -79,6 +79,16 @@ describe("PDF to text", () => {
     assert.match(text, /were hyphenated across two lines/);
   });
 
+  it("starts a line where a table cell's next line begins under the end of the previous one", async () => {
+    // As in debian-reference.en.pdf's package tables, where PDFium alone gave "init-system-helpersV:694".
+    const width = await helveticaWidth("init-system-helpers", 10);
+    const pdf = await makeLayoutPdf([
+      { text: "init-system-helpers", x: 56, y: 700, size: 10 },
+      { text: "V:694, I:961", x: 56 + width - 10, y: 694, size: 10 },
+    ]);
+    assert.equal((await extractText("table.pdf", pdf)).text, "init-system-helpers\nV:694, I:961");
+  });
+
   it("reads the fi and fl ligatures of TeX fonts that have no Unicode map", async () => {
     const { text } = await extractText("ligatures.pdf", makeTexLigaturePdf());
     assert.match(text, /^file flow$/m);

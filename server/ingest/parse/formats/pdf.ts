@@ -28,9 +28,11 @@ const TEX_LIGATURES = [[0x66, 0x66], [0x66, 0x69], [0x66, 0x6c], [0x66, 0x66, 0x
 /**
  * A PDF's text, page by page, read by PDFium, which puts spaces and line breaks where the page
  * layout implies them (words on adjacent lines or table columns never run together). On top of
- * that, a run in another font that starts visibly after the previous one (`\documentclass` in
- * typewriter type, then "or") gets a space PDFium does not give it. A word hyphenated at the end of
- * a line (PDFium marks the hyphen) is joined again, as pdftotext does, so it is found whole.
+ * that, where PDFium runs two text objects together, a run in another font that starts visibly
+ * after the previous one (`\documentclass` in typewriter type, then "or") gets a space, and one
+ * on another baseline or back to the left (a table cell's next line) starts a line. A word
+ * hyphenated at the end of a line (PDFium marks the hyphen) is joined again, as pdftotext does,
+ * so it is found whole.
  * Title: the document's Title metadata, unless it is a placeholder ("Untitled", "Microsoft
  * Word - x.doc"), else the first page's heading (its largest text, when clearly larger than the
  * body's).
@@ -113,9 +115,12 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
           const object = raw.FPDFText_GetTextObject(textPage, i);
           const [left, top, right, bottom] = raw.FPDFText_GetLooseCharBox(textPage, i, box) ? pdfium.heapF32().subarray(box >> 2, (box >> 2) + 4) : [0, 0, 0, 0];
           if (previous && object !== previous.object && top > bottom) {
+            // A run PDFium kept on the previous one's line without a break or space between them.
             const size = Math.max(top - bottom, previous.top - previous.bottom);
-            const sameLine = Math.min(top, previous.top) - Math.max(bottom, previous.bottom) > size * 0.3;
-            if (sameLine && left - previous.right > size * 0.08) codes.push(0x20);
+            const anotherLine = Math.abs(bottom - previous.bottom) > size * 0.25; // e.g. a table cell's second line
+            const backLeft = left < previous.right - size * 0.3; // the next column, or a cell's next line
+            if (anotherLine || backLeft) endLine();
+            else if (left - previous.right > size * 0.08) codes.push(0x20); // a narrow space at a font change
           }
           previous = top > bottom ? { object, right, top, bottom } : null;
           if (withLines) lineHeight = Math.max(lineHeight, raw.FPDFText_GetFontSize(textPage, i));
