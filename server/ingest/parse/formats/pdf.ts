@@ -100,7 +100,6 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
       const code = raw.FPDFText_GetUnicode(textPage, i);
       if (LINE_END_HYPHENS.has(code)) {
         previous = null; // the word goes on on the next line: its halves are joined, as pdftotext does
-
       } else if (code >= 0x0b && code <= 0x0f && !raw.FPDFText_IsGenerated(textPage, i)) {
         codes.push(...TEX_LIGATURES[code - 0x0b]); // (PDFium's own line breaks are generated \r\n)
         previous = null;
