@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { init, type WrappedPdfiumModule } from "@embedpdf/pdfium";
+import type { WrappedPdfiumModule } from "@embedpdf/pdfium";
 import { corruptFile } from "../failures";
 import { ParseError } from "../parse-types";
 
@@ -73,6 +73,8 @@ async function instantiate(): Promise<Pdfium> {
   const growth = { refused: false };
   compiled ??= fs.promises.readFile(pdfiumWasmPath()).then((bytes) => Wasm.compile(bytes));
   const wasm = await compiled;
+  // Loaded on the first PDF: a parser thread that never sees one does not load it.
+  const { init } = require("@embedpdf/pdfium") as typeof import("@embedpdf/pdfium");
   const api = await init({
     print: () => undefined, // PDFium's own diagnostics are not the user's business
     printErr: () => undefined,
