@@ -29,14 +29,17 @@ export interface BatchPolicy {
 export const PARALLEL_BATCHES: BatchPolicy = { writesInFlight: 2, documents: 64, chunks: 4000, maxDocuments: 64, maxChunks: 4000 };
 
 /**
- * The SQLite index has one writer thread, the slowest stage of a job on the bench corpus: one
- * write at a time, and whatever came in meanwhile goes in the next (group commit), so the
- * batches grow to the writer's pace. Each FTS5 commit writes a segment of nearly every term of
- * the vocabulary that later merges rewrite; 256 documents per transaction with an 8 MB term
- * buffer (sqlite-fts-index.ts) took the writer's CPU on the bench corpus from 1.7-1.8 s to
- * 1.3 s against 64 (docs/decisions.md, "Ingestion speed").
+ * The SQLite index has one writer thread, the slowest stage of a job on the bench corpus.
+ * Whatever comes in while the writes are busy goes in the next batch (group commit), so the
+ * batches grow to the writer's pace: each FTS5 commit writes a segment of nearly every term
+ * of the vocabulary, which later merges rewrite, and 256 documents per transaction with an
+ * 8 MB term buffer (sqlite-fts-index.ts) took the writer's CPU on the bench corpus ~20 % below
+ * 64 per transaction (docs/decisions.md, "Ingestion speed"). Two in flight, so the writer
+ * thread finds the next batch queued when one ends: with one, each answer and the next batch
+ * crossing threads left it idle 6-28 ms per batch on a busy machine. The first batch goes at
+ * 16 documents: the writer has nothing else to do while the first files are read and parsed.
  */
-export const GROUP_COMMIT: BatchPolicy = { writesInFlight: 1, documents: 64, chunks: 4000, maxDocuments: 256, maxChunks: 16000 };
+export const GROUP_COMMIT: BatchPolicy = { writesInFlight: 2, documents: 16, chunks: 1000, maxDocuments: 256, maxChunks: 16000 };
 
 /** Errors no single document causes (a full disk, a damaged index file, a database gone past DB_OUTAGE_GRACE_S): they end the job rather than fail one file each. */
 export function isFatalIndexError(error: unknown): boolean {

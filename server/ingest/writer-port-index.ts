@@ -19,7 +19,7 @@ export interface AskIndex {
  * reads a job makes once go to the API's thread, which holds the read connection.
  */
 export class WriterPortIndex implements IngestIndex {
-  /** One writer thread takes every write of the file: group commit. */
+  /** One writer thread takes every write of the file, one after the other: batches grow to its pace. */
   readonly batching: BatchPolicy = GROUP_COMMIT;
   private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   private nextId = 1;

@@ -65,7 +65,7 @@ describe("BatchedIndexWriter on a real FTS5 index", () => {
     assert.ok((await index.search(collectionId, "number 511", 5)).some((hit) => hit.path === "share/file-511.txt"));
   });
 
-  it("with group commit writes one batch at a time, puts what came in meanwhile in the next, up to its cap, and holds callers back beyond", async () => {
+  it("with group commit puts what came in while the writes were busy in the next batch, up to its cap, and holds callers back beyond", async () => {
     db ??= await openDatabase(dir);
     const collectionId = randomUUID();
     let writing = 0;
@@ -103,7 +103,7 @@ describe("BatchedIndexWriter on a real FTS5 index", () => {
       }),
     );
     await writer.flush();
-    assert.equal(mostAtOnce, 1, "one write at a time");
+    assert.equal(mostAtOnce, GROUP_COMMIT.writesInFlight, "never more writes at once than the policy's");
     assert.equal(sizes[0], GROUP_COMMIT.documents, "the first batch goes as soon as it is due");
     assert.ok(sizes.some((n) => n > GROUP_COMMIT.documents), `batches grew while the writer was busy: ${sizes.join(", ")}`);
     assert.ok(Math.max(...sizes) <= GROUP_COMMIT.maxDocuments, `no batch over the cap: ${sizes.join(", ")}`);
