@@ -156,6 +156,10 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.equal(hits[0].path, "new/best.txt");
     assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
     assert.equal(hits.length, 5);
+    // The same search again: the planner's estimate is kept, so it is one statement, with the same answer.
+    seen.length = 0;
+    assert.deepEqual(await index.search(collection, "kestrel", 5), hits);
+    assert.equal(seen.length, 1, seen.map((sql) => sql.slice(0, 40)).join(" | "));
   });
 
   test("when the newest chunks hold fewer matches than the estimate said, the window goes on to older ones", async () => {
@@ -179,5 +183,60 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.ok(!hits.some((h) => h.path === "new/kestrelling.txt"), hits.map((h) => h.path).join(", "));
     assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
     assert.equal(hits.length, 5);
+  });
+
+  test("a search is one statement per attempt: both tiers, the per-document cap and the snippets of the chunks answered only", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    // Exact "gannet" in three chunks of long.txt; the stem only ("gannets") in its other three and in short.txt.
+    await index.upsertDocument(collection, doc("long.txt", ["gannet colony one", "gannet colony two", "gannet colony three", "gannets four", "gannets five", "gannets six"]));
+    await index.upsertDocument(collection, doc("short.txt", ["gannets over the cliffs"]));
+    await index.upsertDocument(collection, doc("other.txt", ["puffins only"]));
+    await index.search(collection, "puffin", 5); // the first search of a small collection learns its size (one EXPLAIN)
+    const seen = statements(db);
+    const capped = await index.search(collection, "gannet", 5, { perDocument: 2 });
+    assert.equal(seen.length, 1, seen.map((sql) => sql.slice(0, 40)).join(" | "));
+    // The cap counts both tiers: long.txt's two best exact chunks, then short.txt from the stemmed tier.
+    assert.deepEqual(
+      capped.map((h) => [h.path, h.exact]),
+      [
+        ["long.txt", true],
+        ["long.txt", true],
+        ["short.txt", false],
+      ],
+    );
+    assert.ok(capped.every((h) => h.snippet.includes("gannet")), capped.map((h) => h.snippet).join(" | "));
+    // Without a cap the stemmed tier fills what the exact tier left: three exact, then two by stem.
+    const page = await index.search(collection, "gannet", 5);
+    assert.deepEqual(page.map((h) => h.exact), [true, true, true, false, false]);
+    // The exact tier alone fills a page of three: the stemmed tier is not read, and nothing it has is answered.
+    assert.deepEqual((await index.search(collection, "gannet", 3)).map((h) => h.exact), [true, true, true]);
+    // A query found only by its fallback: one statement per attempt (all words, then the prefix, then any word).
+    seen.length = 0;
+    assert.deepEqual((await index.search(collection, "puffins albatross", 5)).map((h) => [h.path, h.matched]), [["other.txt", "any"]]);
+    assert.equal(seen.length, 3, seen.map((sql) => sql.slice(0, 40)).join(" | "));
+  });
+
+  test("the search tables get statistics as this process writes them: past the floor, then each time the table has doubled", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db, { analyzeFloor: 100 });
+    const collection = crypto.randomUUID();
+    const analyzedRows = async () => {
+      await index.statisticsSettled();
+      const [row] = (await db.query("SELECT reltuples FROM pg_class WHERE oid = 'search_chunks'::regclass")) as { reltuples: number }[];
+      return Number(row.reltuples);
+    };
+    await index.upsertDocuments(collection, plain("a", 60, "words"));
+    assert.equal(await analyzedRows(), -1, "60 chunks: never analyzed yet");
+    await index.upsertDocuments(collection, plain("b", 60, "words"));
+    assert.equal(await analyzedRows(), 120, "past the floor of 100: analyzed");
+    await index.upsertDocuments(collection, plain("c", 100, "words"));
+    assert.equal(await analyzedRows(), 120, "100 more of a table of 120: not yet");
+    const staged = await index.stageDocument(collection, { sourceId: SOURCE, path: "big/stream.log", title: "stream.log", size: 10, modifiedAt: new Date(), version: null });
+    await staged.addChunks(Array.from({ length: 30 }, (_, chunkIndex) => ({ chunkIndex, text: `streamed ${chunkIndex}` })));
+    await staged.commit();
+    assert.equal(await analyzedRows(), 250, "130 more: the table has doubled since, analyzed again");
+    assert.equal((await index.search(collection, "streamed", 3)).length, 3);
   });
 });
