@@ -7,6 +7,7 @@ import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippe
 import { toSummary, type DocumentRow } from "./document-row";
 import { SearchStatistics } from "./postgres-statistics";
 import { SpanEstimates } from "./span-estimates";
+import { KeyedBatch } from "./keyed-batch";
 
 /**
  * The collection index on PostgreSQL full-text search, in the team server's own database:
@@ -175,6 +176,7 @@ export class PostgresFtsIndex implements SearchIndex {
   private schema: Promise<void> | null = null;
   private readonly statistics: SearchStatistics;
   private readonly spanEstimates = new SpanEstimates(SPAN_MIN_MATCHES * SPAN_MIN_CHUNKS_PER_MATCH);
+  private readonly statsBatch = new KeyedBatch((collections) => this.statsOf(collections));
 
   constructor(
     private readonly db: DataSource,
@@ -297,12 +299,21 @@ export class PostgresFtsIndex implements SearchIndex {
   async stats(collectionId: string): Promise<CollectionStats> {
     const collection = collectionKey(collectionId);
     await this.ready();
-    const [row] = (await this.db.query(
-      "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM search_documents WHERE collection_id = $1",
-      [collection],
-    )) as { documents: number; chunks: number }[];
+    return this.statsBatch.get(collection);
+  }
+
+  /** Every collection's counts asked in one turn (a listing's), in one statement. */
+  private async statsOf(collections: string[]): Promise<Map<string, CollectionStats>> {
+    const rows = (await this.db.query(
+      `SELECT collection_id, count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks
+       FROM search_documents WHERE collection_id = ANY($1::varchar[]) GROUP BY collection_id`,
+      [collections],
+    )) as { collection_id: string; documents: number; chunks: number }[];
+    const found = new Map(rows.map((row) => [row.collection_id, row]));
     // PostgreSQL looks after its own storage: a collection here is never "damaged" in our sense.
-    return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
+    return new Map(
+      collections.map((id) => [id, { documentCount: Number(found.get(id)?.documents ?? 0), chunkCount: Number(found.get(id)?.chunks ?? 0), indexStatus: "ok" as const }]),
+    );
   }
 
   async search(collectionId: string, query: string, topK: number, filter: SearchOptions = {}): Promise<SearchHit[]> {

@@ -239,4 +239,24 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.equal(await analyzedRows(), 250, "130 more: the table has doubled since, analyzed again");
     assert.equal((await index.search(collection, "streamed", 3)).length, 3);
   });
+
+  test("the counts of several collections asked at once (a listing) are one statement; an empty collection counts zero", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const [a, b, empty] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await index.upsertDocuments(a, [doc("one.txt", ["x", "y"]), doc("two.txt", ["z"])]);
+    await index.upsertDocuments(b, [doc("three.txt", ["w"])]);
+    const seen = statements(db);
+    const stats = await Promise.all([a, b, empty, a].map((id) => index.stats(id)));
+    assert.equal(seen.length, 1, seen.join(" | "));
+    assert.deepEqual(
+      stats.map((s) => [s.documentCount, s.chunkCount, s.indexStatus]),
+      [
+        [2, 3, "ok"],
+        [1, 1, "ok"],
+        [0, 0, "ok"],
+        [2, 3, "ok"],
+      ],
+    );
+  });
 });
