@@ -170,6 +170,8 @@ export interface PostgresFtsIndexOptions {
   logger?: { warn(message: string): void };
   /** Chunks written before the first ANALYZE of a table never analyzed (tests lower it). */
   analyzeFloor?: number;
+  /** How long the writes must pause before a due ANALYZE runs (tests change it). */
+  analyzeQuietMs?: number;
 }
 
 export class PostgresFtsIndex implements SearchIndex {
@@ -182,12 +184,14 @@ export class PostgresFtsIndex implements SearchIndex {
     private readonly db: DataSource,
     options: PostgresFtsIndexOptions = {},
   ) {
-    this.statistics = new SearchStatistics(db, options.analyzeFloor ?? ANALYZE_FLOOR, (error) =>
-      options.logger?.warn(`refreshing the search tables' statistics failed (searches may be slower until it works): ${(error as Error).message}`),
-    );
+    this.statistics = new SearchStatistics(db, {
+      floor: options.analyzeFloor ?? ANALYZE_FLOOR,
+      quietMs: options.analyzeQuietMs,
+      onError: (error) => options.logger?.warn(`refreshing the search tables' statistics failed (searches may be slower until it works): ${(error as Error).message}`),
+    });
   }
 
-  /** Resolves when no background ANALYZE of this index is under way. */
+  /** Runs a due ANALYZE at once, and resolves when none is under way. */
   statisticsSettled(): Promise<void> {
     return this.statistics.settled();
   }
@@ -494,7 +498,7 @@ export class PostgresFtsIndex implements SearchIndex {
 
   /** The pool belongs to the data source, which the server closes after the index: a background ANALYZE ends first. */
   async close(): Promise<void> {
-    await this.statistics.settled();
+    await this.statistics.stop();
   }
 
   private ready(): Promise<void> {

@@ -13,13 +13,16 @@ import { percentile } from "./measure";
  * mix). On PostgreSQL it also counts the statements the database ran per search (its
  * committed transactions: every statement outside a transaction is one) and, with
  * `logStatements`, keeps a copy of the cluster's statement log (log_min_duration_statement = 0)
- * for reading. Run: `npm run bench -- --search-http [--files N] [--queries N] [--sqlite] [--log]`.
+ * for reading; with `apiProbe`, the main bench's API probe during a second ingestion first.
+ * Run: `npm run bench -- --search-http [--files N] [--queries N] [--sqlite] [--log] [--probe]`.
  */
 export interface SearchHttpBenchOptions {
   files: number;
   queries: number;
   engine: "sqlite" | "postgres";
   logStatements?: boolean;
+  /** Also time GET /collections every 5 ms during a second ingestion (of the same share into a collection of its own). */
+  apiProbe?: boolean;
 }
 
 export interface SearchHttpBenchResult {
@@ -30,6 +33,8 @@ export interface SearchHttpBenchResult {
   statementsPerSearch: number | null;
   /** PostgreSQL with logStatements: a copy of the cluster's log. */
   log: string | null;
+  /** With apiProbe: GET /collections latencies during the second ingestion. */
+  api: { p50: number; p99: number; requests: number } | null;
 }
 
 export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promise<SearchHttpBenchResult> {
@@ -52,6 +57,32 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
     const job = await waitForJobEnd(request, user.token, pipeline.id, 600_000);
     if (job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(job)}`);
 
+    let log: string | null = null;
+    if (postgres && databaseUrl && options.logStatements) {
+      const [{ dir }] = await postgres.query<{ dir: string }>(databaseUrl, "SELECT current_setting('data_directory') AS dir");
+      log = path.join(path.dirname(dir), "postgres.log");
+      await postgres.query(databaseUrl, "ALTER SYSTEM SET log_min_duration_statement = 0");
+      await postgres.query(databaseUrl, "SELECT pg_reload_conf()");
+    }
+    let api: SearchHttpBenchResult["api"] = null;
+    if (options.apiProbe) {
+      const probed = await addSmbSource(request, user.token, group, samba, "Bench corpus, API probe");
+      const started = await request("POST", `/data_pipelines/${probed.pipeline.id}/ingest`, { token: user.token });
+      if (started.status !== 202) throw new Error(`trigger failed: ${started.text}`);
+      const latencies: number[] = [];
+      for (;;) {
+        const t = performance.now();
+        const res = await request("GET", "/collections", { token: user.token });
+        latencies.push(performance.now() - t);
+        if (res.status !== 200) throw new Error(`GET /collections answered ${res.status}: ${res.text}`);
+        const status = await request("GET", `/data_pipelines/${probed.pipeline.id}/ingest/status`, { token: user.token });
+        if (status.body.status !== "processing") break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      latencies.sort((a, b) => a - b);
+      api = { p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length };
+    }
+
     const random = seeded(7);
     const queries = Array.from({ length: options.queries }, () => Array.from({ length: 1 + Math.floor(random() * 3) }, () => zipfWord(corpus.words, random)).join(" "));
     const search = async (q: string) => {
@@ -60,7 +91,6 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
     };
     for (const q of queries.slice(0, 20)) await search(q); // warm caches, as the main bench's re-run does
 
-    let log: string | null = null;
     const committed = async () => {
       if (!postgres || !databaseUrl) return 0;
       // Statistics reach pg_stat_database when a backend is idle for a moment (at most ~1 s).
@@ -68,12 +98,6 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
       const [row] = await postgres.query<{ n: string }>(databaseUrl, "SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()");
       return Number(row.n);
     };
-    if (postgres && databaseUrl && options.logStatements) {
-      const [{ dir }] = await postgres.query<{ dir: string }>(databaseUrl, "SELECT current_setting('data_directory') AS dir");
-      log = path.join(path.dirname(dir), "postgres.log");
-      await postgres.query(databaseUrl, "ALTER SYSTEM SET log_min_duration_statement = 0");
-      await postgres.query(databaseUrl, "SELECT pg_reload_conf()");
-    }
     const before = await committed();
     const latencies: number[] = [];
     for (const q of queries) {
@@ -90,7 +114,7 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
     // The statistics query itself is one transaction.
     const statementsPerSearch = postgres ? ((await committed()) - before - 1) / queries.length : null;
     latencies.sort((a, b) => a - b);
-    return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), statementsPerSearch, log };
+    return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), statementsPerSearch, log, api };
   } finally {
     await server?.stop();
     await postgres?.stop();

@@ -218,26 +218,54 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.equal(seen.length, 3, seen.map((sql) => sql.slice(0, 40)).join(" | "));
   });
 
+  /** The rows search_chunks had at its last ANALYZE (-1: never analyzed). */
+  async function analyzedRows(db: DataSource): Promise<number> {
+    const [row] = (await db.query("SELECT reltuples FROM pg_class WHERE oid = 'search_chunks'::regclass")) as { reltuples: number }[];
+    return Number(row.reltuples);
+  }
+  async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting: ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   test("the search tables get statistics as this process writes them: past the floor, then each time the table has doubled", async () => {
     const db = await newDatabase();
     const index = new PostgresFtsIndex(db, { analyzeFloor: 100 });
     const collection = crypto.randomUUID();
-    const analyzedRows = async () => {
+    const settled = async () => {
       await index.statisticsSettled();
-      const [row] = (await db.query("SELECT reltuples FROM pg_class WHERE oid = 'search_chunks'::regclass")) as { reltuples: number }[];
-      return Number(row.reltuples);
+      return analyzedRows(db);
     };
     await index.upsertDocuments(collection, plain("a", 60, "words"));
-    assert.equal(await analyzedRows(), -1, "60 chunks: never analyzed yet");
+    assert.equal(await settled(), -1, "60 chunks: never analyzed yet");
     await index.upsertDocuments(collection, plain("b", 60, "words"));
-    assert.equal(await analyzedRows(), 120, "past the floor of 100: analyzed");
+    assert.equal(await settled(), 120, "past the floor of 100: analyzed");
     await index.upsertDocuments(collection, plain("c", 100, "words"));
-    assert.equal(await analyzedRows(), 120, "100 more of a table of 120: not yet");
+    assert.equal(await settled(), 120, "100 more of a table of 120: not yet");
     const staged = await index.stageDocument(collection, { sourceId: SOURCE, path: "big/stream.log", title: "stream.log", size: 10, modifiedAt: new Date(), version: null });
     await staged.addChunks(Array.from({ length: 30 }, (_, chunkIndex) => ({ chunkIndex, text: `streamed ${chunkIndex}` })));
     await staged.commit();
-    assert.equal(await analyzedRows(), 250, "130 more: the table has doubled since, analyzed again");
+    assert.equal(await settled(), 250, "130 more: the table has doubled since, analyzed again");
     assert.equal((await index.search(collection, "streamed", 3)).length, 3);
+    await index.close();
+  });
+
+  test("a due ANALYZE runs by itself when the writes pause, or at once when they go on without a pause", async () => {
+    const pausing = await newDatabase();
+    const index = new PostgresFtsIndex(pausing, { analyzeFloor: 100, analyzeQuietMs: 300 });
+    await index.upsertDocuments(crypto.randomUUID(), plain("a", 150, "words"));
+    assert.equal(await analyzedRows(pausing), -1, "not while the writes may go on");
+    await waitFor(async () => (await analyzedRows(pausing)) === 150, "the ANALYZE after the pause");
+    await index.close();
+
+    const unpaused = await newDatabase();
+    const busy = new PostgresFtsIndex(unpaused, { analyzeFloor: 100, analyzeQuietMs: 600_000 });
+    await busy.upsertDocuments(crypto.randomUUID(), plain("a", 400, "words"));
+    await waitFor(async () => (await analyzedRows(unpaused)) === 400, "the ANALYZE at four times what was due");
+    await busy.close();
   });
 
   test("the counts of several collections asked at once (a listing) are one statement; an empty collection counts zero", async () => {
