@@ -10,7 +10,12 @@ test("lookups asked in one turn are loaded together, each key once; a later turn
   });
   const ready = Promise.resolve();
   // As a listing asks: each caller resumes from an await before asking.
-  const answers = await Promise.all(["a", "b", "a"].map(async (key) => (await ready, batch.get(key))));
+  const answers = await Promise.all(
+    ["a", "b", "a"].map(async (key) => {
+      await ready;
+      return batch.get(key);
+    }),
+  );
   assert.deepEqual(answers, ["A", "B", "A"]);
   assert.deepEqual(loads, [["a", "b"]]);
   assert.equal(await batch.get("c"), "C");
