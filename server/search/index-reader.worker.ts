@@ -5,7 +5,7 @@ import { SqliteFtsIndex } from "./sqlite-fts-index";
 
 export interface ReaderRequest {
   id: number;
-  method: "search" | "listDocuments" | "release" | "markDamaged";
+  method: "search" | "listDocuments" | "check" | "release" | "markDamaged";
   args: unknown[];
 }
 
