@@ -48,7 +48,7 @@ export async function openStorage(
     const vectors = await PostgresVectorStore.open(db);
     // Said at every start: an operator can tell whether similarity search uses pgvector or the fallback.
     logger.info?.(`vector search: ${vectors.engine}`);
-    return { db, index: new PostgresFtsIndex(db), vectors, secrets };
+    return { db, index: new PostgresFtsIndex(db, { logger }), vectors, secrets };
   } catch (error) {
     await db.destroy();
     throw error;

@@ -9,7 +9,7 @@ import { User } from "../data/entities/user.entity";
 import { UserModelRecord } from "../data/entities/user-model.entity";
 import { Conversation } from "../data/entities/conversation.entity";
 import type { Actor } from "./actor";
-import { findById, rowExists } from "../data/plain-queries";
+import { findMemberOwnedById, rowExists } from "../data/plain-queries";
 
 /**
  * The one place that decides who may touch which id (docs/decisions.md: Access rules).
@@ -57,8 +57,9 @@ export async function assertCanCreateCollectionIn(db: EntityManager, actor: Acto
 
 /** A collection and everything that touches it: members of its owner group only (docs/decisions.md: Access rules). */
 export async function requireCollectionAccess(db: EntityManager, actor: Actor, collectionId: string): Promise<Collection> {
-  const collection = await findById(db, Collection, collectionId);
-  if (!collection || !(await isMember(db, actor, collection.ownerGroupId))) throw new NotFoundError("Collection not found");
+  // The row and the membership in one statement: a search pays this on every request.
+  const collection = await findMemberOwnedById(db, Collection, collectionId, actor.userId);
+  if (!collection) throw new NotFoundError("Collection not found");
   return collection;
 }
 

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from "typeorm";
+import { GroupMember } from "./entities/group-member.entity";
 
 /** Each data source's statements, by entity and columns: built once, from the entity metadata. */
 const statements = new WeakMap<DataSource, Map<string, string>>();
@@ -36,12 +37,35 @@ function columnName(metadata: EntityMetadata, property: string): string {
 /** The row of `entity` with this primary key `id`, as TypeORM would hydrate it; null if none. */
 export async function findById<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, id: string): Promise<T | null> {
   const { sql, metadata } = statement(manager, entity, "byId", (metadata, driver) => {
-    if (metadata.relations.length > 0 || metadata.embeddeds.length > 0) throw new Error(`findById does not hydrate ${metadata.name}'s relations`);
-    const columns = metadata.columns.map((c) => driver.escape(c.databaseName)).join(", ");
-    return `SELECT ${columns} FROM ${driver.escape(metadata.tableName)} WHERE ${driver.escape(columnName(metadata, "id"))} = ${driver.createParameter("id", 0)} LIMIT 1`;
+    return `SELECT ${selectedColumns(metadata, driver)} FROM ${driver.escape(metadata.tableName)} WHERE ${driver.escape(columnName(metadata, "id"))} = ${driver.createParameter("id", 0)} LIMIT 1`;
   });
   const [row] = (await manager.query(sql, [id])) as Array<Record<string, unknown>>;
-  if (!row) return null;
+  return row ? hydrate(manager, metadata, row) : null;
+}
+
+/**
+ * The row of a group-owned `entity` (an `ownerGroupId` property) with this primary key `id`,
+ * only when `userId` is a direct member of its owner group; null when the row is missing or
+ * the user is not a member. One statement where a lookup and a membership check were two
+ * round trips (PostgreSQL: each is a trip to the server on every request).
+ */
+export async function findMemberOwnedById<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, id: string, userId: string): Promise<T | null> {
+  const { sql, metadata } = statement(manager, entity, "memberOwnedById", (metadata, driver) => {
+    const members = manager.connection.getMetadata(GroupMember);
+    const owner = `${driver.escape(metadata.tableName)}.${driver.escape(columnName(metadata, "ownerGroupId"))}`;
+    const membership = `SELECT 1 FROM ${driver.escape(members.tableName)} m WHERE m.${driver.escape(columnName(members, "groupId"))} = ${owner} AND m.${driver.escape(columnName(members, "userId"))} = ${driver.createParameter("userId", 1)}`;
+    return `SELECT ${selectedColumns(metadata, driver)} FROM ${driver.escape(metadata.tableName)} WHERE ${driver.escape(columnName(metadata, "id"))} = ${driver.createParameter("id", 0)} AND EXISTS (${membership}) LIMIT 1`;
+  });
+  const [row] = (await manager.query(sql, [id, userId])) as Array<Record<string, unknown>>;
+  return row ? hydrate(manager, metadata, row) : null;
+}
+
+function selectedColumns(metadata: EntityMetadata, driver: DataSource["driver"]): string {
+  if (metadata.relations.length > 0 || metadata.embeddeds.length > 0) throw new Error(`plain queries do not hydrate ${metadata.name}'s relations`);
+  return metadata.columns.map((c) => `${driver.escape(metadata.tableName)}.${driver.escape(c.databaseName)}`).join(", ");
+}
+
+function hydrate<T extends ObjectLiteral>(manager: EntityManager, metadata: EntityMetadata, row: Record<string, unknown>): T {
   const driver = manager.connection.driver;
   const hydrated = metadata.create() as T;
   for (const column of metadata.columns) column.setEntityValue(hydrated, driver.prepareHydratedValue(row[column.databaseName], column));

@@ -3,8 +3,11 @@ import type { DataSource, QueryRunner } from "typeorm";
 import { NotFoundError } from "../errors";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
-import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
+import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
 import { toSummary, type DocumentRow } from "./document-row";
+import { SearchStatistics } from "./postgres-statistics";
+import { SpanEstimates } from "./span-estimates";
+import { KeyedBatch } from "./keyed-batch";
 
 /**
  * The collection index on PostgreSQL full-text search, in the team server's own database:
@@ -129,7 +132,7 @@ const WEIGHTS = "'{0.1, 0.2, 0.4, 1.0}'";
 const RANK_WINDOW = 2_000;
 /**
  * When the window is read from the GIN index's matches among the collection's newest chunks
- * (see windowSpan): only past this many estimated matches (fewer are read whole, by the GIN
+ * (see windowSpans): only past this many estimated matches (fewer are read whole, by the GIN
  * index), and only when a match is rarer than one chunk in this many (the walk newest first
  * reads that many chunks per match, each a heap page visit of its own; a span costs ~1.25 rows
  * read per match plus two index range scans). SPAN_MARGIN: the span holds this many times the
@@ -168,10 +171,39 @@ const SNIPPET_WORDS = 20;
 const NUL = /\u0000/g;
 
 
+/** Below this many chunks written, a table without statistics costs searches little (see SearchStatistics). */
+const ANALYZE_FLOOR = RANK_WINDOW;
+
+export interface PostgresFtsIndexOptions {
+  /** Where a failed background ANALYZE is reported. */
+  logger?: { warn(message: string): void };
+  /** Chunks written before the first ANALYZE of a table never analyzed (tests lower it). */
+  analyzeFloor?: number;
+  /** How long the writes must pause before a due ANALYZE runs (tests change it). */
+  analyzeQuietMs?: number;
+}
+
 export class PostgresFtsIndex implements SearchIndex {
   private schema: Promise<void> | null = null;
+  private readonly statistics: SearchStatistics;
+  private readonly spanEstimates = new SpanEstimates(SPAN_MIN_MATCHES * SPAN_MIN_CHUNKS_PER_MATCH);
+  private readonly statsBatch = new KeyedBatch((collections) => this.statsOf(collections));
 
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    options: PostgresFtsIndexOptions = {},
+  ) {
+    this.statistics = new SearchStatistics(db, {
+      floor: options.analyzeFloor ?? ANALYZE_FLOOR,
+      quietMs: options.analyzeQuietMs,
+      onError: (error) => options.logger?.warn(`refreshing the search tables' statistics failed (searches may be slower until it works): ${(error as Error).message}`),
+    });
+  }
+
+  /** Runs a due ANALYZE at once, and resolves when none is under way. */
+  statisticsSettled(): Promise<void> {
+    return this.statistics.settled();
+  }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
     return (await this.upsertDocuments(collectionId, [doc]))[0];
@@ -191,6 +223,7 @@ export class PostgresFtsIndex implements SearchIndex {
       await q.query(INDEX_WRITE);
       for (const group of groups) await writeDocuments(q, collection, group);
     });
+    this.statistics.noteWritten(docs.reduce((sum, d) => sum + d.chunks.length, 0));
     return ids;
   }
 
@@ -229,6 +262,7 @@ export class PostgresFtsIndex implements SearchIndex {
       commit: async (documentId, chunkCount) => {
         await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
         await end("commitTransaction");
+        this.statistics.noteWritten(chunkCount);
       },
       discard: () => end("rollbackTransaction"),
     });
@@ -265,6 +299,7 @@ export class PostgresFtsIndex implements SearchIndex {
       sourceId,
       paths.map(pgText),
     ]);
+    this.statistics.noteWritten(paths.length);
   }
 
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
@@ -294,12 +329,21 @@ export class PostgresFtsIndex implements SearchIndex {
   async stats(collectionId: string): Promise<CollectionStats> {
     const collection = collectionKey(collectionId);
     await this.ready();
-    const [row] = (await this.db.query(
-      "SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM search_documents WHERE collection_id = $1",
-      [collection],
-    )) as { documents: number; chunks: number }[];
+    return this.statsBatch.get(collection);
+  }
+
+  /** Every collection's counts asked in one turn (a listing's), in one statement. */
+  private async statsOf(collections: string[]): Promise<Map<string, CollectionStats>> {
+    const rows = (await this.db.query(
+      `SELECT collection_id, count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks
+       FROM search_documents WHERE collection_id = ANY($1::varchar[]) GROUP BY collection_id`,
+      [collections],
+    )) as { collection_id: string; documents: number; chunks: number }[];
+    const found = new Map(rows.map((row) => [row.collection_id, row]));
     // PostgreSQL looks after its own storage: a collection here is never "damaged" in our sense.
-    return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
+    return new Map(
+      collections.map((id) => [id, { documentCount: Number(found.get(id)?.documents ?? 0), chunkCount: Number(found.get(id)?.chunks ?? 0), indexStatus: "ok" as const }]),
+    );
   }
 
   async search(collectionId: string, query: string, topK: number, filter: SearchOptions = {}): Promise<SearchHit[]> {
@@ -311,16 +355,11 @@ export class PostgresFtsIndex implements SearchIndex {
     const phraseLength = Math.max(...units.map((u) => u.tokens.length));
     for (const attempt of matchAttempts(units)) {
       const stemmed = toTsquery(units, attempt, CONFIG);
-      // Chunks with every word in the very form typed first; when they fill the page, the
-      // stemmed ranking is not even run.
       // Words typed exactly are there stemmed too, so the exact tier asks only for them (the planner
       // would take the two conditions as independent and misjudge how many chunks match); a
       // phrase, a prefix or a token the parser may split into a phrase is not implied.
       const impliesStemmed = !attempt.prefix && units.every((u) => u.tokens.length === 1 && PLAIN_WORD.test(u.tokens[0]));
-      const exact = await this.ranked(collection, stemmed, { tsquery: toTsquery(units, attempt, EXACT_CONFIG), impliesStemmed }, filter, limit, []);
-      const rest = exact.length < limit ? await this.ranked(collection, stemmed, null, filter, limit, exact.map((r) => r.id)) : [];
-      const tiers = [...exact.map((r) => ({ ...r, exact: true })), ...rest.map((r) => ({ ...r, exact: false }))];
-      const rows = capPerDocument(tiers, filter.perDocument, (r) => r.document_id).slice(0, limit);
+      const rows = await this.ranked(collection, stemmed, { tsquery: toTsquery(units, attempt, EXACT_CONFIG), impliesStemmed }, filter, limit);
       if (rows.length === 0) continue;
       return rows.map((row) => ({
         documentId: row.document_id,
@@ -361,90 +400,112 @@ export class PostgresFtsIndex implements SearchIndex {
   }
 
   /**
-   * The best chunks for a stemmed tsquery (with `exact`, only those that match its tsquery on
-   * `tsv_exact` too; when that implies the stemmed match, only that is asked), leaving out
-   * `skip`, with their snippets. Past RANK_WINDOW matches only the most recently indexed are
-   * ranked.
+   * The best chunks for a stemmed tsquery, in one statement: first the exact tier (chunks that
+   * match `exact` on `tsv_exact` too; when that implies the stemmed match, only that is asked),
+   * then, when it has fewer than `limit`, the stemmed tier without the exact tier's chunks; each
+   * tier ranks at most its RANK_WINDOW most recently indexed matches; at most
+   * `filter.perDocument` chunks of a document over both; snippets (ts_headline, the dearest
+   * part per row) only for the chunks answered.
    *
    * The tsqueries are written into each clause rather than taken from a CTE, so the planner
    * sees them as constants and estimates their matches from the columns' statistics: a rare
    * word is looked up in the GIN index (reading each match), a common one walks the
    * collection's chunks newest first until RANK_WINDOW match.
    */
-  private async ranked(
-    collection: string,
-    stemmed: Tsquery,
-    exact: ExactMatch | null,
-    filter: SearchOptions,
-    limit: number,
-    skip: string[],
-  ) {
+  private async ranked(collection: string, stemmed: Tsquery, exact: ExactMatch, filter: SearchOptions, limit: number) {
     // The query is built from placeholders only: user text reaches PostgreSQL as parameters.
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
     const q = stemmed.sql(param);
-    const conditions = chunkConditions(param, () => q, exact, skip);
-    if (filter.types?.length) conditions.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
-    if (filter.folder) conditions.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
-    const filtered = filter.types?.length || filter.folder;
-    const from = `search_chunks c${filtered ? " JOIN search_documents d ON d.id = c.document_id" : ""}`;
-    const where = conditions.join(" AND ");
-    const span = filtered ? null : await this.windowSpan(collection, stemmed, exact, skip);
-    // Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
-    const rankedRows = (extra: string) => `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id FROM ${from} WHERE ${where}${extra}`;
+    const filters: string[] = [];
+    if (filter.types?.length) filters.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
+    if (filter.folder) filters.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
+    const from = `search_chunks c${filters.length ? " JOIN search_documents d ON d.id = c.document_id" : ""}`;
+    const spans = filters.length ? null : await this.windowSpans(collection, stemmed, exact);
     const window = param(RANK_WINDOW);
-    const ranked =
-      span === null
-        ? `ranked AS (${rankedRows("")} ORDER BY c.id DESC LIMIT ${window}),`
-        : // The newest RANK_WINDOW matches, in two parts: those among the collection's newest `span`
-          // chunks (the GIN index's matches ANDed with that id range: only they are read), then, if
-          // those were fewer, the newest of the rest (the walk, which then starts at the bound).
-          `bound AS MATERIALIZED (
-             SELECT coalesce((SELECT id FROM search_chunks WHERE collection_id = $1 ORDER BY id DESC OFFSET ${param(span)} LIMIT 1), 0) AS id
-           ),
-           near AS MATERIALIZED (${rankedRows(" AND c.id > (SELECT id FROM bound)")} ORDER BY c.id + 0 DESC LIMIT ${window}),
-           ranked AS (
-             SELECT * FROM near
-             UNION ALL
-             (${rankedRows(" AND c.id <= (SELECT id FROM bound)")} ORDER BY c.id DESC LIMIT (SELECT ${window} - count(*) FROM near))
-           ),`;
+    const top = param(limit);
+    const perDocument = filter.perDocument === undefined ? null : param(filter.perDocument);
+    /** One tier's CTEs, ending in `<name>_top`: its best `limitSql` chunks (id, score, document_id). */
+    const tier = (name: string, tierExact: ExactMatch | null, extra: string, span: number | null, limitSql: string) => {
+      const where = [...chunkConditions(param, () => q, tierExact), ...filters, ...(extra ? [extra] : [])].join(" AND ");
+      // Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
+      const rankedRows = (bound: string) => `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id FROM ${from} WHERE ${where}${bound}`;
+      const ranked =
+        span === null
+          ? `${name}_ranked AS (${rankedRows("")} ORDER BY c.id DESC LIMIT ${window})`
+          : // The newest RANK_WINDOW matches, in two parts: those among the collection's newest `span`
+            // chunks (the GIN index's matches ANDed with that id range: only they are read), then, if
+            // those were fewer, the newest of the rest (the walk, which then starts at the bound).
+            `${name}_bound AS MATERIALIZED (
+               SELECT coalesce((SELECT id FROM search_chunks WHERE collection_id = $1 ORDER BY id DESC OFFSET ${param(span)} LIMIT 1), 0) AS id
+             ),
+             ${name}_near AS MATERIALIZED (${rankedRows(` AND c.id > (SELECT id FROM ${name}_bound)`)} ORDER BY c.id + 0 DESC LIMIT ${window}),
+             ${name}_ranked AS (
+               SELECT * FROM ${name}_near
+               UNION ALL
+               (${rankedRows(` AND c.id <= (SELECT id FROM ${name}_bound)`)} ORDER BY c.id DESC LIMIT (SELECT ${window} - count(*) FROM ${name}_near))
+             )`;
+      const best =
+        perDocument === null
+          ? `SELECT id, score, document_id FROM ${name}_ranked`
+          : // At most perDocument chunks of each document, so one long document cannot fill the page.
+            `SELECT id, score, document_id FROM (SELECT id, score, document_id, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ${name}_ranked) r WHERE n <= ${perDocument}`;
+      return `${ranked},
+       ${name}_top AS (${best} ORDER BY score DESC, id LIMIT ${limitSql})`;
+    };
+    // The stemmed tier runs only when the exact tier did not fill the page (a LIMIT of 0 reads
+    // nothing); it then takes `limit` chunks of its own, as the page's per-document cap may drop some.
+    const restLimit = `(SELECT CASE WHEN count(*) < ${top} THEN ${top} ELSE 0 END FROM exact_top)`;
+    const answered =
+      perDocument === null
+        ? `SELECT * FROM tiers`
+        : `SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY document_id ORDER BY exact DESC, score DESC, id) AS n FROM tiers) t WHERE n <= ${perDocument}`;
     return (await this.db.query(
-      `WITH ${ranked}
-       top AS (
-         ${
-           filter.perDocument === undefined
-             ? `SELECT id, score FROM ranked`
-             : // At most perDocument chunks of each document, so one long document cannot fill the page.
-               `SELECT id, score FROM (SELECT id, score, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ranked) r WHERE n <= ${param(filter.perDocument)}`
-         }
-         ORDER BY score DESC, id LIMIT ${param(limit)}
-       )
-       SELECT top.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, top.score, c.body,
+      `WITH ${tier("exact", exact, "", spans?.exact ?? null, top)},
+       ${tier("rest", null, "c.id NOT IN (SELECT id FROM exact_top)", spans?.stemmed ?? null, restLimit)},
+       tiers AS (
+         SELECT id, score, document_id, true AS exact FROM exact_top
+         UNION ALL
+         SELECT id, score, document_id, false AS exact FROM rest_top
+       ),
+       page AS (${answered} ORDER BY exact DESC, score DESC, id LIMIT ${top})
+       SELECT page.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, page.score, page.exact, c.body,
               ts_headline('${CONFIG}', ${words("c.body")}, ${q}, '${HEADLINE}') AS snippet
-       FROM top JOIN search_chunks c ON c.id = top.id JOIN search_documents d ON d.id = c.document_id
-       ORDER BY top.score DESC, top.id`,
+       FROM page JOIN search_chunks c ON c.id = page.id JOIN search_documents d ON d.id = c.document_id
+       ORDER BY page.exact DESC, page.score DESC, page.id`,
       params,
-    )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; body: string; snippet: string | null }[];
+    )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; exact: boolean; body: string; snippet: string | null }[];
   }
 
   /**
-   * How many of the collection's newest chunks should hold RANK_WINDOW matches, from the
-   * planner's estimates of the matches and of the collection's chunks; null when walking the
-   * chunks newest first is as cheap (a common word: few chunks read per match) or the GIN
-   * index's matches are few enough to read them all (a rare word). Only a cost: the window's
-   * rows are the same either way (a span that holds too few is completed by the walk).
+   * For each tier, how many of the collection's newest chunks should hold RANK_WINDOW matches,
+   * from the planner's estimates of the matches and of the collection's chunks; null when
+   * walking the chunks newest first is as cheap (a common word: few chunks read per match) or
+   * the GIN index's matches are few enough to read them all (a rare word). Only a cost: the
+   * window's rows are the same either way (a span that holds too few is completed by the walk).
+   * One EXPLAIN for both tiers, its answer kept a while (SpanEstimates), and none at all for a
+   * collection too small for a span.
    */
-  private async windowSpan(collection: string, stemmed: Tsquery, exact: ExactMatch | null, skip: string[]): Promise<number | null> {
+  private async windowSpans(collection: string, stemmed: Tsquery, exact: ExactMatch): Promise<{ exact: number | null; stemmed: number | null } | null> {
+    if (this.spanEstimates.tooSmall(collection)) return null;
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
-    const where = chunkConditions(param, () => stemmed.sql(param), exact, skip).join(" AND ");
-    const [{ "QUERY PLAN": plan }] = (await this.db.query(
-      `EXPLAIN (FORMAT JSON) SELECT 1 FROM search_chunks c WHERE ${where} UNION ALL SELECT 1 FROM search_chunks WHERE collection_id = $1`,
-      params,
-    )) as { "QUERY PLAN": { Plan: PlanNode }[] }[];
-    const [matches, chunks] = (plan[0].Plan.Plans ?? []).map((p) => p["Plan Rows"]);
-    if (!(matches > SPAN_MIN_MATCHES && chunks > 0) || chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH) return null;
-    return Math.ceil((SPAN_MARGIN * RANK_WINDOW * chunks) / matches);
+    const exactWhere = chunkConditions(param, () => stemmed.sql(param), exact).join(" AND ");
+    const stemmedWhere = chunkConditions(param, () => stemmed.sql(param), null).join(" AND ");
+    const sql = `EXPLAIN (FORMAT JSON) SELECT 1 FROM search_chunks c WHERE ${exactWhere} UNION ALL SELECT 1 FROM search_chunks c WHERE ${stemmedWhere} UNION ALL SELECT 1 FROM search_chunks WHERE collection_id = $1`;
+    const key = JSON.stringify([sql, params]);
+    let estimate = this.spanEstimates.get(key);
+    if (!estimate) {
+      const [{ "QUERY PLAN": plan }] = (await this.db.query(sql, params)) as { "QUERY PLAN": { Plan: PlanNode }[] }[];
+      const [exactMatches, stemmedMatches, chunks] = (plan[0].Plan.Plans ?? []).map((p) => p["Plan Rows"]);
+      estimate = { exactMatches, stemmedMatches, chunks };
+      this.spanEstimates.set(collection, key, estimate);
+    }
+    const span = (matches: number) =>
+      !(matches > SPAN_MIN_MATCHES && estimate.chunks > 0) || estimate.chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH
+        ? null
+        : Math.ceil((SPAN_MARGIN * RANK_WINDOW * estimate.chunks) / matches);
+    return { exact: span(estimate.exactMatches), stemmed: span(estimate.stemmedMatches) };
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -456,19 +517,23 @@ export class PostgresFtsIndex implements SearchIndex {
     });
   }
 
-  /** The pool belongs to the data source, which the server closes after the index. */
   /** Nothing to set aside: the index lives in the team's database. */
   async moveAside(): Promise<string | null> {
     return null;
   }
 
-  async close(): Promise<void> {}
+  /** The pool belongs to the data source, which the server closes after the index: a background ANALYZE ends first. */
+  async close(): Promise<void> {
+    await this.statistics.stop();
+  }
 
   private ready(): Promise<void> {
-    this.schema ??= this.migrate().catch((error) => {
-      this.schema = null;
-      throw error;
-    });
+    this.schema ??= this.migrate()
+      .then(() => this.statistics.start())
+      .catch((error) => {
+        this.schema = null;
+        throw error;
+      });
     return this.schema;
   }
 
@@ -510,11 +575,10 @@ interface ExactMatch {
 }
 
 /** What a chunk of the collection must match (the first parameter is the collection), its SQL built with `param`. */
-function chunkConditions(param: (value: unknown) => string, stemmedSql: () => string, exact: ExactMatch | null, skip: string[]): string[] {
+function chunkConditions(param: (value: unknown) => string, stemmedSql: () => string, exact: ExactMatch | null): string[] {
   const conditions = [`c.collection_id = $1`];
   if (!exact?.impliesStemmed) conditions.push(`c.tsv @@ (${stemmedSql()})`);
   if (exact) conditions.push(`c.tsv_exact @@ (${exact.tsquery.sql(param)})`);
-  if (skip.length > 0) conditions.push(`c.id <> ALL(${param(skip)}::bigint[])`);
   return conditions;
 }
 

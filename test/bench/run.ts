@@ -17,6 +17,8 @@ import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./c
 import { cpuSeconds, treeCpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
 import { runRealBench } from "./real.bench";
 import { runGrowthBench } from "./growth.bench";
+import { runWriterBench } from "./index-writer.bench";
+import { runSearchHttpBench } from "./search-http.bench";
 import path from "node:path";
 
 /**
@@ -34,7 +36,8 @@ import path from "node:path";
  * BENCH_SCALE=0.05 shrinks every corpus and collection (a check that the bench works, not a
  * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite, `-- --pg-ingest`
  * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
- * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`.
+ * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
+ * writer alone, per batch size, index-writer.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -338,6 +341,24 @@ async function workersBench(): Promise<void> {
   report("INGEST_CONCURRENCY=2 against 1 (aggregate files/s)", `${(two.filesPerSecond / one.filesPerSecond).toFixed(2)}x`);
 }
 
+/** The search-over-HTTP section alone, on a corpus of its own (default: the main bench's 2,000 text files). */
+async function searchHttpBench(): Promise<void> {
+  const files = Number(option("--files") ?? "2000");
+  const queries = Number(option("--queries") ?? "1000");
+  if (!Number.isInteger(files) || files < 1 || !Number.isInteger(queries) || queries < 1) throw new Error("--files and --queries take whole numbers");
+  const engine = process.argv.includes("--sqlite") ? "sqlite" : "postgres";
+  const backEnd: BackEnd = engine === "sqlite" ? "SQLite" : "PostgreSQL";
+  const r = await runSearchHttpBench({ files, queries, engine, logStatements: process.argv.includes("--log"), apiProbe: process.argv.includes("--probe") });
+  const goal = TARGETS[backEnd].searchHttpP95Ms;
+  report(`search over HTTP, ${backEnd}, ${files} files ingested (${queries} queries)`, `p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`, `p95 < ${goal} ms`, r.p95 < goal);
+  if (r.api) {
+    const apiGoal = TARGETS[backEnd].apiP99Ms;
+    report("API p99 GET /collections during ingestion", `${r.api.p99.toFixed(1)} ms over ${r.api.requests} requests (p50 ${r.api.p50.toFixed(1)} ms)`, `< ${apiGoal} ms`, r.api.p99 < apiGoal);
+  }
+  if (r.statementsPerSearch !== null) report("database statements per search", r.statementsPerSearch.toFixed(2));
+  if (r.log) report("statement log", r.log);
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- big-file` runs only the big-file section.
   if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
@@ -346,6 +367,15 @@ async function main(): Promise<void> {
   const real = option("--real");
   if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
+  // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).
+  if (process.argv.includes("--writer")) {
+    for (const row of await runWriterBench(scaled(2000))) {
+      report(`SQLite writer, ${row.batch} documents per transaction (median of 3)`, `${row.cpuSeconds.toFixed(2)} s CPU, ${row.wallSeconds.toFixed(2)} s wall, ${row.megabytes.toFixed(1)} MB`);
+    }
+    return printRows();
+  }
+  // `npm run bench -- --search-http [--files N] [--queries N] [--sqlite] [--log] [--probe]` runs only the search over HTTP (PostgreSQL by default), with --probe the API probe during an ingestion first.
+  if (process.argv.includes("--search-http")) return searchHttpBench().then(printRows);
   // `npm run bench -- --smb` runs only the SMB ratios on SQLite: plain and encrypted, three pairs each.
   const smbOnly = process.argv.includes("--smb");
   // `npm run bench -- --pg-ingest` runs only the SMB ratio on PostgreSQL (three pairs), to measure the team server's ingestion.

@@ -7,7 +7,7 @@ import { Collection } from "../../server/data/entities/collection.entity";
 import { GROUP_PERMISSIONS, Group } from "../../server/data/entities/group.entity";
 import { GroupMember } from "../../server/data/entities/group-member.entity";
 import { User } from "../../server/data/entities/user.entity";
-import { findById, rowExists } from "../../server/data/plain-queries";
+import { findById, findMemberOwnedById, rowExists } from "../../server/data/plain-queries";
 import { onPostgres, sharedPostgres } from "../fixtures/postgres";
 import { tempDir } from "../fixtures/sluice-server";
 
@@ -51,6 +51,19 @@ describe("plain per-request queries", () => {
       assert.equal(await rowExists(m, User, { id: crypto.randomUUID() }), false, name);
       assert.equal(await rowExists(m, GroupMember, { groupId, userId }), true, name);
       assert.equal(await rowExists(m, GroupMember, { groupId, userId: crypto.randomUUID() }), false, name);
+      // The row and the membership in one statement: a member gets the row findOne gives; a
+      // non-member, a missing id and a hostile id all get null.
+      const outsider = crypto.randomUUID();
+      const otherGroup = crypto.randomUUID();
+      await m.insert(User, m.create(User, { id: outsider, email: `${outsider}@example.com`, passwordHash: "x", createdAt: new Date(), updatedAt: new Date() } as Partial<User>));
+      await m.insert(Group, m.create(Group, { id: otherGroup, groupName: `g-${otherGroup}`, groupPermission: GROUP_PERMISSIONS[0], createdAt: new Date() } as Partial<Group>));
+      await m.insert(GroupMember, m.create(GroupMember, { groupId: otherGroup, userId: outsider, createdAt: new Date() } as Partial<GroupMember>));
+      const owned = await findMemberOwnedById(m, Collection, embedded, userId);
+      assert.ok(owned instanceof Collection, name);
+      assert.deepEqual(owned, await m.findOne(Collection, { where: { id: embedded } }), name);
+      assert.equal(await findMemberOwnedById(m, Collection, embedded, outsider), null, name);
+      assert.equal(await findMemberOwnedById(m, Collection, crypto.randomUUID(), userId), null, name);
+      assert.equal(await findMemberOwnedById(m, Collection, "not a uuid ' OR 1=1 --", userId), null, name);
     }
   });
 });

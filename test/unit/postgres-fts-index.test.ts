@@ -179,6 +179,10 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.equal(hits[0].path, "new/best.txt");
     assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
     assert.equal(hits.length, 5);
+    // The same search again: the planner's estimate is kept, so it is one statement, with the same answer.
+    seen.length = 0;
+    assert.deepEqual(await index.search(collection, "kestrel", 5), hits);
+    assert.equal(seen.length, 1, seen.map((sql) => sql.slice(0, 40)).join(" | "));
   });
 
   test("when the newest chunks hold fewer matches than the estimate said, the window goes on to older ones", async () => {
@@ -202,5 +206,108 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.ok(!hits.some((h) => h.path === "new/kestrelling.txt"), hits.map((h) => h.path).join(", "));
     assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
     assert.equal(hits.length, 5);
+  });
+
+  test("a search is one statement per attempt: both tiers, the per-document cap and the snippets of the chunks answered only", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    // Exact "gannet" in three chunks of long.txt; the stem only ("gannets") in its other three and in short.txt.
+    await index.upsertDocument(collection, doc("long.txt", ["gannet colony one", "gannet colony two", "gannet colony three", "gannets four", "gannets five", "gannets six"]));
+    await index.upsertDocument(collection, doc("short.txt", ["gannets over the cliffs"]));
+    await index.upsertDocument(collection, doc("other.txt", ["puffins only"]));
+    await index.search(collection, "puffin", 5); // the first search of a small collection learns its size (one EXPLAIN)
+    const seen = statements(db);
+    const capped = await index.search(collection, "gannet", 5, { perDocument: 2 });
+    assert.equal(seen.length, 1, seen.map((sql) => sql.slice(0, 40)).join(" | "));
+    // The cap counts both tiers: long.txt's two best exact chunks, then short.txt from the stemmed tier.
+    assert.deepEqual(
+      capped.map((h) => [h.path, h.exact]),
+      [
+        ["long.txt", true],
+        ["long.txt", true],
+        ["short.txt", false],
+      ],
+    );
+    assert.ok(capped.every((h) => h.snippet.includes("gannet")), capped.map((h) => h.snippet).join(" | "));
+    // Without a cap the stemmed tier fills what the exact tier left: three exact, then two by stem.
+    const page = await index.search(collection, "gannet", 5);
+    assert.deepEqual(page.map((h) => h.exact), [true, true, true, false, false]);
+    // The exact tier alone fills a page of three: the stemmed tier is not read, and nothing it has is answered.
+    assert.deepEqual((await index.search(collection, "gannet", 3)).map((h) => h.exact), [true, true, true]);
+    // A query found only by its fallback: one statement per attempt (all words, then the prefix, then any word).
+    seen.length = 0;
+    assert.deepEqual((await index.search(collection, "puffins albatross", 5)).map((h) => [h.path, h.matched]), [["other.txt", "any"]]);
+    assert.equal(seen.length, 3, seen.map((sql) => sql.slice(0, 40)).join(" | "));
+  });
+
+  /** The rows search_chunks had at its last ANALYZE (-1: never analyzed). */
+  async function analyzedRows(db: DataSource): Promise<number> {
+    const [row] = (await db.query("SELECT reltuples FROM pg_class WHERE oid = 'search_chunks'::regclass")) as { reltuples: number }[];
+    return Number(row.reltuples);
+  }
+  async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting: ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  test("the search tables get statistics as this process writes them: past the floor, then each time the table has doubled", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db, { analyzeFloor: 100 });
+    const collection = crypto.randomUUID();
+    const settled = async () => {
+      await index.statisticsSettled();
+      return analyzedRows(db);
+    };
+    await index.upsertDocuments(collection, plain("a", 60, "words"));
+    assert.equal(await settled(), -1, "60 chunks: never analyzed yet");
+    await index.upsertDocuments(collection, plain("b", 60, "words"));
+    assert.equal(await settled(), 120, "past the floor of 100: analyzed");
+    await index.upsertDocuments(collection, plain("c", 100, "words"));
+    assert.equal(await settled(), 120, "100 more of a table of 120: not yet");
+    const staged = await index.stageDocument(collection, { sourceId: SOURCE, path: "big/stream.log", title: "stream.log", size: 10, modifiedAt: new Date(), version: null });
+    await staged.addChunks(Array.from({ length: 30 }, (_, chunkIndex) => ({ chunkIndex, text: `streamed ${chunkIndex}` })));
+    await staged.commit();
+    assert.equal(await settled(), 250, "130 more: the table has doubled since, analyzed again");
+    assert.equal((await index.search(collection, "streamed", 3)).length, 3);
+    await index.close();
+  });
+
+  test("a due ANALYZE runs by itself when the writes pause, or at once when they go on without a pause", async () => {
+    const pausing = await newDatabase();
+    const index = new PostgresFtsIndex(pausing, { analyzeFloor: 100, analyzeQuietMs: 300 });
+    await index.upsertDocuments(crypto.randomUUID(), plain("a", 150, "words"));
+    assert.equal(await analyzedRows(pausing), -1, "not while the writes may go on");
+    await waitFor(async () => (await analyzedRows(pausing)) === 150, "the ANALYZE after the pause");
+    await index.close();
+
+    const unpaused = await newDatabase();
+    const busy = new PostgresFtsIndex(unpaused, { analyzeFloor: 100, analyzeQuietMs: 600_000 });
+    await busy.upsertDocuments(crypto.randomUUID(), plain("a", 400, "words"));
+    await waitFor(async () => (await analyzedRows(unpaused)) === 400, "the ANALYZE at four times what was due");
+    await busy.close();
+  });
+
+  test("the counts of several collections asked at once (a listing) are one statement; an empty collection counts zero", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const [a, b, empty] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await index.upsertDocuments(a, [doc("one.txt", ["x", "y"]), doc("two.txt", ["z"])]);
+    await index.upsertDocuments(b, [doc("three.txt", ["w"])]);
+    const seen = statements(db);
+    const stats = await Promise.all([a, b, empty, a].map((id) => index.stats(id)));
+    assert.equal(seen.length, 1, seen.join(" | "));
+    assert.deepEqual(
+      stats.map((s) => [s.documentCount, s.chunkCount, s.indexStatus]),
+      [
+        [2, 3, "ok"],
+        [1, 1, "ok"],
+        [0, 0, "ok"],
+        [2, 3, "ok"],
+      ],
+    );
   });
 });
