@@ -1,9 +1,11 @@
 import { ConfigError, loadConfig } from "./config";
 import { createLogger } from "./logger";
 import { startServer } from "./server";
+import { startHeapTrace } from "./diagnostics/heap-trace";
 
 // At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
 const logger = createLogger();
+startHeapTrace("main");
 
 /** `npm start`: serve the API (and UI) headless until SIGINT/SIGTERM. */
 async function main(): Promise<void> {

@@ -4,6 +4,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { chunkText } from "./chunker";
 import { extractText } from "./extract-text";
 import type { ParseResult } from "./parse-types";
+import { startHeapTrace } from "../../diagnostics/heap-trace";
 
 export interface ParseRequest {
   id: number;
@@ -58,6 +59,7 @@ async function runTestHook(fileName: string): Promise<void> {
 const port = parentPort;
 if (!port) throw new Error("parse.worker must run as a worker thread");
 const { testHooks } = workerData as ParseWorkerData;
+startHeapTrace("parser");
 
 port.on("message", async (request: ParseRequest) => {
   const results: ParseOutcome[] = [];
