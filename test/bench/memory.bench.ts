@@ -4,7 +4,7 @@ import { startSamba } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, signUp } from "../fixtures/http-client";
 import { seeded, writeCorpus, zipfWord } from "./corpus";
-import { cpuSeconds, peakRssMb, runWatched } from "./measure";
+import { cpuSeconds, peakRssMb, percentile, runWatched } from "./measure";
 
 /**
  * `npm run bench -- --memory [--files N] [--real DIR]`: where the server's peak RSS during one
@@ -72,6 +72,32 @@ function printBreakdown(at: ProcSample, lines: HeapLine[]): void {
   process.stdout.write(`\nV8 heaps (total + malloced) ${mb(heaps)} MB; anonymous memory not in a V8 heap ${mb(at.anon - heaps)} MB (malloc: SQLite, buffers, arenas; stacks; code)\n`);
 }
 
+/**
+ * The process's anonymous memory by mapping size, from /proc/PID/smaps: glibc's per-thread malloc
+ * arenas are mappings of up to 64 MB (their reserved rest is a separate no-access mapping), V8's
+ * heap pages 256 KB each, big buffers mappings of their own.
+ */
+function printMappings(pid: number): void {
+  const groups = new Map<string, { count: number; rss: number }>();
+  let current: { name: string; size: number } | null = null;
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      current = { name: head[4] || "anonymous", size: (Number.parseInt(head[2], 16) - Number.parseInt(head[1], 16)) / 1024 };
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss || !current || Number(rss[1]) === 0) continue;
+    if (current.name !== "anonymous" && current.name !== "[heap]" && current.name !== "[stack]") continue;
+    const kind = current.name !== "anonymous" ? current.name : current.size >= 32 * 1024 && current.size <= 65536 ? "32-64 MB (malloc arenas)" : current.size <= 256 ? "<= 256 KB (V8 pages, stacks)" : current.size < 32 * 1024 ? "256 KB - 32 MB" : "> 64 MB";
+    const g = groups.get(kind) ?? { count: 0, rss: 0 };
+    g.count++;
+    g.rss += Number(rss[1]) * 1024;
+    groups.set(kind, g);
+  }
+  process.stdout.write(`  anonymous mappings: ${[...groups].map(([k, g]) => `${k}: ${g.count}, ${mb(g.rss)} MB`).join("; ")}\n`);
+}
+
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)}`;
 
 export async function runMemoryBench(opts: { files: number; realDir?: string; runs?: number }): Promise<void> {
@@ -114,15 +140,20 @@ export async function runMemoryBench(opts: { files: number; realDir?: string; ru
     const peak = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
     process.stdout.write(`\ningestion ${run.seconds.toFixed(1)} s (server CPU ${cpu.toFixed(1)} s), ${run.job.entities_processed} files; idle RSS ${mb(idle.rss)} MB; peak RSS ${mb(peak.rss)} MB at ${((peak.t - samples[0].t) / 1000).toFixed(1)} s (VmHWM ${peakRssMb(pid).toFixed(0)} MB), ${peak.threads} OS threads\n`);
     printBreakdown(peak, readTrace(trace));
+    printMappings(pid);
     // Then searches of the collection, as `npm run bench` runs after its ingestions: the reader threads start.
     const random = seeded(11);
+    const latencies: number[] = [];
     for (let i = 0; i < 500; i++) {
       const q = Array.from({ length: 1 + Math.floor(random() * 3) }, () => zipfWord(words, random)).join(" ");
+      const t = performance.now();
       const res = await request("GET", `/collections/${pipeline.collection_id}/search?q=${encodeURIComponent(q)}`, { token: user.token });
       if (res.status !== 200) throw new Error(`search failed: ${res.text}`);
+      latencies.push(performance.now() - t);
     }
+    latencies.sort((a, b) => a - b);
     const after = procSample(pid)!;
-    process.stdout.write(`\nafter 500 searches: RSS ${mb(after.rss)} MB (VmHWM ${peakRssMb(pid).toFixed(0)} MB), ${after.threads} OS threads\n`);
+    process.stdout.write(`\nafter 500 searches (p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms): RSS ${mb(after.rss)} MB (VmHWM ${peakRssMb(pid).toFixed(0)} MB), ${after.threads} OS threads\n`);
     printBreakdown(after, readTrace(trace));
     process.stdout.write("\nRSS over the ingestion (MB, every second): ");
     let next = samples[0].t;
