@@ -43,7 +43,7 @@ interface Reader {
 export class IndexReaderPool {
   private readers: Reader[] = [];
   private readonly queue: Task[] = [];
-  private readonly control = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  private readonly control = new Map<number, { reader: Reader; resolve(value: unknown): void; reject(error: Error): void }>();
   private nextId = 1;
   private closed = false;
 
@@ -63,17 +63,28 @@ export class IndexReaderPool {
 
   /** Every thread lets go of one collection's file (it is about to be deleted or moved), or takes it for damaged. */
   async broadcast(method: "release" | "markDamaged", collectionId: string): Promise<void> {
-    await Promise.all(
-      this.readers.map(
-        (reader) =>
-          new Promise<void>((resolve, reject) => {
-            const id = this.nextId++;
-            this.control.set(id, { resolve, reject });
-            this.sent(reader);
-            reader.worker.postMessage({ id, method, args: [collectionId] } satisfies ReaderRequest);
-          }),
-      ),
-    );
+    await Promise.all(this.readers.map((reader) => this.controlMessage(reader, method, collectionId)));
+  }
+
+  /**
+   * SqliteFtsIndex.check on the least busy thread (one is started if none runs): outside the
+   * bounded queue, since a collection's first read must not be shed, and off the API's thread
+   * and the writer's, where a running job's batches would hold it up.
+   */
+  check(collectionId: string): Promise<"missing" | "older" | "current"> {
+    if (this.closed) return Promise.reject(new Error("The index is closed"));
+    if (this.readers.length === 0) this.readers.push(this.spawn());
+    const reader = this.readers.reduce((least, r) => (r.outstanding < least.outstanding ? r : least));
+    return this.controlMessage(reader, "check", collectionId) as Promise<"missing" | "older" | "current">;
+  }
+
+  private controlMessage(reader: Reader, method: "check" | "release" | "markDamaged", collectionId: string): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      this.control.set(id, { reader, resolve, reject });
+      this.sent(reader);
+      reader.worker.postMessage({ id, method, args: [collectionId] } satisfies ReaderRequest);
+    });
   }
 
   async close(): Promise<void> {
@@ -100,7 +111,7 @@ export class IndexReaderPool {
       const control = this.control.get(reply.id);
       if (control) {
         this.control.delete(reply.id);
-        return reply.ok ? control.resolve() : control.reject(replyError(reply));
+        return reply.ok ? control.resolve(reply.result) : control.reject(replyError(reply));
       }
       const task = reader.busy;
       reader.busy = null;
@@ -114,6 +125,11 @@ export class IndexReaderPool {
       this.readers = this.readers.filter((r) => r !== reader);
       reader.busy?.reject(new Error(`The search thread stopped: ${error.message}`));
       reader.busy = null;
+      for (const [id, control] of this.control) {
+        if (control.reader !== reader) continue;
+        this.control.delete(id);
+        control.reject(new Error(`The search thread stopped: ${error.message}`));
+      }
       if (this.closed) return;
       const fresh = this.spawn();
       this.readers.push(fresh);

@@ -6,7 +6,7 @@ import { startHeapTrace } from "../diagnostics/heap-trace";
 
 export interface ReaderRequest {
   id: number;
-  method: "search" | "listDocuments" | "release" | "markDamaged";
+  method: "search" | "listDocuments" | "check" | "release" | "markDamaged";
   args: unknown[];
 }
 

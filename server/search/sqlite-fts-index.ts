@@ -134,9 +134,16 @@ export interface SqliteFtsIndexOptions {
   ranking?: Partial<RankingLimits>;
   /**
    * Run `PRAGMA quick_check` when a read-only instance opens a file (a writable one always
-   * does): the thread that reports a collection's index status must find a damaged file at open.
+   * does). threaded-index.ts does not: its writer thread checks each file at open, off the main
+   * thread, before the main thread's connection reads it.
    */
   checkOnOpen?: boolean;
+  /**
+   * Keep SQLite's own 2 MB page cache on a read-only instance's connections (the writer's always
+   * do): for a thread that reads little (the main thread's counts and first pages). Default:
+   * checkOnOpen, whose check reads every page.
+   */
+  smallCache?: boolean;
 }
 
 
@@ -160,6 +167,7 @@ export class SqliteFtsIndex implements SearchIndex {
   private readonly open = new Map<string, Database.Database>();
   private readonly readOnly: boolean;
   private readonly checkOnOpen: boolean;
+  private readonly smallCache: boolean;
   private readonly ranking: RankingLimits;
   /** Files found damaged, by path: answered at once rather than re-read per request. */
   private readonly damaged = new Set<string>();
@@ -170,6 +178,7 @@ export class SqliteFtsIndex implements SearchIndex {
     this.dir = options.dir;
     this.readOnly = options.readOnly ?? false;
     this.checkOnOpen = !this.readOnly || (options.checkOnOpen ?? false);
+    this.smallCache = !this.readOnly || (options.smallCache ?? this.checkOnOpen);
     this.ranking = { ...RANKING_LIMITS, ...options.ranking };
   }
 
@@ -392,6 +401,22 @@ export class SqliteFtsIndex implements SearchIndex {
     this.open.clear();
   }
 
+  /**
+   * A read-only instance's look at a collection's file before its first read in this process:
+   * "missing" (no file), "older" (a schema this build must migrate first, or none committed yet:
+   * the writer's work), or "current" after `PRAGMA quick_check` found it sound. Throws
+   * IndexDamagedError for a damaged file. Runs wherever the caller sends it (threaded-index.ts: a
+   * search reader thread), as the check reads every page.
+   */
+  async check(collectionId: string): Promise<"missing" | "older" | "current"> {
+    const file = this.filePath(collectionId);
+    if (!fs.existsSync(file)) return "missing";
+    const db = this.database(collectionId, false);
+    if (!db) return "older";
+    this.guarded(collectionId, () => assertSound(db));
+    return "current";
+  }
+
   /** Opens a collection's file if it has one, bringing an older schema up to date (read-only readers cannot). */
   async upgrade(collectionId: string): Promise<void> {
     this.database(collectionId, false);
@@ -422,11 +447,8 @@ export class SqliteFtsIndex implements SearchIndex {
         db.close();
         return undefined;
       }
-      if (this.checkOnOpen) {
-        // The thread that checks files at open (the main thread) reads little afterwards.
-        db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
-        assertSound(db);
-      }
+      if (this.smallCache) db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
+      if (this.checkOnOpen) assertSound(db);
     } catch (err) {
       db?.close();
       if (!isCorruption(err)) throw err;

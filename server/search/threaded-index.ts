@@ -23,7 +23,13 @@ export const DEFAULT_SEARCH_CACHE_BYTES = 32 * 1024 * 1024;
  * committed yet for an empty collection (a collection's first write races its first listing).
  */
 export class ThreadedSqliteIndex implements SearchIndex {
-  /** The caller's thread: index status and counts for listings, a job's indexed state; read-only, quick_check at open. */
+  /**
+   * The caller's thread: index status and counts for listings, a job's indexed state; read-only.
+   * It runs no quick_check: that reads every page of the file, 0.2 to 0.4 s of this thread for a
+   * 1,700-file collection, during which no request moved (the load bench's answers over 1 s at
+   * an ingestion's start, issue 20). Every read here first has a reader thread check the file
+   * (upgraded()); damage found reaches this connection (noteDamaged) before the read goes on.
+   */
   private readonly reader: SqliteFtsIndex;
   private readonly dir: string;
   /** The writer thread; null until first needed and after it stopped (the next call starts another). */
@@ -39,7 +45,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private readonly results: SearchResultCache | null;
 
   constructor(options: { dir: string; readers?: { threads: number; queueLimit: number }; searchCacheBytes?: number }) {
-    this.reader = new SqliteFtsIndex({ dir: options.dir, readOnly: true, checkOnOpen: true });
+    this.reader = new SqliteFtsIndex({ dir: options.dir, readOnly: true, smallCache: true });
     this.dir = options.dir;
     this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
     const cacheBytes = options.searchCacheBytes ?? DEFAULT_SEARCH_CACHE_BYTES;
@@ -151,7 +157,9 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.indexedState(collectionId, sourceId);
   }
 
-  documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
+  async documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
     return this.reader.documentChunks(collectionId, documentId);
   }
 
@@ -202,16 +210,26 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** Searches running on a reader thread, by version and cache key: an identical search joins one. */
   private readonly inFlight = new Map<string, Promise<SearchHit[]>>();
 
-  /** Collections whose file the writer has opened (and so brought to this build's schema) in this process. */
+  /** Collections whose file was checked and is of this build's schema (or had no file) when first read in this process. */
   private readonly current = new Set<string>();
 
   /**
-   * The read-only reader threads cannot upgrade a file of an older schema (they would answer
-   * nothing from it): the first read of a collection has the writer open it first, once.
+   * A collection's first read in this process: a reader thread checks its file (quick_check),
+   * off this thread, and off the writer's, where a running job's queued batches held a listing
+   * up for 1.5 s. The read-only threads cannot upgrade a file of an older schema (they would
+   * answer nothing from it): such a file (rare: after an update) is opened by the writer first,
+   * which checks it as it opens it.
    */
   private async upgraded(collectionId: string): Promise<void> {
     if (this.current.has(collectionId)) return;
-    await this.call("upgrade", collectionId);
+    let state: "missing" | "older" | "current";
+    try {
+      state = await this.readers.check(collectionId);
+    } catch (error) {
+      if (error instanceof IndexDamagedError) this.noteDamaged(collectionId);
+      throw error;
+    }
+    if (state === "older") await this.call("upgrade", collectionId);
     this.current.add(collectionId);
   }
 

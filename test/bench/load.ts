@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import autocannon from "autocannon";
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
@@ -10,8 +11,14 @@ import { prose, seeded, vocabulary, zipfWord } from "./corpus";
  * server holding one collection (issue 20 item 6). autocannon holds N connections (default 100)
  * for S seconds (default 30) with a bearer token: two thirds searches, the rest status polls,
  * collection lists and document pages. Once idle, once during an ingestion of a second folder of
- * the same size; that ingestion is also timed alone, for the slowdown ratio. Prints requests/s,
- * p50/p99/max and errors per route, each figure beside its target with ok/MISSED.
+ * the same size; that ingestion is also timed alone, for the slowdown ratio (each from the job's
+ * own started/completed times, so the trigger and the polling are not counted). Prints
+ * requests/s, p50/p99/max and errors per route, each figure beside its target with ok/MISSED,
+ * and this process's own event-loop delay: autocannon runs on its thread, and a stalled client
+ * would report its own stall as the server's latency.
+ *
+ * `--idle-duration S` sets the idle run's length apart (0: none), for a quick look at the run
+ * during an ingestion; `--timeline` also prints that run second by second.
  */
 
 const TARGET_RPS = 1000;
@@ -19,10 +26,10 @@ const TARGET_P99_MS = 100;
 const TARGET_MAX_MS = 1000;
 const TARGET_SLOWDOWN = 1.5;
 
-function flag(name: string, fallback: number): number {
+function flag(name: string, fallback: number, least = 1): number {
   const at = process.argv.indexOf(`--${name}`);
   const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  if (!Number.isFinite(value) || value < least) throw new Error(`--${name} must be a number from ${least}`);
   return value;
 }
 
@@ -54,6 +61,11 @@ type Route = "search" | "status" | "collections" | "documents";
 /** One autocannon run over the route mix; latencies per route from each response (the client's request index names its route). */
 async function load(url: string, token: string, routes: Array<{ route: Route; path: string }>, connections: number, seconds: number) {
   const stats = new Map<Route, RouteStats>(routes.map((r) => [r.route, { latencies: [], non2xx: 0, status5xx: 0 }]));
+  // Per second of the run: answers and the slowest, by when each answer came.
+  const started = performance.now();
+  const timeline: Array<{ answers: number; maxMs: number }> = [];
+  const clientDelay = monitorEventLoopDelay({ resolution: 10 });
+  clientDelay.enable();
   const instance = autocannon({
     url,
     connections,
@@ -65,11 +77,16 @@ async function load(url: string, token: string, routes: Array<{ route: Route; pa
   instance.on("response", (c: { requestIterator: { currentRequestIndex: number } }, status: number, _bytes: number, ms: number) => {
     const s = stats.get(routes[c.requestIterator.currentRequestIndex].route)!;
     s.latencies.push(ms);
+    const second = Math.floor((performance.now() - started) / 1000);
+    while (timeline.length <= second) timeline.push({ answers: 0, maxMs: 0 });
+    timeline[second].answers += 1;
+    timeline[second].maxMs = Math.max(timeline[second].maxMs, ms);
     if (status < 200 || status >= 300) s.non2xx += 1;
     if (status >= 500) s.status5xx += 1;
   });
   const result = await instance;
-  return { stats, seconds: result.duration, errors: result.errors, timeouts: result.timeouts };
+  clientDelay.disable();
+  return { stats, seconds: result.duration, errors: result.errors, timeouts: result.timeouts, timeline, clientDelayMaxMs: clientDelay.max / 1e6 };
 }
 
 let allOk = true;
@@ -99,21 +116,31 @@ function print(title: string, run: Awaited<ReturnType<typeof load>>): void {
   line("5xx", String(status5xx), "0", status5xx === 0);
   line("other non-2xx", String(non2xx - status5xx), "", null);
   line("errors (timeouts > 10 s)", `${run.errors} (${run.timeouts})`, "0", run.errors === 0);
+  // Not a target: how far this process's own latencies can be trusted (a stall here is added to every answer it was waiting for).
+  line("client event-loop delay, max", `${run.clientDelayMaxMs.toFixed(0)} ms`);
 }
 
+function printTimeline(run: Awaited<ReturnType<typeof load>>): void {
+  process.stdout.write("\n  second  answers  slowest\n");
+  for (const [i, s] of run.timeline.entries()) process.stdout.write(`  ${String(i).padStart(6)}  ${String(s.answers).padStart(7)}  ${s.maxMs.toFixed(0).padStart(5)} ms\n`);
+}
+
+/** The job's own running time, from its record: the trigger's round trip and the polling's last interval are not the job's. */
 async function ingest(request: Request, token: string, pipelineId: string): Promise<number> {
-  const started = performance.now();
   const res = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token });
   if (res.status !== 202) throw new Error(`trigger failed: ${res.status} ${res.text}`);
   const done = await waitForJobEnd(request, token, pipelineId, 30 * 60_000);
   if (done.status !== "completed") throw new Error(`ingestion ended ${done.status}: ${done.error_message}`);
-  return (performance.now() - started) / 1000;
+  // Wire timestamps are UTC without the zone (isoNoZone).
+  return (Date.parse(`${done.completed_at}Z`) - Date.parse(`${done.started_at}Z`)) / 1000;
 }
 
 async function main(): Promise<void> {
   const connections = flag("connections", 100);
   const seconds = flag("duration", 30);
   const files = flag("files", 1700);
+  const idleSeconds = flag("idle-duration", seconds, 0);
+  const timeline = process.argv.includes("--timeline");
   const root = fs.realpathSync(tempDir("sluice-load-bench-"));
   process.stdout.write(`load benchmark: ${connections} connections for ${seconds} s, a collection of ${files} files (~10 KB Markdown)\n`);
   const queries = writeFolder(path.join(root, "served"), files, 1);
@@ -144,13 +171,15 @@ async function main(): Promise<void> {
       { route: "documents", path: `/api/collections/${served.collection_id}/documents?offset=${Math.floor(files / 2)}&limit=50` },
     ];
 
-    print("idle (nothing else running)", await load(server.url, token, routes, connections, seconds));
+    if (idleSeconds > 0) print("idle (nothing else running)", await load(server.url, token, routes, connections, idleSeconds));
 
     const aloneSeconds = await ingest(request, token, alone.id);
     const during = load(server.url, token, routes, connections, seconds);
     const loadedSeconds = await ingest(request, token, loaded.id);
-    print("during an ingestion", await during);
-    process.stdout.write("\ningestion of the same folder\n");
+    const duringRun = await during;
+    print("during an ingestion", duringRun);
+    if (timeline) printTimeline(duringRun);
+    process.stdout.write("\ningestion of the same folder (the job's own started/completed times)\n");
     line("alone", `${aloneSeconds.toFixed(1)} s`);
     line(`under load${loadedSeconds > seconds ? " (outlasted the load)" : ""}`, `${loadedSeconds.toFixed(1)} s`);
     const ratio = loadedSeconds / aloneSeconds;

@@ -3,11 +3,12 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import type { DocumentInput } from "../../server/search/search-index";
 import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-damage-"));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -105,6 +106,96 @@ describe("a damaged SQLite collection index", () => {
       await index.upsertDocuments(broken, [doc(7)]);
       assert.equal((await index.search(broken, "heron7", 5))[0].path, "share/note-7.txt");
     } finally {
+      await index.close();
+    }
+  });
+});
+
+/**
+ * quick_check reads every page of a file: run by the API's thread on a big collection it held up
+ * every request for 0.2 to 0.4 s (issue 20 item 6). Counts the checks run on this thread (the
+ * writer thread's own better-sqlite3 is not this one).
+ */
+function countChecksOnThisThread(): { count(): number; restore(): void } {
+  const pragma = Database.prototype.pragma;
+  let checks = 0;
+  Database.prototype.pragma = function (this: Database.Database, source: string, options?: Database.PragmaOptions) {
+    if (/quick_check/i.test(source)) checks += 1;
+    return pragma.call(this, source, options);
+  } as typeof pragma;
+  return {
+    count: () => checks,
+    restore: () => {
+      Database.prototype.pragma = pragma;
+    },
+  };
+}
+
+describe("the desktop's threaded index checks a file before its first read on a search reader thread: never the caller's, never behind the writer's", () => {
+  // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
+  let alive: NodeJS.Timeout;
+  before(() => {
+    alive = setInterval(() => undefined, 1000);
+  });
+  after(() => clearInterval(alive));
+
+  it("reading existing files runs no quick_check on the caller's thread nor waits for the writer thread (a file opened here to write is checked, so the count sees one)", async () => {
+    const { dir, sound } = await twoCollections();
+    const checks = countChecksOnThisThread();
+    const index = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
+    try {
+      assert.deepEqual(await index.stats(sound), { documentCount: 20, chunkCount: 20, indexStatus: "ok" });
+      assert.equal((await index.search(sound, "heron3", 5))[0].path, "share/note-3.txt");
+      const page = await index.listDocuments(sound, 0, 5);
+      assert.equal(page.total, 20);
+      assert.equal((await index.indexedState(sound, "s1")).size, 20);
+      assert.equal((await index.documentChunks(sound, page.items[0].documentId)).length, 1);
+      assert.equal(checks.count(), 0);
+      // No read asked the writer thread (it would wait behind a running job's batches): none was started.
+      assert.equal((index as unknown as { worker: unknown }).worker, null);
+      // The same file opened to write on this thread is checked here: the count would see a check.
+      const writer = new SqliteFtsIndex({ dir });
+      await writer.stats(sound);
+      await writer.close();
+      assert.equal(checks.count(), 1);
+    } finally {
+      checks.restore();
+      await index.close();
+    }
+  });
+
+  it("SqliteFtsIndex.check (what the reader thread runs): missing, older (no schema yet), current after a sound check, damaged", async () => {
+    const { dir, broken, sound } = await twoCollections();
+    scribble(path.join(dir, `${broken}.db`));
+    const fresh = crypto.randomUUID();
+    const reader = new SqliteFtsIndex({ dir, readOnly: true });
+    try {
+      assert.equal(await reader.check(fresh), "missing");
+      new Database(path.join(dir, `${fresh}.db`)).close();
+      assert.equal(await reader.check(fresh), "older");
+      assert.equal(await reader.check(sound), "current");
+      await assert.rejects(reader.check(broken), IndexDamagedError);
+      await assert.rejects(reader.search(broken, "heron3", 5), IndexDamagedError);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it("a damaged file is still found before its first read (by a reader thread): listed as damaged, its reads refused, the others answer", async () => {
+    const { dir, broken, sound } = await twoCollections();
+    scribble(path.join(dir, `${broken}.db`));
+    const checks = countChecksOnThisThread();
+    const index = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
+    try {
+      assert.deepEqual(await index.stats(broken), { documentCount: 0, chunkCount: 0, indexStatus: "damaged" });
+      await assert.rejects(index.search(broken, "heron3", 5), IndexDamagedError);
+      await assert.rejects(index.listDocuments(broken, 0, 10), IndexDamagedError);
+      await assert.rejects(index.indexedState(broken, "s1"), IndexDamagedError);
+      await assert.rejects(index.documentChunks(broken, crypto.randomUUID()), IndexDamagedError);
+      assert.deepEqual(await index.stats(sound), { documentCount: 20, chunkCount: 20, indexStatus: "ok" });
+      assert.equal(checks.count(), 0);
+    } finally {
+      checks.restore();
       await index.close();
     }
   });

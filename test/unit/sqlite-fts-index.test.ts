@@ -625,16 +625,18 @@ test("SQLite: a word in most chunks of a big collection still filters but is not
   assert.deepEqual(any.map((h) => h.path), ["titled/0.txt", "plain/19.txt", "plain/18.txt"]);
 });
 
-test("SQLite: the writer's and the checking reader's connections keep a 2 MB page cache (better-sqlite3's default is 16 MB per open file)", async () => {
+test("SQLite: the writer's, the checking reader's and the main thread's (smallCache) connections keep a 2 MB page cache (better-sqlite3's default is 16 MB per open file)", async () => {
   const { dir, collection } = await sqlite.newIndex();
   const writer = new SqliteFtsIndex({ dir: dir! });
   const checking = new SqliteFtsIndex({ dir: dir!, readOnly: true, checkOnOpen: true });
+  const mainThread = new SqliteFtsIndex({ dir: dir!, readOnly: true, smallCache: true });
   const searching = new SqliteFtsIndex({ dir: dir!, readOnly: true });
-  closers.push(() => writer.close(), () => checking.close(), () => searching.close());
+  closers.push(() => writer.close(), () => checking.close(), () => mainThread.close(), () => searching.close());
   await writer.upsertDocument(collection, doc("a.txt", ["some words to index"]));
   await writer.release(collection);
   await writer.stats(collection); // reopened: an existing file, quick_check at open
   await checking.stats(collection);
+  await mainThread.stats(collection);
   await searching.search(collection, "words", 10);
   const cacheKib = (index: SqliteFtsIndex) => {
     const [db] = (index as unknown as { open: Map<string, Database.Database> }).open.values();
@@ -642,6 +644,7 @@ test("SQLite: the writer's and the checking reader's connections keep a 2 MB pag
   };
   assert.equal(cacheKib(writer), -2000);
   assert.equal(cacheKib(checking), -2000);
+  assert.equal(cacheKib(mainThread), -2000);
   assert.equal(cacheKib(searching), -16000, "search reader threads keep the build's default");
 });
 
