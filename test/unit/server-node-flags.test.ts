@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
@@ -29,6 +29,31 @@ describe("the server's Node flags (its main thread's young generation)", () => {
     // Electron cannot run here: its source is checked to hand the same list to the utility process.
     const shell = fs.readFileSync(path.join(ROOT, "main", "main.ts"), "utf8");
     assert.match(shell, /utilityProcess\.fork\(SERVER_ENTRY, \[\], \{[^}]*execArgv: SERVER_NODE_FLAGS,/s);
+  });
+
+  it("size only the main thread: once the server has started, a worker thread's maxYoungGenerationSizeMb holds again", () => {
+    // A child started with the server's flags: a thread asking for an 8 MB nursery (as the parsers do), before and after the entry points' call.
+    const probe = (release: boolean) => {
+      const script = `
+        const { Worker } = require("node:worker_threads");
+        const v8 = require("node:v8");
+        const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
+        ${release ? `require(${JSON.stringify(path.join(ROOT, "dist", "server", "worker-script.js"))}).keepSemiSpaceFlagToMainThread();` : ""}
+        const churn = "let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 1e5) a = []; }";
+        eval(churn);
+        const w = new Worker(churn + "; require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)", { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+        w.once("message", (worker) => { console.log(JSON.stringify({ main: newSpace(), worker })); w.terminate(); });
+      `;
+      const run = spawnSync(process.execPath, [...SERVER_NODE_FLAGS, "-e", script], { encoding: "utf8" });
+      assert.equal(run.status, 0, run.stderr);
+      return JSON.parse(run.stdout) as { main: number; worker: number };
+    };
+    const MB = 1024 * 1024;
+    const released = probe(true);
+    assert.ok(released.main <= 4 * MB, `main thread's new space ${released.main}`);
+    assert.equal(released.worker, 8 * MB, "the worker's own limit applies");
+    // Without the call, V8 prefers the flag to the worker's own limit.
+    assert.equal(probe(false).worker, 4 * MB);
   });
 
   it("hold the main thread's young generation to 4 MB in a server started with npm start's flags, as the heap trace shows", async () => {

@@ -3,7 +3,7 @@ import { Worker } from "node:worker_threads";
 import { isSupported } from "./file-types";
 import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse.worker";
 import { ParseError, type ParseResult } from "./parse-types";
-import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
+import { PARSER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 
 export interface ParserPoolOptions {
   /** Worker threads. Default: the CPUs less one, 1 to 4 (see defaultPoolSize). */
@@ -243,7 +243,7 @@ export class ParserPool {
     const worker = new Worker(WORKER.file, {
       workerData,
       execArgv: WORKER.execArgv,
-      resourceLimits: { maxOldGenerationSizeMb: spare ? this.spareHeapMb : this.maxHeapMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: spare ? this.spareHeapMb : this.maxHeapMb, maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MB },
       stdout: false,
       stderr: false,
     });
