@@ -4,16 +4,42 @@ import type { JobCounters } from "./job-counters";
 import { isDiskFull } from "../disk/disk-space";
 import { IndexDamagedError } from "../search/index-damage";
 
-const MAX_DOCUMENTS = 64;
-const MAX_CHUNKS = 4000;
 /** A batch is written at least this often, so search and progress keep up with a slow source. */
 const MAX_WAIT_MS = 1000;
+
+/** How a job's documents are grouped into index writes (one transaction each). */
+export interface BatchPolicy {
+  /** Batches written at once. */
+  writesInFlight: number;
+  /** A batch is due at this many documents or chunks (or once its first document waited MAX_WAIT_MS). */
+  documents: number;
+  chunks: number;
+  /**
+   * While every write slot is busy, documents wait for the next batch up to this many documents
+   * or chunks (callers are held back beyond), and a batch takes up to this many.
+   */
+  maxDocuments: number;
+  maxChunks: number;
+}
+
 /**
- * Batches written at once. The SQLite writer thread takes them one after the other (the next
- * is ready when one ends); PostgreSQL computes tsvectors in one backend per connection, so two
- * at once use two cores. Batches never share a file, so their order does not matter.
+ * PostgreSQL computes tsvectors in one backend per connection, so two batches written at once
+ * use two cores; batches never share a file, so their order does not matter.
  */
-const MAX_WRITES_IN_FLIGHT = 2;
+export const PARALLEL_BATCHES: BatchPolicy = { writesInFlight: 2, documents: 64, chunks: 4000, maxDocuments: 64, maxChunks: 4000 };
+
+/**
+ * The SQLite index has one writer thread, the slowest stage of a job on the bench corpus.
+ * Whatever comes in while the writes are busy goes in the next batch (group commit), so the
+ * batches grow to the writer's pace: each FTS5 commit writes a segment of nearly every term
+ * of the vocabulary, which later merges rewrite, and 256 documents per transaction with an
+ * 8 MB term buffer (sqlite-fts-index.ts) took the writer's CPU on the bench corpus ~20 % below
+ * 64 per transaction (docs/decisions.md, "Ingestion speed"). Two in flight, so the writer
+ * thread finds the next batch queued when one ends: with one, each answer and the next batch
+ * crossing threads left it idle 6-28 ms per batch on a busy machine. The first batch goes at
+ * 16 documents: the writer has nothing else to do while the first files are read and parsed.
+ */
+export const GROUP_COMMIT: BatchPolicy = { writesInFlight: 2, documents: 16, chunks: 1000, maxDocuments: 256, maxChunks: 16000 };
 
 /** Errors no single document causes (a full disk, a damaged index file, a database gone past DB_OUTAGE_GRACE_S): they end the job rather than fail one file each. */
 export function isFatalIndexError(error: unknown): boolean {
@@ -25,18 +51,22 @@ interface Pending {
   bytes: number;
   /** Whether the file is new to the collection or replaces what it held. */
   change: "added" | "changed";
+  /** When it was added (Date.now()). */
+  at: number;
 }
 
 /**
- * Collects parsed documents and writes them to the index in batches (one transaction
- * each), up to MAX_WRITES_IN_FLIGHT at once. A file counts as processed once its batch is
- * written; if a batch fails, its documents are written one by one so only the bad file fails.
+ * Collects parsed documents and writes them to the index in batches (one transaction each),
+ * as the policy says: how many at once, when a batch is due, how big one may grow while the
+ * writes are busy. A file counts as processed once its batch is written; if a batch fails,
+ * its documents are written one by one so only the bad file fails.
  */
 export class BatchedIndexWriter {
   private pending: Pending[] = [];
   private chunks = 0;
-  private oldest = 0;
   private readonly writing = new Set<Promise<void>>();
+  /** Callers held back while the pending batch is full. */
+  private held: Array<() => void> = [];
   /** The first fatal error of a write nobody awaited yet: the next add() or flush() throws it. */
   private failure: unknown = null;
 
@@ -44,40 +74,64 @@ export class BatchedIndexWriter {
     private readonly index: Pick<SearchIndex, "upsertDocuments" | "upsertDocument">,
     private readonly collectionId: string,
     private readonly progress: JobCounters,
+    private readonly policy: BatchPolicy = PARALLEL_BATCHES,
   ) {}
 
-  add(doc: DocumentInput, bytes: number, change: "added" | "changed" = "added"): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
-    if (this.pending.length === 0) this.oldest = Date.now();
-    this.pending.push({ doc, bytes, change });
+  /** Resolves once the document is queued, which waits only while every write slot is busy and the next batch is full. */
+  async add(doc: DocumentInput, bytes: number, change: "added" | "changed" = "added"): Promise<void> {
+    if (this.failure) throw this.failure;
+    this.pending.push({ doc, bytes, change, at: Date.now() });
     this.chunks += doc.chunks.length;
-    const due = this.pending.length >= MAX_DOCUMENTS || this.chunks >= MAX_CHUNKS || Date.now() - this.oldest >= MAX_WAIT_MS;
-    return due ? this.startWrite() : Promise.resolve();
+    this.startDue(false);
+    if (this.full()) await new Promise<void>((resolve) => this.held.push(resolve));
+    if (this.failure) throw this.failure;
   }
 
   /** Writes whatever is pending and waits for every write under way. */
   async flush(): Promise<void> {
-    if (this.pending.length > 0) await this.startWrite();
-    await Promise.all(this.writing);
+    for (;;) {
+      this.startDue(true);
+      if (this.writing.size === 0) break;
+      await Promise.race(this.writing);
+    }
     if (this.failure) throw this.failure;
   }
 
-  /**
-   * Starts writing the pending batch once fewer than MAX_WRITES_IN_FLIGHT writes are under
-   * way; the caller waits only for that, which holds the readers back when the index lags.
-   */
-  private async startWrite(): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    this.chunks = 0;
-    while (this.writing.size >= MAX_WRITES_IN_FLIGHT) await Promise.race(this.writing);
-    if (this.failure) throw this.failure;
-    const write: Promise<void> = this.write(batch)
-      .catch((error: unknown) => {
-        this.failure ??= error;
-      })
-      .finally(() => this.writing.delete(write));
-    this.writing.add(write);
+  private due(): boolean {
+    const p = this.policy;
+    return this.pending.length >= p.documents || this.chunks >= p.chunks || (this.pending.length > 0 && Date.now() - this.pending[0].at >= MAX_WAIT_MS);
+  }
+
+  private full(): boolean {
+    return this.pending.length >= this.policy.maxDocuments || this.chunks >= this.policy.maxChunks;
+  }
+
+  /** Starts writes while a slot is free and a batch is due (any pending one with `all`), then lets held callers go on if there is room. */
+  private startDue(all: boolean): void {
+    while (!this.failure && this.writing.size < this.policy.writesInFlight && this.pending.length > 0 && (all || this.due())) {
+      const write: Promise<void> = this.write(this.take())
+        .catch((error: unknown) => {
+          this.failure ??= error;
+        })
+        .finally(() => {
+          this.writing.delete(write);
+          this.startDue(false);
+        });
+      this.writing.add(write);
+    }
+    if (this.full() && !this.failure) return;
+    const held = this.held;
+    this.held = [];
+    for (const resume of held) resume();
+  }
+
+  /** The oldest pending documents, up to maxDocuments, or until they hold maxChunks (the one reaching it included). */
+  private take(): Pending[] {
+    let count = 0;
+    let chunks = 0;
+    while (count < this.pending.length && count < this.policy.maxDocuments && chunks < this.policy.maxChunks) chunks += this.pending[count++].doc.chunks.length;
+    this.chunks -= chunks;
+    return this.pending.splice(0, count);
   }
 
   private async write(batch: Pending[]): Promise<void> {

@@ -8,7 +8,7 @@ import { isSupported, titleFromFileName } from "./parse/file-types";
 import { steadyOnlyFirst, type ParserPool } from "./parse/parser-pool";
 import { isUnder, NothingReadableError, walkSource } from "./walk-source";
 import { isStreamed, streamTextFile } from "./streamed-text-file";
-import { BatchedIndexWriter, isFatalIndexError } from "./batched-index-writer";
+import { BatchedIndexWriter, isFatalIndexError, type BatchPolicy } from "./batched-index-writer";
 import { ByteBudget } from "./byte-budget";
 import { isDiskFull, type DiskGuard } from "../disk/disk-space";
 import { IndexDamagedError } from "../search/index-damage";
@@ -42,7 +42,10 @@ const STREAMED_FILES_AT_ONCE = 2;
 export type IngestIndex = Pick<
   SearchIndex,
   "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument"
->;
+> & {
+  /** How the index takes its writes best (PARALLEL_BATCHES unless it says). */
+  readonly batching?: BatchPolicy;
+};
 
 export interface SyncDeps {
   index: IngestIndex;
@@ -100,7 +103,7 @@ export async function syncSource(
   progress.discoveryComplete = true;
   await progress.flush();
 
-  const writer = new BatchedIndexWriter(deps.index, collectionId, progress);
+  const writer = new BatchedIndexWriter(deps.index, collectionId, progress, deps.index.batching);
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
   const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
   await forEachConcurrently(steadyOnlyFirst(walk.files), FILES_IN_FLIGHT, async (file) => {

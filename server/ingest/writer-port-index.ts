@@ -5,6 +5,7 @@ import type { DocumentHeader, DocumentInput, IndexedState, StagedDocument } from
 import { stagedDocument } from "../search/staged-document";
 import type { IngestIndex } from "./sync-source";
 import { fromWire } from "./thread-errors";
+import { GROUP_COMMIT, type BatchPolicy } from "./batched-index-writer";
 
 /** What an ingestion job's thread asks the API's thread for (reads on its connection, setting a damaged file aside). */
 export interface AskIndex {
@@ -18,6 +19,8 @@ export interface AskIndex {
  * reads a job makes once go to the API's thread, which holds the read connection.
  */
 export class WriterPortIndex implements IngestIndex {
+  /** One writer thread takes every write of the file, one after the other: batches grow to its pace. */
+  readonly batching: BatchPolicy = GROUP_COMMIT;
   private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   private nextId = 1;
   private stopped: Error | null = null;

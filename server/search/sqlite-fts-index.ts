@@ -22,7 +22,7 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  * statement. A damaged collection answers IndexDamagedError (stats: indexStatus "damaged")
  * without touching the file again, until moveAside() sets the file aside for a rebuild.
  *
- * Layout of a file (schema version 2):
+ * Layout of a file (schema version 4):
  * - `documents`: one row per (source_id, path).
  * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
  * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
@@ -33,11 +33,25 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  *   "highlight"). Since 3 with positions (`detail=full`): bm25 needs them (it answers 0 on
  *   `detail=none`), and ranking this table alone is what keeps the exact tier cheap.
  *
+ * - Since 4, both full-text tables keep a larger buffer of pending terms (FTS_HASH_BYTES).
+ *
  * A file of an older version is upgraded when it is opened (version 1 → 2 fills
- * `chunks_exact` from the stored text, 2 → 3 makes it again with positions; each in one transaction).
+ * `chunks_exact` from the stored text, 2 → 3 makes it again with positions, 3 → 4 sets the
+ * buffer size, which changes no row; each in one transaction).
  */
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
+
+/**
+ * FTS5's in-memory buffer of pending terms per table ('hashsize', stored in the file, so every
+ * connection uses it; SQLite's default is 1 MB). A transaction's terms are written out as a new
+ * segment whenever the buffer fills and at commit, and segments are merged as they pile up:
+ * with 1 MB, one bench batch of 64 documents (830 chunks) filled it about twice, and the flushes,
+ * their sorts and the merges were most of the writer's time. 8 MB holds a group-committed batch
+ * (batched-index-writer.ts: up to 256 documents) as one segment; the memory is taken only while
+ * a transaction is open and given back at commit.
+ */
+const FTS_HASH_BYTES = 8 * 1024 * 1024;
 
 /**
  * Several connections (threads, or processes sharing DATA_DIR) may open a new file at once:
@@ -86,6 +100,10 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
       tokenize = 'unicode61 remove_diacritics 2'
     );
     INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;
+  `,
+  4: `
+    INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
+    INSERT INTO chunks_exact (chunks_exact, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
   `,
 };
 

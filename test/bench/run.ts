@@ -18,6 +18,7 @@ import { cpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verd
 import { runRealBench } from "./real.bench";
 import { runGrowthBench } from "./growth.bench";
 import { runMemoryBench } from "./memory.bench";
+import { runWriterBench } from "./index-writer.bench";
 import path from "node:path";
 
 /**
@@ -34,8 +35,8 @@ import path from "node:path";
  *
  * BENCH_SCALE=0.05 shrinks every corpus and collection (a check that the bench works, not a
  * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite. Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
- * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`,
- * `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts).
+ * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
+ * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -343,6 +344,13 @@ async function main(): Promise<void> {
   if (process.argv.includes("--memory")) return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, realDir: real, runs: Number(option("--runs") ?? 1) });
   if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
+  // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).
+  if (process.argv.includes("--writer")) {
+    for (const row of await runWriterBench(scaled(2000))) {
+      report(`SQLite writer, ${row.batch} documents per transaction (median of 3)`, `${row.cpuSeconds.toFixed(2)} s CPU, ${row.wallSeconds.toFixed(2)} s wall, ${row.megabytes.toFixed(1)} MB`);
+    }
+    return printRows();
+  }
   // `npm run bench -- --smb` runs only the SMB ratios on SQLite: plain and encrypted, three pairs each.
   const smbOnly = process.argv.includes("--smb");
   if (SCALE < 1) process.stdout.write(`BENCH_SCALE=${SCALE}: a reduced run to check the bench works, not a measurement\n`);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { extractText } from "../../server/ingest/parse/extract-text";
 import { ParseError } from "../../server/ingest/parse/parse-types";
-import { helveticaWidth, makeEncryptedPdf, makeLayoutPdf } from "../fixtures/documents";
+import { courierWidth, helveticaWidth, makeEncryptedPdf, makeLayoutPdf, makeTexLigaturePdf } from "../fixtures/documents";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
@@ -50,7 +50,7 @@ describe("HTML to text", () => {
 });
 
 describe("PDF to text", () => {
-  it("starts a new line when a run goes back left on the same baseline (the next column), and keeps cells apart", async () => {
+  it("starts a new line at another baseline, keeps cells and columns apart, and reads a line left to right", async () => {
     const width = await helveticaWidth("Information");
     const pdf = await makeLayoutPdf([
       { text: "Information", x: 56, y: 700 },
@@ -60,8 +60,38 @@ describe("PDF to text", () => {
       { text: "backleft", x: 56, y: 636 },
     ]);
     const { text } = await extractText("cols.pdf", pdf);
-    assert.deepEqual(words(text), ["Information", "PQgetline", "topright", "rightcol", "backleft"]);
-    assert.match(text, /rightcol\nbackleft/);
+    // PDFium orders the runs of one baseline by position: the left column's line comes first.
+    assert.deepEqual(words(text), ["Information", "PQgetline", "topright", "backleft", "rightcol"]);
+    assert.match(text, /PQgetline\ntopright\nbackleft rightcol/);
+  });
+
+  it("separates a run in another font that starts just after the previous one, and joins a word hyphenated at a line end", async () => {
+    const mono = await courierWidth("\\documentclass");
+    const pdf = await makeLayoutPdf([
+      { text: "loaded with", x: 56, y: 700 },
+      { text: "\\documentclass", x: 120, y: 700, mono: true },
+      { text: "or by the class", x: 120 + mono + 1.5, y: 700 }, // a narrow but visible space (0.14 em)
+      { text: "The words were hyphen-", x: 56, y: 680 },
+      { text: "ated across two lines.", x: 56, y: 666 },
+    ]);
+    const { text } = await extractText("tex.pdf", pdf);
+    assert.match(text, /\\documentclass or by the class/);
+    assert.match(text, /were hyphenated across two lines/);
+  });
+
+  it("starts a line where a table cell's next line begins under the end of the previous one", async () => {
+    // As in debian-reference.en.pdf's package tables, where PDFium alone gave "init-system-helpersV:694".
+    const width = await helveticaWidth("init-system-helpers", 10);
+    const pdf = await makeLayoutPdf([
+      { text: "init-system-helpers", x: 56, y: 700, size: 10 },
+      { text: "V:694, I:961", x: 56 + width - 10, y: 694, size: 10 },
+    ]);
+    assert.equal((await extractText("table.pdf", pdf)).text, "init-system-helpers\nV:694, I:961");
+  });
+
+  it("reads the fi and fl ligatures of TeX fonts that have no Unicode map", async () => {
+    const { text } = await extractText("ligatures.pdf", makeTexLigaturePdf());
+    assert.match(text, /^file flow$/m);
   });
 
   it("takes the metadata title, ignoring placeholders, else the first page's heading, else the file name", async () => {

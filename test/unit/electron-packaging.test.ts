@@ -6,6 +6,7 @@ import net from "node:net";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { electronSqliteBinding } from "../../main/native-binding";
+import { pdfiumWasmPath } from "../../server/ingest/parse/formats/pdfium";
 import { vecExtensionPath } from "../../server/search/sqlite-vec-store";
 import { tempDir } from "../fixtures/sluice-server";
 
@@ -175,5 +176,27 @@ describe("sqlite-vec in the packaged app", () => {
     assert.equal(vecExtensionPath(checkout), checkout);
     // This machine's own package is installed and its file is there.
     assert.ok(fs.existsSync(vecExtensionPath()), vecExtensionPath());
+  });
+});
+
+describe("PDFium's WebAssembly in the packaged app", () => {
+  const builderDir = path.dirname(require.resolve("electron-builder/package.json"));
+  const yaml = require(require.resolve("js-yaml", { paths: [builderDir] })) as { load(text: string): unknown };
+  const { minimatch } = require(require.resolve("minimatch", { paths: [builderDir] })) as { minimatch(file: string, pattern: string, options?: object): boolean };
+  const config = yaml.load(fs.readFileSync(path.join(ROOT, "electron-builder.yml"), "utf8")) as { files: string[]; asarUnpack: string[] };
+  const file = "node_modules/@embedpdf/pdfium/dist/pdfium.wasm";
+
+  it("ships inside the npm package, is packaged (no exclusion drops it) and unpacked from app.asar", () => {
+    assert.ok(fs.existsSync(path.join(ROOT, file)), "the .wasm comes with the package: nothing is downloaded");
+    const options = { dot: true };
+    assert.ok(config.files.some((pattern) => !pattern.startsWith("!") && minimatch(file, pattern, options)), `${file} is among the files`);
+    assert.deepEqual(config.files.filter((pattern) => pattern.startsWith("!") && minimatch(file, pattern.slice(1), options)), [], `${file} is not excluded`);
+    assert.ok(config.asarUnpack.some((pattern) => minimatch(file, pattern, options)), `${file} is unpacked: parser threads read it from disk`);
+  });
+
+  it("is read from app.asar.unpacked when packaged, and from where it is in a checkout", () => {
+    const packaged = path.join("/opt/Sluice/resources", "app.asar", "node_modules", "@embedpdf", "pdfium", "dist", "pdfium.wasm");
+    assert.equal(pdfiumWasmPath(packaged), path.join("/opt/Sluice/resources", "app.asar.unpacked", "node_modules", "@embedpdf", "pdfium", "dist", "pdfium.wasm"));
+    assert.equal(pdfiumWasmPath(), path.join(ROOT, file));
   });
 });

@@ -545,7 +545,7 @@ test("SQLite: an index file of schema version 1 (before exact words) is upgraded
   assert.equal((await index.search(collection, "highlight", 100)).length, 11);
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 3);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
   } finally {
     upgraded.close();
   }
@@ -571,12 +571,57 @@ test("SQLite: an index file of schema version 2 (exact words without positions) 
   assert.ok(common.filter((h) => h.exact).every((h) => h.score > 0 && h.path.startsWith("common/")));
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 3);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
     assert.doesNotMatch(upgraded.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail/);
     assert.equal(upgraded.prepare("SELECT count(*) FROM chunks_exact WHERE chunks_exact MATCH 'highlighter'").pluck().get(), 1);
   } finally {
     upgraded.close();
   }
+});
+
+/** The FTS5 'hashsize' each full-text table of a file keeps in its config table (null: SQLite's default). */
+function hashSizes(file: string): Array<number | null> {
+  const db = new Database(file, { readonly: true });
+  try {
+    return ["chunks_fts", "chunks_exact"].map((table) => (db.prepare(`SELECT v FROM ${table}_config WHERE k = 'hashsize'`).pluck().get() as number | undefined) ?? null);
+  } finally {
+    db.close();
+  }
+}
+
+test("SQLite: an index file of schema version 3 is upgraded when opened: both tables get the larger term buffer, rows and ranking stay", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  const file = path.join(dir!, `${collection}.db`);
+  writeVersion1File(file, 3);
+  assert.deepEqual(hashSizes(file), [null, null]);
+
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  const hits = await index.search(collection, "highlighter", 10);
+  assert.equal(hits[0]?.path, "rare/pens.txt");
+  assert.equal(hits[0].exact, true);
+  const common = await index.search(collection, "highlight", 100);
+  assert.equal(common.filter((h) => h.exact).length, 12);
+  assert.equal((await index.stats(collection)).documentCount, 13);
+  assert.deepEqual(hashSizes(file), [8 * 1024 * 1024, 8 * 1024 * 1024]);
+  const upgraded = new Database(file, { readonly: true });
+  try {
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
+  } finally {
+    upgraded.close();
+  }
+  // Writes after the upgrade land in both tables as before.
+  await index.upsertDocument(collection, { ...doc("rare/markers.txt", ["a box of highlighter markers"]), title: "Markers" });
+  assert.deepEqual((await index.search(collection, "highlighter", 10)).filter((h) => h.exact).map((h) => h.path).sort(), ["rare/markers.txt", "rare/pens.txt"]);
+});
+
+test("SQLite: a new index file is created with the larger term buffer on both tables", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  await index.upsertDocument(collection, doc("a.txt", ["some words"]));
+  assert.deepEqual(hashSizes(index.filePath(collection)), [8 * 1024 * 1024, 8 * 1024 * 1024]);
 });
 
 test("SQLite threaded: reader threads answer from a version-1 file (the writer upgrades it on first read)", async () => {

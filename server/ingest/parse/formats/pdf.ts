@@ -1,111 +1,168 @@
-import { getDocumentProxy, getMeta, getResolvedPDFJS } from "unpdf";
 import { corruptFile, passwordProtected, scannedPdf } from "../failures";
 import { ParseError } from "../parse-types";
+import { isPdfiumAbort, outOfMemory, type Pdfium, withPdfium } from "./pdfium";
 
-type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
-
-/** What pdf.js's getTextContent gives for a run of text (marked-content items have no `str`). */
-interface TextRun {
-  str: string;
-  transform: number[];
-  width: number;
-  height: number;
-  hasEOL: boolean;
-}
-
-/** A line of the first page, with the tallest glyph height on it: the title heuristic's input. */
+/** A line of the first page, with the largest font size on it: the title heuristic's input. */
 interface Line {
   text: string;
   height: number;
 }
 
+// PDFium's FPDF_GetLastError codes (fpdfview.h) for a document it would not open.
+const FPDF_ERR_PASSWORD = 4;
+const FPDF_ERR_SECURITY = 5; // an encryption scheme PDFium does not support: still locked to us
+// FPDFPageObj_GetType (fpdf_edit.h)
+const FPDF_PAGEOBJ_IMAGE = 3;
+const FPDF_PAGEOBJ_FORM = 5;
 /**
- * A PDF's text, page by page, with the breaks pdf.js's text runs imply put back: a run that
- * starts on another line (its baseline moved), or back at the left after a column, begins a new
- * line; one that starts well after the previous run's end gets a space. So words on adjacent
- * lines or table columns never run together. Title: the document's Title metadata, unless it is
- * a placeholder ("Untitled", "Microsoft Word - x.doc"), else the first page's heading (its
- * largest text, when clearly larger than the body's).
+ * PDFium's marks for a hyphen that ended a line, where it joined the word's two halves: 0x02 per
+ * character (FPDFText_GetUnicode), 0xFFFE in FPDFText_GetText's string.
+ */
+const LINE_END_HYPHENS = new Set([0x02, 0xfffe]);
+/**
+ * TeX's OT1 fonts put the ligatures ff, fi, fl, ffi, ffl at codes 0x0B-0x0F and often carry no
+ * Unicode map; PDFium then gives the raw code, and "file" would be indexed as "le".
+ */
+const TEX_LIGATURES = [[0x66, 0x66], [0x66, 0x69], [0x66, 0x6c], [0x66, 0x66, 0x69], [0x66, 0x66, 0x6c]]; // from 0x0B
+
+/**
+ * A PDF's text, page by page, read by PDFium, which puts spaces and line breaks where the page
+ * layout implies them (words on adjacent lines or table columns never run together). On top of
+ * that, where PDFium runs two text objects together, a run in another font that starts visibly
+ * after the previous one (`\documentclass` in typewriter type, then "or") gets a space, and one
+ * on another baseline or back to the left (a table cell's next line) starts a line. A word
+ * hyphenated at the end of a line (PDFium marks the hyphen) is joined again, as pdftotext does,
+ * so it is found whole.
+ * Title: the document's Title metadata, unless it is a placeholder ("Untitled", "Microsoft
+ * Word - x.doc"), else the first page's heading (its largest text, when clearly larger than the
+ * body's).
  */
 export async function pdfText(bytes: Uint8Array): Promise<{ title?: string; text: string }> {
-  let pdf: PdfDocument;
-  try {
-    // pdf.js may take ownership of (detach) the array it is given; give it its own copy of the view.
-    pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 }); // 0: errors only, no console noise
-  } catch (err) {
-    // unpdf bundles its own pdf.js, whose exception classes it does not export for instanceof;
-    // pdf.js gives each one a stable `name` ("PasswordException", "InvalidPDFException", ...).
-    if ((err as { name?: string } | null)?.name === "PasswordException") throw passwordProtected("PDF");
-    throw corruptFile("PDF");
-  }
-  try {
-    const pages: string[] = [];
-    let firstPageLines: Line[] = [];
-    for (let number = 1; number <= pdf.numPages; number++) {
-      const page = await pdf.getPage(number);
-      const content = await page.getTextContent();
-      // A page's parsed resources (fonts, operator lists) are kept until the document is
-      // destroyed unless released: a PDF of hundreds of pages would hold them all at once.
-      page.cleanup();
-      const runs = (content.items as Array<Partial<TextRun>>).filter((item): item is TextRun => typeof item.str === "string");
-      const lines = layoutLines(runs);
-      if (number === 1) firstPageLines = lines;
-      pages.push(lines.map((line) => line.text).join("\n"));
+  return withPdfium((pdfium) => {
+    const { api, raw } = pdfium;
+    // PDFium reads the file from its own memory for as long as the document is open.
+    const file = raw.malloc(Math.max(bytes.length, 1));
+    if (!file) throw outOfMemory(pdfium);
+    pdfium.heapU8().set(bytes, file);
+    let doc = 0;
+    try {
+      doc = api.FPDF_LoadMemDocument(file, bytes.length, "");
+      if (!doc) {
+        const code = api.FPDF_GetLastError();
+        throw code === FPDF_ERR_PASSWORD || code === FPDF_ERR_SECURITY ? passwordProtected("PDF") : corruptFile("PDF");
+      }
+      const pageCount = api.FPDF_GetPageCount(doc);
+      const pages: string[] = [];
+      let firstPageLines: Line[] = [];
+      for (let index = 0; index < pageCount; index++) {
+        const page = pageText(pdfium, doc, index, index === 0);
+        if (index === 0) firstPageLines = page.lines;
+        pages.push(page.text);
+      }
+      const text = pages.join("\n\n");
+      if (!/\S/.test(text) && pageCount > 0 && hasImages(pdfium, doc, Math.min(pageCount, 3))) throw scannedPdf();
+      return { title: metadataTitle(pdfium, doc) ?? headingOf(firstPageLines), text };
+    } catch (err) {
+      if (err instanceof ParseError || isPdfiumAbort(err)) throw err;
+      throw corruptFile("PDF");
+    } finally {
+      if (doc) api.FPDF_CloseDocument(doc);
+      raw.free(file);
     }
-    const text = pages.join("\n\n");
-    if (!/\S/.test(text) && pdf.numPages > 0 && (await hasImages(pdf))) throw scannedPdf();
-    return { title: (await metadataTitle(pdf)) ?? headingOf(firstPageLines), text };
-  } catch (err) {
-    if (err instanceof ParseError) throw err;
-    throw corruptFile("PDF");
-  } finally {
-    await pdf.destroy().catch(() => undefined);
-  }
+  });
 }
 
-/** Lines of text from a page's runs, in content order, with spaces where runs stand apart. */
-function layoutLines(runs: TextRun[]): Line[] {
+/**
+ * One page's text from PDFium's characters (generated spaces and line breaks included). With
+ * `withLines`, also its lines and their largest font sizes (the first page, for the heading).
+ */
+function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean): { text: string; lines: Line[] } {
+  const { api, raw } = pdfium;
+  const page = api.FPDF_LoadPage(doc, index);
+  if (!page) return { text: "", lines: [] }; // a damaged page: the others are still worth reading
+  const textPage = api.FPDFText_LoadPage(page);
+  const box = raw.malloc(16); // FS_RECTF: left, top, right, bottom (floats)
+  const codes: number[] = [];
   const lines: Line[] = [];
-  let current: Line | null = null;
-  let previous: { x: number; y: number; end: number; size: number } | null = null;
-  let breakPending = false;
-  for (const run of runs) {
-    const [a, b, , , x, y] = run.transform;
-    const size = run.height || Math.hypot(a, b) || 1;
-    if (run.str !== "") {
-      let startsLine = current === null || breakPending;
-      let space = false;
-      if (!startsLine && previous) {
-        const scale = Math.max(size, previous.size);
-        if (Math.abs(y - previous.y) > scale * 0.5) startsLine = true; // another baseline
-        else if (x < previous.end - scale) startsLine = true; // back to the left on the same baseline: a new column's line
-        else if (x - previous.end > scale * 0.15) space = true; // a visible gap: a word or cell boundary
-      }
-      if (startsLine || current === null) {
-        current = { text: run.str, height: size };
-        lines.push(current);
-      } else {
-        const glue = space && !/\s$/.test(current.text) && !/^\s/.test(run.str) ? " " : "";
-        current.text += glue + run.str;
-        current.height = Math.max(current.height, size);
-      }
-      breakPending = false;
-      previous = { x, y, end: x + run.width, size };
+  let lineStart = 0;
+  let lineHeight = 0;
+  const endLine = () => {
+    if (withLines) lines.push({ text: fromCodes(codes.slice(lineStart)), height: lineHeight });
+    codes.push(0x0a);
+    lineStart = codes.length;
+    lineHeight = 0;
+  };
+  // The last character drawn (not generated, not a space) while no space or break has followed it.
+  let previous: { object: number; right: number; top: number; bottom: number } | null = null;
+  try {
+    const count = textPage ? api.FPDFText_CountChars(textPage) : 0;
+    for (let i = 0; i < count; i++) {
+      const code = raw.FPDFText_GetUnicode(textPage, i);
+      if (LINE_END_HYPHENS.has(code)) {
+        previous = null; // the word goes on on the next line: its halves are joined, as pdftotext does
+      } else if (code >= 0x0b && code <= 0x0f && !raw.FPDFText_IsGenerated(textPage, i)) {
+        codes.push(...TEX_LIGATURES[code - 0x0b]); // (PDFium's own line breaks are generated \r\n)
+        previous = null;
+      } else if (code === 0x0a) {
+        endLine();
+        previous = null;
+      } else if (code === 0x20 || code === 0x09 || code === 0xa0 || code === 0x0d) {
+        if (code !== 0x0d) codes.push(0x20); // PDFium breaks lines with \r\n
+        previous = null;
+      } else if (code >= 0x20 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)) {
+        if (!raw.FPDFText_IsGenerated(textPage, i)) {
+          const object = raw.FPDFText_GetTextObject(textPage, i);
+          const [left, top, right, bottom] = raw.FPDFText_GetLooseCharBox(textPage, i, box) ? pdfium.heapF32().subarray(box >> 2, (box >> 2) + 4) : [0, 0, 0, 0];
+          if (previous && object !== previous.object && top > bottom) {
+            // A run PDFium kept on the previous one's line without a break or space between them.
+            const size = Math.max(top - bottom, previous.top - previous.bottom);
+            const anotherLine = Math.abs(bottom - previous.bottom) > size * 0.25; // e.g. a table cell's second line
+            const backLeft = left < previous.right - size * 0.3; // the next column, or a cell's next line
+            if (anotherLine || backLeft) endLine();
+            else if (left - previous.right > size * 0.08) codes.push(0x20); // a narrow space at a font change
+          }
+          previous = top > bottom ? { object, right, top, bottom } : null;
+          if (withLines) lineHeight = Math.max(lineHeight, raw.FPDFText_GetFontSize(textPage, i));
+        }
+        codes.push(code);
+      } // other control characters (unmapped glyphs) are dropped
     }
-    if (run.hasEOL) breakPending = true;
+  } finally {
+    raw.free(box);
+    if (textPage) api.FPDFText_ClosePage(textPage);
+    api.FPDF_ClosePage(page);
   }
-  return lines;
+  if (withLines && lineStart < codes.length) lines.push({ text: fromCodes(codes.slice(lineStart)), height: lineHeight });
+  return { text: fromCodes(codes), lines: lines.filter((line) => /\S/.test(line.text)) };
 }
 
-/** Whether the first pages draw images: a page of pictures and no text is a scan. */
-async function hasImages(pdf: PdfDocument): Promise<boolean> {
-  const { OPS } = await getResolvedPDFJS();
-  const imageOps = new Set<number>([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject, OPS.paintImageXObjectRepeat, OPS.paintInlineImageXObjectGroup]);
-  for (let number = 1; number <= Math.min(pdf.numPages, 3); number++) {
-    const page = await pdf.getPage(number);
-    const ops = await page.getOperatorList();
-    page.cleanup();
-    if (ops.fnArray.some((op) => imageOps.has(op))) return true;
+/** A string from code points, in slices (spreading a whole page's at once would overflow the stack). */
+function fromCodes(codes: number[]): string {
+  let text = "";
+  for (let i = 0; i < codes.length; i += 8192) text += String.fromCodePoint(...codes.slice(i, i + 8192));
+  return text;
+}
+
+/** Whether the first `pages` pages draw images (directly or inside form XObjects): a page of pictures and no text is a scan. */
+function hasImages(pdfium: Pdfium, doc: number, pages: number): boolean {
+  const { api } = pdfium;
+  const anyImage = (count: number, objectAt: (i: number) => number, depth: number): boolean => {
+    for (let i = 0; i < count; i++) {
+      const object = objectAt(i);
+      const type = api.FPDFPageObj_GetType(object);
+      if (type === FPDF_PAGEOBJ_IMAGE) return true;
+      if (type === FPDF_PAGEOBJ_FORM && depth < 8 && anyImage(api.FPDFFormObj_CountObjects(object), (j) => api.FPDFFormObj_GetObject(object, j), depth + 1)) return true;
+    }
+    return false;
+  };
+  for (let index = 0; index < pages; index++) {
+    const page = api.FPDF_LoadPage(doc, index);
+    if (!page) continue;
+    try {
+      if (anyImage(api.FPDFPage_CountObjects(page), (i) => api.FPDFPage_GetObject(page, i), 0)) return true;
+    } finally {
+      api.FPDF_ClosePage(page);
+    }
   }
   return false;
 }
@@ -113,14 +170,19 @@ async function hasImages(pdf: PdfDocument): Promise<boolean> {
 /** Titles that tools write when the author gave none: not worth showing instead of the file name. */
 const PLACEHOLDER_TITLE = /^(untitled|title|document|slide ?\d*|microsoft (word|powerpoint|excel) - .*|.*\.(docx?|pptx?|xlsx?|pdf|rtf|odt|tex|dvi|indd|qxd|ps|eps))$/i;
 
-async function metadataTitle(pdf: PdfDocument): Promise<string | undefined> {
+/** The document information dictionary's Title (FPDF_GetMetaText gives UTF-16LE with a terminator). */
+function metadataTitle(pdfium: Pdfium, doc: number): string | undefined {
+  const { api, raw } = pdfium;
+  const length = api.FPDF_GetMetaText(doc, "Title", 0, 0);
+  if (length <= 2) return undefined;
+  const buffer = raw.malloc(length);
   try {
-    const title: unknown = (await getMeta(pdf)).info?.Title;
-    if (typeof title !== "string") return undefined;
+    api.FPDF_GetMetaText(doc, "Title", buffer, length);
+    const title = new TextDecoder("utf-16le").decode(pdfium.heapU8().subarray(buffer, buffer + length - 2));
     const clean = title.replace(/\s+/g, " ").trim();
     return clean && !PLACEHOLDER_TITLE.test(clean) ? clean : undefined;
-  } catch {
-    return undefined; // broken metadata does not make the text unreadable
+  } finally {
+    raw.free(buffer);
   }
 }
 
