@@ -2,6 +2,7 @@ import path from "node:path";
 import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, session, shell, Tray, utilityProcess, type IpcMainInvokeEvent, type UtilityProcess } from "electron";
 import { ELECTRON_SQLITE_BINDING_ENV } from "../server/data/sqlite-binding";
 import { CONTENT_SECURITY_POLICY } from "../server/http/security-headers";
+import { SERVER_NODE_FLAGS } from "../server/worker-script";
 import { lanUrls } from "./lan-addresses";
 import { openRotatingLog, type RotatingLog } from "./log-file";
 import { electronSqliteBinding } from "./native-binding";
@@ -65,6 +66,8 @@ async function startServer(): Promise<void> {
   const child = utilityProcess.fork(SERVER_ENTRY, [], {
     stdio: "pipe",
     serviceName: "Sluice server",
+    // The server's own Node flags (its main thread's young generation), as `npm start` gives them.
+    execArgv: SERVER_NODE_FLAGS,
     env: {
       ...process.env,
       HOST: host,

@@ -1,9 +1,15 @@
 import { ConfigError, loadConfig } from "./config";
 import { createLogger } from "./logger";
 import { startServer } from "./server";
+import { startHeapTrace } from "./diagnostics/heap-trace";
+import { keepSemiSpaceFlagToMainThread } from "./worker-script";
+
+// The command line's young-generation flag has sized this thread's heap; threads size their own.
+keepSemiSpaceFlagToMainThread();
 
 // At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
 const logger = createLogger();
+startHeapTrace("main");
 
 /** `npm start`: serve the API (and UI) headless until SIGINT/SIGTERM. */
 async function main(): Promise<void> {

@@ -1,4 +1,5 @@
 import path from "node:path";
+import v8 from "node:v8";
 
 /**
  * Where a worker thread's script is and how to start it. Compiled, it is the .js beside the
@@ -14,8 +15,35 @@ export function workerScript(callerFilename: string, baseName: string): { file: 
 }
 
 /**
- * The young generation of the parser and index-writer threads. V8's default lets each
- * isolate's nursery grow to tens of MB; these threads allocate in short bursts, and at 8 MB
- * `npm run bench` ingested as fast with a ~30 MB lower peak RSS.
+ * The young generation (nursery) of the job, index-writer and search-reader threads: 4 MB, two
+ * 2 MB semi-spaces, as the main thread's (SERVER_NODE_FLAGS). V8's default lets each isolate's
+ * nursery grow to 32 MB, and a server runs six or seven isolates during a job; these threads
+ * allocate little or in short bursts, so a small nursery only means more, shorter scavenges.
+ * Measured with `npm run bench -- --memory` (docs/decisions.md, "Memory").
  */
-export const WORKER_YOUNG_GENERATION_MB = 8;
+export const WORKER_YOUNG_GENERATION_MB = 4;
+
+/**
+ * The parsers' young generation stays at 8 MB: pdf.js allocates hard, and with 4 MB the same
+ * PDFs took 12 % longer to parse (24 of the real corpus's PDFs twice, interleaved, one worker each).
+ */
+export const PARSER_YOUNG_GENERATION_MB = 8;
+
+/**
+ * Node flags of the server's process, given on the command line by every way it starts
+ * (`npm start` and `npm run worker` in package.json, the Electron shell's utility process in
+ * main/main.ts, the tests' fixtures): V8 sizes the main thread's heap before any script runs,
+ * so they cannot be set from here. A 2 MB semi-space is the main thread's young generation of
+ * WORKER_YOUNG_GENERATION_MB (the default grows to 16 MB, two of them: 32 MB held for good).
+ */
+export const SERVER_NODE_FLAGS = ["--max-semi-space-size=2"];
+
+/**
+ * Called first thing by the server's entry points: the flag above has sized the main thread's
+ * nursery, and left on it would also override every worker's `maxYoungGenerationSizeMb` (V8
+ * prefers the flag), holding the parsers to 4 MB. Turned off, the threads started from now on
+ * size their own.
+ */
+export function keepSemiSpaceFlagToMainThread(): void {
+  v8.setFlagsFromString("--max-semi-space-size=0");
+}

@@ -3,6 +3,10 @@ import { openStorage } from "./storage";
 import { openIngestion } from "./ingestion";
 import { openRedis } from "./redis/redis-connection";
 import { createLogger } from "./logger";
+import { keepSemiSpaceFlagToMainThread } from "./worker-script";
+
+// The command line's young-generation flag has sized this thread's heap; threads size their own.
+keepSemiSpaceFlagToMainThread();
 
 // At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
 const logger = createLogger();

@@ -8,6 +8,7 @@ import { ParserPool } from "./parse/parser-pool";
 import { syncSource } from "./sync-source";
 import { fromWire, toWire } from "./thread-errors";
 import { WriterPortIndex } from "./writer-port-index";
+import { startHeapTrace } from "../diagnostics/heap-trace";
 
 /**
  * Ingestion jobs' data paths on a thread of their own (job-thread.ts starts it): listing, reads,
@@ -17,6 +18,7 @@ import { WriterPortIndex } from "./writer-port-index";
  */
 
 const { disk: diskLimit } = workerData as JobThreadData;
+startHeapTrace("job thread");
 const port = parentPort!;
 const post = (message: FromJobThread) => port.postMessage(message);
 

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
+import { startHeapTrace } from "../diagnostics/heap-trace";
 
 /** One search reader thread: its own read-only connections to the collection files (index-reader-pool.ts). */
 
@@ -13,6 +14,7 @@ export interface ReaderRequest {
 export type ReaderReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; message: string; code?: string };
 
 const index = new SqliteFtsIndex({ dir: (workerData as { dir: string }).dir, readOnly: true });
+startHeapTrace("index reader");
 
 parentPort!.on("message", async (request: ReaderRequest) => {
   try {

@@ -1,5 +1,6 @@
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
+import { startHeapTrace } from "../diagnostics/heap-trace";
 
 /** The index's write side on its own thread: FTS5 tokenizing would otherwise stall the API. */
 
@@ -18,6 +19,7 @@ export interface WriterConnect {
 export type WriterReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; message: string; code?: string };
 
 const index = new SqliteFtsIndex({ dir: (workerData as { dir: string }).dir });
+startHeapTrace("index writer");
 
 async function answer(port: MessagePort | NonNullable<typeof parentPort>, request: WriterRequest): Promise<void> {
   try {

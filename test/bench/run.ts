@@ -17,6 +17,7 @@ import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./c
 import { cpuSeconds, treeCpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
 import { runRealBench } from "./real.bench";
 import { runGrowthBench } from "./growth.bench";
+import { runMemoryBench } from "./memory.bench";
 import { runWriterBench } from "./index-writer.bench";
 import { runSearchHttpBench } from "./search-http.bench";
 import path from "node:path";
@@ -37,7 +38,7 @@ import path from "node:path";
  * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite, `-- --pg-ingest`
  * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
  * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
- * writer alone, per batch size, index-writer.bench.ts).
+ * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -365,6 +366,8 @@ async function main(): Promise<void> {
   // `npm run bench -- --workers [--files N]` runs only the team-server section (PostgreSQL + Redis + two workers).
   if (process.argv.includes("--workers")) return workersBench().then(printRows);
   const real = option("--real");
+  // `npm run bench -- --memory [--files N] [--real DIR] [--runs N]`: where one SQLite ingestion's peak RSS goes, thread by thread.
+  if (process.argv.includes("--memory")) return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, realDir: real, runs: Number(option("--runs") ?? 1) });
   if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
   // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).

@@ -92,6 +92,33 @@ describe("ParserPool", () => {
     assert.equal(pooled.toString(), "a small Buffer lives in Node's shared pool");
   });
 
+  it("sends a view into a bigger buffer as an exact copy, alone or in a batch, leaving the sender's buffer whole", async () => {
+    process.env.SLUICE_PARSER_TEST_HOOKS = "1";
+    const pool = new ParserPool({ size: 1, timeoutMs: 5000 });
+    delete process.env.SLUICE_PARSER_TEST_HOOKS;
+    try {
+      // As a network read holds several replies: each file is a view into one 1 MB buffer.
+      const shared = new Uint8Array(1024 * 1024).fill(120);
+      const views = [0, 1, 2, 3].map((i) => shared.subarray(1000 * i + 10, 1000 * i + 10 + 100 + i));
+      const sizes = await Promise.allSettled(views.map((view, i) => pool.parse(`__sluice_test_buffer__${i}.txt`, view)));
+      // The first went alone to the idle worker, the other three together as a batch: each arrived in a buffer of its own size.
+      assert.equal(pool.messagesSent, 2);
+      sizes.forEach((outcome, i) => {
+        assert.equal(outcome.status, "rejected");
+        if (outcome.status === "rejected") assert.match(outcome.reason.message, new RegExp(`: ${100 + i} bytes in a buffer of ${100 + i}$`));
+      });
+      assert.equal(shared.byteLength, 1024 * 1024, "the sender's buffer is not detached");
+      assert.ok(shared.every((b) => b === 120));
+      // And the text of such a view is its own, decoded right.
+      const text = utf8("before|the file's own text|after");
+      const result = await pool.parse("view.txt", text.subarray(7, 26));
+      assert.equal(result.kind === "indexed" && result.chunks[0].text, "the file's own text");
+      assert.equal(text.byteLength, 32);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("parses ~1 MB PDF and DOCX files in reasonable time", async () => {
     const pdf = await makePdf(["The benchmark PDF starts here."], { targetBytes: 1_000_000 });
     const docx = await makeDocx(["The benchmark DOCX starts here."], { targetBytes: 1_000_000 });

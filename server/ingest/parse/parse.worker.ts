@@ -4,6 +4,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { chunkText } from "./chunker";
 import { extractText } from "./extract-text";
 import type { ParseResult } from "./parse-types";
+import { startHeapTrace } from "../../diagnostics/heap-trace";
 
 export interface ParseRequest {
   id: number;
@@ -36,8 +37,10 @@ async function parseFile(fileName: string, bytes: Uint8Array): Promise<ParseResu
  * Test-only misbehaviour, so tests can prove the pool survives a bad parser. Enabled only when the
  * parent process had SLUICE_PARSER_TEST_HOOKS=1 when the pool was built; never set it in production.
  */
-async function runTestHook(fileName: string): Promise<void> {
+async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
   const base = fileName.split(/[\\/]/).pop() ?? "";
+  // What arrived: a test checks that a file comes over as a buffer of its own size, not its sender's whole buffer.
+  if (base.startsWith("__sluice_test_buffer__")) throw new Error(`test hook: ${bytes.byteLength} bytes in a buffer of ${bytes.buffer.byteLength}`);
   if (base.startsWith("__sluice_test_crash__")) {
     // An exception outside any promise chain: uncaught, it takes the whole worker down.
     return new Promise<void>(() => {
@@ -58,12 +61,13 @@ async function runTestHook(fileName: string): Promise<void> {
 const port = parentPort;
 if (!port) throw new Error("parse.worker must run as a worker thread");
 const { testHooks } = workerData as ParseWorkerData;
+startHeapTrace("parser");
 
 port.on("message", async (request: ParseRequest) => {
   const results: ParseOutcome[] = [];
   for (const file of request.files) {
     try {
-      if (testHooks) await runTestHook(file.fileName);
+      if (testHooks) await runTestHook(file.fileName, file.bytes);
       results.push({ ok: true, result: await parseFile(file.fileName, file.bytes) });
     } catch (err) {
       results.push({ ok: false, message: err instanceof Error ? err.message : String(err) });

@@ -3,7 +3,7 @@ import { Worker } from "node:worker_threads";
 import { isSupported } from "./file-types";
 import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse.worker";
 import { ParseError, type ParseResult } from "./parse-types";
-import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
+import { PARSER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 
 export interface ParserPoolOptions {
   /** Worker threads. Default: the CPUs less one, 1 to 4 (see defaultPoolSize). */
@@ -243,7 +243,7 @@ export class ParserPool {
     const worker = new Worker(WORKER.file, {
       workerData,
       execArgv: WORKER.execArgv,
-      resourceLimits: { maxOldGenerationSizeMb: spare ? this.spareHeapMb : this.maxHeapMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: spare ? this.spareHeapMb : this.maxHeapMb, maxYoungGenerationSizeMb: PARSER_YOUNG_GENERATION_MB },
       stdout: false,
       stderr: false,
     });
@@ -280,17 +280,20 @@ export class ParserPool {
       const seconds = Number((this.timeoutMs / 1000).toFixed(1));
       this.replace(slot, new ParseError(`Parsing timed out after ${seconds} s`));
     }, this.timeoutMs);
-    const request: ParseRequest = { id: slot.batchId, files: jobs.map((job) => ({ fileName: job.fileName, bytes: job.bytes })) };
-    // A lone file's buffer moves to a steady worker (no copy, nothing kept here). A batch, or
-    // a file on a spare, is copied: if the worker dies, each of its files is parsed again on its
-    // own, and a file too big for a spare's heap again on a steady worker.
+    // A lone file's buffer moves to a steady worker (nothing kept here). A batch, or a file on a
+    // spare, goes as a copy: if the worker dies, each of its files is parsed again on its own, and
+    // a file too big for a spare's heap again on a steady worker. Copies are exact and
+    // transferred: a structured clone of a view copies its whole ArrayBuffer (a socket read that
+    // holds other replies too, Node's 8 KB pool), garbage the worker keeps until a collection.
+    const moveOriginal = jobs.length === 1 && !slot.spare;
     const transfer: ArrayBuffer[] = [];
-    if (jobs.length === 1 && !slot.spare) {
-      const [job] = jobs;
-      const buffer = job.bytes.buffer;
-      if (buffer instanceof ArrayBuffer && job.bytes.byteOffset === 0 && job.bytes.byteLength === buffer.byteLength) transfer.push(buffer);
-      job.bytes = new Uint8Array(0);
-    }
+    const files = jobs.map((job) => {
+      const bytes = moveOriginal && spansItsBuffer(job.bytes) ? job.bytes : new Uint8Array(job.bytes);
+      transfer.push(bytes.buffer as ArrayBuffer);
+      return { fileName: job.fileName, bytes };
+    });
+    if (moveOriginal) jobs[0].bytes = new Uint8Array(0);
+    const request: ParseRequest = { id: slot.batchId, files };
     this.messagesSent++;
     try {
       slot.worker.postMessage(request, transfer);
@@ -338,4 +341,9 @@ export class ParserPool {
     void slot.worker.terminate();
     this.dispatch();
   }
+}
+
+/** Whether a view covers the whole of its ArrayBuffer, so moving that buffer moves nothing else. */
+function spansItsBuffer(bytes: Uint8Array): boolean {
+  return bytes.buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
 }

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { SERVER_NODE_FLAGS } from "../../server/worker-script";
+import { tempDir } from "../fixtures/sluice-server";
+
+const ROOT = path.resolve(__dirname, __filename.endsWith(".ts") ? "../.." : "../../..");
+const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+
+/** The Node flags a package.json script gives before its script file: `node --a --b scripts/x.js` -> ["--a", "--b"]. */
+function nodeFlagsOf(script: string): string[] {
+  const words = script.split(/\s+/);
+  assert.equal(words[0], "node", script);
+  return words.slice(1, words.findIndex((w) => w.endsWith(".js")));
+}
+
+interface TraceLine {
+  thread: string;
+  newSpace: number;
+  rss?: number;
+}
+
+describe("the server's Node flags (its main thread's young generation)", () => {
+  it("are given by npm start, npm run worker and the desktop shell's server process", () => {
+    assert.deepEqual(nodeFlagsOf(scripts.start), SERVER_NODE_FLAGS);
+    assert.deepEqual(nodeFlagsOf(scripts.worker), SERVER_NODE_FLAGS);
+    // Electron cannot run here: its source is checked to hand the same list to the utility process.
+    const shell = fs.readFileSync(path.join(ROOT, "main", "main.ts"), "utf8");
+    assert.match(shell, /utilityProcess\.fork\(SERVER_ENTRY, \[\], \{[^}]*execArgv: SERVER_NODE_FLAGS,/s);
+  });
+
+  it("size only the main thread: once the server has started, a worker thread's maxYoungGenerationSizeMb holds again", () => {
+    // A child started with the server's flags: a thread asking for an 8 MB nursery (as the parsers do), before and after the entry points' call.
+    const probe = (release: boolean) => {
+      const script = `
+        const { Worker } = require("node:worker_threads");
+        const v8 = require("node:v8");
+        const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
+        ${release ? `require(${JSON.stringify(path.join(ROOT, "dist", "server", "worker-script.js"))}).keepSemiSpaceFlagToMainThread();` : ""}
+        const churn = "let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 1e5) a = []; }";
+        eval(churn);
+        const w = new Worker(churn + "; require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)", { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+        w.once("message", (worker) => { console.log(JSON.stringify({ main: newSpace(), worker })); w.terminate(); });
+      `;
+      const run = spawnSync(process.execPath, [...SERVER_NODE_FLAGS, "-e", script], { encoding: "utf8" });
+      assert.equal(run.status, 0, run.stderr);
+      return JSON.parse(run.stdout) as { main: number; worker: number };
+    };
+    const MB = 1024 * 1024;
+    const released = probe(true);
+    assert.ok(released.main <= 4 * MB, `main thread's new space ${released.main}`);
+    assert.equal(released.worker, 8 * MB, "the worker's own limit applies");
+    // Without the call, V8 prefers the flag to the worker's own limit.
+    assert.equal(probe(false).worker, 4 * MB);
+  });
+
+  it("hold the main thread's young generation to 4 MB in a server started with npm start's flags, as the heap trace shows", async () => {
+    const trace = path.join(tempDir(), "trace.jsonl");
+    const child = spawn(process.execPath, [...nodeFlagsOf(scripts.start), path.join(ROOT, "dist", "server", "main.js")], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: tempDir(), SLUICE_SECRETS: "file", SLUICE_HEAP_TRACE: trace },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      let output = "";
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+        child.stdout!.on("data", (chunk) => {
+          output += chunk;
+          const match = /listening on (http:\/\/\S+)/.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            resolve(match[1]);
+          }
+        });
+        child.stderr!.on("data", (chunk) => (output += chunk));
+      });
+      // Some work for the main thread, so its nursery would grow if it could (V8's default: to 32 MB).
+      for (let i = 0; i < 300; i++) assert.equal((await fetch(`${url}/api/openapi.json`)).status, 200);
+      await new Promise((r) => setTimeout(r, 250));
+      const main = fs
+        .readFileSync(trace, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as TraceLine)
+        .filter((l) => l.thread === "main");
+      assert.ok(main.length >= 2, "the main thread traced its heap");
+      assert.ok(main.every((l) => typeof l.rss === "number" && l.rss > 0), "with the process's RSS");
+      const largest = Math.max(...main.map((l) => l.newSpace));
+      assert.ok(largest > 0 && largest <= 4 * 1024 * 1024, `new space ${largest} bytes`);
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    }
+  });
+});
