@@ -141,6 +141,19 @@ const RANK_WINDOW = 2_000;
 const SPAN_MIN_MATCHES = 2 * RANK_WINDOW;
 const SPAN_MIN_CHUNKS_PER_MATCH = 4;
 const SPAN_MARGIN = 1.25;
+/**
+ * A search's chunks: the collection's ($1), and they newest first. Written as `= ANY` of one
+ * value rather than `=` so the planner keeps collection_id in the ORDER BY (an `=` makes it a
+ * constant it drops, leaving `ORDER BY id DESC`): then only search_chunks_collection
+ * (collection_id, id) reads the walk in that order, never the primary key. Once the tables have
+ * statistics the planner took the primary key backwards, filtering on the collection, as it
+ * assumes the collection's chunks are spread evenly among the others'; but a collection's chunks
+ * come in runs, and the first of four collections ingested into the same tables was reached
+ * only after the 78,000 newer chunks of the other three (200-500 ms, 6 % of the bench's
+ * searches; docs/decisions.md). Same estimates as `=` (one value's frequency).
+ */
+const IN_COLLECTION = "c.collection_id = ANY(ARRAY[$1]::varchar[])";
+const NEWEST_FIRST = "c.collection_id DESC, c.id DESC";
 /** A node of EXPLAIN (FORMAT JSON)'s plan: its estimated rows and its children. */
 interface PlanNode {
   "Plan Rows": number;
@@ -432,18 +445,18 @@ export class PostgresFtsIndex implements SearchIndex {
       const rankedRows = (bound: string) => `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id FROM ${from} WHERE ${where}${bound}`;
       const ranked =
         span === null
-          ? `${name}_ranked AS (${rankedRows("")} ORDER BY c.id DESC LIMIT ${window})`
+          ? `${name}_ranked AS (${rankedRows("")} ORDER BY ${NEWEST_FIRST} LIMIT ${window})`
           : // The newest RANK_WINDOW matches, in two parts: those among the collection's newest `span`
             // chunks (the GIN index's matches ANDed with that id range: only they are read), then, if
             // those were fewer, the newest of the rest (the walk, which then starts at the bound).
             `${name}_bound AS MATERIALIZED (
-               SELECT coalesce((SELECT id FROM search_chunks WHERE collection_id = $1 ORDER BY id DESC OFFSET ${param(span)} LIMIT 1), 0) AS id
+               SELECT coalesce((SELECT c.id FROM search_chunks c WHERE ${IN_COLLECTION} ORDER BY ${NEWEST_FIRST} OFFSET ${param(span)} LIMIT 1), 0) AS id
              ),
              ${name}_near AS MATERIALIZED (${rankedRows(` AND c.id > (SELECT id FROM ${name}_bound)`)} ORDER BY c.id + 0 DESC LIMIT ${window}),
              ${name}_ranked AS (
                SELECT * FROM ${name}_near
                UNION ALL
-               (${rankedRows(` AND c.id <= (SELECT id FROM ${name}_bound)`)} ORDER BY c.id DESC LIMIT (SELECT ${window} - count(*) FROM ${name}_near))
+               (${rankedRows(` AND c.id <= (SELECT id FROM ${name}_bound)`)} ORDER BY ${NEWEST_FIRST} LIMIT (SELECT ${window} - count(*) FROM ${name}_near))
              )`;
       const best =
         perDocument === null
@@ -576,7 +589,7 @@ interface ExactMatch {
 
 /** What a chunk of the collection must match (the first parameter is the collection), its SQL built with `param`. */
 function chunkConditions(param: (value: unknown) => string, stemmedSql: () => string, exact: ExactMatch | null): string[] {
-  const conditions = [`c.collection_id = $1`];
+  const conditions = [IN_COLLECTION];
   if (!exact?.impliesStemmed) conditions.push(`c.tsv @@ (${stemmedSql()})`);
   if (exact) conditions.push(`c.tsv_exact @@ (${exact.tsquery.sql(param)})`);
   return conditions;

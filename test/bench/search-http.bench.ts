@@ -14,7 +14,7 @@ import { percentile } from "./measure";
  * committed transactions: every statement outside a transaction is one) and, with
  * `logStatements`, keeps a copy of the cluster's statement log (log_min_duration_statement = 0)
  * for reading; with `apiProbe`, the main bench's API probe during a second ingestion first.
- * Run: `npm run bench -- --search-http [--files N] [--queries N] [--sqlite] [--log] [--probe]`.
+ * Run: `npm run bench -- --search-http [--files N] [--queries N] [--ingestions N] [--sqlite] [--log] [--probe]`.
  */
 export interface SearchHttpBenchOptions {
   files: number;
@@ -23,6 +23,12 @@ export interface SearchHttpBenchOptions {
   logStatements?: boolean;
   /** Also time GET /collections every 5 ms during a second ingestion (of the same share into a collection of its own). */
   apiProbe?: boolean;
+  /**
+   * Collections ingested from the same share (default 1), the first searched: with more, the
+   * main bench's shape (its three throughput runs and the probe run fill the same tables, then
+   * the first collection is searched at once, without warm-up searches or a pause).
+   */
+  ingestions?: number;
 }
 
 export interface SearchHttpBenchResult {
@@ -35,6 +41,8 @@ export interface SearchHttpBenchResult {
   log: string | null;
   /** With apiProbe: GET /collections latencies during the second ingestion. */
   api: { p50: number; p99: number; requests: number } | null;
+  /** Searches slower than 25 ms: when each started (ISO time, to set beside the statement log) and how long it took. */
+  slow: { at: string; ms: number; q: string }[];
 }
 
 export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promise<SearchHttpBenchResult> {
@@ -47,6 +55,22 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
   try {
     postgres = options.engine === "postgres" ? await startPostgres() : null;
     const databaseUrl = postgres ? await postgres.createDatabase() : null;
+    if (postgres && databaseUrl && options.logStatements) {
+      // From the start: autovacuum's runs and any slow statement (a background ANALYZE), with
+      // times, and the plan (EXPLAIN ANALYZE, BUFFERS) of any statement over 100 ms.
+      const [{ db }] = await postgres.query<{ db: string }>(databaseUrl, "SELECT current_database() AS db");
+      for (const sql of [
+        "ALTER SYSTEM SET log_autovacuum_min_duration = 0",
+        "ALTER SYSTEM SET log_min_duration_statement = 100",
+        "ALTER SYSTEM SET log_line_prefix = '%m [%p] '",
+        "SELECT pg_reload_conf()",
+        `ALTER DATABASE "${db}" SET session_preload_libraries = 'auto_explain'`,
+        `ALTER DATABASE "${db}" SET auto_explain.log_min_duration = 100`,
+        `ALTER DATABASE "${db}" SET auto_explain.log_analyze = on`,
+        `ALTER DATABASE "${db}" SET auto_explain.log_buffers = on`,
+      ])
+        await postgres.query(databaseUrl, sql);
+    }
     server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) } });
     const request = client(server.api);
     const user = await signUp(request, "bench");
@@ -56,6 +80,14 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
     if (trigger.status !== 202) throw new Error(`trigger failed: ${trigger.text}`);
     const job = await waitForJobEnd(request, user.token, pipeline.id, 600_000);
     if (job.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(job)}`);
+    const mainShape = (options.ingestions ?? 1) > 1;
+    for (let i = 1; i < (options.ingestions ?? 1); i++) {
+      const more = await addSmbSource(request, user.token, group, samba, `Bench corpus ${i + 1}`);
+      const started = await request("POST", `/data_pipelines/${more.pipeline.id}/ingest`, { token: user.token });
+      if (started.status !== 202) throw new Error(`trigger failed: ${started.text}`);
+      const ended = await waitForJobEnd(request, user.token, more.pipeline.id, 600_000);
+      if (ended.status !== "completed") throw new Error(`ingestion failed: ${JSON.stringify(ended)}`);
+    }
 
     let log: string | null = null;
     if (postgres && databaseUrl && options.logStatements) {
@@ -89,10 +121,10 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
       const res = await request("GET", `/collections/${pipeline.collection_id}/search?q=${encodeURIComponent(q)}`, { token: user.token });
       if (res.status !== 200) throw new Error(`search failed: ${res.text}`);
     };
-    for (const q of queries.slice(0, 20)) await search(q); // warm caches, as the main bench's re-run does
+    if (!mainShape) for (const q of queries.slice(0, 20)) await search(q); // warm caches, as the main bench's re-run does
 
     const committed = async () => {
-      if (!postgres || !databaseUrl) return 0;
+      if (!postgres || !databaseUrl || mainShape) return 0;
       // Statistics reach pg_stat_database when a backend is idle for a moment (at most ~1 s).
       await new Promise((r) => setTimeout(r, 1500));
       const [row] = await postgres.query<{ n: string }>(databaseUrl, "SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()");
@@ -100,10 +132,14 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
     };
     const before = await committed();
     const latencies: number[] = [];
+    const slow: SearchHttpBenchResult["slow"] = [];
     for (const q of queries) {
+      const at = new Date().toISOString();
       const t = performance.now();
       await search(q);
-      latencies.push(performance.now() - t);
+      const ms = performance.now() - t;
+      latencies.push(ms);
+      if (ms > 25) slow.push({ at, ms, q });
     }
     if (log) {
       // The cluster's directory goes with it: keep a copy of the log.
@@ -112,9 +148,9 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
       log = kept;
     }
     // The statistics query itself is one transaction.
-    const statementsPerSearch = postgres ? ((await committed()) - before - 1) / queries.length : null;
+    const statementsPerSearch = postgres && !mainShape ? ((await committed()) - before - 1) / queries.length : null;
     latencies.sort((a, b) => a - b);
-    return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), statementsPerSearch, log, api };
+    return { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), statementsPerSearch, log, api, slow };
   } finally {
     await server?.stop();
     await postgres?.stop();

@@ -17,6 +17,12 @@ const WORDS = (column: string) => `translate(${column}, '<>&@/\\:.~_=?#%+', '   
 const V2_TSV = `setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("title")}), 'A') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("path")}), 'B') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("body")}), 'C')`;
 const V2_EXACT = `to_tsvector('sluice_exact'::regconfig, ${WORDS("title")} || ' ' || ${WORDS("path")} || ' ' || ${WORDS("body")})`;
 
+/** A node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan. */
+interface AnalyzedNode {
+  "Rows Removed by Filter"?: number;
+  Plans?: AnalyzedNode[];
+}
+
 function doc(p: string, texts: string[], title = p.split("/").at(-1)!): DocumentInput {
   return {
     sourceId: SOURCE,
@@ -183,6 +189,40 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     seen.length = 0;
     assert.deepEqual(await index.search(collection, "kestrel", 5), hits);
     assert.equal(seen.length, 1, seen.map((sql) => sql.slice(0, 40)).join(" | "));
+  });
+
+  test("a collection written before another: its window is read from its own chunks, never walking past the newer collection's", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const [first, later] = [crypto.randomUUID(), crypto.randomUUID()];
+    // A common word in both: past the window, so its newest 2,000 matches are walked newest first
+    // (the tables too big for a sequential scan to be cheaper).
+    await load(index, db, first, plain("first", 2_500, "alpha"));
+    await load(index, db, later, plain("later", 25_000, "alpha"));
+    const ranking: { sql: string; params: unknown[] }[] = [];
+    const query = db.query.bind(db);
+    db.query = ((sql: string, params?: unknown[]) => {
+      if (sql.startsWith("WITH")) ranking.push({ sql, params: params ?? [] });
+      return query(sql, params);
+    }) as typeof db.query;
+    const hits = await index.search(first, "alpha", 5);
+    db.query = query;
+    assert.equal(hits.length, 5);
+    assert.ok(hits.every((h) => h.path.startsWith("first/")), hits.map((h) => h.path).join(", "));
+    assert.equal(ranking.length, 1);
+    // The rows the plan read from search_chunks and threw away: a walk of the primary key
+    // backwards would pass all 25,000 of the later collection's chunks first. With only index
+    // scans to choose from (a table this small may otherwise be read whole), as on a big table.
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    await runner.query("SET LOCAL enable_seqscan = off");
+    await runner.query("SET LOCAL enable_bitmapscan = off");
+    const [{ "QUERY PLAN": plan }] = (await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${ranking[0].sql}`, ranking[0].params)) as { "QUERY PLAN": { Plan: AnalyzedNode }[] }[];
+    await runner.rollbackTransaction();
+    await runner.release();
+    const removed = (node: AnalyzedNode): number => (node["Rows Removed by Filter"] ?? 0) + (node.Plans ?? []).reduce((sum, child) => sum + removed(child), 0);
+    assert.ok(removed(plan[0].Plan) < 2_500, `rows read and dropped: ${removed(plan[0].Plan)}`);
+    await index.close();
   });
 
   test("when the newest chunks hold fewer matches than the estimate said, the window goes on to older ones", async () => {
