@@ -26,12 +26,12 @@ const LINE_END_HYPHENS = new Set([0x02, 0xfffe]);
  * subscript and the next symbol after TeX's \scriptspace ("βp xp"), a table cell's monospaced
  * name running into the next cell ("secret-tool" then "store"). Loose character boxes of slanted
  * type reach past the glyph's advance, so the gap there is a little below zero: an overlap up to
- * this share of the font size still counts as a break.
+ * this share of the character box's height still counts as a break.
  */
 const TYPE_CHANGE_OVERLAP = 0.1;
 /**
- * A run in another type that starts where the previous one ends (within this share of the font
- * size) continues the word: a bold initial letter ("k" then "ill" in debian-reference's SysRq
+ * A run in another type that starts where the previous one ends (within this share of the
+ * character box's height) continues the word: a bold initial letter ("k" then "ill" in debian-reference's SysRq
  * table), or a subscript right after its symbol ("β" then "p").
  */
 const TYPE_CHANGE_ABUT = 0.015;
@@ -47,8 +47,9 @@ const TEX_LIGATURES = [[0x66, 0x66], [0x66, 0x69], [0x66, 0x6c], [0x66, 0x66, 0x
  * A PDF's text, page by page, read by PDFium, which puts spaces and line breaks where the page
  * layout implies them (words on adjacent lines or table columns never run together). On top of
  * that, where PDFium runs two text objects together, a run in another font that starts visibly
- * after the previous one (`\documentclass` in typewriter type, then "or") gets a space, and one
- * on another baseline or back to the left (a table cell's next line) starts a line. A word
+ * after the previous one (`\documentclass` in typewriter type, then "or"), or that touches it in
+ * another type without being set flush ("secret-tool" overflowing a table cell into "store"),
+ * gets a space, and one on another baseline or back to the left (a table cell's next line) starts a line. A word
  * hyphenated at the end of a line (PDFium marks the hyphen) is joined again, as pdftotext does,
  * so it is found whole.
  * Title: the document's Title metadata, unless it is a placeholder ("Untitled", "Microsoft
@@ -118,6 +119,9 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
   // One glyph that stands for several characters ("ff"), which TeX may take from a font of ligatures alone (txfonts' rtxr).
   const inLigature = (i: number) => [i - 1, i + 1].some((j) => j >= 0 && j < count && raw.FPDFText_GetTextObject(textPage, j) === raw.FPDFText_GetTextObject(textPage, i) && leftAt(j) === leftAt(i));
   const typeAt = (i: number) => `${fontName(pdfium, raw.FPDFText_GetTextObject(textPage, i), fonts)}@${raw.FPDFText_GetFontSize(textPage, i).toFixed(1)}`;
+  // Between two letters or digits (not a word and its comma), neither part of a ligature glyph.
+  const typeChanges = (before: { code: number; index: number }, i: number, code: number) =>
+    isWordChar(before.code) && isWordChar(code) && !inLigature(before.index) && !inLigature(i) && typeAt(i) !== typeAt(before.index);
   const count = textPage ? api.FPDFText_CountChars(textPage) : 0;
   try {
     for (let i = 0; i < count; i++) {
@@ -145,7 +149,7 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
             const gap = left - previous.right;
             if (anotherLine || backLeft) endLine();
             else if (gap > size * 0.08) codes.push(0x20); // a narrow space at a font change
-            else if (gap > -size * TYPE_CHANGE_OVERLAP && Math.abs(gap) > size * TYPE_CHANGE_ABUT && isWordChar(previous.code) && isWordChar(code) && !inLigature(previous.index) && !inLigature(i) && typeAt(i) !== typeAt(previous.index)) {
+            else if (gap > -size * TYPE_CHANGE_OVERLAP && Math.abs(gap) > size * TYPE_CHANGE_ABUT && typeChanges(previous, i, code)) {
               codes.push(0x20); // another typeface or size with barely any gap: the next word
             }
           }
