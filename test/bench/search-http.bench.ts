@@ -65,7 +65,7 @@ export async function runSearchHttpBench(options: SearchHttpBenchOptions): Promi
         "ALTER SYSTEM SET log_line_prefix = '%m [%p] '",
         "SELECT pg_reload_conf()",
         `ALTER DATABASE "${db}" SET session_preload_libraries = 'auto_explain'`,
-        `ALTER DATABASE "${db}" SET auto_explain.log_min_duration = 100`,
+        `ALTER DATABASE "${db}" SET auto_explain.log_min_duration = 25`,
         `ALTER DATABASE "${db}" SET auto_explain.log_analyze = on`,
         `ALTER DATABASE "${db}" SET auto_explain.log_buffers = on`,
       ])
