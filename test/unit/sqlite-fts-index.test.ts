@@ -614,6 +614,9 @@ test("SQLite: an index file of schema version 3 is upgraded when opened: both ta
   // Writes after the upgrade land in both tables as before.
   await index.upsertDocument(collection, { ...doc("rare/markers.txt", ["a box of highlighter markers"]), title: "Markers" });
   assert.deepEqual((await index.search(collection, "highlighter", 10)).filter((h) => h.exact).map((h) => h.path).sort(), ["rare/markers.txt", "rare/pens.txt"]);
+  // An older file keeps the page size it was made with (4 KB): only new files get 16 KB pages.
+  assert.equal(pageSize(file), 4096);
+  assert.equal((await index.search(collection, "markers", 10))[0]?.path, "rare/markers.txt");
 });
 
 test("SQLite: a new index file is created with the larger term buffer on both tables", async () => {
@@ -622,6 +625,47 @@ test("SQLite: a new index file is created with the larger term buffer on both ta
   closers.push(() => index.close());
   await index.upsertDocument(collection, doc("a.txt", ["some words"]));
   assert.deepEqual(hashSizes(index.filePath(collection)), [8 * 1024 * 1024, 8 * 1024 * 1024]);
+});
+
+/** The page size a file was made with. */
+function pageSize(file: string): number {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.pragma("page_size", { simple: true }) as number;
+  } finally {
+    db.close();
+  }
+}
+
+test("SQLite: a 16 KB-page file's WAL is checkpointed at about 4 MB, as a 4 KB-page file's is", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  const words = Array.from({ length: 2_000 }, (_, i) => `w${(i * 7919) % 100_003}`);
+  const text = (seed: number) => Array.from({ length: 1_500 }, (_, i) => words[(seed * 31 + i * 17) % words.length]).join(" ");
+  let written = 0;
+  // Many small transactions, ~12 MB of WAL frames in all: with SQLite's default of 1,000 pages
+  // (16 MB of 16 KB pages) the WAL would never have been checkpointed and would hold them all.
+  for (let batch = 0; batch < 40; batch++) {
+    await index.upsertDocuments(collection, Array.from({ length: 10 }, (_, i) => doc(`d${batch}-${i}.txt`, [text(batch * 10 + i)])));
+    written += 10;
+  }
+  const wal = fs.statSync(`${index.filePath(collection)}-wal`).size;
+  assert.equal(pageSize(index.filePath(collection)), 16 * 1024);
+  assert.ok(wal > 0 && wal < 6 * 1024 * 1024, `WAL of ${wal} bytes after ${written} documents`);
+});
+
+test("SQLite: a new index file has 16 KB pages, and its documents are written, found, replaced and removed", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  await index.upsertDocuments(collection, [doc("a.txt", ["the osprey dives", "for fish"]), doc("b.txt", ["a heron waits"])]);
+  assert.equal(pageSize(index.filePath(collection)), 16 * 1024);
+  assert.equal((await index.search(collection, "osprey", 10))[0]?.path, "a.txt");
+  await index.upsertDocument(collection, doc("a.txt", ["now about herons"]));
+  assert.deepEqual((await index.search(collection, "osprey", 10)).map((h) => h.path), []);
+  await index.removeDocuments(collection, SOURCE, ["b.txt"]);
+  assert.deepEqual((await index.search(collection, "heron", 10)).map((h) => h.path), ["a.txt"]);
 });
 
 test("SQLite threaded: reader threads answer from a version-1 file (the writer upgrades it on first read)", async () => {
