@@ -33,11 +33,12 @@ describe("Smb2FrameReader", () => {
     test(`frames come out whole and intact when the wire is read ${size} bytes at a time into a reused buffer`, () => {
       const got: Buffer[] = [];
       const reader = new Smb2FrameReader(16 * 2 ** 20, (f) => got.push(f), () => assert.fail("not malformed"));
-      if (size === 1 || size === 3 || size === 7) feed(reader, stream.subarray(0, 300_000), size);
-      else feed(reader, stream, size);
-      const expected = size < 10 ? bodies.slice(0, 3) : bodies;
+      // Byte-at-a-time reads stop partway through the 1 MB frame (a half-read frame stays in).
+      const tiny = size < 10;
+      feed(reader, tiny ? stream.subarray(0, 300_000) : stream, size);
+      const expected = tiny ? bodies.slice(0, 3) : bodies;
       assert.equal(got.length, expected.length);
-      got.forEach((f, i) => assert.ok(f.equals(expected[i]), `frame ${i}`));
+      for (const [i, f] of got.entries()) assert.ok(f.equals(expected[i]), `frame ${i}`);
     });
   }
 
