@@ -17,7 +17,7 @@ import { CORES, cpuSeconds, mgetSeconds, peakRssMb, runWatched, sambaCpuSeconds,
  * peak RSS; failures grouped by message; a no-change re-run; the ratio to smbclient's mget of
  * the share and to pdftotext over the corpus's PDFs on one core; the probe test (each indexed
  * file searched for by 3 words rare in the corpus that it holds); words glued to a neighbour
- * against a reference extraction; files with text that were not indexed; files skipped as
+ * against a reference extraction (and apart, hyphenated words joined where it leaves them split); files with text that were not indexed; files skipped as
  * unsupported by extension. `--limit N` ingests an evenly spread subset of N files.
  */
 
@@ -82,12 +82,14 @@ function subset(files: CorpusFile[], limit: number): { dir: string; files: Corpu
 
 /** Words as the index tokenizer sees them (unicode61, diacritics removed, lower case). */
 export function tokens(text: string): string[] {
-  return text
-    .normalize("NFKD")
-    .replace(/\p{M}/gu, "")
-    .toLowerCase()
+  return normalized(text)
     .split(/[^\p{L}\p{N}]+/u)
     .filter(Boolean);
+}
+
+/** Text as words are compared: decomposed, without accents, lower case. */
+function normalized(text: string): string {
+  return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
 }
 
 const BLOCK_TAGS =
@@ -180,21 +182,45 @@ function indexedTexts(dataDir: string, collectionId: string): Map<string, string
   return new Map([...texts].map(([rel, parts]) => [rel, parts.join("\n")]));
 }
 
+/** A hyphen ending a line, and the line break: what is left between the halves of a hyphenated word. */
+const LINE_END_HYPHEN = /^[^\S\n]*[-\u00ad\u2010][^\S\n]*\n\s*$/;
+
 /**
  * Indexed words not in the reference that are two neighbouring reference words run together,
  * as "left|right". Both parts must be words of 2+ letters: single letters and digits run
- * together by layout (list numbers, footnote marks) would count noise.
+ * together by layout (list numbers, footnote marks) would count noise. Where the reference
+ * leaves a hyphen at a line end between the two ("map-" then "ping", which pdftotext keeps apart
+ * when the lines fall in different blocks), the indexed word is the hyphenated word joined
+ * again, not glue: those are `rejoined`, counted apart. So are indexed words found inside a longer
+ * reference word (`inside`: "filename" where the reference reads "hfilenamei", the angle brackets
+ * of TeX's ⟨filename⟩ with no Unicode): the extraction split that word; the pair elsewhere in the
+ * reference ("file name") is a coincidence.
  */
-export function gluedWords(reference: string[], indexed: Iterable<string>): string[] {
-  const known = new Set(reference);
-  const pairs = new Map<string, string>();
+export function gluedWords(reference: string, indexed: Iterable<string>): { glued: string[]; rejoined: string[]; inside: string[] } {
+  const text = normalized(reference);
+  const words = [...text.matchAll(/[\p{L}\p{N}]+/gu)];
+  const known = new Set(words.map((m) => m[0]));
+  const pairs = new Map<string, { pair: string; hyphenated: boolean }>();
   const word = (w: string) => w.length >= 2 && /^\p{L}+$/u.test(w);
-  for (let i = 0; i + 1 < reference.length; i++) {
-    if (word(reference[i]) && word(reference[i + 1])) pairs.set(reference[i] + reference[i + 1], `${reference[i]}|${reference[i + 1]}`);
+  for (let i = 0; i + 1 < words.length; i++) {
+    const [left, right] = [words[i][0], words[i + 1][0]];
+    if (!word(left) || !word(right)) continue;
+    const between = text.slice(words[i].index! + left.length, words[i + 1].index);
+    const seen = pairs.get(left + right);
+    // A pair seen both ways counts as glue: some occurrence was not a hyphenated line end.
+    pairs.set(left + right, { pair: `${left}|${right}`, hyphenated: LINE_END_HYPHEN.test(between) && (seen?.hyphenated ?? true) });
   }
   const glued = new Set<string>();
-  for (const w of indexed) if (!known.has(w) && pairs.has(w)) glued.add(pairs.get(w)!);
-  return [...glued];
+  const rejoined = new Set<string>();
+  const inside = new Set<string>();
+  let vocabulary: string | undefined; // every reference word once, spaced: a word not in it whole is inside a longer one
+  for (const w of indexed) {
+    const p = known.has(w) ? undefined : pairs.get(w);
+    if (!p) continue;
+    vocabulary ??= ` ${[...known].join(" ")} `;
+    (p.hyphenated ? rejoined : vocabulary.includes(w) ? inside : glued).add(p.pair);
+  }
+  return { glued: [...glued], rejoined: [...rejoined], inside: [...inside] };
 }
 
 /** A stable pseudo-random rank for tie-breaking, so the same corpus gets the same probes. */
@@ -347,6 +373,9 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
     const indexed = indexedTexts(server.dataDir, pipeline.collection_id);
     const words = new Map<string, Set<string>>();
     const glued = new Map<string, { files: number; words: number; examples: string[] }>();
+    // Counted apart from glue: hyphenated words joined again; words the extraction split out of a longer one.
+    const rejoined = { files: 0, words: 0, examples: [] as string[] };
+    const inside = { files: 0, words: 0, examples: [] as string[] };
     const notIndexed = new Map<string, string[]>();
     const errorsByPath = new Map((job.errors as Array<{ entity: string; message: string }>).map((e) => [e.entity, e.message]));
     for (const file of files) {
@@ -357,8 +386,14 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
       // Probe words come from the reference where there is one, so what extraction lost is missed.
       const own = referenceWords ? new Set(referenceWords) : indexedWords;
       if (own) words.set(file.rel, own);
-      if (referenceWords && indexedWords) {
-        const g = gluedWords(referenceWords, indexedWords);
+      if (reference !== null && indexedWords) {
+        const { glued: g, rejoined: r, inside: n } = gluedWords(reference, indexedWords);
+        for (const [list, tally] of [[r, rejoined], [n, inside]] as const) {
+          if (!list.length) continue;
+          tally.files++;
+          tally.words += list.length;
+          if (tally.examples.length < 5) tally.examples.push(`${list[0]} (${file.rel})`);
+        }
         if (g.length) {
           const t = glued.get(file.type) ?? { files: 0, words: 0, examples: [] };
           t.files++;
@@ -443,6 +478,8 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
           "",
         ],
         ["words glued to a neighbour", `${gluedTotal} in ${[...glued.values()].reduce((n, t) => n + t.files, 0)} files`, "", ""],
+        ["words joined at a line-end hyphen the reference leaves split (not glue)", `${rejoined.words} in ${rejoined.files} files`, "", ""],
+        ["two neighbours' letters, split out of a longer reference word (not glue)", `${inside.words} in ${inside.files} files`, "", ""],
         ["files with text but not indexed", String(notIndexedTotal), "", ""],
         ["files skipped as unsupported by extension", `${unsupportedFiles} (${unsupported.length} types)`, "", ""],
       ],
@@ -489,6 +526,8 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
       process.stdout.write("\nglued words by type:\n");
       for (const [type, g] of glued) process.stdout.write(`  ${type}: ${g.words} words in ${g.files} files, e.g. ${g.examples.join("; ")}\n`);
     }
+    if (rejoined.words) process.stdout.write(`\nhyphenated words joined again, split in the reference: e.g. ${rejoined.examples.join("; ")}\n`);
+    if (inside.words) process.stdout.write(`\nwords split out of a longer reference word: e.g. ${inside.examples.join("; ")}\n`);
     if (notIndexed.size) {
       process.stdout.write("\nfiles with text but not indexed:\n");
       for (const [type, list] of notIndexed) process.stdout.write(`  ${type}: ${list.length}, e.g. ${list.slice(0, 5).join("; ")}\n`);

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { extractText } from "../../server/ingest/parse/extract-text";
 import { ParseError } from "../../server/ingest/parse/parse-types";
+import { PDFDocument, StandardFonts } from "pdf-lib";
 import { courierWidth, helveticaWidth, makeEncryptedPdf, makeLayoutPdf, makeTexLigaturePdf } from "../fixtures/documents";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -77,6 +78,32 @@ describe("PDF to text", () => {
     const { text } = await extractText("tex.pdf", pdf);
     assert.match(text, /\\documentclass or by the class/);
     assert.match(text, /were hyphenated across two lines/);
+  });
+
+  it("separates runs in another type that barely leave a gap or overlap a little, but not ones set flush", async () => {
+    // As in debian-reference.en.pdf ("secret-tool" overflowing into the next cell: "secret-toolstore"),
+    // expex-doc.pdf ("\\ling" then "key" 0.8 pt on: "\\lingkey") and R-intro.pdf (subscript "p" then "x").
+    const tool = await courierWidth("secret-tool");
+    const ling = await courierWidth("\\ling");
+    const x = await helveticaWidth("x");
+    const p = await helveticaWidth("p", 7);
+    const k = (await PDFDocument.create().then((d) => d.embedFont(StandardFonts.HelveticaBold))).widthOfTextAtSize("k", 11);
+    const word = await helveticaWidth("word");
+    const pdf = await makeLayoutPdf([
+      { text: "secret-tool", x: 56, y: 700, mono: true },
+      { text: "store and retrieve", x: 56 + tool - 0.6, y: 700 }, // 0.05 em into the monospaced run
+      { text: "\\ling", x: 56, y: 680, mono: true },
+      { text: "key", x: 56 + ling + 0.6, y: 680 }, // 0.05 em after it: less than the narrowest space
+      { text: "x", x: 56, y: 660 },
+      { text: "p", x: 56 + x, y: 658, size: 7 }, // a subscript flush with its symbol
+      { text: "y", x: 56 + x + p + 0.5, y: 660 }, // TeX's \\scriptspace after it
+      { text: "k", x: 56, y: 640, bold: true },
+      { text: "ill all processes", x: 56 + k, y: 640 }, // a bold initial set flush: one word
+      { text: "word", x: 56, y: 620 },
+      { text: ", then", x: 56 + word - 0.3, y: 620, mono: true }, // punctuation in another type stays attached
+    ]);
+    const { text } = await extractText("types.pdf", pdf);
+    assert.deepEqual(text.split("\n"), ["secret-tool store and retrieve", "\\ling key", "xp y", "kill all processes", "word, then"]);
   });
 
   it("starts a line where a table cell's next line begins under the end of the previous one", async () => {

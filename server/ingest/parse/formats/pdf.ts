@@ -20,6 +20,24 @@ const FPDF_PAGEOBJ_FORM = 5;
  */
 const LINE_END_HYPHENS = new Set([0x02, 0xfffe]);
 /**
+ * Where the type (font or size) changes between two runs on a line and the second does not
+ * start exactly where the first ends, the second is another word (as pdftotext reads it): a TeX
+ * word set in \texttt or slanted type followed by roman ("expex.tex contains", "\\ling key"), a
+ * subscript and the next symbol after TeX's \scriptspace ("βp xp"), a table cell's monospaced
+ * name running into the next cell ("secret-tool" then "store"). Loose character boxes of slanted
+ * type reach past the glyph's advance, so the gap there is a little below zero: an overlap up to
+ * this share of the character box's height still counts as a break.
+ */
+const TYPE_CHANGE_OVERLAP = 0.1;
+/**
+ * A run in another type that starts where the previous one ends (within this share of the
+ * character box's height) continues the word: a bold initial letter ("k" then "ill" in debian-reference's SysRq
+ * table), or a subscript right after its symbol ("β" then "p").
+ */
+const TYPE_CHANGE_ABUT = 0.015;
+/** Letters and digits: a change of type between two of them is a word break, not between a word and its comma. */
+const isWordChar = (code: number): boolean => /[\p{L}\p{N}]/u.test(String.fromCodePoint(code));
+/**
  * TeX's OT1 fonts put the ligatures ff, fi, fl, ffi, ffl at codes 0x0B-0x0F and often carry no
  * Unicode map; PDFium then gives the raw code, and "file" would be indexed as "le".
  */
@@ -29,8 +47,9 @@ const TEX_LIGATURES = [[0x66, 0x66], [0x66, 0x69], [0x66, 0x6c], [0x66, 0x66, 0x
  * A PDF's text, page by page, read by PDFium, which puts spaces and line breaks where the page
  * layout implies them (words on adjacent lines or table columns never run together). On top of
  * that, where PDFium runs two text objects together, a run in another font that starts visibly
- * after the previous one (`\documentclass` in typewriter type, then "or") gets a space, and one
- * on another baseline or back to the left (a table cell's next line) starts a line. A word
+ * after the previous one (`\documentclass` in typewriter type, then "or"), or that touches it in
+ * another type without being set flush ("secret-tool" overflowing a table cell into "store"),
+ * gets a space, and one on another baseline or back to the left (a table cell's next line) starts a line. A word
  * hyphenated at the end of a line (PDFium marks the hyphen) is joined again, as pdftotext does,
  * so it is found whole.
  * Title: the document's Title metadata, unless it is a placeholder ("Untitled", "Microsoft
@@ -93,9 +112,18 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
     lineHeight = 0;
   };
   // The last character drawn (not generated, not a space) while no space or break has followed it.
-  let previous: { object: number; right: number; top: number; bottom: number } | null = null;
+  let previous: { object: number; right: number; top: number; bottom: number; code: number; index: number } | null = null;
+  // A character's type (font and size), asked only where two runs touch.
+  const fonts = new Map<number, string>();
+  const leftAt = (i: number) => (raw.FPDFText_GetLooseCharBox(textPage, i, box) ? pdfium.heapF32()[box >> 2] : Number.NaN);
+  // One glyph that stands for several characters ("ff"), which TeX may take from a font of ligatures alone (txfonts' rtxr).
+  const inLigature = (i: number) => [i - 1, i + 1].some((j) => j >= 0 && j < count && raw.FPDFText_GetTextObject(textPage, j) === raw.FPDFText_GetTextObject(textPage, i) && leftAt(j) === leftAt(i));
+  const typeAt = (i: number) => `${fontName(pdfium, raw.FPDFText_GetTextObject(textPage, i), fonts)}@${raw.FPDFText_GetFontSize(textPage, i).toFixed(1)}`;
+  // Between two letters or digits (not a word and its comma), neither part of a ligature glyph.
+  const typeChanges = (before: { code: number; index: number }, i: number, code: number) =>
+    isWordChar(before.code) && isWordChar(code) && !inLigature(before.index) && !inLigature(i) && typeAt(i) !== typeAt(before.index);
+  const count = textPage ? api.FPDFText_CountChars(textPage) : 0;
   try {
-    const count = textPage ? api.FPDFText_CountChars(textPage) : 0;
     for (let i = 0; i < count; i++) {
       const code = raw.FPDFText_GetUnicode(textPage, i);
       if (LINE_END_HYPHENS.has(code)) {
@@ -118,10 +146,14 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
             const size = Math.max(top - bottom, previous.top - previous.bottom);
             const anotherLine = Math.abs(bottom - previous.bottom) > size * 0.25; // e.g. a table cell's second line
             const backLeft = left < previous.right - size * 0.3; // the next column, or a cell's next line
+            const gap = left - previous.right;
             if (anotherLine || backLeft) endLine();
-            else if (left - previous.right > size * 0.08) codes.push(0x20); // a narrow space at a font change
+            else if (gap > size * 0.08) codes.push(0x20); // a narrow space at a font change
+            else if (gap > -size * TYPE_CHANGE_OVERLAP && Math.abs(gap) > size * TYPE_CHANGE_ABUT && typeChanges(previous, i, code)) {
+              codes.push(0x20); // another typeface or size with barely any gap: the next word
+            }
           }
-          previous = top > bottom ? { object, right, top, bottom } : null;
+          previous = top > bottom ? { object, right, top, bottom, code, index: i } : null;
           if (withLines) lineHeight = Math.max(lineHeight, raw.FPDFText_GetFontSize(textPage, i));
         }
         codes.push(code);
@@ -134,6 +166,31 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
   }
   if (withLines && lineStart < codes.length) lines.push({ text: fromCodes(codes.slice(lineStart)), height: lineHeight });
   return { text: fromCodes(codes), lines: lines.filter((line) => /\S/.test(line.text)) };
+}
+
+/**
+ * The name of a text object's font without its subset tag ("ABCDEF+CMR10" is "CMR10"), so two
+ * subsets of one face (some producers split a font every 256 glyphs) count as the same font; a
+ * font with no name (Type 3) goes by its handle.
+ */
+function fontName(pdfium: Pdfium, object: number, cache: Map<number, string>): string {
+  let name = cache.get(object);
+  if (name !== undefined) return name;
+  const { api, raw } = pdfium;
+  const font = api.FPDFTextObj_GetFont(object);
+  const length = font ? api.FPDFFont_GetBaseFontName(font, 0, 0) : 0;
+  name = `#${font}`;
+  if (length > 1) {
+    const buffer = raw.malloc(length);
+    try {
+      api.FPDFFont_GetBaseFontName(font, buffer, length);
+      name = new TextDecoder("latin1").decode(pdfium.heapU8().subarray(buffer, buffer + length - 1)).replace(/^[A-Z]{6}\+/, "");
+    } finally {
+      raw.free(buffer);
+    }
+  }
+  cache.set(object, name);
+  return name;
 }
 
 /** A string from code points, in slices (spreading a whole page's at once would overflow the stack). */

@@ -1,0 +1,24 @@
+// Item: the real bench's glue measure counts only true glue (issue 14, item 4).
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { gluedWords } from "../bench/real.bench";
+
+describe("the real bench's glued-word measure", () => {
+  it("counts an indexed word made of two neighbouring reference words as glue", () => {
+    const reference = "libsecret-tools V:1 secret-tool\nstore and retrieve passwords";
+    assert.deepEqual(gluedWords(reference, ["secret", "toolstore", "and", "retrieve"]), { glued: ["tool|store"], rejoined: [], inside: [] });
+  });
+
+  it("counts apart a hyphenated word joined again where the reference leaves it split at the line end", () => {
+    const reference = "the file-to-maintainer map-\n\nping. The trailing space";
+    assert.deepEqual(gluedWords(reference, ["the", "mapping", "trailing"]), { glued: [], rejoined: ["map|ping"], inside: [] });
+    // The same pair also run together mid-line somewhere: that occurrence is glue.
+    assert.deepEqual(gluedWords(`${reference} map ping`, ["mapping"]).glued, ["map|ping"]);
+  });
+
+  it("counts apart a word the extraction split out of a longer reference word", () => {
+    // TeX's ⟨filename⟩ reads "hfilenamei" in the reference; "file name" elsewhere is a coincidence.
+    const reference = "an external file hfilenamei. One file name argument.";
+    assert.deepEqual(gluedWords(reference, ["external", "filename"]), { glued: [], rejoined: [], inside: ["file|name"] });
+  });
+});
