@@ -466,8 +466,9 @@ export class Smb2Client {
         accept: [Status.END_OF_FILE],
       });
       if (r.header.status === Status.END_OF_FILE) return null;
+      // A view of the reply's frame, which was sized for it: no copy (Smb2FrameReader).
       const data = parseRead(r.message);
-      return data.length ? Buffer.from(data) : null;
+      return data.length ? data : null;
     };
     const stream: Readable = new Readable({
       highWaterMark: 1,
@@ -539,7 +540,7 @@ export class Smb2Client {
       ],
       treeId,
     );
-    const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : Buffer.from(parseRead(read.message));
+    const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : parseRead(read.message);
     return { data, asked };
   }
 }

@@ -9,6 +9,7 @@
 import { type Socket, connect } from "node:net";
 import { TRANSFORM_PROTOCOL_ID, TransformError, type MessageCipher, type MessageSigner, type PreauthHash } from "./smb-crypto";
 import { SmbBadSignatureError } from "./smb-errors";
+import { Smb2FrameReader } from "./smb2-frame-reader";
 import { Command, Flags, HEADER_SIZE, Status, decodeHeader, encodeHeader, nextCommandOffset, statusName, type Smb2Header } from "./smb2-messages";
 
 /** The server answered with an NTSTATUS error. */
@@ -92,6 +93,8 @@ const UNSIGNED_STATUSES: ReadonlySet<number> = new Set([Status.NETWORK_SESSION_E
 /** Credits to ask for in every request, so multi-credit reads never starve. */
 const CREDIT_REQUEST = 256;
 const MAX_FRAME = 16 * 1024 * 1024;
+/** The socket's read buffer: a 1 MB READ reply arrives in 16 socket reads. */
+const READ_BUFFER = 64 * 1024;
 
 export class Smb2Connection {
   private socket: Socket | undefined;
@@ -99,8 +102,11 @@ export class Smb2Connection {
   private credits = 1;
   private creditWaiters: Array<() => void> = [];
   private pending = new Map<bigint, Pending>();
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  private readonly frames = new Smb2FrameReader(
+    MAX_FRAME,
+    (frame) => this.onFrame(frame),
+    () => this.fail(new Smb2ConnectionLost("Malformed SMB frame from server")),
+  );
   private closedError: Error | undefined;
   private outgoing: Buffer[] = [];
 
@@ -130,7 +136,13 @@ export class Smb2Connection {
   static open(host: string, port: number, timeoutMs: number): Promise<Smb2Connection> {
     const conn = new Smb2Connection(timeoutMs);
     return new Promise((resolve, reject) => {
-      const socket = connect({ host, port });
+      // The socket reads into one buffer for the connection's life (see Smb2FrameReader).
+      const readBuffer = Buffer.allocUnsafe(READ_BUFFER);
+      const onread = (n: number) => {
+        conn.frames.push(readBuffer.subarray(0, n));
+        return true; // never pause: replies are what requests wait for
+      };
+      const socket = connect({ host, port, onread: { buffer: readBuffer, callback: onread } });
       socket.setNoDelay(true);
       const timer = setTimeout(() => {
         socket.destroy();
@@ -153,7 +165,6 @@ export class Smb2Connection {
 
   private attach(socket: Socket): void {
     this.socket = socket;
-    socket.on("data", (d: Buffer) => this.onData(d));
     socket.on("error", (err) => this.fail(new Smb2ConnectionLost(`SMB connection error: ${err.message}`)));
     socket.on("close", () => this.fail(new Smb2ConnectionLost()));
   }
@@ -166,6 +177,7 @@ export class Smb2Connection {
   private fail(err: Error): void {
     if (this.closedError) return;
     this.closedError = err;
+    this.frames.stop();
     this.socket?.destroy();
     for (const p of this.pending.values()) {
       clearTimeout(p.timer);
@@ -173,28 +185,6 @@ export class Smb2Connection {
     }
     this.pending.clear();
     for (const w of this.creditWaiters.splice(0)) w();
-  }
-
-  private onData(d: Buffer): void {
-    this.chunks.push(d);
-    this.buffered += d.length;
-    while (this.buffered >= 4) {
-      const head = this.chunks[0].length >= 4 ? this.chunks[0] : Buffer.concat(this.chunks);
-      // Direct TCP transport: a zero byte, then a 24-bit big-endian length.
-      const len = head.readUInt32BE(0) & 0xffffff;
-      if (head[0] !== 0 || len > MAX_FRAME) {
-        this.fail(new Smb2ConnectionLost("Malformed SMB frame from server"));
-        return;
-      }
-      if (this.buffered < 4 + len) return;
-      const all = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
-      const frame = all.subarray(4, 4 + len);
-      const rest = all.subarray(4 + len);
-      this.chunks = rest.length ? [rest] : [];
-      this.buffered = rest.length;
-      this.onFrame(frame);
-      if (this.closedError) return;
-    }
   }
 
   /**
