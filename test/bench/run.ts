@@ -363,6 +363,29 @@ async function searchHttpBench(): Promise<void> {
   if (r.slow.length) report("searches over 25 ms (started at, ms)", r.slow.map((s) => `${s.at} ${s.ms.toFixed(0)}`).join(", "));
 }
 
+/**
+ * The direct search bench alone at one size (issue 18 item 4's 1,000,000 chunks): `--search-scale N
+ * [--postgres] [--queries N] [--keep DIR | --reuse DIR]`. `--keep` builds the index into DIR and
+ * keeps it, `--reuse` searches one kept there (seconds instead of minutes to build).
+ */
+async function searchScaleBench(): Promise<void> {
+  const chunks = Number(option("--search-scale"));
+  const queries = Number(option("--queries") ?? "1000");
+  if (!Number.isInteger(chunks) || chunks < 1 || !Number.isInteger(queries) || queries < 1) throw new Error("--search-scale and --queries take whole numbers");
+  const r = await runSearchBench({
+    chunks,
+    queries,
+    engine: process.argv.includes("--postgres") ? "postgres" : "sqlite",
+    keepDir: option("--keep"),
+    reuseDir: option("--reuse"),
+    slowest: 15,
+  });
+  const name = r.engine === "postgres" ? "PostgreSQL" : "SQLite";
+  if (r.buildSeconds > 0.01) report(`search bench build (${r.chunks} chunks)`, `${r.buildSeconds.toFixed(0)} s, optimize ${r.optimizeSeconds.toFixed(0)} s, ${(r.indexBytes / 1024 / 1024).toFixed(0)} MB`);
+  report(`search ${name}, ${r.chunks} synthetic chunks (${r.queries} queries)`, `p50 ${r.p50.toFixed(2)} ms, p95 ${r.p95.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, max ${r.max.toFixed(1)} ms; mean hits ${r.meanHits.toFixed(1)}, ${r.emptyQueries} empty`);
+  report("slowest queries (ms, hits)", r.slowest.map((s) => `"${s.query}" ${s.ms.toFixed(1)} (${s.hits})`).join("; "));
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- big-file` runs only the big-file section.
   if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
@@ -373,6 +396,7 @@ async function main(): Promise<void> {
   if (process.argv.includes("--memory")) return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, realDir: real, runs: Number(option("--runs") ?? 1) });
   if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
+  if (option("--search-scale")) return searchScaleBench().then(printRows);
   // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).
   if (process.argv.includes("--writer")) {
     for (const row of await runWriterBench(scaled(2000))) {

@@ -30,6 +30,15 @@ export interface SearchBenchOptions {
   optimize?: boolean;
   /** Keep the index directory instead of deleting it afterwards. */
   keep?: boolean;
+  /**
+   * Build into this directory and keep it (SQLite: the collection file; PostgreSQL: the
+   * cluster's data directory), with `bench.json` naming the collection, for `reuseDir`.
+   */
+  keepDir?: string;
+  /** Search an index kept by `keepDir` instead of building one (`chunks` is then what it holds). */
+  reuseDir?: string;
+  /** How many of the slowest queries to list (`slowest` in the result). */
+  slowest?: number;
   /** SQLite FTS5 (default) or PostgreSQL full-text on a throwaway local cluster. */
   engine?: "sqlite" | "postgres";
   /** Also time an ask's own work before its first byte goes to the model server: retrieval (top 5) + the grounded prompt. */
@@ -52,6 +61,18 @@ export interface SearchBenchResult {
   dir: string;
   /** With `ask`: retrieval + prompt per question, keyword retrieval (ms). */
   ask: { p50: number; p95: number } | null;
+  /** The slowest queries, slowest first, with their hit count. */
+  slowest: Array<{ query: string; ms: number; hits: number }>;
+  engine: "sqlite" | "postgres";
+}
+
+/** What `keepDir` writes beside the kept index, so `reuseDir` can search it again. */
+interface KeptIndex {
+  engine: "sqlite" | "postgres";
+  chunks: number;
+  collection: string;
+  /** PostgreSQL: the database's name in the kept cluster. */
+  database: string | null;
 }
 
 const VOCABULARY_SIZE = 20_000;
@@ -102,26 +123,34 @@ function dirBytes(dir: string): number {
 
 export async function runSearchBench(options: SearchBenchOptions): Promise<SearchBenchResult> {
   const perDocument = options.chunksPerDocument ?? 10;
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-search-bench-"));
+  const keptDir = options.keepDir ?? options.reuseDir;
+  const kept: KeptIndex | null = options.reuseDir ? (JSON.parse(fs.readFileSync(path.join(options.reuseDir, "bench.json"), "utf8")) as KeptIndex) : null;
+  const engine = kept?.engine ?? options.engine ?? "sqlite";
+  const chunkCount = kept?.chunks ?? options.chunks;
+  if (keptDir) fs.mkdirSync(keptDir, { recursive: true });
+  const root = keptDir ? path.resolve(keptDir) : fs.mkdtempSync(path.join(os.tmpdir(), "sluice-search-bench-"));
   const dir = path.join(root, "indexes");
   let cluster: PostgresCluster | null = null;
   let db: DataSource | null = null;
   let index: SearchIndex & { optimize?(collectionId: string): Promise<void> };
-  if (options.engine === "postgres") {
-    cluster = await startPostgres();
-    db = await openDatabase({ dataDir: root, databaseUrl: await cluster.createDatabase() });
+  let database = kept?.database ?? null;
+  if (engine === "postgres") {
+    cluster = await startPostgres(keptDir ? { keepDir: path.join(root, "postgres") } : {});
+    const url = database ? `postgres://sluice@127.0.0.1:${cluster.port}/${database}` : await cluster.createDatabase();
+    database = new URL(url).pathname.slice(1);
+    db = await openDatabase({ dataDir: root, databaseUrl: url });
     index = new PostgresFtsIndex(db);
   } else {
     index = new SqliteFtsIndex({ dir });
   }
-  const collection = crypto.randomUUID();
+  const collection = kept?.collection ?? crypto.randomUUID();
   const sourceId = crypto.randomUUID();
   const random = seeded(42);
   const words = vocabulary(VOCABULARY_SIZE, random);
   try {
     const buildStart = performance.now();
-    for (let d = 0, written = 0; written < options.chunks; d++) {
-      const count = Math.min(perDocument, options.chunks - written);
+    for (let d = 0, written = kept ? chunkCount : 0; written < chunkCount; d++) {
+      const count = Math.min(perDocument, chunkCount - written);
       const chunks = Array.from({ length: count }, (_, i) => ({ chunkIndex: i, text: chunkText(words, random) }));
       const folder = `folder-${d % 100}`;
       await index.upsertDocument(collection, {
@@ -137,11 +166,15 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
     }
     const buildSeconds = (performance.now() - buildStart) / 1000;
     const optimizeStart = performance.now();
-    if (options.optimize ?? true) {
+    if (!kept && (options.optimize ?? true)) {
       if (db) await db.query("VACUUM ANALYZE search_chunks"); // merges GIN's pending list, as FTS5's optimize merges segments
       else await index.optimize!(collection);
     }
     const optimizeSeconds = (performance.now() - optimizeStart) / 1000;
+    if (options.keepDir) {
+      const record: KeptIndex = { engine, chunks: chunkCount, collection, database };
+      fs.writeFileSync(path.join(root, "bench.json"), `${JSON.stringify(record, null, 2)}\n`);
+    }
 
     const queryRandom = seeded(7);
     const queries = Array.from({ length: options.queries }, () =>
@@ -149,16 +182,20 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
     );
     for (const q of queries.slice(0, 20)) await index.search(collection, q, 10); // warm the page cache
     const latencies: number[] = [];
+    const timed: SearchBenchResult["slowest"] = [];
     let hits = 0;
     let emptyQueries = 0;
     for (const q of queries) {
       const t = performance.now();
       const found = await index.search(collection, q, 10);
-      latencies.push(performance.now() - t);
+      const ms = performance.now() - t;
+      latencies.push(ms);
+      timed.push({ query: q, ms, hits: found.length });
       hits += found.length;
       if (found.length === 0) emptyQueries++;
     }
     latencies.sort((a, b) => a - b);
+    const slowest = timed.sort((a, b) => b.ms - a.ms).slice(0, options.slowest ?? 0);
     let ask: SearchBenchResult["ask"] = null;
     if (options.ask) {
       // The context length is remembered per model, so an ask's own time is retrieval + prompt (an 8k-token window).
@@ -186,16 +223,18 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
       indexBytes: db
         ? Number(((await db.query("SELECT pg_total_relation_size('search_chunks') + pg_total_relation_size('search_documents') AS n")) as { n: number }[])[0].n)
         : dirBytes(dir),
-      chunks: options.chunks,
+      chunks: chunkCount,
       queries: options.queries,
       dir,
       ask,
+      slowest,
+      engine,
     };
   } finally {
     await index.close();
     if (db?.isInitialized) await db.destroy();
     await cluster?.stop();
-    if (!options.keep) fs.rmSync(root, { recursive: true, force: true });
+    if (!options.keep && !keptDir) fs.rmSync(root, { recursive: true, force: true });
   }
 }
 
