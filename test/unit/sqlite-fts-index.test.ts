@@ -703,6 +703,62 @@ test("SQLite: a word in most chunks of a big collection still filters but is not
   assert.deepEqual(any.map((h) => h.path), ["titled/0.txt", "plain/19.txt", "plain/18.txt"]);
 });
 
+/** The SQL of every statement an index prepares on a collection's open file, from now on. */
+function preparedSql(index: SqliteFtsIndex): string[] {
+  const [db] = (index as unknown as { open: Map<string, Database.Database> }).open.values();
+  const seen: string[] = [];
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    seen.push(sql);
+    return prepare(sql);
+  }) as typeof db.prepare;
+  return seen;
+}
+
+test("SQLite: a common word in an AND, when the rarer words have no more matches than the window, is checked on the best rows only: the same hits and scores as the AND", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  const writer = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => writer.close());
+  const filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor";
+  const herons = [
+    doc("heron/title.txt", [`otter ${filler} heron`], { title: "Heron notes" }),
+    doc("heron/two.txt", [`otter heron ${filler} heron`, `otter ${filler} heron heron heron`]),
+    // The best heron chunk of all, but without the common word: the AND leaves it out.
+    doc("heron/alone.txt", ["heron heron heron"]),
+    doc("heron/body.txt", [`otter ${filler} ${filler} heron ${filler}`]),
+  ];
+  // Every fourth document a heron one, so "heron" is rare among the chunks and "otter" (in all the others) common.
+  await writer.upsertDocuments(
+    collection,
+    Array.from({ length: 24 }, (_, i) => (i % 6 === 0 && herons[i / 6] ? herons[i / 6] : doc(`plain/${String(i).padStart(2, "0")}.txt`, [`otter ${filler} ${i}`]))),
+  );
+  const limits = { commonFrom: 10, commonSample: 5 };
+  // Window 1,000: heron's 5 matches fit, so the new path. Window 4: more heron matches than that, so the AND
+  // (whose window is then its 4 matches: all of them, the same set).
+  const checked = new SqliteFtsIndex({ dir: dir!, readOnly: true, ranking: { window: 1000, ...limits } });
+  const anded = new SqliteFtsIndex({ dir: dir!, readOnly: true, ranking: { window: 4, ...limits } });
+  closers.push(() => checked.close(), () => anded.close());
+  await checked.stats(collection);
+  await anded.stats(collection);
+  const checkedSql = preparedSql(checked);
+  const andedSql = preparedSql(anded);
+  for (const perDocument of [undefined, 1]) {
+    const viaCheck = await checked.search(collection, "otter heron", 10, { perDocument });
+    const viaAnd = await anded.search(collection, "otter heron", 10, { perDocument });
+    assert.deepEqual(
+      viaCheck.map((h) => [h.path, h.chunkIndex, h.score]),
+      viaAnd.map((h) => [h.path, h.chunkIndex, h.score]),
+    );
+    assert.ok(!viaCheck.some((h) => h.path === "heron/alone.txt"));
+    assert.ok(viaCheck.every((h, i) => i === 0 || viaCheck[i - 1].score >= h.score));
+    assert.equal(viaCheck.filter((h) => h.path === "heron/two.txt").length, perDocument ?? 2);
+  }
+  const seek = "SELECT 1 FROM chunks_exact WHERE chunks_exact MATCH ? AND rowid = ?";
+  assert.ok(checkedSql.includes(seek) && !checkedSql.some((sql) => sql.includes("also_window")));
+  assert.ok(!andedSql.includes(seek));
+  assert.ok(andedSql.some((sql) => sql.includes("also_window")));
+});
+
 test("SQLite: the writer's, the checking reader's and the main thread's (smallCache) connections keep a 2 MB page cache (better-sqlite3's default is 16 MB per open file)", async () => {
   const { dir, collection } = await sqlite.newIndex();
   const writer = new SqliteFtsIndex({ dir: dir! });
