@@ -225,6 +225,26 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     await index.close();
   });
 
+  test("the span's bound is reckoned from the collection's id range (no OFFSET walk), and a collection split by another's chunks keeps the same newest 2,000", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const [collection, other] = [crypto.randomUUID(), crypto.randomUUID()];
+    // The collection's ids are not evenly spread: its first half, 4,000 chunks of another collection, its second half.
+    // So the bound reckoned from its id range falls among the other collection's ids: the near part reads more, the same rows.
+    const half = (from: number) => Array.from({ length: 11_000 }, (_, i) => doc(`mid/${from + i}.txt`, [(from + i) % 4 === 0 ? `one kestrel among other words ${i}` : `other words ${i}`]));
+    await load(index, db, collection, [doc("old/best.txt", ["kestrel kestrel kestrel"], "Kestrel"), ...half(0)]);
+    await load(index, db, other, plain("other", 4_000, "other words"));
+    await load(index, db, collection, [...half(11_000), doc("new/best.txt", ["kestrel kestrel kestrel"], "Kestrel")]);
+    const seen = statements(db);
+    const hits = await index.search(collection, "kestrel", 5);
+    const ranking = seen.find((sql) => sql.includes("bound AS MATERIALIZED"));
+    assert.ok(ranking, "the window was read from a span of the newest chunks");
+    assert.ok(!/OFFSET/i.test(ranking));
+    assert.equal(hits[0].path, "new/best.txt");
+    assert.ok(hits.every((h) => h.path.startsWith("mid/") || h.path === "new/best.txt"), hits.map((h) => h.path).join(", "));
+    assert.equal(hits.length, 5);
+  });
+
   test("when the newest chunks hold fewer matches than the estimate said, the window goes on to older ones", async () => {
     const db = await newDatabase();
     const index = new PostgresFtsIndex(db);
