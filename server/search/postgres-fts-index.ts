@@ -142,6 +142,16 @@ const SPAN_MIN_MATCHES = 2 * RANK_WINDOW;
 const SPAN_MIN_CHUNKS_PER_MATCH = 4;
 const SPAN_MARGIN = 1.25;
 /**
+ * A span's own cost: its id range is read from the primary key as a bitmap, one entry per chunk
+ * of the span, ~25 of them for the price of one row read and ranked (EXPLAIN ANALYZE at 1,000,000
+ * chunks: 500,000 entries 57 ms, ~2.8 µs a row). So a span pays only when the rows it spares
+ * (matches − the span's share) outweigh its entries / SPAN_ENTRIES_PER_ROW: from ~4,600 matches
+ * at 100,000 chunks (SPAN_MIN_MATCHES decides there), ~11,000 at 1,000,000. Without this, every
+ * word outside the column's most-common-elements statistics (estimated at 0.5 % of the chunks,
+ * 5,000 at 1,000,000, whatever its real count) took a span of half the collection.
+ */
+const SPAN_ENTRIES_PER_ROW = 25;
+/**
  * A search's chunks: the collection's ($1), and they newest first. Written as `= ANY` of one
  * value rather than `=` so the planner keeps collection_id in the ORDER BY (an `=` makes it a
  * constant it drops, leaving `ORDER BY id DESC`): then only search_chunks_collection
@@ -532,11 +542,7 @@ export class PostgresFtsIndex implements SearchIndex {
       estimate = { exactMatches, stemmedMatches, chunks };
       this.spanEstimates.set(collection, key, estimate);
     }
-    const span = (matches: number) =>
-      !(matches > SPAN_MIN_MATCHES && estimate.chunks > 0) || estimate.chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH
-        ? null
-        : Math.ceil((SPAN_MARGIN * RANK_WINDOW * estimate.chunks) / matches);
-    return { exact: span(estimate.exactMatches), stemmed: span(estimate.stemmedMatches), chunks: estimate.chunks };
+    return { exact: windowSpan(estimate.exactMatches, estimate.chunks), stemmed: windowSpan(estimate.stemmedMatches, estimate.chunks), chunks: estimate.chunks };
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -597,6 +603,17 @@ export class PostgresFtsIndex implements SearchIndex {
       await q.release();
     }
   }
+}
+
+/**
+ * How many of a collection's newest chunks to read a tier's window from, for the planner's
+ * estimates of its matches and of the collection's chunks; null when reading all matches (few)
+ * or walking the chunks newest first (a common word) costs less (see windowSpans).
+ */
+export function windowSpan(matches: number, chunks: number): number | null {
+  if (!(matches > SPAN_MIN_MATCHES && chunks > 0) || chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH) return null;
+  const span = Math.ceil((SPAN_MARGIN * RANK_WINDOW * chunks) / matches);
+  return matches - SPAN_MARGIN * RANK_WINDOW > span / SPAN_ENTRIES_PER_ROW ? span : null;
 }
 
 /** The exact tier's condition; `impliesStemmed` when a chunk matching it matches the stemmed tsquery too. */

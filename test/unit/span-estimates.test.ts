@@ -1,6 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SpanEstimates } from "../../server/search/span-estimates";
+import { windowSpan } from "../../server/search/postgres-fts-index";
 
 const estimate = (chunks: number) => ({ exactMatches: 10, stemmedMatches: 20, chunks });
 
@@ -36,4 +37,13 @@ test("past its capacity the least recently used estimate goes first", () => {
   assert.equal(estimates.get("q2"), undefined);
   assert.deepEqual(estimates.get("q1"), estimate(1));
   assert.deepEqual(estimates.get("q3"), estimate(3));
+});
+
+test("a span is taken only where the rows it spares outweigh reading its id range: the same words at 100,000 chunks take one, not at 1,000,000", () => {
+  // A word outside the statistics' most common elements is estimated at 0.5 % of the chunks.
+  assert.equal(windowSpan(500, 100_000), null, "few matches: all read from the GIN index");
+  assert.equal(windowSpan(5_000, 100_000), 50_000);
+  assert.equal(windowSpan(5_000, 1_000_000), null, "a span of half the collection would cost more than reading the 5,000");
+  assert.equal(windowSpan(20_000, 1_000_000), 125_000);
+  assert.equal(windowSpan(400_000, 1_000_000), null, "a common word: the walk newest first");
 });
