@@ -1,7 +1,7 @@
 // Item: the real bench's glue measure counts only true glue (issue 14, item 4).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { gluedWords } from "../bench/real.bench";
+import { gluedWords } from "../bench/glue-measure";
 
 describe("the real bench's glued-word measure", () => {
   it("counts an indexed word made of two neighbouring reference words as glue", () => {
