@@ -19,6 +19,20 @@ export function normalized(text: string): string {
   return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
 }
 
+/**
+ * Where a split is not a word boundary in the script: Thai writes no space between words, so a
+ * break pdftotext puts between two Thai runs (it splits at its stacked vowel and tone marks:
+ * "สน|บสนน") marks no word; Arabic-script letters that never join the next one (alef, dal, thal,
+ * reh, zain, waw, teh marbuta, alef maksura, Urdu yeh barree) leave a visual gap inside a word,
+ * which pdftotext reads as a space ("تار|يخية", "tārīkhiyya").
+ */
+const THAI = /^\p{Script=Thai}+$/u;
+const ARABIC = /^\p{Script=Arabic}+$/u;
+const ARABIC_NON_JOINING = /[\u0627\u0622\u0623\u0625\u062f\u0630\u0631\u0632\u0648\u0629\u0649\u0698\u0688\u0691\u06d2]$/u;
+export function splitInsideScript(left: string, right: string): boolean {
+  return (THAI.test(left) && THAI.test(right)) || (ARABIC.test(left) && ARABIC.test(right) && ARABIC_NON_JOINING.test(left));
+}
+
 /** A hyphen ending a line, and the line break: what is left between the halves of a hyphenated word. */
 const LINE_END_HYPHEN = /^[^\S\n]*[-\u00ad\u2010][^\S\n]*\n\s*$/;
 
@@ -27,6 +41,7 @@ export const GLUE_KINDS = {
   glued: "words glued to a neighbour",
   rejoined: "words joined at a line-end hyphen the reference leaves split (not glue)",
   inside: "two neighbours' letters, split out of a longer reference word (not glue)",
+  script: "a word of Thai or Arabic script the reference splits where the script has no word break (not glue)",
 } as const;
 export type GlueKind = keyof typeof GLUE_KINDS;
 export type GlueResult = Record<GlueKind, string[]>;
@@ -40,13 +55,14 @@ export type GlueResult = Record<GlueKind, string[]>;
  * again, not glue: those are `rejoined`, counted apart. So are indexed words found inside a longer
  * reference word (`inside`: "filename" where the reference reads "hfilenamei", the angle brackets
  * of TeX's ⟨filename⟩ with no Unicode): the extraction split that word; the pair elsewhere in the
- * reference ("file name") is a coincidence.
+ * reference ("file name") is a coincidence. Pairs split where their script has no word break
+ * (splitInsideScript) are `script`.
  */
 export function gluedWords(reference: string, indexed: Iterable<string>): GlueResult {
   const text = normalized(reference);
   const words = [...text.matchAll(/[\p{L}\p{N}]+/gu)];
   const known = new Set(words.map((m) => m[0]));
-  const pairs = new Map<string, { pair: string; hyphenated: boolean }>();
+  const pairs = new Map<string, { pair: string; hyphenated: boolean; script: boolean }>();
   const word = (w: string) => w.length >= 2 && /^\p{L}+$/u.test(w);
   for (let i = 0; i + 1 < words.length; i++) {
     const [left, right] = [words[i][0], words[i + 1][0]];
@@ -54,17 +70,17 @@ export function gluedWords(reference: string, indexed: Iterable<string>): GlueRe
     const between = text.slice(words[i].index! + left.length, words[i + 1].index);
     const seen = pairs.get(left + right);
     // A pair seen both ways counts as glue: some occurrence was not a hyphenated line end.
-    pairs.set(left + right, { pair: `${left}|${right}`, hyphenated: LINE_END_HYPHEN.test(between) && (seen?.hyphenated ?? true) });
+    pairs.set(left + right, { pair: `${left}|${right}`, hyphenated: LINE_END_HYPHEN.test(between) && (seen?.hyphenated ?? true), script: splitInsideScript(left, right) });
   }
-  const found: Record<GlueKind, Set<string>> = { glued: new Set(), rejoined: new Set(), inside: new Set() };
+  const found: Record<GlueKind, Set<string>> = { glued: new Set(), rejoined: new Set(), inside: new Set(), script: new Set() };
   let vocabulary: string | undefined; // every reference word once, spaced: a word not in it whole is inside a longer one
   for (const w of indexed) {
     const p = known.has(w) ? undefined : pairs.get(w);
     if (!p) continue;
     vocabulary ??= ` ${[...known].join(" ")} `;
-    found[p.hyphenated ? "rejoined" : vocabulary.includes(w) ? "inside" : "glued"].add(p.pair);
+    found[p.hyphenated ? "rejoined" : vocabulary.includes(w) ? "inside" : p.script ? "script" : "glued"].add(p.pair);
   }
-  return { glued: [...found.glued], rejoined: [...found.rejoined], inside: [...found.inside] };
+  return { glued: [...found.glued], rejoined: [...found.rejoined], inside: [...found.inside], script: [...found.script] };
 }
 
 /** Every file's run-together words by kind, kept whole so a report can list them all. */

@@ -50,8 +50,13 @@ const TEX_LIGATURES = [[0x66, 0x66], [0x66, 0x69], [0x66, 0x6c], [0x66, 0x66, 0x
  */
 const T1_LIGATURES = 0x1b;
 const T1_PUNCTUATION: Record<number, number> = { 0x10: 0x201c, 0x11: 0x201d, 0x12: 0x201e, 0x13: 0xab, 0x14: 0xbb, 0x15: 0x2013, 0x16: 0x2014 };
-/** Stands, in the text being built, where a hyphen ended a line before a lower-case letter, until the document says whether it was a compound's (see resolveLineEndHyphens). */
+/**
+ * Stand, in the text being built, where a hyphen ended a line, until the whole document says how
+ * the halves meet (resolveLineEndHyphens): before a lower-case letter (joined unless the document
+ * writes the compound with its hyphen), before a capital (kept unless it writes the word joined).
+ */
 const JOIN_MARK = 0x01;
+const KEEP_MARK = 0x03;
 /** A character drawn with no box at all (a glyph the font lacks) that starts this share of the box height after the previous one starts a word (TeX's narrowest space is about 0.17 em). */
 const EMPTY_GLYPH_GAP = 0.15;
 /**
@@ -182,7 +187,7 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
         if (code !== 0x0d) codes.push(0x20); // PDFium breaks lines with \r\n
         previous = null;
       } else if (code >= 0x20 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)) {
-        if (hyphen) codes.push(isUpper(code) ? 0x2d : JOIN_MARK); // "quote-Umgebung" keeps its hyphen; lower case: see resolveLineEndHyphens
+        if (hyphen) codes.push(isUpper(code) ? KEEP_MARK : JOIN_MARK);
         if (!raw.FPDFText_IsGenerated(textPage, i)) {
           const object = raw.FPDFText_GetTextObject(textPage, i);
           const [left, top, right, bottom] = raw.FPDFText_GetLooseCharBox(textPage, i, box) ? pdfium.heapF32().subarray(box >> 2, (box >> 2) + 4) : [0, 0, 0, 0];
@@ -250,19 +255,26 @@ function fontName(pdfium: Pdfium, object: number, cache: Map<number, string>): s
 }
 
 /**
- * A hyphen PDFium found at a line end before a lower-case letter (JOIN_MARK in the text) belongs
- * to a compound ("non-branching") when the document writes that compound with its hyphen
- * elsewhere; otherwise the layout hyphenated the word and its halves are joined ("de-faults" is
- * "defaults"), as pdftotext does. Kept joined, "non-branching" could only be found as
- * "nonbranching", a word the document never writes.
+ * How the halves of a word PDFium found hyphenated at a line end meet. Before a lower-case letter
+ * the layout usually hyphenated one word ("de-faults" is "defaults", joined as pdftotext does),
+ * but a compound keeps its hyphen ("non-branching") when the document writes it so elsewhere:
+ * joined, it could only be found as "nonbranching", a word the document never writes. Before a
+ * capital the hyphen is usually the text's own ("quote-Umgebung", "PDF-Default"), unless the
+ * document writes the joined word elsewhere (TeX's "\\Declare-CaptionFont" is
+ * "\\DeclareCaptionFont").
  */
 function resolveLineEndHyphens(text: string): string {
-  if (!text.includes("\u0001")) return text;
-  const compounds = new Set<string>();
-  for (const m of text.matchAll(/[\p{L}\p{N}]+-[\p{L}\p{N}]+/gu)) compounds.add(m[0].toLowerCase());
-  return text.replace(/([\p{L}\p{N}]*)\u0001([\p{L}\p{N}]*)/gu, (_, left: string, right: string) =>
-    compounds.has(`${left}-${right}`.toLowerCase()) ? `${left}-${right}` : left + right,
-  );
+  if (!/[\u0001\u0003]/.test(text)) return text;
+  let compounds: Set<string> | undefined;
+  let words: Set<string> | undefined;
+  return text.replace(/([\p{L}\p{N}]*)([\u0001\u0003])([\p{L}\p{N}]*)/gu, (_, left: string, mark: string, right: string) => {
+    if (mark === "\u0001") {
+      compounds ??= new Set(Array.from(text.matchAll(/[\p{L}\p{N}]+-[\p{L}\p{N}]+/gu), (m) => m[0].toLowerCase()));
+      return compounds.has(`${left}-${right}`.toLowerCase()) ? `${left}-${right}` : left + right;
+    }
+    words ??= new Set(Array.from(text.matchAll(/[\p{L}\p{N}]+/gu), (m) => m[0].toLowerCase()));
+    return words.has((left + right).toLowerCase()) ? left + right : `${left}-${right}`;
+  });
 }
 
 /** A string from code points, in slices (spreading a whole page's at once would overflow the stack). */
