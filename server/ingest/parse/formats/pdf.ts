@@ -49,14 +49,14 @@ const TEX_LIGATURES = [[0x66, 0x66], [0x66, 0x69], [0x66, 0x6c], [0x66, 0x66, 0x
  * of Latin-1 letters (0xC0-0xFF: "ö" of "veröffentlicht") is read as T1, since OT1 has 7 bits.
  */
 const T1_LIGATURES = 0x1b;
-const T1_PUNCTUATION: Record<number, number> = { 0x10: 0x201c, 0x11: 0x201d, 0x12: 0x201e, 0x13: 0xab, 0x14: 0xbb, 0x15: 0x2013, 0x16: 0x2014 };
+const T1_PUNCTUATION = [0x201c, 0x201d, 0x201e, 0xab, 0xbb, 0x2013, 0x2014]; // from 0x10: “ ” „ « » – —
 /**
  * Stand, in the text being built, where a hyphen ended a line, until the whole document says how
  * the halves meet (resolveLineEndHyphens): before a lower-case letter (joined unless the document
  * writes the compound with its hyphen), before a capital (kept unless it writes the word joined).
  */
-const JOIN_MARK = 0x01;
-const KEEP_MARK = 0x03;
+const JOIN_MARK = 0xfdd0; // Unicode noncharacters: never text (PDFium's are dropped below)
+const KEEP_MARK = 0xfdd1;
 /** A character drawn with no box at all (a glyph the font lacks) that starts this share of the box height after the previous one starts a word (TeX's narrowest space is about 0.17 em). */
 const EMPTY_GLYPH_GAP = 0.15;
 /**
@@ -177,7 +177,7 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
         afterHyphen = true;
       } else if (code >= 0x0b && code <= 0x1f && !raw.FPDFText_IsGenerated(textPage, i)) {
         // (PDFium's own line breaks are generated \r\n)
-        if (isT1(fontAt(i))) codes.push(...(code >= T1_LIGATURES ? TEX_LIGATURES[code - T1_LIGATURES] : code in T1_PUNCTUATION ? [T1_PUNCTUATION[code]] : []));
+        if (isT1(fontAt(i))) codes.push(...(code >= T1_LIGATURES ? TEX_LIGATURES[code - T1_LIGATURES] : code >= 0x10 && code <= 0x16 ? [T1_PUNCTUATION[code - 0x10]] : []));
         else if (code <= 0x0f) codes.push(...TEX_LIGATURES[code - 0x0b]);
         previous = null;
       } else if (code === 0x0a) {
@@ -186,7 +186,7 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
       } else if (code === 0x20 || code === 0x09 || code === 0xa0 || code === 0x0d) {
         if (code !== 0x0d) codes.push(0x20); // PDFium breaks lines with \r\n
         previous = null;
-      } else if (code >= 0x20 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)) {
+      } else if (code >= 0x20 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) && code !== JOIN_MARK && code !== KEEP_MARK) {
         if (hyphen) codes.push(isUpper(code) ? KEEP_MARK : JOIN_MARK);
         if (!raw.FPDFText_IsGenerated(textPage, i)) {
           const object = raw.FPDFText_GetTextObject(textPage, i);
@@ -264,11 +264,11 @@ function fontName(pdfium: Pdfium, object: number, cache: Map<number, string>): s
  * "\\DeclareCaptionFont").
  */
 function resolveLineEndHyphens(text: string): string {
-  if (!/[\u0001\u0003]/.test(text)) return text;
+  if (!/[\ufdd0\ufdd1]/.test(text)) return text;
   let compounds: Set<string> | undefined;
   let words: Set<string> | undefined;
-  return text.replace(/([\p{L}\p{N}]*)([\u0001\u0003])([\p{L}\p{N}]*)/gu, (_, left: string, mark: string, right: string) => {
-    if (mark === "\u0001") {
+  return text.replace(/([\p{L}\p{N}]*)([\ufdd0\ufdd1])([\p{L}\p{N}]*)/gu, (_, left: string, mark: string, right: string) => {
+    if (mark === "\ufdd0") {
       compounds ??= new Set(Array.from(text.matchAll(/[\p{L}\p{N}]+-[\p{L}\p{N}]+/gu), (m) => m[0].toLowerCase()));
       return compounds.has(`${left}-${right}`.toLowerCase()) ? `${left}-${right}` : left + right;
     }
