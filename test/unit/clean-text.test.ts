@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { extractText } from "../../server/ingest/parse/extract-text";
 import { ParseError } from "../../server/ingest/parse/parse-types";
 import { PDFDocument, StandardFonts } from "pdf-lib";
-import { courierWidth, helveticaWidth, makeContentPdf, makeEncryptedPdf, makeLayoutPdf, makeTexLigaturePdf } from "../fixtures/documents";
+import { courierWidth, helveticaWidth, makeBlankGlyphPdf, makeContentPdf, makeEncryptedPdf, makeLayoutPdf, makeTexLigaturePdf } from "../fixtures/documents";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
@@ -142,6 +142,11 @@ describe("PDF to text", () => {
     assert.match(text, /die quote-Umgebung benutzen/);
     assert.match(text, /the non-branching version/);
     assert.match(text, /with defaults, and \\DeclareCaptionFont as/);
+  });
+
+  it("starts a word at a glyph that draws nothing when it starts a space's width after the previous one", async () => {
+    // reledpar's Greek "θαζζ vιβε": the Latin "v" has no glyph in the Greek font, so PDFium saw no space before it.
+    assert.match((await extractText("blank.pdf", makeBlankGlyphPdf())).text, /^aa vaa$/m);
   });
 
   it("starts a line where one text object moves far back to the left on its baseline", async () => {
