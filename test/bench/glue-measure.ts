@@ -56,12 +56,34 @@ export type GlueResult = Record<GlueKind, string[]>;
  * reference word (`inside`: "filename" where the reference reads "hfilenamei", the angle brackets
  * of TeX's ⟨filename⟩ with no Unicode): the extraction split that word; the pair elsewhere in the
  * reference ("file name") is a coincidence. Pairs split where their script has no word break
- * (splitInsideScript) are `script`.
+ * (splitInsideScript) are `script`. With `rawReference` (pdftotext -raw of a PDF), a pair that
+ * reading splits at a line-end hyphen everywhere is `rejoined` too.
  */
-export function gluedWords(reference: string, indexed: Iterable<string>): GlueResult {
+export function gluedWords(reference: string, indexed: Iterable<string>, rawReference?: string): GlueResult {
   const text = normalized(reference);
+  const known = new Set(Array.from(text.matchAll(/[\p{L}\p{N}]+/gu), (m) => m[0]));
+  const pairs = neighbourPairs(text);
+  // pdftotext's raw reading keeps every line end as drawn, where its default reading may drop a
+  // line-end hyphen and still set the halves apart ("can" ... "not" in showkeys.pdf; -raw: "can-" / "not").
+  let rawPairs: ReturnType<typeof neighbourPairs> | undefined; // read only where a pair is found
+  const found: Record<GlueKind, Set<string>> = { glued: new Set(), rejoined: new Set(), inside: new Set(), script: new Set() };
+  let vocabulary: string | undefined; // every reference word once, spaced: a word not in it whole is inside a longer one
+  for (const w of indexed) {
+    const p = known.has(w) ? undefined : pairs.get(w);
+    if (!p) continue;
+    vocabulary ??= ` ${[...known].join(" ")} `;
+    if (rawReference !== undefined) rawPairs ??= neighbourPairs(normalized(rawReference));
+    found[p.hyphenated || rawPairs?.get(w)?.hyphenated ? "rejoined" : vocabulary.includes(w) ? "inside" : p.script ? "script" : "glued"].add(p.pair);
+  }
+  return { glued: [...found.glued], rejoined: [...found.rejoined], inside: [...found.inside], script: [...found.script] };
+}
+
+/**
+ * Each pair of neighbouring words of 2+ letters in normalised text, keyed by the two run
+ * together: `hyphenated` when every occurrence is split by a hyphen at a line end.
+ */
+function neighbourPairs(text: string): Map<string, { pair: string; hyphenated: boolean; script: boolean }> {
   const words = [...text.matchAll(/[\p{L}\p{N}]+/gu)];
-  const known = new Set(words.map((m) => m[0]));
   const pairs = new Map<string, { pair: string; hyphenated: boolean; script: boolean }>();
   const word = (w: string) => w.length >= 2 && /^\p{L}+$/u.test(w);
   for (let i = 0; i + 1 < words.length; i++) {
@@ -72,15 +94,7 @@ export function gluedWords(reference: string, indexed: Iterable<string>): GlueRe
     // A pair seen both ways counts as glue: some occurrence was not a hyphenated line end.
     pairs.set(left + right, { pair: `${left}|${right}`, hyphenated: LINE_END_HYPHEN.test(between) && (seen?.hyphenated ?? true), script: splitInsideScript(left, right) });
   }
-  const found: Record<GlueKind, Set<string>> = { glued: new Set(), rejoined: new Set(), inside: new Set(), script: new Set() };
-  let vocabulary: string | undefined; // every reference word once, spaced: a word not in it whole is inside a longer one
-  for (const w of indexed) {
-    const p = known.has(w) ? undefined : pairs.get(w);
-    if (!p) continue;
-    vocabulary ??= ` ${[...known].join(" ")} `;
-    found[p.hyphenated ? "rejoined" : vocabulary.includes(w) ? "inside" : p.script ? "script" : "glued"].add(p.pair);
-  }
-  return { glued: [...found.glued], rejoined: [...found.rejoined], inside: [...found.inside], script: [...found.script] };
+  return pairs;
 }
 
 /** Every file's run-together words by kind, kept whole so a report can list them all. */

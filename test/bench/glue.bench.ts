@@ -16,8 +16,8 @@ import { type CorpusFile, listFiles, referenceText } from "./real.bench";
  * compared with pdftotext's (or the type's reference), so an iteration on the PDF extraction
  * takes seconds. Every PDF of DIR by default; `--files LIST` takes the files named in LIST (one
  * path relative to DIR a line, any type with a reference). pdftotext's texts are kept under
- * ~/.cache/sluice-glue-reference (keyed by path, size and mtime), so only the first run pays for
- * them. Prints the parse time (one thread, this process) and the run-together words by kind;
+ * ~/.cache/sluice-glue-reference (keyed by path, size and mtime; the -raw reading the glue
+ * measure consults beside them too), so only the first run pays for them. Prints the parse time (one thread, this process) and the run-together words by kind;
  * `--glue-report` lists them all.
  */
 
@@ -30,14 +30,14 @@ export interface GlueBenchOptions {
 
 const CACHE = path.join(os.homedir(), ".cache", "sluice-glue-reference");
 
-/** pdftotext's text of one PDF (UTF-8, its default reading order), from the cache when the file is unchanged; null when it fails. */
-function pdftotextCached(file: CorpusFile): string | null {
+/** pdftotext's text of one PDF (UTF-8; its default reading order, or with `raw` its -raw one), from the cache when the file is unchanged; null when it fails. */
+function pdftotextCached(file: CorpusFile, raw = false): string | null {
   const stat = fs.statSync(file.full);
   const key = createHash("sha1").update(`${file.full}\0${stat.size}\0${stat.mtimeMs}`).digest("hex");
-  const cached = path.join(CACHE, `${key}.txt`);
+  const cached = path.join(CACHE, `${key}${raw ? ".raw" : ""}.txt`);
   if (fs.existsSync(cached)) return fs.readFileSync(cached, "utf8");
   fs.mkdirSync(CACHE, { recursive: true });
-  const run = spawnSync("pdftotext", ["-q", "-enc", "UTF-8", file.full, `${cached}.tmp`], { stdio: "ignore" });
+  const run = spawnSync("pdftotext", ["-q", ...(raw ? ["-raw"] : []), "-enc", "UTF-8", file.full, `${cached}.tmp`], { stdio: "ignore" });
   if (run.status !== 0 || !fs.existsSync(`${cached}.tmp`)) return null;
   fs.renameSync(`${cached}.tmp`, cached);
   return fs.readFileSync(cached, "utf8");
@@ -64,10 +64,13 @@ export async function runGlueBench(opts: GlueBenchOptions): Promise<void> {
   const files = selectFiles(root, opts.list);
   process.stdout.write(`parse-only comparison: ${files.length} files of ${root}\n`);
   const pdfTexts = new Map<string, string>();
+  const rawTexts = new Map<string, string>();
   for (const f of files) {
     if (formatOf(f.rel) !== "pdf") continue;
     const text = pdftotextCached(f);
     if (text !== null) pdfTexts.set(f.rel, text);
+    const raw = pdftotextCached(f, true);
+    if (raw !== null) rawTexts.set(f.rel, raw);
   }
   const tally = new GlueTally();
   const failed: string[] = [];
@@ -94,7 +97,7 @@ export async function runGlueBench(opts: GlueBenchOptions): Promise<void> {
       const used = process.cpuUsage(cpu);
       cpuMicros += used.user + used.system;
     }
-    if (reference !== null) tally.add(file, gluedWords(reference, new Set(tokens(text))));
+    if (reference !== null) tally.add(file, gluedWords(reference, new Set(tokens(text)), rawTexts.get(file.rel)));
   }
   process.stdout.write(`\nparse (extract + chunk), one thread: ${(cpuMicros / 1e6).toFixed(2)} s CPU, ${(wallMs / 1000).toFixed(2)} s wall\n`);
   process.stdout.write(`files without a reference: ${noReference}; failed to parse: ${failed.length}\n`);

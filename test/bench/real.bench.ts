@@ -113,10 +113,15 @@ function docxReference(bytes: Uint8Array): string {
   return htmlReference(xml.replace(/<\/w:p>|<w:tab\/>|<w:br\/>/g, "\n"));
 }
 
-/** pdftotext over every PDF, one after another (one core): seconds, and each file's text. */
-function pdftotextAll(files: CorpusFile[]): { seconds: number; texts: Map<string, string>; failed: number } {
+/**
+ * pdftotext over every PDF, one after another (one core): seconds, and each file's text; then,
+ * untimed, each file's raw reading (`-raw`, content order, every line end as drawn), which the
+ * glue measure consults for line-end hyphens.
+ */
+function pdftotextAll(files: CorpusFile[]): { seconds: number; texts: Map<string, string>; rawTexts: Map<string, string>; failed: number } {
   const out = tempDir("sluice-pdftotext-");
   const texts = new Map<string, string>();
+  const rawTexts = new Map<string, string>();
   let seconds = 0;
   let failed = 0;
   try {
@@ -128,10 +133,15 @@ function pdftotextAll(files: CorpusFile[]): { seconds: number; texts: Map<string
       if (run.status === 0 && fs.existsSync(target)) texts.set(f.rel, fs.readFileSync(target, "utf8"));
       else failed++;
     });
+    files.forEach((f, i) => {
+      const target = path.join(out, `${i}.raw.txt`);
+      const run = spawnSync("pdftotext", ["-q", "-raw", "-enc", "UTF-8", f.full, target], { stdio: "ignore" });
+      if (run.status === 0 && fs.existsSync(target)) rawTexts.set(f.rel, fs.readFileSync(target, "utf8"));
+    });
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
-  return { seconds, texts, failed };
+  return { seconds, texts, rawTexts, failed };
 }
 
 /** A file's reference text, or null when there is no independent extraction for its type. */
@@ -334,7 +344,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
       // Probe words come from the reference where there is one, so what extraction lost is missed.
       const own = referenceWords ? new Set(referenceWords) : indexedWords;
       if (own) words.set(file.rel, own);
-      if (reference !== null && indexedWords) tally.add(file, gluedWords(reference, indexedWords));
+      if (reference !== null && indexedWords) tally.add(file, gluedWords(reference, indexedWords, poppler.rawTexts.get(file.rel)));
       if (!indexedWords && referenceWords && referenceWords.length >= HAS_TEXT_WORDS) {
         const list = notIndexed.get(file.type) ?? [];
         list.push(`${file.rel}${errorsByPath.has(`${SHARE}/${file.rel}`) ? `: ${errorsByPath.get(`${SHARE}/${file.rel}`)}` : ""}`);

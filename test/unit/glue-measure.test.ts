@@ -29,4 +29,13 @@ describe("the real bench's glued-word measure", () => {
     assert.deepEqual(script, ["تار|يخية", "สน|บสนน"]);
     assert.deepEqual(glued, ["كتب|مكتبة"], "two Arabic words after a joining letter are still glue");
   });
+
+  it("counts apart a word joined at a line-end hyphen that pdftotext's raw reading shows, where its default reading dropped the hyphen", () => {
+    // showkeys.pdf: the default reading has "can" and "not" in separate blocks, no hyphen; -raw keeps "can-" at the line end.
+    const reference = "we can\n\n\nnot use it";
+    assert.deepEqual(gluedWords(reference, ["cannot"]).glued, ["can|not"], "without the raw reading it looks glued");
+    assert.deepEqual(gluedWords(reference, ["cannot"], "we can-\nnot use it"), { glued: [], rejoined: ["can|not"], inside: [], script: [] });
+    // A raw reading that also has the pair apart mid-line does not excuse it.
+    assert.deepEqual(gluedWords(reference, ["cannot"], "we can-\nnot use it, can not").glued, ["can|not"]);
+  });
 });
