@@ -74,9 +74,11 @@ const isUpper = (code: number): boolean => /\p{Lu}/u.test(String.fromCodePoint(c
  * that, where PDFium runs two text objects together, a run in another font that starts visibly
  * after the previous one (`\documentclass` in typewriter type, then "or"), or that touches it in
  * another type without being set flush ("secret-tool" overflowing a table cell into "store"),
- * gets a space, and one on another baseline or back to the left (a table cell's next line) starts a line. A word
- * hyphenated at the end of a line (PDFium marks the hyphen) is joined again, as pdftotext does,
- * so it is found whole.
+ * gets a space, and one on another baseline or back to the left (a table cell's next line) starts a line;
+ * so does a jump far back left within one run, and a glyph that draws nothing a space's width on
+ * (reledpar's Greek "θαζζ vιβε"). A word hyphenated at the end of a line (PDFium marks the hyphen)
+ * is joined again, as pdftotext does, so it is found whole, unless the hyphen is the compound's
+ * own (resolveLineEndHyphens). TeX's T1 fonts without a Unicode map get their ligatures back.
  * Title: the document's Title metadata, unless it is a placeholder ("Untitled", "Microsoft
  * Word - x.doc"), else the first page's heading (its largest text, when clearly larger than the
  * body's).
@@ -154,8 +156,11 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
   const t1 = new Map<number, boolean>();
   const fontAt = (i: number) => api.FPDFTextObj_GetFont(raw.FPDFText_GetTextObject(textPage, i));
   const isT1 = (font: number): boolean => {
-    let known = t1.get(font) ?? t1Fonts.has(font);
+    const cached = t1.get(font);
+    if (cached !== undefined) return cached;
+    let known = t1Fonts.has(font);
     if (!known) {
+      // Scanned once per font and page, and only on pages with such codes.
       for (let j = 0; j < count && !known; j++) {
         const c = raw.FPDFText_GetUnicode(textPage, j);
         known = c >= 0xc0 && c <= 0xff && api.FPDFText_HasUnicodeMapError(textPage, j) === 1 && fontAt(j) === font;
@@ -173,7 +178,7 @@ function pageText(pdfium: Pdfium, doc: number, index: number, withLines: boolean
       const hyphen = afterHyphen;
       afterHyphen = false;
       if (LINE_END_HYPHENS.has(code)) {
-        previous = null; // the word goes on on the next line: its halves are joined, as pdftotext does
+        previous = null; // the word goes on on the next line: its halves meet again (resolveLineEndHyphens)
         afterHyphen = true;
       } else if (code >= 0x0b && code <= 0x1f && !raw.FPDFText_IsGenerated(textPage, i)) {
         // (PDFium's own line breaks are generated \r\n)
