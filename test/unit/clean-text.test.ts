@@ -135,13 +135,17 @@ describe("PDF to text", () => {
       { text: "wie üblich die quote-", x: 56, y: 700 },
       { text: "Umgebung benutzen; the non-", x: 56, y: 686 },
       { text: "branching version of a non-branching map, with de-", x: 56, y: 672 },
-      { text: "faults, and \\Declare-", x: 56, y: 658 },
-      { text: "CaptionFont as \\DeclareCaptionFont", x: 56, y: 644 },
+      { text: "faults, and Caption-", x: 56, y: 658 },
+      { text: "Font as CaptionFont, in the PDF-", x: 56, y: 644 },
+      { text: "Default case, and \\Declare-", x: 56, y: 630 },
+      { text: "FloatingEnvironment offered", x: 56, y: 616 },
     ]);
     const { text } = await extractText("hyphens.pdf", pdf);
     assert.match(text, /die quote-Umgebung benutzen/);
     assert.match(text, /the non-branching version/);
-    assert.match(text, /with defaults, and \\DeclareCaptionFont as/);
+    assert.match(text, /with defaults, and CaptionFont as/, "the document writes the word joined elsewhere");
+    assert.match(text, /in the PDF-Default case/);
+    assert.match(text, /\\DeclareFloatingEnvironment offered/, "a TeX control word is letters only");
   });
 
   it("starts a word at a glyph that draws nothing when it starts a space's width after the previous one", async () => {

@@ -265,14 +265,15 @@ function fontName(pdfium: Pdfium, object: number, cache: Map<number, string>): s
  * but a compound keeps its hyphen ("non-branching") when the document writes it so elsewhere:
  * joined, it could only be found as "nonbranching", a word the document never writes. Before a
  * capital the hyphen is usually the text's own ("quote-Umgebung", "PDF-Default"), unless the
- * document writes the joined word elsewhere (TeX's "\\Declare-CaptionFont" is
- * "\\DeclareCaptionFont").
+ * document writes the joined word elsewhere or it is a TeX control word, letters only
+ * ("\\Declare-CaptionFont" is "\\DeclareCaptionFont").
  */
 function resolveLineEndHyphens(text: string): string {
   if (!/[\ufdd0\ufdd1]/.test(text)) return text;
   let compounds: Set<string> | undefined;
   let words: Set<string> | undefined;
-  return text.replace(/([\p{L}\p{N}]*)([\ufdd0\ufdd1])([\p{L}\p{N}]*)/gu, (_, left: string, mark: string, right: string) => {
+  return text.replace(/(\\?)([\p{L}\p{N}]*)([\ufdd0\ufdd1])([\p{L}\p{N}]*)/gu, (_, backslash: string, left: string, mark: string, right: string) => {
+    if (backslash) return backslash + left + right; // a TeX control word is letters only: "\\Declare-FloatingEnvironment" is one name
     if (mark === "\ufdd0") {
       compounds ??= new Set(Array.from(text.matchAll(/[\p{L}\p{N}]+-[\p{L}\p{N}]+/gu), (m) => m[0].toLowerCase()));
       return compounds.has(`${left}-${right}`.toLowerCase()) ? `${left}-${right}` : left + right;
