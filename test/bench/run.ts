@@ -36,7 +36,7 @@ import path from "node:path";
  *
  * BENCH_SCALE=0.05 shrinks every corpus and collection (a check that the bench works, not a
  * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite, `-- --pg-ingest`
- * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
+ * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N] [--pg] [--probe-only]` (real-document bench,
  * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
  * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts).
  */
@@ -371,7 +371,15 @@ async function main(): Promise<void> {
   const real = option("--real");
   // `npm run bench -- --memory [--files N] [--real DIR] [--runs N]`: where one SQLite ingestion's peak RSS goes, thread by thread.
   if (process.argv.includes("--memory")) return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, realDir: real, runs: Number(option("--runs") ?? 1) });
-  if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
+  // `npm run bench -- --real DIR [--limit N] [--pg] [--probe-only]`: the real-document bench (real.bench.ts).
+  if (real) {
+    return runRealBench({
+      dir: real,
+      limit: option("--limit") ? Number(option("--limit")) : undefined,
+      engine: process.argv.includes("--pg") ? "postgres" : "sqlite",
+      probeOnly: process.argv.includes("--probe-only"),
+    });
+  }
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
   // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).
   if (process.argv.includes("--writer")) {
