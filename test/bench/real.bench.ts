@@ -425,7 +425,7 @@ async function probeTest(
               ? `its best chunk ranks ${d.ownRank! + 1}: ${describeChunk(d.ownHit, d.word, chunkText)}`
               : `not in the top ${DIAGNOSE_TOP_K}`;
           lines.push(`  "${d.word}" (in ${d.files} files): ${where}`);
-          d.top.forEach((h, i) => lines.push(`    ${i + 1}. ${describeChunk(h, d.word, chunkText)}`));
+          for (const [i, h] of d.top.entries()) lines.push(`    ${i + 1}. ${describeChunk(h, d.word, chunkText)}`);
         }
         misses.detailed.push(lines.join("\n"));
       }
