@@ -12,7 +12,7 @@ export const HITS_PER_DOCUMENT = PASSAGES_PER_DOCUMENT;
  * short file with a rare word is not pushed off the page by one long document's many chunks
  * with it (issue 14 item 6; docs/decisions.md: Search).
  */
-export const RESULTS_FIRST_PER_DOCUMENT = 2;
+export const RESULTS_FIRST_PER_DOCUMENT = 3;
 
 export interface LocatedHit extends SearchHit {
   location: DocumentLocation;
