@@ -298,8 +298,8 @@ interface WordMiss {
   ownHit: ProbeHit | null;
   /** No chunk of the file matched at all: the search found fewer than DIAGNOSE_TOP_K chunks, none of the file. */
   unmatched: boolean;
-  /** The smallest cap of CAPS that puts the file in the top 10, or null. */
-  cap: number | null;
+  /** The caps of CAPS that put the file in the top 10 (a smaller cap never ranks it lower). */
+  caps: number[];
   top: ProbeHit[];
 }
 
@@ -317,15 +317,11 @@ export interface MissReport {
 /** A probe word's own rank among the deeper results, and what each cap would make of it. */
 function diagnose(word: string, files: number, own: string, deeper: ProbeHit[]): WordMiss {
   const first = deeper.findIndex((h) => h.path === own);
-  let cap: number | null = null;
-  for (const c of CAPS) {
+  const caps = CAPS.filter((c) => {
     const rank = capPerDocument(deeper, c, (h) => h.path).findIndex((h) => h.path === own);
-    if (rank !== -1 && rank < PROBE_TOP_K) {
-      cap = c;
-      break;
-    }
-  }
-  return { word, files, ownRank: first === -1 ? null : first, ownHit: deeper[first] ?? null, unmatched: first === -1 && deeper.length < DIAGNOSE_TOP_K, cap, top: deeper.slice(0, PROBE_TOP_K) };
+    return rank !== -1 && rank < PROBE_TOP_K;
+  });
+  return { word, files, ownRank: first === -1 ? null : first, ownHit: deeper[first] ?? null, unmatched: first === -1 && deeper.length < DIAGNOSE_TOP_K, caps, top: deeper.slice(0, PROBE_TOP_K) };
 }
 
 /** One chunk as a miss's detail shows it: where, score, tier, how often the word is in it and its length. */
@@ -415,7 +411,7 @@ async function probeTest(
         for (const [p, n] of perDocument) if (n >= 3) misses.crowders.set(p, (misses.crowders.get(p) ?? 0) + 1);
       }
       // Capping never lowers the file's own best chunk: a word found uncapped stays found.
-      for (const c of CAPS) if (hits + diagnosed.filter((d) => d.cap !== null && d.cap <= c).length >= 2) misses.rescuedByCap.set(c, misses.rescuedByCap.get(c)! + 1);
+      for (const c of CAPS) if (hits + diagnosed.filter((d) => d.caps.includes(c)).length >= 2) misses.rescuedByCap.set(c, misses.rescuedByCap.get(c)! + 1);
       if (misses.detailed.length < DETAILED_MISSES) {
         const lines = [`${file.rel} (${hits}/3 found)`];
         for (const d of diagnosed) {
