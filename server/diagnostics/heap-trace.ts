@@ -21,6 +21,7 @@ export function startHeapTrace(thread: string): void {
       threadId,
       heapTotal: heap.total_heap_size,
       heapUsed: heap.used_heap_size,
+      heapLimit: heap.heap_size_limit,
       newSpace: newSpace?.space_size ?? 0,
       malloced: heap.malloced_memory,
       external: heap.external_memory,
