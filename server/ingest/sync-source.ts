@@ -36,11 +36,12 @@ const FILES_IN_FLIGHT = 32;
  * Bytes of those files held at once, so memory stays bounded whatever the file sizes. 16 MB,
  * not 64: a run of 1 MB PDFs is parse-bound, and every file read ahead of the parsers was held
  * (with its copies) for nothing; a job with 20 of them never filled 64 MB and one with 200 did,
- * so the peak grew with the corpus (`npm run bench -- --memory --binary 100`: the job thread's
- * buffers at most 20 MB against 39, peak RSS 281 against 332 MB; docs/decisions.md, "Memory").
- * Small files are bounded by FILES_IN_FLIGHT long before this.
+ * so the peak grew with the corpus (`npm run bench -- --memory --binary 100`, with each file's
+ * bytes freed once parsed on both sides: the job thread's buffers at most 20 MB against 39, peak
+ * RSS 281 against 332 MB; docs/decisions.md, "Memory"). Small files are bounded by
+ * FILES_IN_FLIGHT long before this.
  */
-export const BYTES_IN_FLIGHT = 16 * 1024 * 1024;
+const BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 /**
  * Big text files streamed at once, outside that byte budget: each holds a few MB (a read, its
  * text, a batch of chunks being written) and, on PostgreSQL, a connection for its transaction.
