@@ -21,6 +21,7 @@ export function startHeapTrace(thread: string): void {
       threadId,
       heapTotal: heap.total_heap_size,
       heapUsed: heap.used_heap_size,
+      heapLimit: heap.heap_size_limit,
       newSpace: newSpace?.space_size ?? 0,
       malloced: heap.malloced_memory,
       external: heap.external_memory,
@@ -33,6 +34,16 @@ export function startHeapTrace(thread: string): void {
       // a trace that cannot be written is not worth failing the server for
     }
   };
+  // Debug aid: once a file FILE.snapshot appears, each thread writes one heap snapshot beside FILE.
+  let snapshotTaken = false;
+  const snapshotOnRequest = () => {
+    if (snapshotTaken || !fs.existsSync(`${file}.snapshot`)) return;
+    snapshotTaken = true;
+    v8.writeHeapSnapshot(`${file}.${thread.replace(/\W+/g, "-")}-${threadId}.heapsnapshot`);
+  };
   sample();
-  setInterval(sample, 100).unref();
+  setInterval(() => {
+    sample();
+    snapshotOnRequest();
+  }, 100).unref();
 }

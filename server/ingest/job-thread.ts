@@ -16,6 +16,17 @@ const WORKER = workerScript(__filename, "job-thread.worker");
  */
 export const JOB_THREAD_IDLE_MS = 30_000;
 
+/**
+ * The job thread's old-generation ceiling. V8 lets a heap grow to up to 4 times what survived
+ * its last full collection before the next one when the ceiling is 2 GB or more (a worker's
+ * default here), 1.3 to 2 times below it: a job's thread keeps little (~15-20 MB) but makes
+ * garbage at the pace files arrive (parsed text on its way to the writer), and in a long job
+ * its heap swelled to ~75 MB between collections (`npm run bench -- --memory --files 10000`),
+ * where a 2,000-file job ended before it got there. 1 GB still holds the listing of a share of
+ * millions of files.
+ */
+const JOB_THREAD_OLD_GENERATION_MB = 1024;
+
 /** What of the collection index the API's thread lends the job thread: ThreadedSqliteIndex. */
 export interface ThreadableIndex {
   writerPort(collectionId: string): MessagePort;
@@ -96,7 +107,7 @@ export class JobThreads {
     const worker = new Worker(WORKER.file, {
       workerData: { disk: this.disk } satisfies JobThreadData,
       execArgv: WORKER.execArgv,
-      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, maxOldGenerationSizeMb: JOB_THREAD_OLD_GENERATION_MB },
     });
     worker.on("message", (message: FromJobThread) => this.receive(worker, message));
     // A thread that dies (out of memory, an uncaught error) fails its jobs, never the process; the next job starts another.

@@ -2,13 +2,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { startSamba } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
+import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { addSmbSource, client, createGroup, signUp } from "../fixtures/http-client";
 import { seeded, writeCorpus, zipfWord } from "./corpus";
 import { cpuSeconds, peakRssMb, percentile, runWatched } from "./measure";
 
 /**
- * `npm run bench -- --memory [--files N] [--real DIR]`: where the server's peak RSS during one
- * ingestion goes (SQLite). The server runs with SLUICE_HEAP_TRACE (server/diagnostics/heap-trace.ts),
+ * `npm run bench -- --memory [--files N] [--binary N] [--real DIR] [--postgres]`: where the server's peak RSS
+ * during one ingestion goes (SQLite; with --postgres, a team server's database on PostgreSQL). The server runs with SLUICE_HEAP_TRACE (server/diagnostics/heap-trace.ts),
  * so each thread logs its V8 heap; this samples the process's RSS from /proc every 50 ms and
  * prints, at the highest sample, each thread's heap beside the RSS split into anonymous memory
  * and mapped files. What anonymous memory the heaps do not explain is native: malloc (SQLite's
@@ -100,20 +101,36 @@ function printMappings(pid: number): void {
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)}`;
 
-export async function runMemoryBench(opts: { files: number; realDir?: string; runs?: number }): Promise<void> {
+/** Each thread's highest heap (total + malloced) and highest array buffers over the whole trace: what grows with a job's length shows here even when the RSS peak falls elsewhere. */
+function printThreadPeaks(lines: HeapLine[]): void {
+  const peaks = new Map<number, { thread: string; heap: number; arrayBuffers: number; external: number }>();
+  for (const l of lines) {
+    const p = peaks.get(l.threadId) ?? { thread: l.thread, heap: 0, arrayBuffers: 0, external: 0 };
+    p.heap = Math.max(p.heap, l.heapTotal + l.malloced);
+    p.arrayBuffers = Math.max(p.arrayBuffers, l.arrayBuffers);
+    p.external = Math.max(p.external, l.external);
+    peaks.set(l.threadId, p);
+  }
+  process.stdout.write("\n| thread | highest heap (total + malloced) | highest external | highest array buffers |\n|---|---|---|---|\n");
+  for (const [id, p] of [...peaks].sort(([a], [b]) => a - b)) process.stdout.write(`| ${p.thread} #${id} | ${mb(p.heap)} | ${mb(p.external)} | ${mb(p.arrayBuffers)} |\n`);
+}
+
+export async function runMemoryBench(opts: { files: number; binaryFiles?: number; realDir?: string; runs?: number; postgres?: boolean }): Promise<void> {
   let corpusDir = opts.realDir;
   let words: string[] = ["the"];
   const ownCorpus = !corpusDir;
   if (!corpusDir) {
     corpusDir = tempDir("sluice-memory-");
     fs.chmodSync(corpusDir, 0o755);
-    const corpus = await writeCorpus(corpusDir, { textFiles: opts.files, binaryFiles: Math.max(2, Math.round(opts.files / 100)) });
+    const corpus = await writeCorpus(corpusDir, { textFiles: opts.files, binaryFiles: opts.binaryFiles ?? Math.max(2, Math.round(opts.files / 100)) });
     words = corpus.words;
     process.stdout.write(`corpus: ${corpus.files} files, ${mb(corpus.bytes)} MB\n`);
   }
   const trace = path.join(tempDir("sluice-heap-trace-"), "trace.jsonl");
+  const postgres: PostgresCluster | null = opts.postgres ? await startPostgres() : null;
+  const databaseUrl: Record<string, string> = postgres ? { DATABASE_URL: await postgres.createDatabase() } : {};
   const samba = await startSamba({ extraShares: { corpus: corpusDir } });
-  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", SLUICE_HEAP_TRACE: trace } });
+  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", SLUICE_HEAP_TRACE: trace, ...databaseUrl } });
   try {
     const pid = server.child.pid!;
     const request = client(server.api);
@@ -140,6 +157,7 @@ export async function runMemoryBench(opts: { files: number; realDir?: string; ru
     const peak = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
     process.stdout.write(`\ningestion ${run.seconds.toFixed(1)} s (server CPU ${cpu.toFixed(1)} s), ${run.job.entities_processed} files; idle RSS ${mb(idle.rss)} MB; peak RSS ${mb(peak.rss)} MB at ${((peak.t - samples[0].t) / 1000).toFixed(1)} s (VmHWM ${peakRssMb(pid).toFixed(0)} MB), ${peak.threads} OS threads\n`);
     printBreakdown(peak, readTrace(trace));
+    printThreadPeaks(readTrace(trace));
     printMappings(pid);
     // Then searches of the collection, as `npm run bench` runs after its ingestions: the reader threads start.
     const random = seeded(11);
@@ -167,6 +185,7 @@ export async function runMemoryBench(opts: { files: number; realDir?: string; ru
   } finally {
     await server.stop();
     await samba.stop();
+    await postgres?.stop();
     if (ownCorpus) fs.rmSync(corpusDir, { recursive: true, force: true });
   }
 }

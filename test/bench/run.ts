@@ -371,12 +371,19 @@ async function main(): Promise<void> {
   // `npm run bench -- --workers [--files N]` runs only the team-server section (PostgreSQL + Redis + two workers).
   if (process.argv.includes("--workers")) return workersBench().then(printRows);
   const real = option("--real");
-  // `npm run bench -- --memory [--files N] [--real DIR] [--runs N]`: where one SQLite ingestion's peak RSS goes, thread by thread.
-  if (process.argv.includes("--memory")) return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, realDir: real, runs: Number(option("--runs") ?? 1) });
+  // `npm run bench -- --memory [--files N] [--binary N] [--real DIR] [--runs N] [--postgres]`: where one ingestion's peak RSS goes, thread by thread (SQLite, or PostgreSQL).
+  if (process.argv.includes("--memory")) {
+    return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, binaryFiles: option("--binary") ? Number(option("--binary")) : undefined, realDir: real, runs: Number(option("--runs") ?? 1), postgres: process.argv.includes("--postgres") });
+  }
   // `npm run bench -- --real DIR --parse-only [--files LIST] [--glue-report]`: the comparison with the reference alone, files parsed in this process (glue.bench.ts).
   if (real && process.argv.includes("--parse-only")) return runGlueBench({ dir: real, list: option("--files"), glueReport: process.argv.includes("--glue-report") });
   if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined, glueReport: process.argv.includes("--glue-report") });
-  if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
+  // `npm run bench -- --growth [--sizes 2000,10000] [--no-search]`: how cost grows with the corpus (growth.bench.ts).
+  if (process.argv.includes("--growth")) {
+    const sizes = option("--sizes")?.split(",").map(Number);
+    if (sizes && (sizes.length < 2 || sizes.some((n) => !Number.isInteger(n) || n < 1))) throw new Error("--sizes takes two or more whole numbers of files, e.g. 2000,10000");
+    return runGrowthBench({ scale: SCALE, sizes, search: !process.argv.includes("--no-search") });
+  }
   // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).
   if (process.argv.includes("--writer")) {
     for (const row of await runWriterBench(scaled(2000))) {

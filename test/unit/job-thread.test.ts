@@ -67,6 +67,28 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     );
   });
 
+  it("the job thread's old generation is capped at 1 GB, so V8 collects its garbage sooner than a default heap would", async () => {
+    const trace = path.join(dir, "heap-trace.jsonl");
+    // The thread takes the environment as it is when it starts: a JobThreads of its own, started now.
+    process.env.SLUICE_HEAP_TRACE = trace;
+    const own = new JobThreads(index, null);
+    try {
+      await own.run(task(randomUUID()), new Adopted(), new AbortController().signal);
+    } finally {
+      delete process.env.SLUICE_HEAP_TRACE;
+      await own.close();
+    }
+    const line = fs
+      .readFileSync(trace, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { thread: string; heapLimit: number })
+      .find((l) => l.thread === "job thread");
+    assert.ok(line, "the job thread wrote no trace line");
+    // The limit is the old generation's ceiling plus the young generation's (a few MB).
+    assert.ok(line.heapLimit > 1024 * 1024 * 1024 && line.heapLimit < 1100 * 1024 * 1024, `heap limit ${line.heapLimit}`);
+  });
+
   it("a cancel (the signal) ends the job as interrupted", async () => {
     const stop = new AbortController();
     stop.abort();
