@@ -3,6 +3,7 @@ import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import { IndexDamagedError } from "../search/index-damage";
 import type { IndexedState } from "../search/search-index";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
+import { trimMalloc } from "../memory/glibc-malloc";
 import type { JobCounters } from "./job-counters";
 import type { FromJobThread, JobThreadData, ToJobThread } from "./job-thread-protocol";
 import { fromWire, toWire } from "./thread-errors";
@@ -48,9 +49,14 @@ export class JobThreads {
   private nextRun = 1;
   private idle: NodeJS.Timeout | null = null;
 
+  /**
+   * `afterWork` runs when the last running job has ended and again when the idle thread has
+   * ended: by default it gives the memory they freed back to the OS (glibc keeps it otherwise).
+   */
   constructor(
     private readonly index: ThreadableIndex,
     private readonly disk: JobThreadData["disk"],
+    private readonly afterWork: () => void = trimMalloc,
   ) {}
 
   run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
@@ -65,7 +71,10 @@ export class JobThreads {
         end: (error) => {
           signal.removeEventListener("abort", onAbort);
           this.runs.delete(id);
-          if (this.runs.size === 0) this.idleFrom(worker);
+          if (this.runs.size === 0) {
+            this.idleFrom(worker);
+            this.afterWork();
+          }
           if (error) reject(error);
           else resolve();
         },
@@ -117,7 +126,7 @@ export class JobThreads {
       if (this.runs.size > 0 || !this.worker) return;
       const worker = this.worker;
       this.worker = null;
-      void worker.terminate();
+      void worker.terminate().then(() => this.afterWork());
     }, JOB_THREAD_IDLE_MS);
     this.idle.unref();
   }
