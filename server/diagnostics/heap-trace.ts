@@ -6,8 +6,9 @@ import { mallocInfo, trimStats } from "../memory/glibc-malloc";
 /**
  * A debug aid for memory work (`npm run bench -- --memory`): with SLUICE_HEAP_TRACE=FILE in the
  * environment, every thread that calls this appends a JSON line of its own V8 heap to FILE every
- * 100 ms (the main thread adds the process's RSS and, on glibc, malloc's totals over all arenas), so a peak can be split by thread. Off (a
- * no-op) otherwise. Lines are short and written with one append each, so threads do not interleave.
+ * 100 ms (the main thread adds the process's RSS and, on glibc, malloc's totals and the trims so
+ * far), so a peak can be split by thread. Off (a no-op) otherwise. Lines are short and written
+ * with one append each, so threads do not interleave.
  */
 export function startHeapTrace(thread: string): void {
   const file = process.env.SLUICE_HEAP_TRACE;

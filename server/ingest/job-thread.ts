@@ -23,6 +23,17 @@ export interface ThreadableIndex {
   moveAside(collectionId: string): Promise<string | null>;
 }
 
+export interface JobThreadsOptions {
+  /** How long the thread stays without a job before it ends. Default JOB_THREAD_IDLE_MS. */
+  idleMs?: number;
+  /**
+   * Runs when the last running job has ended and again when the idle thread has ended. Default:
+   * malloc_trim, giving back to the OS what they freed, which glibc's arenas keep otherwise
+   * (13 MB a job on the bench corpus, memory/glibc-malloc.ts).
+   */
+  afterWork?: () => void;
+}
+
 /** One job's work for the thread: the source (as plain data) and where its documents go. */
 export interface ThreadTask {
   connector: ThreadConnectorSpec;
@@ -49,15 +60,17 @@ export class JobThreads {
   private nextRun = 1;
   private idle: NodeJS.Timeout | null = null;
 
-  /**
-   * `afterWork` runs when the last running job has ended and again when the idle thread has
-   * ended: by default it gives the memory they freed back to the OS (glibc keeps it otherwise).
-   */
+  private readonly idleMs: number;
+  private readonly afterWork: () => void;
+
   constructor(
     private readonly index: ThreadableIndex,
     private readonly disk: JobThreadData["disk"],
-    private readonly afterWork: () => void = trimMalloc,
-  ) {}
+    options: JobThreadsOptions = {},
+  ) {
+    this.idleMs = options.idleMs ?? JOB_THREAD_IDLE_MS;
+    this.afterWork = options.afterWork ?? trimMalloc;
+  }
 
   run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
     const worker = this.thread();
@@ -127,7 +140,7 @@ export class JobThreads {
       const worker = this.worker;
       this.worker = null;
       void worker.terminate().then(() => this.afterWork());
-    }, JOB_THREAD_IDLE_MS);
+    }, this.idleMs);
     this.idle.unref();
   }
 

@@ -2,10 +2,10 @@
  * glibc's malloc, tuned from inside the process (Linux with glibc only; elsewhere every function
  * here does nothing). Node allocates ArrayBuffers, SQLite's page caches and much of V8's own
  * bookkeeping with malloc, and glibc gives each thread that allocates at once an arena of its
- * own (up to 8 per core): a server's ten-odd threads held ~100 MB of freed memory in them, never
- * returned to the OS between jobs. The calls go through koffi (an FFI whose prebuilt binary comes
- * in an npm package per platform), loaded only where it is used. Measured in docs/decisions.md,
- * "Memory".
+ * own (up to 8 per core), while its moving mmap threshold sent ever larger buffers into them: at
+ * a PDF-heavy ingestion's peak they held ~100 MB of freed memory, never returned to the OS. The
+ * calls go through koffi (an FFI whose prebuilt binary comes in an npm package per platform),
+ * loaded only where it is used. Measured in docs/decisions.md, "Memory".
  */
 
 /** mallopt's parameter numbers (glibc's malloc.h). */
