@@ -1,7 +1,8 @@
 import type { MessagePort } from "node:worker_threads";
 import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import type { ProgressRow } from "./job-counters";
-import type { WireError } from "./thread-errors";
+import type { CallReply } from "../threads/pending-calls";
+import type { WireError } from "../threads/wire-error";
 
 /** The job thread's workerData: what every job on it shares. */
 export interface JobThreadData {
@@ -20,8 +21,7 @@ export interface JobThreadTask {
 export type ToJobThread =
   | { type: "start"; run: number; task: JobThreadTask; /** Its own channel to the index writer thread (ThreadedSqliteIndex.writerPort). */ writer: MessagePort }
   | { type: "cancel"; run: number }
-  | { type: "answer"; id: number; ok: true; result: unknown }
-  | { type: "answer"; id: number; ok: false; error: WireError };
+  | ({ type: "answer" } & CallReply);
 
 /** The job thread to the API's: a job's counters, a question on the index, and how the job ended (its last message). */
 export type FromJobThread =

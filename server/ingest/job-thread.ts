@@ -6,7 +6,9 @@ import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import { trimMalloc } from "../memory/glibc-malloc";
 import type { JobCounters } from "./job-counters";
 import type { FromJobThread, JobThreadData, ToJobThread } from "./job-thread-protocol";
-import { fromWire, toWire } from "./thread-errors";
+import { answerCall } from "../threads/pending-calls";
+import { fromWire } from "../threads/wire-error";
+import { JOB_ERROR_KINDS } from "./job-interrupted";
 
 const WORKER = workerScript(__filename, "job-thread.worker");
 /**
@@ -17,7 +19,7 @@ export const JOB_THREAD_IDLE_MS = 30_000;
 
 /** What of the collection index the API's thread lends the job thread: ThreadedSqliteIndex. */
 export interface ThreadableIndex {
-  writerPort(): MessagePort;
+  writerPort(collectionId: string): MessagePort;
   noteDamaged(collectionId: string): void;
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   moveAside(collectionId: string): Promise<string | null>;
@@ -75,7 +77,7 @@ export class JobThreads {
   run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
     const worker = this.thread();
     const id = this.nextRun++;
-    const writer = this.index.writerPort();
+    const writer = this.index.writerPort(task.collectionId);
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => this.send(worker, { type: "cancel", run: id });
       this.runs.set(id, {
@@ -154,7 +156,10 @@ export class JobThreads {
 
   private receive(worker: Worker, message: FromJobThread): void {
     if (message.type === "ask") {
-      void this.answer(message).then((answer) => this.send(worker, answer));
+      const [collectionId, sourceId] = message.args;
+      void answerCall((reply) => this.send(worker, { type: "answer", ...reply }), message.id, () =>
+        message.method === "indexedState" ? this.index.indexedState(collectionId, sourceId) : this.index.moveAside(collectionId),
+      );
       return;
     }
     const run = this.runs.get(message.run);
@@ -167,21 +172,11 @@ export class JobThreads {
         run.end(null);
         break;
       case "failed": {
-        const error = fromWire(message.error);
+        const error = fromWire(message.error, JOB_ERROR_KINDS);
         if (error instanceof IndexDamagedError) this.index.noteDamaged(run.collectionId);
         run.end(error);
         break;
       }
-    }
-  }
-
-  private async answer(message: Extract<FromJobThread, { type: "ask" }>): Promise<ToJobThread> {
-    try {
-      const [collectionId, sourceId] = message.args;
-      const result = message.method === "indexedState" ? await this.index.indexedState(collectionId, sourceId) : await this.index.moveAside(collectionId);
-      return { type: "answer", id: message.id, ok: true, result };
-    } catch (error) {
-      return { type: "answer", id: message.id, ok: false, error: toWire(error) };
     }
   }
 }

@@ -6,7 +6,9 @@ import { JobCounters, type ProgressRow } from "./job-counters";
 import type { FromJobThread, JobThreadData, JobThreadTask, ToJobThread } from "./job-thread-protocol";
 import { ParserPool } from "./parse/parser-pool";
 import { syncSource } from "./sync-source";
-import { fromWire, toWire } from "./thread-errors";
+import { PendingCalls } from "../threads/pending-calls";
+import { toWire } from "../threads/wire-error";
+import { JOB_ERROR_KINDS } from "./job-interrupted";
 import { WriterPortIndex } from "./writer-port-index";
 import { startHeapTrace } from "../diagnostics/heap-trace";
 
@@ -38,8 +40,8 @@ class PostedCounters extends JobCounters {
 const parsers = new ParserPool();
 const disk = diskLimit ? new DiskGuard(diskLimit.dir, diskLimit.minFreeBytes) : null;
 const cancels = new Map<number, AbortController>();
-const asked = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-let nextAsk = 1;
+/** Questions on the index asked of the API's thread, waiting for its answer. */
+const asked = new PendingCalls(JOB_ERROR_KINDS);
 
 port.on("message", (message: ToJobThread) => {
   switch (message.type) {
@@ -47,21 +49,13 @@ port.on("message", (message: ToJobThread) => {
       return void run(message.run, message.task, message.writer);
     case "cancel":
       return cancels.get(message.run)?.abort();
-    case "answer": {
-      const call = asked.get(message.id);
-      asked.delete(message.id);
-      if (message.ok) call?.resolve(message.result);
-      else call?.reject(fromWire(message.error));
-    }
+    case "answer":
+      return void asked.settle(message);
   }
 });
 
 function ask<T>(method: "indexedState" | "moveAside", ...args: string[]): Promise<T> {
-  const id = nextAsk++;
-  return new Promise<T>((resolve, reject) => {
-    asked.set(id, { resolve: resolve as (value: unknown) => void, reject });
-    post({ type: "ask", id, method, args });
-  });
+  return asked.call<T>(undefined, (id) => post({ type: "ask", id, method, args }));
 }
 
 async function run(runId: number, task: JobThreadTask, writer: MessagePort): Promise<void> {

@@ -4,7 +4,8 @@ import type { WriterReply, WriterRequest } from "../search/index-writer.worker";
 import type { DocumentHeader, DocumentInput, IndexedState, StagedDocument } from "../search/search-index";
 import { stagedDocument } from "../search/staged-document";
 import type { IngestIndex } from "./sync-source";
-import { fromWire } from "./thread-errors";
+import { PendingCalls } from "../threads/pending-calls";
+import { INDEX_ERROR_KINDS } from "../search/index-damage";
 import { GROUP_COMMIT, type BatchPolicy } from "./batched-index-writer";
 
 /** What an ingestion job's thread asks the API's thread for (reads on its connection, setting a damaged file aside). */
@@ -21,37 +22,26 @@ export interface AskIndex {
 export class WriterPortIndex implements IngestIndex {
   /** One writer thread takes every write of the file, one after the other: batches grow to its pace. */
   readonly batching: BatchPolicy = GROUP_COMMIT;
-  private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  private nextId = 1;
+  private readonly calls = new PendingCalls(INDEX_ERROR_KINDS);
   private stopped: Error | null = null;
 
   constructor(
     private readonly port: MessagePort,
     private readonly ask: AskIndex,
   ) {
-    port.on("message", (reply: WriterReply) => {
-      const call = this.waiting.get(reply.id);
-      this.waiting.delete(reply.id);
-      if (reply.ok) call?.resolve(reply.result);
-      else call?.reject(fromWire({ message: reply.message, code: reply.code }));
-    });
+    port.on("message", (reply: WriterReply) => void this.calls.settle(reply));
     // The writer thread died (it is started again for the next caller): what it had fails, and so does what comes after.
     port.on("close", () => this.fail(new Error("The index writer stopped")));
   }
 
   private fail(error: Error): void {
     this.stopped ??= error;
-    for (const call of this.waiting.values()) call.reject(error);
-    this.waiting.clear();
+    this.calls.failAll(error);
   }
 
   private call<T>(method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped);
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.port.postMessage({ id, method, args } satisfies WriterRequest);
-    });
+    return this.calls.call<T>(undefined, (id) => this.port.postMessage({ id, method, args } satisfies WriterRequest));
   }
 
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {

@@ -1,4 +1,5 @@
 import { HttpError } from "../errors";
+import type { ErrorKinds } from "../threads/wire-error";
 
 /** What a damaged collection index answers, and why re-running helps (README: When things go wrong). */
 export const INDEX_DAMAGED =
@@ -14,6 +15,9 @@ export class IndexDamagedError extends HttpError {
     super(503, INDEX_DAMAGED);
   }
 }
+
+/** The index's errors a caller tells apart by class, rebuilt as such when they cross from a thread. */
+export const INDEX_ERROR_KINDS: ErrorKinds = { SLUICE_INDEX_DAMAGED: () => new IndexDamagedError() };
 
 /** SQLite's answers for a file that is not (or no longer) a sound database. */
 export function isCorruption(error: unknown): boolean {

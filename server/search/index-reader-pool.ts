@@ -1,6 +1,8 @@
 import { Worker } from "node:worker_threads";
 import { ServiceUnavailableError } from "../errors";
-import { IndexDamagedError } from "./index-damage";
+import { INDEX_ERROR_KINDS } from "./index-damage";
+import { PendingCalls } from "../threads/pending-calls";
+import { fromWire } from "../threads/wire-error";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { ReaderReply, ReaderRequest } from "./index-reader.worker";
 
@@ -43,8 +45,10 @@ interface Reader {
 export class IndexReaderPool {
   private readers: Reader[] = [];
   private readonly queue: Task[] = [];
-  private readonly control = new Map<number, { reader: Reader; resolve(value: unknown): void; reject(error: Error): void }>();
-  private nextId = 1;
+  /** Control messages (check, release, markDamaged) waiting for their answer, each with the thread it went to. */
+  private readonly control = new PendingCalls<Reader>(INDEX_ERROR_KINDS);
+  /** Ids of pooled tasks' requests (their answers are matched by the thread that was given the task). */
+  private nextTask = 1;
   private closed = false;
 
   constructor(private readonly options: ReaderPoolOptions) {}
@@ -79,11 +83,9 @@ export class IndexReaderPool {
   }
 
   private controlMessage(reader: Reader, method: "check" | "release" | "markDamaged", collectionId: string): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const id = this.nextId++;
-      this.control.set(id, { reader, resolve, reject });
+    return this.control.call(reader, (id) => {
       this.sent(reader);
-      reader.worker.postMessage({ id, method, args: [collectionId] } satisfies ReaderRequest);
+      reader.worker.postMessage({ id: -id, method, args: [collectionId] } satisfies ReaderRequest);
     });
   }
 
@@ -108,15 +110,12 @@ export class IndexReaderPool {
     const reader: Reader = { worker, busy: null, outstanding: 0 };
     worker.on("message", (reply: ReaderReply) => {
       if (--reader.outstanding === 0) worker.unref();
-      const control = this.control.get(reply.id);
-      if (control) {
-        this.control.delete(reply.id);
-        return reply.ok ? control.resolve(reply.result) : control.reject(replyError(reply));
-      }
+      // Control messages go with negative ids, pooled tasks with positive ones.
+      if (reply.id < 0) return void this.control.settle({ ...reply, id: -reply.id });
       const task = reader.busy;
       reader.busy = null;
       if (reply.ok) task?.resolve(reply.result);
-      else task?.reject(replyError(reply));
+      else task?.reject(fromWire(reply.error, INDEX_ERROR_KINDS));
       this.next(reader);
     });
     // A thread that dies fails its task only; a new one takes its place.
@@ -125,11 +124,7 @@ export class IndexReaderPool {
       this.readers = this.readers.filter((r) => r !== reader);
       reader.busy?.reject(new Error(`The search thread stopped: ${error.message}`));
       reader.busy = null;
-      for (const [id, control] of this.control) {
-        if (control.reader !== reader) continue;
-        this.control.delete(id);
-        control.reject(new Error(`The search thread stopped: ${error.message}`));
-      }
+      this.control.failAll(new Error(`The search thread stopped: ${error.message}`), (to) => to === reader);
       if (this.closed) return;
       const fresh = this.spawn();
       this.readers.push(fresh);
@@ -155,12 +150,6 @@ export class IndexReaderPool {
   private dispatch(reader: Reader, task: Task): void {
     reader.busy = task;
     this.sent(reader);
-    reader.worker.postMessage({ id: this.nextId++, method: task.method, args: task.args } satisfies ReaderRequest);
+    reader.worker.postMessage({ id: this.nextTask++, method: task.method, args: task.args } satisfies ReaderRequest);
   }
-}
-
-/** A reader's error as the caller's: a damaged index keeps its 503 across the thread boundary. */
-function replyError(reply: Extract<ReaderReply, { ok: false }>): Error {
-  if (reply.code === "SLUICE_INDEX_DAMAGED") return new IndexDamagedError();
-  return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
 }

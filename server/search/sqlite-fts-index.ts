@@ -209,6 +209,8 @@ export class SqliteFtsIndex implements SearchIndex {
   private readonly ranking: RankingLimits;
   /** Files found damaged, by path: answered at once rather than re-read per request. */
   private readonly damaged = new Set<string>();
+  /** A file another connection of this process found sound a moment ago (a search reader's check): its next open here skips quick_check. */
+  private readonly checkedElsewhere = new Set<string>();
   /** Each open file's `PRAGMA data_version` statement (dataVersion()). */
   private readonly versionStatements = new WeakMap<Database.Database, Database.Statement>();
 
@@ -455,6 +457,20 @@ export class SqliteFtsIndex implements SearchIndex {
     return "current";
   }
 
+  /**
+   * Collections whose files a reader thread of this process has just checked and found sound
+   * (ThreadedSqliteIndex passes a job's collection to the writer as the job starts): opening one
+   * to write skips its own quick_check, which would read every page again. Only the latest word
+   * counts, so an old check is never trusted later; corruption found later is still caught.
+   */
+  trustChecked(collectionIds: string[]): void {
+    this.checkedElsewhere.clear();
+    for (const id of collectionIds) {
+      const file = this.filePath(id);
+      if (!this.open.has(file)) this.checkedElsewhere.add(file);
+    }
+  }
+
   /** Opens a collection's file if it has one, bringing an older schema up to date (read-only readers cannot). */
   async upgrade(collectionId: string): Promise<void> {
     this.database(collectionId, false);
@@ -528,7 +544,7 @@ export class SqliteFtsIndex implements SearchIndex {
       db.pragma("synchronous = NORMAL");
       db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
       db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_BYTES / (db.pragma("page_size", { simple: true }) as number)}`);
-      if (existed) assertSound(db);
+      if (existed && !this.checkedElsewhere.delete(file)) assertSound(db);
       migrate(db);
     } catch (err) {
       db?.close();

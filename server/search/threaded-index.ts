@@ -5,7 +5,8 @@ import crypto from "node:crypto";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
-import { IndexDamagedError } from "./index-damage";
+import { INDEX_ERROR_KINDS, IndexDamagedError } from "./index-damage";
+import { PendingCalls } from "../threads/pending-calls";
 import { IndexReaderPool } from "./index-reader-pool";
 import { SearchResultCache } from "./search-result-cache";
 
@@ -34,8 +35,8 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private readonly dir: string;
   /** The writer thread; null until first needed and after it stopped (the next call starts another). */
   private worker: Worker | null = null;
-  private readonly waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; collectionId: unknown }>();
-  private nextId = 1;
+  /** Calls to the writer thread waiting for its answer, each with its first argument (the collection, for damage found). */
+  private readonly calls = new PendingCalls<unknown>(INDEX_ERROR_KINDS);
   private closed = false;
 
   /** Searches and document pages run on reader threads (index-reader-pool.ts); the rest reads on the caller's thread. */
@@ -59,19 +60,15 @@ export class ThreadedSqliteIndex implements SearchIndex {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
     worker.on("message", (reply: WriterReply) => {
-      const call = this.waiting.get(reply.id);
-      this.waiting.delete(reply.id);
-      if (reply.ok) call?.resolve(reply.result);
-      else call?.reject(this.replyError(reply, call?.collectionId));
+      const settled = this.calls.settle(reply);
+      if (settled?.error instanceof IndexDamagedError && typeof settled.meta === "string") this.noteDamaged(settled.meta);
     });
     // A writer that dies (out of memory, an uncaught error) fails what it had, not the process;
     // the next write starts a new one, so one bad moment does not stop every later job.
     const fail = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
-      const failure = new Error(`The index writer stopped: ${error.message}`);
-      for (const call of this.waiting.values()) call.reject(failure);
-      this.waiting.clear();
+      this.calls.failAll(new Error(`The index writer stopped: ${error.message}`));
     };
     worker.on("error", fail);
     worker.on("exit", (code) => fail(new Error(`exit code ${code}`)));
@@ -80,17 +77,9 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return worker;
   }
 
-  /** The writer's error as the caller's: damage and disk-full keep their codes across the thread boundary. */
-  private replyError(reply: Extract<WriterReply, { ok: false }>, collectionId: unknown): Error {
-    if (reply.code === "SLUICE_INDEX_DAMAGED") {
-      if (typeof collectionId === "string") this.noteDamaged(collectionId);
-      return new IndexDamagedError();
-    }
-    return Object.assign(new Error(reply.message), reply.code ? { code: reply.code } : {});
-  }
-
   /** The writer found the collection's file damaged: the reading side must stop trusting its cached pages of that file too. */
   noteDamaged(collectionId: string): void {
+    this.checked.delete(collectionId);
     this.results?.forget(collectionId);
     void this.reader.markDamaged(collectionId);
     void this.readers.broadcast("markDamaged", collectionId);
@@ -101,11 +90,12 @@ export class ThreadedSqliteIndex implements SearchIndex {
    * writes reach the writer, and their answers come back, without a turn of this thread's event
    * loop. It closes when the writer stops; damage found through it is passed to noteDamaged.
    */
-  writerPort(): MessagePort {
+  writerPort(collectionId: string): MessagePort {
     if (this.closed) throw new Error("The index is closed");
     this.worker ??= this.spawn();
     const { port1, port2 } = new MessageChannel();
-    this.worker.postMessage({ connect: port2 } satisfies WriterConnect, [port2]);
+    // The job's first read (its indexed state) had a reader check the file (upgraded()): the writer need not check it again.
+    this.worker.postMessage({ connect: port2, checked: this.checked.has(collectionId) ? [collectionId] : [] } satisfies WriterConnect, [port2]);
     return port1;
   }
 
@@ -116,11 +106,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   }
 
   private send<T>(worker: Worker, method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject, collectionId: args[0] });
-      worker.postMessage({ id, method, args } satisfies WriterRequest);
-    });
+    return this.calls.call<T>(args[0], (id) => worker.postMessage({ id, method, args } satisfies WriterRequest));
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -212,6 +198,8 @@ export class ThreadedSqliteIndex implements SearchIndex {
 
   /** Collections whose file was checked and is of this build's schema (or had no file) when first read in this process. */
   private readonly current = new Set<string>();
+  /** Of those, the ones a reader thread's quick_check found sound (files that existed and were current). */
+  private readonly checked = new Set<string>();
 
   /**
    * A collection's first read in this process: a reader thread checks its file (quick_check),
@@ -230,6 +218,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
       throw error;
     }
     if (state === "older") await this.call("upgrade", collectionId);
+    if (state === "current") this.checked.add(collectionId);
     this.current.add(collectionId);
   }
 
@@ -248,6 +237,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   async drop(collectionId: string): Promise<void> {
     this.reader.filePath(collectionId);
     this.current.delete(collectionId);
+    this.checked.delete(collectionId);
     this.results?.forget(collectionId);
     await this.call("release", collectionId);
     await this.readers.broadcast("release", collectionId);
@@ -258,6 +248,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   async moveAside(collectionId: string): Promise<string | null> {
     this.reader.filePath(collectionId);
     this.current.delete(collectionId);
+    this.checked.delete(collectionId);
     this.results?.forget(collectionId);
     await this.call("release", collectionId);
     await this.readers.broadcast("release", collectionId);

@@ -374,6 +374,40 @@ test("the web UI, from sign-up to search and sign-out", async (t) => {
     assert.ok(await page.getByRole("button", { name: "Ask", exact: true }).isDisabled());
   });
 
+  await t.test("ask: with only an embedding model in the catalog, the notice says why; at 640x400 (200 % zoom) its link is reached by keyboard", async () => {
+    const pulled = await page.request.post(`${sluice.url}/api/models`, { data: { model_name: "nomic-embed-text" } });
+    assert.match(await pulled.text(), /"status":"completed"/);
+    const catalog = (await (await page.request.get(`${sluice.url}/api/models`)).json()) as Array<{ id: string; model_name: string }>;
+    const embedding = catalog.find((m) => m.model_name.startsWith("nomic-embed-text"));
+    assert.ok(embedding, "the embedding model is in the catalog");
+    await page.setViewportSize({ width: 640, height: 400 });
+    try {
+      await page.reload();
+      const heading = page.getByRole("heading", { level: 1, name: /^Ask / });
+      await heading.waitFor();
+      await page.getByTestId("no-model").getByText("The catalog holds only embedding models, which cannot write answers.").waitFor();
+      assert.ok(await page.getByRole("button", { name: "Ask", exact: true }).isDisabled());
+      // Nothing scrolls sideways at 200 % zoom.
+      assert.ok(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "the Ask view scrolls sideways at 640 px");
+      // From the heading (where the view puts focus), Tab reaches the notice's link before anything below it.
+      await heading.focus();
+      let focused = "";
+      for (let i = 0; i < 8 && !/Models screen/.test(focused); i++) {
+        await page.keyboard.press("Tab");
+        focused = (await page.evaluate("document.activeElement?.textContent ?? ''")) as string;
+      }
+      assert.equal(focused, "Pull a chat model on the Models screen");
+      await shot("08e-ask-only-embedding-models-640");
+      await page.keyboard.press("Enter");
+      await page.getByRole("heading", { name: "Catalog" }).waitFor();
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 860 });
+      // The later steps start from an empty catalog.
+      const removed = await page.request.delete(`${sluice.url}/api/models/${embedding.id}`);
+      assert.ok(removed.ok(), `removing the embedding model answered ${removed.status()}`);
+    }
+  });
+
   await t.test("a group that owns a source cannot be deleted; the 409 detail is shown", async () => {
     await page.getByRole("link", { name: "Groups" }).click();
     const card = page.locator(`[aria-label="group ${GROUP}"]`);

@@ -200,3 +200,56 @@ describe("the desktop's threaded index checks a file before its first read on a 
     }
   });
 });
+
+describe("a file is quick_checked once per process: a reader thread's check stands for the writer's", () => {
+  // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
+  let alive: NodeJS.Timeout;
+  before(() => {
+    alive = setInterval(() => undefined, 1000);
+  });
+  after(() => clearInterval(alive));
+
+  it("the writer opening a file a reader just found sound skips its own check; any other open still checks", async () => {
+    const { dir, sound } = await twoCollections();
+    const checks = countChecksOnThisThread();
+    try {
+      const trusting = new SqliteFtsIndex({ dir });
+      trusting.trustChecked([sound]);
+      assert.equal((await trusting.stats(sound)).documentCount, 20);
+      await trusting.close();
+      assert.equal(checks.count(), 0);
+      // Only the latest word counts: a file trusted before is not trusted after.
+      const later = new SqliteFtsIndex({ dir });
+      later.trustChecked([sound]);
+      later.trustChecked([]);
+      assert.equal((await later.stats(sound)).documentCount, 20);
+      await later.close();
+      assert.equal(checks.count(), 1);
+    } finally {
+      checks.restore();
+    }
+  });
+
+  it("a job's channel to the writer carries its collection when a reader thread has checked the file in this process", async () => {
+    const { dir, sound } = await twoCollections();
+    const fresh = crypto.randomUUID();
+    const index = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
+    const sent: unknown[] = [];
+    const { Worker } = await import("node:worker_threads");
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (this: InstanceType<typeof Worker>, message: unknown, transfer?: never) {
+      if (message && typeof message === "object" && "connect" in message) sent.push((message as unknown as { checked: string[] }).checked);
+      return post.call(this, message, transfer);
+    };
+    try {
+      await index.stats(sound); // the first read: a reader thread checks the file
+      await index.stats(fresh); // no file: nothing checked
+      index.writerPort(sound).close();
+      index.writerPort(fresh).close();
+      assert.deepEqual(sent, [[sound], []]);
+    } finally {
+      Worker.prototype.postMessage = post;
+      await index.close();
+    }
+  });
+});

@@ -6,9 +6,9 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { isDiskFull } from "../../server/disk/disk-space";
 import { JobCounters, type ProgressRow } from "../../server/ingest/job-counters";
-import { JobInterrupted } from "../../server/ingest/job-interrupted";
+import { JOB_ERROR_KINDS, JobInterrupted } from "../../server/ingest/job-interrupted";
 import { JobThreads, type ThreadTask } from "../../server/ingest/job-thread";
-import { fromWire, toWire } from "../../server/ingest/thread-errors";
+import { fromWire, toWire } from "../../server/threads/wire-error";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 
@@ -130,9 +130,13 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
 
 describe("errors crossing between threads", () => {
   it("keep their class where callers test it, and their code", () => {
-    assert.ok(fromWire(toWire(new IndexDamagedError())) instanceof IndexDamagedError);
-    assert.ok(fromWire(toWire(new JobInterrupted())) instanceof JobInterrupted);
-    const full = fromWire(toWire(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" })));
+    assert.ok(fromWire(toWire(new IndexDamagedError()), JOB_ERROR_KINDS) instanceof IndexDamagedError);
+    assert.ok(fromWire(toWire(new JobInterrupted()), JOB_ERROR_KINDS) instanceof JobInterrupted);
+    // Without the kinds, a plain Error that keeps its name and code.
+    const plain = fromWire(toWire(new IndexDamagedError()));
+    assert.ok(!(plain instanceof IndexDamagedError));
+    assert.equal((plain as { code?: string }).code, "SLUICE_INDEX_DAMAGED");
+    const full = fromWire(toWire(Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" })), JOB_ERROR_KINDS);
     assert.equal((full as { code?: string }).code, "SQLITE_FULL");
     assert.equal(full.message, "database or disk is full");
     assert.equal(fromWire(toWire("a thrown string")).message, "a thrown string");

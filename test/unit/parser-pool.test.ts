@@ -225,7 +225,8 @@ describe("ParserPool with a misbehaving parser", () => {
 
   it("keeps files over spareMaxFileBytes for a steady worker, and parses again on one a file that ran out of a spare's heap", async () => {
     process.env.SLUICE_PARSER_TEST_HOOKS = "1";
-    const pool = new ParserPool({ size: 1, spares: 1, spareAfterMs: 50, spareMaxFileBytes: 1000, spareHeapMb: 32, maxHeapMb: 64, timeoutMs: 3000 });
+    // The hang lasts the timeout: long enough that, on a loaded machine, the spare starts, parses the small file and runs out of heap before it ends.
+    const pool = new ParserPool({ size: 1, spares: 1, spareAfterMs: 50, spareMaxFileBytes: 1000, spareHeapMb: 32, maxHeapMb: 64, timeoutMs: 6000 });
     delete process.env.SLUICE_PARSER_TEST_HOOKS;
     try {
       const started = performance.now();

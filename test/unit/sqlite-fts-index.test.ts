@@ -526,52 +526,54 @@ function writeVersion1File(file: string, version = 1): void {
   old.close();
 }
 
-test("SQLite: an index file of schema version 1 (before exact words) is upgraded when opened and answers exact-first", async () => {
+/** An index file as schema `version` wrote it (see writeVersion1File), and an index over its folder. */
+async function oldIndexFile(version: number): Promise<{ file: string; collection: string; index: SqliteFtsIndex }> {
   const { dir, collection } = await sqlite.newIndex();
   fs.mkdirSync(dir!, { recursive: true });
   const file = path.join(dir!, `${collection}.db`);
-  writeVersion1File(file);
-
+  writeVersion1File(file, version);
   const index = new SqliteFtsIndex({ dir: dir! });
   closers.push(() => index.close());
+  return { file, collection, index };
+}
+
+/** After an upgrade: the rare exact word still finds its file first, and the file is at the current version. */
+async function assertUpgradedAndExactFirst(file: string, index: SqliteFtsIndex, collection: string): Promise<void> {
   const hits = await index.search(collection, "highlighter", 10);
   assert.equal(hits[0]?.path, "rare/pens.txt");
   assert.equal(hits[0].exact, true);
-  assert.equal((await index.stats(collection)).documentCount, 13);
-  // Writes after the upgrade keep both tables in step: replacing and removing the rare file.
-  await index.upsertDocument(collection, { ...doc("rare/pens.txt", ["now about markers only"]), title: "Pens" });
-  assert.deepEqual(await index.search(collection, '"highlighter"', 10).then((h) => h.filter((x) => x.exact).map((x) => x.path)), []);
-  await index.removeDocuments(collection, SOURCE, ["common/0.txt"]);
-  assert.equal((await index.search(collection, "highlight", 100)).length, 11);
   const upgraded = new Database(file, { readonly: true });
   try {
     assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
   } finally {
     upgraded.close();
   }
+}
+
+test("SQLite: an index file of schema version 1 (before exact words) is upgraded when opened and answers exact-first", async () => {
+  const { file, collection, index } = await oldIndexFile(1);
+  await assertUpgradedAndExactFirst(file, index, collection);
+  assert.equal((await index.stats(collection)).documentCount, 13);
+  // Writes after the upgrade keep both tables in step: replacing and removing the rare file.
+  await index.upsertDocument(collection, { ...doc("rare/pens.txt", ["now about markers only"]), title: "Pens" });
+  assert.deepEqual(await index.search(collection, '"highlighter"', 10).then((h) => h.filter((x) => x.exact).map((x) => x.path)), []);
+  await index.removeDocuments(collection, SOURCE, ["common/0.txt"]);
+  assert.equal((await index.search(collection, "highlight", 100)).length, 11);
 });
 
 test("SQLite: an index file of schema version 2 (exact words without positions) is upgraded when opened and ranks its exact words by their own bm25", async () => {
-  const { dir, collection } = await sqlite.newIndex();
-  fs.mkdirSync(dir!, { recursive: true });
-  const file = path.join(dir!, `${collection}.db`);
-  writeVersion1File(file, 2);
+  const { file, collection, index } = await oldIndexFile(2);
   const before = new Database(file, { readonly: true });
   assert.match(before.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail = none/);
   before.close();
 
-  const index = new SqliteFtsIndex({ dir: dir! });
-  closers.push(() => index.close());
-  const hits = await index.search(collection, "highlighter", 10);
-  assert.equal(hits[0]?.path, "rare/pens.txt");
-  assert.equal(hits[0].exact, true);
+  await assertUpgradedAndExactFirst(file, index, collection);
   // Every common file has "highlight" as typed: ranked by bm25 (positive scores), titles first.
   const common = await index.search(collection, "highlight", 100);
   assert.equal(common.filter((h) => h.exact).length, 12);
   assert.ok(common.filter((h) => h.exact).every((h) => h.score > 0 && h.path.startsWith("common/")));
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
     assert.doesNotMatch(upgraded.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail/);
     assert.equal(upgraded.prepare("SELECT count(*) FROM chunks_exact WHERE chunks_exact MATCH 'highlighter'").pluck().get(), 1);
   } finally {
@@ -590,27 +592,14 @@ function hashSizes(file: string): Array<number | null> {
 }
 
 test("SQLite: an index file of schema version 3 is upgraded when opened: both tables get the larger term buffer, rows and ranking stay", async () => {
-  const { dir, collection } = await sqlite.newIndex();
-  fs.mkdirSync(dir!, { recursive: true });
-  const file = path.join(dir!, `${collection}.db`);
-  writeVersion1File(file, 3);
+  const { file, collection, index } = await oldIndexFile(3);
   assert.deepEqual(hashSizes(file), [null, null]);
 
-  const index = new SqliteFtsIndex({ dir: dir! });
-  closers.push(() => index.close());
-  const hits = await index.search(collection, "highlighter", 10);
-  assert.equal(hits[0]?.path, "rare/pens.txt");
-  assert.equal(hits[0].exact, true);
+  await assertUpgradedAndExactFirst(file, index, collection);
   const common = await index.search(collection, "highlight", 100);
   assert.equal(common.filter((h) => h.exact).length, 12);
   assert.equal((await index.stats(collection)).documentCount, 13);
   assert.deepEqual(hashSizes(file), [8 * 1024 * 1024, 8 * 1024 * 1024]);
-  const upgraded = new Database(file, { readonly: true });
-  try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
-  } finally {
-    upgraded.close();
-  }
   // Writes after the upgrade land in both tables as before.
   await index.upsertDocument(collection, { ...doc("rare/markers.txt", ["a box of highlighter markers"]), title: "Markers" });
   assert.deepEqual((await index.search(collection, "highlighter", 10)).filter((h) => h.exact).map((h) => h.path).sort(), ["rare/markers.txt", "rare/pens.txt"]);

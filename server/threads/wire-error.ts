@@ -1,12 +1,12 @@
-import { IndexDamagedError } from "../search/index-damage";
-import { JobInterrupted } from "./job-interrupted";
-
 /** An error as it crosses between threads: its words and what tells it apart (a code, a class name). */
 export interface WireError {
   message: string;
   name?: string;
   code?: string;
 }
+
+/** Rebuilds, on the receiving side, the error classes its callers test with instanceof: by code, else by class name. */
+export type ErrorKinds = Record<string, () => Error>;
 
 export function toWire(error: unknown): WireError {
   const e = error as { message?: unknown; name?: unknown; code?: unknown } | null;
@@ -18,13 +18,13 @@ export function toWire(error: unknown): WireError {
 }
 
 /**
- * The error again on this side: a damaged index and an interrupted job as their own classes
- * (callers test with instanceof); anything else keeps its code, so a full disk (SQLITE_FULL,
- * ENOSPC, SLUICE_DISK_FULL) is still told apart by isDiskFull.
+ * The error again on this side: one of `kinds` when its code or name says so; anything else as
+ * a plain Error that keeps its name and code, so a full disk (SQLITE_FULL, ENOSPC,
+ * SLUICE_DISK_FULL) is still told apart by isDiskFull.
  */
-export function fromWire(wire: WireError): Error {
-  if (wire.code === "SLUICE_INDEX_DAMAGED") return new IndexDamagedError();
-  if (wire.name === "JobInterrupted") return new JobInterrupted();
+export function fromWire(wire: WireError, kinds: ErrorKinds = {}): Error {
+  const rebuild = (wire.code !== undefined && kinds[wire.code]) || (wire.name !== undefined && kinds[wire.name]);
+  if (rebuild) return rebuild();
   const error = new Error(wire.message);
   if (wire.name) error.name = wire.name;
   return wire.code ? Object.assign(error, { code: wire.code }) : error;
