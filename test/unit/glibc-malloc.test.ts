@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { MALLOC_ARENA_MAX } from "../../server/memory/glibc-malloc";
+import { MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD } from "../../server/memory/glibc-malloc";
 import { startSluice } from "../fixtures/sluice-server";
 
 const ROOT = path.resolve(__dirname, __filename.endsWith(".ts") ? "../.." : "../../..");
@@ -58,6 +58,23 @@ describe("glibc's malloc, tuned from inside the process", () => {
     assert.ok(untuned.after >= Math.min(untuned.before + 6, 8 * os.availableParallelism()), `untuned: ${untuned.before} arenas before six threads, ${untuned.after} after`);
   });
 
+  it("keeps the mmap threshold fixed: after a 5 MB block is freed, a 1 MB one still gets pages of its own (glibc would raise the threshold)", onGlibc, () => {
+    const probe = (tune: boolean) => {
+      const { stdout } = child(`
+        ${tune ? "m.tuneMalloc();" : ""}
+        let big = Buffer.allocUnsafeSlow(5 * 1024 * 1024); big.fill(1); big = null; global.gc(); global.gc();
+        setTimeout(() => {
+          const before = m.mallocInfo().hblkhd;
+          const block = Buffer.allocUnsafeSlow(1024 * 1024);
+          console.log(JSON.stringify({ mmapped: m.mallocInfo().hblkhd - before, size: block.length }));
+        }, 100);
+      `, ["--expose-gc"]);
+      return (JSON.parse(stdout) as { mmapped: number }).mmapped;
+    };
+    assert.ok(probe(true) >= 1024 * 1024, "tuned: the 1 MB block is mmapped");
+    assert.equal(probe(false), 0, "untuned: glibc raised its threshold past 1 MB, so the block came from an arena");
+  });
+
   it("gives freed memory held in the arenas back to the OS with trimMalloc, and mallocInfo sees it held", onGlibc, () => {
     const { stdout } = child(
       `
@@ -93,7 +110,7 @@ describe("glibc's malloc, tuned from inside the process", () => {
   it("is applied by the server as it starts, which says so at debug level", onGlibc, async () => {
     const server = await startSluice({ env: { LOG_LEVEL: "debug" } });
     try {
-      assert.match(server.output(), new RegExp(`"msg":"malloc: at most ${MALLOC_ARENA_MAX} arenas \\(glibc \\d+\\.\\d+\\)"`));
+      assert.match(server.output(), new RegExp(`"msg":"malloc: at most ${MALLOC_ARENA_MAX} arenas, blocks from ${MALLOC_MMAP_THRESHOLD / 1024} KB mmapped \\(glibc \\d+\\.\\d+\\)"`));
     } finally {
       await server.stop();
     }
