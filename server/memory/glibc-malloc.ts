@@ -99,8 +99,9 @@ function loadGlibc(): Glibc | null {
 }
 
 /**
- * Limits glibc to MALLOC_ARENA_MAX arenas and fixes its mmap threshold. Call first thing in an entry point, before any worker
- * thread starts. Elsewhere (macOS, Windows, musl, Electron) it does nothing and says why.
+ * Limits glibc to MALLOC_ARENA_MAX arenas and fixes its mmap threshold. Call first thing in an
+ * entry point, before any worker thread starts. Elsewhere (macOS, Windows, musl, Electron) it
+ * does nothing and says why.
  */
 export function tuneMalloc(): MallocTuning {
   const libc = loadGlibc();
@@ -139,4 +140,3 @@ export function trimMalloc(): boolean {
 export function mallocInfo(): MallocInfo | null {
   return loadGlibc()?.mallinfo2?.() ?? null;
 }
-
