@@ -16,6 +16,7 @@ const PG_FALLBACK_CHUNKS = 500;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
 import { cpuSeconds, treeCpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
 import { runRealBench } from "./real.bench";
+import { runGlueBench } from "./glue.bench";
 import { runGrowthBench } from "./growth.bench";
 import { runMemoryBench } from "./memory.bench";
 import { runWriterBench } from "./index-writer.bench";
@@ -36,8 +37,9 @@ import path from "node:path";
  *
  * BENCH_SCALE=0.05 shrinks every corpus and collection (a check that the bench works, not a
  * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite, `-- --pg-ingest`
- * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N]` (real-document bench,
- * real.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
+ * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N] [--glue-report]` (real-document bench,
+ * real.bench.ts; `--glue-report` lists every run-together word), `-- --real DIR --parse-only [--files LIST]` (its comparison
+ * with the reference alone, no ingestion: glue.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
  * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts).
  */
 
@@ -371,7 +373,9 @@ async function main(): Promise<void> {
   const real = option("--real");
   // `npm run bench -- --memory [--files N] [--real DIR] [--runs N]`: where one SQLite ingestion's peak RSS goes, thread by thread.
   if (process.argv.includes("--memory")) return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, realDir: real, runs: Number(option("--runs") ?? 1) });
-  if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined });
+  // `npm run bench -- --real DIR --parse-only [--files LIST] [--glue-report]`: the comparison with the reference alone, files parsed in this process (glue.bench.ts).
+  if (real && process.argv.includes("--parse-only")) return runGlueBench({ dir: real, list: option("--files"), glueReport: process.argv.includes("--glue-report") });
+  if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined, glueReport: process.argv.includes("--glue-report") });
   if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
   // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).
   if (process.argv.includes("--writer")) {
