@@ -1,12 +1,14 @@
 import fs from "node:fs";
 import v8 from "node:v8";
 import { threadId } from "node:worker_threads";
+import { mallocInfo, trimStats } from "../memory/glibc-malloc";
 
 /**
  * A debug aid for memory work (`npm run bench -- --memory`): with SLUICE_HEAP_TRACE=FILE in the
  * environment, every thread that calls this appends a JSON line of its own V8 heap to FILE every
- * 100 ms (the main thread adds the process's RSS), so a peak can be split by thread. Off (a
- * no-op) otherwise. Lines are short and written with one append each, so threads do not interleave.
+ * 100 ms (the main thread adds the process's RSS and, on glibc, malloc's totals and the trims so
+ * far), so a peak can be split by thread. Off (a no-op) otherwise. Lines are short and written
+ * with one append each, so threads do not interleave.
  */
 export function startHeapTrace(thread: string): void {
   const file = process.env.SLUICE_HEAP_TRACE;
@@ -26,7 +28,7 @@ export function startHeapTrace(thread: string): void {
       malloced: heap.malloced_memory,
       external: heap.external_memory,
       arrayBuffers: usage.arrayBuffers,
-      ...(threadId === 0 ? { rss: usage.rss } : {}),
+      ...(threadId === 0 ? { rss: usage.rss, malloc: mallocInfo(), trims: { ...trimStats } } : {}),
     };
     try {
       fs.appendFileSync(file, `${JSON.stringify(line)}\n`);

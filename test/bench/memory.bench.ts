@@ -34,6 +34,9 @@ interface HeapLine {
   malloced: number;
   external: number;
   arrayBuffers: number;
+  /** The main thread's lines on glibc: malloc's totals over all arenas (server/memory/glibc-malloc.ts). */
+  malloc?: { arena: number; hblkhd: number; uordblks: number; fordblks: number } | null;
+  trims?: { trims: number; milliseconds: number; releasedBytes: number };
 }
 
 function procSample(pid: number): ProcSample | null {
@@ -71,6 +74,8 @@ function printBreakdown(at: ProcSample, lines: HeapLine[]): void {
     process.stdout.write(`| ${l.thread} #${l.threadId} | ${mb(l.heapTotal)} | ${mb(l.heapUsed)} | ${mb(l.newSpace)} | ${mb(l.malloced)} | ${mb(l.external)} | ${mb(l.arrayBuffers)} |\n`);
   }
   process.stdout.write(`\nV8 heaps (total + malloced) ${mb(heaps)} MB; anonymous memory not in a V8 heap ${mb(at.anon - heaps)} MB (malloc: SQLite, buffers, arenas; stacks; code)\n`);
+  const malloc = latest.get(0)?.malloc;
+  if (malloc) process.stdout.write(`  glibc malloc: arenas ${mb(malloc.arena)} MB (in use ${mb(malloc.uordblks)}, free but held ${mb(malloc.fordblks)}), mmapped chunks ${mb(malloc.hblkhd)} MB\n`);
 }
 
 /**
@@ -182,6 +187,21 @@ export async function runMemoryBench(opts: { files: number; binaryFiles?: number
       }
     }
     process.stdout.write("\n");
+    const mallocLines = readTrace(trace).filter((l) => l.threadId === 0 && l.malloc && l.t >= samples[0].t && l.t <= samples[samples.length - 1].t);
+    if (mallocLines.length > 0) {
+      process.stdout.write("glibc malloc over the ingestion, in use / free but held (MB, every second): ");
+      next = mallocLines[0].t;
+      for (const l of mallocLines) {
+        if (l.t >= next) {
+          process.stdout.write(`${(l.malloc!.uordblks / 1024 / 1024).toFixed(0)}/${(l.malloc!.fordblks / 1024 / 1024).toFixed(0)} `);
+          next += 1000;
+        }
+      }
+      process.stdout.write("\n");
+    }
+    // The server trims after each job (server/ingest/job-thread.ts): what those trims gave back, all runs.
+    const trims = readTrace(trace).filter((l) => l.threadId === 0 && l.trims).pop()?.trims;
+    if (trims) process.stdout.write(`malloc_trim since the server started: ${trims.trims} calls, RSS ${mb(trims.releasedBytes)} MB lower across them, ${trims.milliseconds.toFixed(0)} ms in all\n`);
   } finally {
     await server.stop();
     await samba.stop();

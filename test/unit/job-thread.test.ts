@@ -119,6 +119,26 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     assert.equal((await index.search(collectionId, "otters", 5)).length, 1);
   });
 
+  it("calls afterWork (malloc_trim by default) once the last job has ended, and again once the idle thread has ended", async () => {
+    let calls = 0;
+    const own = new JobThreads(index, null, { idleMs: 300, afterWork: () => calls++ });
+    // Idle threads do not hold the process: this test holds it until the thread has ended.
+    const hold = setInterval(() => undefined, 1000);
+    try {
+      const collectionId = randomUUID();
+      await Promise.all([own.run(task(collectionId), new Adopted(), new AbortController().signal), own.run(task(randomUUID()), new Adopted(), new AbortController().signal)]);
+      assert.equal(calls, 1, "once, when the second of the two jobs ended");
+      await own.run(task(collectionId), new Adopted(), new AbortController().signal);
+      assert.equal(calls, 2, "after the next job on the same, still warm thread");
+      const deadline = Date.now() + 10_000;
+      while (calls < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(calls, 3, "after the idle thread ended");
+    } finally {
+      clearInterval(hold);
+      await own.close();
+    }
+  });
+
   it("jobs fail, not hang, when the thread is closed under them", async () => {
     const big = path.join(dir, "big");
     fs.mkdirSync(big);
