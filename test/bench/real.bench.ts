@@ -9,18 +9,20 @@ import { addSmbSource, client, createGroup, signUp, type Request } from "../fixt
 import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { formatOf, isSupported } from "../../server/ingest/parse/file-types";
 import { capPerDocument } from "../../server/search/query";
+import { GlueTally, gluedWords, tokens } from "./glue-measure";
 import { CORES, cpuSeconds, mgetSeconds, peakRssMb, runWatched, sambaCpuSeconds, stageLine, treeCpuSeconds, verdict } from "./measure";
 
 /**
- * `npm run bench -- --real DIR [--limit N]`: ingests a folder of real documents (e.g. the one
+ * `npm run bench -- --real DIR [--limit N] [--glue-report]`: ingests a folder of real documents (e.g. the one
  * scripts/real-corpus.js builds) from a test Samba share into a fresh Sluice on SQLite, and
  * prints where the time went and how well the files can be found again (issue 14):
  * time, CPU and core use; files/s and MB/s; the job's stage seconds; time by file type; stalls;
  * peak RSS; failures grouped by message; a no-change re-run; the ratio to smbclient's mget of
  * the share and to pdftotext over the corpus's PDFs on one core; the probe test (each indexed
  * file searched for by 3 words rare in the corpus that it holds); words glued to a neighbour
- * against a reference extraction (and apart, hyphenated words joined where it leaves them split); files with text that were not indexed; files skipped as
- * unsupported by extension. `--limit N` ingests an evenly spread subset of N files.
+ * against a reference extraction (and apart, each kind that is not glue: glue-measure.ts); files with text that were not indexed; files skipped as
+ * unsupported by extension. `--limit N` ingests an evenly spread subset of N files; `--glue-report`
+ * lists every run-together word of every file. The comparison alone, without ingesting: glue.bench.ts.
  *
  * `--pg`: the server on PostgreSQL (a cluster of the bench's own), the same table.
  * `--probe-only`: only the ingestion and the probe test, with what explains each miss (below):
@@ -32,6 +34,8 @@ import { CORES, cpuSeconds, mgetSeconds, peakRssMb, runWatched, sambaCpuSeconds,
 export interface RealBenchOptions {
   dir: string;
   limit?: number;
+  /** List every run-together word of every file, not five examples of each kind. */
+  glueReport?: boolean;
   /** The server's back end: SQLite (default) or PostgreSQL. */
   engine?: "sqlite" | "postgres";
   /** Only the ingestion and the probe test (see above). */
@@ -45,7 +49,7 @@ const PROBES_PER_FILE = 3;
 const PROBE_TOP_K = 10;
 const STALL_SECONDS = 5;
 
-interface CorpusFile {
+export interface CorpusFile {
   /** Path relative to the corpus root, with "/" separators. */
   rel: string;
   full: string;
@@ -53,13 +57,13 @@ interface CorpusFile {
   type: string;
 }
 
-function typeOf(name: string): string {
+export function typeOf(name: string): string {
   const base = name.split("/").pop() ?? name;
   const dot = base.lastIndexOf(".");
   return dot > 0 ? base.slice(dot + 1).toLowerCase() : "none";
 }
 
-function listFiles(root: string, rel = ""): CorpusFile[] {
+export function listFiles(root: string, rel = ""): CorpusFile[] {
   const out: CorpusFile[] = [];
   for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
     const r = rel ? `${rel}/${entry.name}` : entry.name;
@@ -92,18 +96,6 @@ function subset(files: CorpusFile[], limit: number): { dir: string; files: Corpu
 
 // ---------------------------------------------------------------- reference text
 
-/** Words as the index tokenizer sees them (unicode61, diacritics removed, lower case). */
-export function tokens(text: string): string[] {
-  return normalized(text)
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter(Boolean);
-}
-
-/** Text as words are compared: decomposed, without accents, lower case. */
-function normalized(text: string): string {
-  return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
-}
-
 const BLOCK_TAGS =
   "p|div|br|li|ul|ol|dl|dt|dd|td|th|tr|table|thead|tbody|tfoot|caption|h[1-6]|pre|blockquote|section|article|header|footer|nav|aside|main|hr|title|head|body|html|form|option|figure|figcaption|address|center|img";
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", mdash: "—", ndash: "–", hellip: "…", copy: "©" };
@@ -135,11 +127,14 @@ function docxReference(bytes: Uint8Array): string {
 
 /**
  * pdftotext over every PDF, `parallel` at a time (1: one after another, on one core, the
- * reference time): the seconds they took (summed over the runs), and each file's text.
+ * reference time): the seconds they took (summed over the runs), and each file's text; then,
+ * untimed and only with `raw`, each file's raw reading (`-raw`, content order, every line end as
+ * drawn), which the glue measure consults for line-end hyphens.
  */
-async function pdftotextAll(files: CorpusFile[], parallel = 1): Promise<{ seconds: number; texts: Map<string, string>; failed: number }> {
+async function pdftotextAll(files: CorpusFile[], options: { parallel: number; raw: boolean }): Promise<{ seconds: number; texts: Map<string, string>; rawTexts: Map<string, string>; failed: number }> {
   const out = tempDir("sluice-pdftotext-");
   const texts = new Map<string, string>();
+  const rawTexts = new Map<string, string>();
   let seconds = 0;
   let failed = 0;
   let next = 0;
@@ -161,15 +156,22 @@ async function pdftotextAll(files: CorpusFile[], parallel = 1): Promise<{ second
     }
   };
   try {
-    await Promise.all(Array.from({ length: parallel }, worker));
+    await Promise.all(Array.from({ length: options.parallel }, worker));
+    if (options.raw) {
+      files.forEach((f, i) => {
+        const target = path.join(out, `${i}.raw.txt`);
+        const raw = spawnSync("pdftotext", ["-q", "-raw", "-enc", "UTF-8", f.full, target], { stdio: "ignore" });
+        if (raw.status === 0 && fs.existsSync(target)) rawTexts.set(f.rel, fs.readFileSync(target, "utf8"));
+      });
+    }
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
-  return { seconds, texts, failed };
+  return { seconds, texts, rawTexts, failed };
 }
 
 /** A file's reference text, or null when there is no independent extraction for its type. */
-function referenceText(file: CorpusFile, pdfTexts: Map<string, string>): string | null {
+export function referenceText(file: CorpusFile, pdfTexts: Map<string, string>): string | null {
   const format = formatOf(file.rel);
   try {
     if (format === "pdf") return pdfTexts.get(file.rel) ?? null;
@@ -216,47 +218,6 @@ async function indexedChunks(store: IndexStore, collectionId: string): Promise<M
     db.close();
   }
   return chunks;
-}
-
-/** A hyphen ending a line, and the line break: what is left between the halves of a hyphenated word. */
-const LINE_END_HYPHEN = /^[^\S\n]*[-\u00ad\u2010][^\S\n]*\n\s*$/;
-
-/**
- * Indexed words not in the reference that are two neighbouring reference words run together,
- * as "left|right". Both parts must be words of 2+ letters: single letters and digits run
- * together by layout (list numbers, footnote marks) would count noise. Where the reference
- * leaves a hyphen at a line end between the two ("map-" then "ping", which pdftotext keeps apart
- * when the lines fall in different blocks), the indexed word is the hyphenated word joined
- * again, not glue: those are `rejoined`, counted apart. So are indexed words found inside a longer
- * reference word (`inside`: "filename" where the reference reads "hfilenamei", the angle brackets
- * of TeX's ⟨filename⟩ with no Unicode): the extraction split that word; the pair elsewhere in the
- * reference ("file name") is a coincidence.
- */
-export function gluedWords(reference: string, indexed: Iterable<string>): { glued: string[]; rejoined: string[]; inside: string[] } {
-  const text = normalized(reference);
-  const words = [...text.matchAll(/[\p{L}\p{N}]+/gu)];
-  const known = new Set(words.map((m) => m[0]));
-  const pairs = new Map<string, { pair: string; hyphenated: boolean }>();
-  const word = (w: string) => w.length >= 2 && /^\p{L}+$/u.test(w);
-  for (let i = 0; i + 1 < words.length; i++) {
-    const [left, right] = [words[i][0], words[i + 1][0]];
-    if (!word(left) || !word(right)) continue;
-    const between = text.slice(words[i].index! + left.length, words[i + 1].index);
-    const seen = pairs.get(left + right);
-    // A pair seen both ways counts as glue: some occurrence was not a hyphenated line end.
-    pairs.set(left + right, { pair: `${left}|${right}`, hyphenated: LINE_END_HYPHEN.test(between) && (seen?.hyphenated ?? true) });
-  }
-  const glued = new Set<string>();
-  const rejoined = new Set<string>();
-  const inside = new Set<string>();
-  let vocabulary: string | undefined; // every reference word once, spaced: a word not in it whole is inside a longer one
-  for (const w of indexed) {
-    const p = known.has(w) ? undefined : pairs.get(w);
-    if (!p) continue;
-    vocabulary ??= ` ${[...known].join(" ")} `;
-    (p.hyphenated ? rejoined : vocabulary.includes(w) ? inside : glued).add(p.pair);
-  }
-  return { glued: [...glued], rejoined: [...rejoined], inside: [...inside] };
 }
 
 /** A stable pseudo-random rank for tie-breaking, so the same corpus gets the same probes. */
@@ -486,7 +447,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
 
   // Probe-only: the text is the reference, its time is not measured, so every core runs it.
   process.stdout.write(probeOnly ? "pdftotext over the PDFs (every core)...\n" : "pdftotext over the PDFs, one after another (one core)...\n");
-  const poppler = await pdftotextAll(pdfs, probeOnly ? CORES : 1);
+  const poppler = await pdftotextAll(pdfs, { parallel: probeOnly ? CORES : 1, raw: !probeOnly });
 
   const postgres = engine === "postgres" ? await startPostgres() : null;
   let samba: Awaited<ReturnType<typeof startSamba>> | null = null;
@@ -531,10 +492,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
     process.stdout.write("comparing the index with the reference extraction...\n");
     const chunks = await indexedChunks(store, pipeline.collection_id);
     const words = new Map<string, Set<string>>();
-    const glued = new Map<string, { files: number; words: number; examples: string[] }>();
-    // Counted apart from glue: hyphenated words joined again; words the extraction split out of a longer one.
-    const rejoined = { files: 0, words: 0, examples: [] as string[] };
-    const inside = { files: 0, words: 0, examples: [] as string[] };
+    const tally = new GlueTally();
     const notIndexed = new Map<string, string[]>();
     const errorsByPath = new Map((job.errors as Array<{ entity: string; message: string }>).map((e) => [e.entity, e.message]));
     for (const file of files) {
@@ -545,22 +503,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
       // Probe words come from the reference where there is one, so what extraction lost is missed.
       const own = referenceWords ? new Set(referenceWords) : indexedWords;
       if (own) words.set(file.rel, own);
-      if (!probeOnly && reference !== null && indexedWords) {
-        const { glued: g, rejoined: r, inside: n } = gluedWords(reference, indexedWords);
-        for (const [list, tally] of [[r, rejoined], [n, inside]] as const) {
-          if (!list.length) continue;
-          tally.files++;
-          tally.words += list.length;
-          if (tally.examples.length < 5) tally.examples.push(`${list[0]} (${file.rel})`);
-        }
-        if (g.length) {
-          const t = glued.get(file.type) ?? { files: 0, words: 0, examples: [] };
-          t.files++;
-          t.words += g.length;
-          if (t.examples.length < 5) t.examples.push(`${g[0]} (${file.rel})`);
-          glued.set(file.type, t);
-        }
-      }
+      if (!probeOnly && reference !== null && indexedWords) tally.add(file, gluedWords(reference, indexedWords, poppler.rawTexts.get(file.rel)));
       if (!indexedWords && referenceWords && referenceWords.length >= HAS_TEXT_WORDS) {
         const list = notIndexed.get(file.type) ?? [];
         list.push(`${file.rel}${errorsByPath.has(`${SHARE}/${file.rel}`) ? `: ${errorsByPath.get(`${SHARE}/${file.rel}`)}` : ""}`);
@@ -593,7 +536,6 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
     const probeShare = probes.probed ? probes.found / probes.probed : NaN;
     const rareShare = probes.rare.probed ? probes.rare.found / probes.rare.probed : NaN;
     const documentShare = probes.rareByDocument.probed ? probes.rareByDocument.found / probes.rareByDocument.probed : NaN;
-    const gluedTotal = [...glued.values()].reduce((n, t) => n + t.words, 0);
     const notIndexedTotal = [...notIndexed.values()].reduce((n, l) => n + l.length, 0);
     const unsupported = [...corpusByType].filter(([type]) => !isSupported(`x.${type}`));
     const unsupportedFiles = unsupported.reduce((n, [, t]) => n + t.files, 0);
@@ -637,9 +579,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
             ["stalls (>= 5 s with no file finished)", `${full.stalls.length}${full.stalls.length ? `, longest ${Math.max(...full.stalls.map((s) => s.seconds)).toFixed(1)} s` : ""}`, "", ""],
             ["no-change re-run", rerun ? `${rerun.seconds.toFixed(2)} s (${rerun.job.bytes_processed} bytes read)` : "", "", ""],
             ...probeRows,
-            ["words glued to a neighbour", `${gluedTotal} in ${[...glued.values()].reduce((n, t) => n + t.files, 0)} files`, "", ""],
-            ["words joined at a line-end hyphen the reference leaves split (not glue)", `${rejoined.words} in ${rejoined.files} files`, "", ""],
-            ["two neighbours' letters, split out of a longer reference word (not glue)", `${inside.words} in ${inside.files} files`, "", ""],
+            ...tally.rows().map(([measure, value]) => [measure, value, "", ""]),
             ["files with text but not indexed", String(notIndexedTotal), "", ""],
             ["files skipped as unsupported by extension", `${unsupportedFiles} (${unsupported.length} types)`, "", ""],
           ]),
@@ -682,12 +622,7 @@ export async function runRealBench(opts: RealBenchOptions): Promise<void> {
       process.stdout.write(`\nfailures grouped by message${job.entities_failed > listed ? ` (the job lists the first ${listed} of ${job.entities_failed})` : ""}:\n`);
       for (const [message, g] of [...groups].sort((a, b) => b[1].count - a[1].count)) process.stdout.write(`  ${g.count} x ${message} (e.g. ${g.example})\n`);
     }
-    if (glued.size) {
-      process.stdout.write("\nglued words by type:\n");
-      for (const [type, g] of glued) process.stdout.write(`  ${type}: ${g.words} words in ${g.files} files, e.g. ${g.examples.join("; ")}\n`);
-    }
-    if (rejoined.words) process.stdout.write(`\nhyphenated words joined again, split in the reference: e.g. ${rejoined.examples.join("; ")}\n`);
-    if (inside.words) process.stdout.write(`\nwords split out of a longer reference word: e.g. ${inside.examples.join("; ")}\n`);
+    tally.print(process.stdout, opts.glueReport ?? false);
     if (notIndexed.size) {
       process.stdout.write("\nfiles with text but not indexed:\n");
       for (const [type, list] of notIndexed) process.stdout.write(`  ${type}: ${list.length}, e.g. ${list.slice(0, 5).join("; ")}\n`);

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { extractText } from "../../server/ingest/parse/extract-text";
 import { ParseError } from "../../server/ingest/parse/parse-types";
 import { PDFDocument, StandardFonts } from "pdf-lib";
-import { courierWidth, helveticaWidth, makeEncryptedPdf, makeLayoutPdf, makeTexLigaturePdf } from "../fixtures/documents";
+import { courierWidth, helveticaWidth, makeBlankGlyphPdf, makeContentPdf, makeEncryptedPdf, makeLayoutPdf, makeTexLigaturePdf } from "../fixtures/documents";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
@@ -119,6 +119,48 @@ describe("PDF to text", () => {
   it("reads the fi and fl ligatures of TeX fonts that have no Unicode map", async () => {
     const { text } = await extractText("ligatures.pdf", makeTexLigaturePdf());
     assert.match(text, /^file flow$/m);
+  });
+
+  it("reads the ligatures, quotes and dashes of TeX's T1 fonts that have no Unicode map, once the font shows a Latin-1 letter", async () => {
+    // As jurarsp.pdf's bitmap fonts: "veröffentlicht" with ö at 0xF6 and the ff ligature at 0x1B, "konfigurieren" with fi at 0x1C.
+    const t1 = makeContentPdf("BT /F1 12 Tf 56 700 Td (ver\\366\\033entlicht kon\\034gurieren \\022so\\020) Tj ET");
+    assert.match((await extractText("t1.pdf", t1)).text, /^veröffentlicht konfigurieren „so“$/m);
+    // Without such a letter the font is OT1: 0x1B is not a ligature there (it is œ), so it is not read as one.
+    const ot1 = makeContentPdf("BT /F1 12 Tf 56 700 Td (\\014le e\\033ort) Tj ET");
+    assert.match((await extractText("ot1.pdf", ot1)).text, /^file eort$/m);
+  });
+
+  it("keeps a line-end hyphen before a capital or where the document writes the compound, and joins it otherwise", async () => {
+    const pdf = await makeLayoutPdf([
+      { text: "wie üblich die quote-", x: 56, y: 700 },
+      { text: "Umgebung benutzen; the non-", x: 56, y: 686 },
+      { text: "branching version of a non-branching map, with de-", x: 56, y: 672 },
+      { text: "faults, and Caption-", x: 56, y: 658 },
+      { text: "Font as CaptionFont, in the PDF-", x: 56, y: 644 },
+      { text: "Default case, and \\Declare-", x: 56, y: 630 },
+      { text: "FloatingEnvironment offered by the page-", x: 56, y: 616 },
+      { text: "builder; the page builder runs, a line-", x: 56, y: 602 },
+      { text: "break and a linebreak", x: 56, y: 588 },
+    ]);
+    const { text } = await extractText("hyphens.pdf", pdf);
+    assert.match(text, /die quote-Umgebung benutzen/);
+    assert.match(text, /the non-branching version/);
+    assert.match(text, /with defaults, and CaptionFont as/, "the document writes the word joined elsewhere");
+    assert.match(text, /in the PDF-Default case/);
+    assert.match(text, /\\DeclareFloatingEnvironment offered/, "a TeX control word is letters only");
+    assert.match(text, /by the page-builder; the page builder runs/, "the document writes the two words apart elsewhere, never joined");
+    assert.match(text, /a linebreak and a linebreak/, "written apart nowhere, joined elsewhere: joined");
+  });
+
+  it("starts a word at a glyph that draws nothing when it starts a space's width after the previous one", async () => {
+    // reledpar's Greek "θαζζ vιβε": the Latin "v" has no glyph in the Greek font, so PDFium saw no space before it.
+    assert.match((await extractText("blank.pdf", makeBlankGlyphPdf())).text, /^aa vaa$/m);
+  });
+
+  it("starts a line where one text object moves far back to the left on its baseline", async () => {
+    // reledpar's measuring copy of a heading, drawn right of the page, then the body from the margin, in one TJ.
+    const pdf = makeContentPdf("BT /F1 10 Tf 400 700 Td [(headline) 40000 (Some english text.)] TJ ET");
+    assert.equal((await extractText("jump.pdf", pdf)).text, "headline\nSome english text.");
   });
 
   it("takes the metadata title, ignoring placeholders, else the first page's heading, else the file name", async () => {
