@@ -3,9 +3,12 @@ import { createLogger } from "./logger";
 import { startServer } from "./server";
 import { startHeapTrace } from "./diagnostics/heap-trace";
 import { keepSemiSpaceFlagToMainThread } from "./worker-script";
+import { tuneMalloc } from "./memory/glibc-malloc";
 
 // The command line's young-generation flag has sized this thread's heap; threads size their own.
 keepSemiSpaceFlagToMainThread();
+// Before any worker thread starts: glibc makes arenas as threads first allocate (memory/glibc-malloc.ts).
+const mallocTuning = tuneMalloc();
 
 // At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
 const logger = createLogger();
@@ -15,6 +18,7 @@ startHeapTrace("main");
 async function main(): Promise<void> {
   const config = loadConfig();
   logger.level = config.logLevel;
+  logger.debug(mallocTuning.detail);
   const server = await startServer(config, logger);
   process.stdout.write(`listening on ${server.url}\n`);
   let stopping = false;

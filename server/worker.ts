@@ -4,9 +4,12 @@ import { openIngestion } from "./ingestion";
 import { openRedis } from "./redis/redis-connection";
 import { createLogger } from "./logger";
 import { keepSemiSpaceFlagToMainThread } from "./worker-script";
+import { tuneMalloc } from "./memory/glibc-malloc";
 
 // The command line's young-generation flag has sized this thread's heap; threads size their own.
 keepSemiSpaceFlagToMainThread();
+// Before any worker thread starts: glibc makes arenas as threads first allocate (memory/glibc-malloc.ts).
+const mallocTuning = tuneMalloc();
 
 // At info until the configuration is read: a configuration error is reported at any LOG_LEVEL.
 const logger = createLogger();
@@ -15,6 +18,7 @@ const logger = createLogger();
 async function main(): Promise<void> {
   const config = loadConfig();
   logger.level = config.logLevel;
+  logger.debug(mallocTuning.detail);
   if (!config.redisUrl) throw new ConfigError("REDIS_URL must be set: a worker takes jobs from the team queue in Redis");
   const storage = await openStorage(config, logger);
   const { db, index } = storage;

@@ -4,11 +4,16 @@ import type { VectorHit, VectorStore } from "../search/vector-store";
 import { normalise } from "../search/vector-store";
 import { hybridSearch, vectorHitAsSearchHit } from "../search/hybrid";
 import type { Embedder } from "../search/embed-collection";
-import { capPerDocument, folderPrefix } from "../search/query";
+import { capPerDocument, folderPrefix, spreadPerDocument } from "../search/query";
 import { OllamaError, OllamaUnreachableError } from "../llm/ollama.client";
 import { ServiceUnavailableError } from "../errors";
 
 export type SearchMode = "keyword" | "semantic" | "hybrid";
+
+/** Hits with options.firstPerDocument applied (none with a hard cap), as the full-text engines apply it to their own ranking. */
+function spread<T extends { documentId: string }>(hits: T[], options: SearchOptions): T[] {
+  return options.perDocument === undefined ? spreadPerDocument(hits, options.firstPerDocument, (hit) => hit.documentId) : hits;
+}
 
 /** Nearest chunks read per chunk asked for when a filter or a per-document cap applies (they are filtered after the vector search). */
 const FILTERED_OVERFETCH = 5;
@@ -34,7 +39,7 @@ export class CollectionRetrieval {
     const semantic = async (k: number) => this.semantic(collectionId, await this.embedQuery(embeddingModel, query), k, options);
     if (mode === "semantic") return (await semantic(topK)).map(vectorHitAsSearchHit);
     const fused = await hybridSearch((k) => this.index.search(collectionId, query, k, options), semantic, topK);
-    return capPerDocument(fused, options.perDocument, (hit) => hit.documentId);
+    return spread(capPerDocument(fused, options.perDocument, (hit) => hit.documentId), options);
   }
 
   /**
@@ -64,7 +69,7 @@ export class CollectionRetrieval {
     const types = options.types?.length ? new Set(options.types) : null;
     const prefix = options.folder ? folderPrefix(options.folder) : null;
     const kept = hits.filter((hit) => (!types || types.has(path.posix.extname(hit.path).slice(1).toLowerCase())) && (!prefix || hit.path.startsWith(prefix)));
-    return capPerDocument(kept, options.perDocument, (hit) => hit.documentId).slice(0, topK);
+    return spread(capPerDocument(kept, options.perDocument, (hit) => hit.documentId), options).slice(0, topK);
   }
 
   private async embedQuery(model: string, query: string): Promise<Float32Array> {

@@ -16,7 +16,7 @@ import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { KindRegistry } from "../connectors/registry";
 import type { DocumentLocator } from "../connectors/source-kind";
 import { MAX_TOP_K } from "../search/query";
-import { HITS_PER_DOCUMENT, PASSAGES_PER_DOCUMENT, groupByDocument, type CollectionSearch, type LocatedHit } from "./search-results";
+import { HITS_PER_DOCUMENT, PASSAGES_PER_DOCUMENT, RESULTS_FIRST_PER_DOCUMENT, groupByDocument, type CollectionSearch, type LocatedHit } from "./search-results";
 
 export interface SearchRequest {
   q: string;
@@ -62,7 +62,8 @@ export class CollectionsService {
     }
     const grouped = request.groupBy === "document";
     const fetch = grouped ? Math.min(MAX_TOP_K, request.topK * HITS_PER_DOCUMENT) : request.topK;
-    const found = await this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, perDocument: grouped ? PASSAGES_PER_DOCUMENT : undefined }, mode);
+    const perDocument = grouped ? { perDocument: PASSAGES_PER_DOCUMENT } : { firstPerDocument: RESULTS_FIRST_PER_DOCUMENT };
+    const found = await this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, ...perDocument }, mode);
     const locate = await this.locators(found);
     const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));
     return {

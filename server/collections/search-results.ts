@@ -6,6 +6,13 @@ import type { SearchHit } from "../search/search-index";
 export const PASSAGES_PER_DOCUMENT = 3;
 /** Chunk hits fetched per document asked for when grouping (the engine caps each document at PASSAGES_PER_DOCUMENT of them). */
 export const HITS_PER_DOCUMENT = PASSAGES_PER_DOCUMENT;
+/**
+ * Chunk results (no grouping): at most this many chunks of one document before the other
+ * documents' (SearchOptions.firstPerDocument; its other chunks follow, none dropped): each
+ * document's best chunk first, so a short file with a rare word is not pushed off the page by
+ * a few long documents' many chunks with it (issue 14 item 6; docs/decisions.md: Search).
+ */
+export const RESULTS_FIRST_PER_DOCUMENT = 1;
 
 export interface LocatedHit extends SearchHit {
   location: DocumentLocation;

@@ -32,7 +32,9 @@ export interface Connector {
   stat(path: string): Promise<RemoteEntry>;
   /**
    * A stream of the file's bytes; never buffers the whole file. `expectedSize`, the size a
-   * listing gave, is a hint a connector may use to read small files faster.
+   * listing gave, is a hint a connector may use to read small files faster. Each chunk is the
+   * reader's once yielded: the connector keeps no view of its memory, so the reader may free it
+   * at once (releaseBytes in owned-bytes.ts; Node's file streams and the SMB client qualify).
    */
   read(path: string, expectedSize?: number): Promise<Readable>;
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import { IndexDamagedError } from "../search/index-damage";
 import type { IndexedState } from "../search/search-index";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
+import { trimMalloc } from "../memory/glibc-malloc";
 import type { JobCounters } from "./job-counters";
 import type { FromJobThread, JobThreadData, ToJobThread } from "./job-thread-protocol";
 import { answerCall } from "../threads/pending-calls";
@@ -16,12 +17,34 @@ const WORKER = workerScript(__filename, "job-thread.worker");
  */
 export const JOB_THREAD_IDLE_MS = 30_000;
 
+/**
+ * The job thread's old-generation ceiling. V8 lets a heap grow to up to 4 times what survived
+ * its last full collection before the next one when the ceiling is 2 GB or more (a worker's
+ * default here), 1.3 to 2 times below it: a job's thread keeps little (~15-20 MB) but makes
+ * garbage at the pace files arrive (parsed text on its way to the writer), and in a long job
+ * its heap swelled to ~75 MB between collections (`npm run bench -- --memory --files 10000`),
+ * where a 2,000-file job ended before it got there. 1 GB still holds the listing of a share of
+ * millions of files.
+ */
+const JOB_THREAD_OLD_GENERATION_MB = 1024;
+
 /** What of the collection index the API's thread lends the job thread: ThreadedSqliteIndex. */
 export interface ThreadableIndex {
   writerPort(collectionId: string): MessagePort;
   noteDamaged(collectionId: string): void;
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   moveAside(collectionId: string): Promise<string | null>;
+}
+
+export interface JobThreadsOptions {
+  /** How long the thread stays without a job before it ends. Default JOB_THREAD_IDLE_MS. */
+  idleMs?: number;
+  /**
+   * Runs when the last running job has ended and again when the idle thread has ended. Default:
+   * malloc_trim, giving back to the OS what they freed, which glibc's arenas keep otherwise
+   * (13 MB a job on the bench corpus, memory/glibc-malloc.ts).
+   */
+  afterWork?: () => void;
 }
 
 /** One job's work for the thread: the source (as plain data) and where its documents go. */
@@ -50,10 +73,17 @@ export class JobThreads {
   private nextRun = 1;
   private idle: NodeJS.Timeout | null = null;
 
+  private readonly idleMs: number;
+  private readonly afterWork: () => void;
+
   constructor(
     private readonly index: ThreadableIndex,
     private readonly disk: JobThreadData["disk"],
-  ) {}
+    options: JobThreadsOptions = {},
+  ) {
+    this.idleMs = options.idleMs ?? JOB_THREAD_IDLE_MS;
+    this.afterWork = options.afterWork ?? trimMalloc;
+  }
 
   run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
     const worker = this.thread();
@@ -67,7 +97,10 @@ export class JobThreads {
         end: (error) => {
           signal.removeEventListener("abort", onAbort);
           this.runs.delete(id);
-          if (this.runs.size === 0) this.idleFrom(worker);
+          if (this.runs.size === 0) {
+            this.idleFrom(worker);
+            this.afterWork();
+          }
           if (error) reject(error);
           else resolve();
         },
@@ -96,7 +129,7 @@ export class JobThreads {
     const worker = new Worker(WORKER.file, {
       workerData: { disk: this.disk } satisfies JobThreadData,
       execArgv: WORKER.execArgv,
-      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, maxOldGenerationSizeMb: JOB_THREAD_OLD_GENERATION_MB },
     });
     worker.on("message", (message: FromJobThread) => this.receive(worker, message));
     // A thread that dies (out of memory, an uncaught error) fails its jobs, never the process; the next job starts another.
@@ -119,8 +152,8 @@ export class JobThreads {
       if (this.runs.size > 0 || !this.worker) return;
       const worker = this.worker;
       this.worker = null;
-      void worker.terminate();
-    }, JOB_THREAD_IDLE_MS);
+      void worker.terminate().then(() => this.afterWork());
+    }, this.idleMs);
     this.idle.unref();
   }
 

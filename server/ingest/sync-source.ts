@@ -6,10 +6,12 @@ import type { JobCounters } from "./job-counters";
 import { JobInterrupted } from "./job-interrupted";
 import { isSupported, titleFromFileName } from "./parse/file-types";
 import { steadyOnlyFirst, type ParserPool } from "./parse/parser-pool";
+import type { ParseResult } from "./parse/parse-types";
 import { isUnder, NothingReadableError, walkSource } from "./walk-source";
 import { isStreamed, streamTextFile } from "./streamed-text-file";
 import { BatchedIndexWriter, isFatalIndexError, type BatchPolicy } from "./batched-index-writer";
 import { ByteBudget } from "./byte-budget";
+import { ownedCopy, releaseBytes, spansItsBuffer } from "../connectors/owned-bytes";
 import { isDiskFull, type DiskGuard } from "../disk/disk-space";
 import { IndexDamagedError } from "../search/index-damage";
 
@@ -30,8 +32,16 @@ export const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
  * parser-pool.ts). Measured with `npm run bench`: 32 beat 16 and matched 64.
  */
 const FILES_IN_FLIGHT = 32;
-/** Bytes of those files held at once, so memory stays bounded whatever the file sizes. */
-const BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+/**
+ * Bytes of those files held at once, so memory stays bounded whatever the file sizes. 16 MB,
+ * not 64: a run of 1 MB PDFs is parse-bound, and every file read ahead of the parsers was held
+ * (with its copies) for nothing; a job with 20 of them never filled 64 MB and one with 200 did,
+ * so the peak grew with the corpus (`npm run bench -- --memory --binary 100`, with each file's
+ * bytes freed once parsed on both sides: the job thread's buffers at most 20 MB against 39, peak
+ * RSS 281 against 332 MB; docs/decisions.md, "Memory"). Small files are bounded by
+ * FILES_IN_FLIGHT long before this.
+ */
+const BYTES_IN_FLIGHT = 16 * 1024 * 1024;
 /**
  * Big text files streamed at once, outside that byte budget: each holds a few MB (a read, its
  * text, a batch of chunks being written) and, on PostgreSQL, a connection for its transaction.
@@ -181,7 +191,13 @@ async function ingestFile(
     const bytes = await progress.stats.time("read", async () => readAll(await connector.read(file.path, file.size), MAX_PARSED_FILE_BYTES));
     // parse() transfers the buffer to a worker thread, which empties it here: count first.
     bytesRead = bytes.length;
-    const parsed = await deps.parsers.parse(file.name, bytes);
+    let parsed: ParseResult;
+    try {
+      parsed = await deps.parsers.parse(file.name, bytes);
+    } finally {
+      // Parsed or failed, the parser pool no longer keeps them for a retry: freed now, not while the document waits for its batch.
+      releaseBytes(bytes);
+    }
     if (parsed.timing) {
       progress.stats.add("parse", parsed.timing.parseSeconds);
       progress.stats.add("chunk", parsed.timing.chunkSeconds);
@@ -287,8 +303,12 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
     }
     parts.push(chunk as Buffer);
   }
-  // Most files arrive in one piece: hand that over rather than copy it.
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts, total);
+  // One chunk of its own is the file's buffer as it is; else one is made, and the chunks (the
+  // reader's, see Connector.read) are freed now rather than left for V8's next collection.
+  if (parts.length === 1 && spansItsBuffer(parts[0])) return parts[0];
+  const whole = ownedCopy(parts, total);
+  for (const part of parts) releaseBytes(part);
+  return whole;
 }
 
 /** Runs fn over items with at most `limit` at once; the first thrown error stops the rest. */

@@ -459,7 +459,11 @@ export class PostgresFtsIndex implements SearchIndex {
     const window = param(RANK_WINDOW);
     const top = param(limit);
     const perDocument = filter.perDocument === undefined ? null : param(filter.perDocument);
-    /** One tier's CTEs, ending in `<name>_top`: its best `limitSql` chunks (id, score, document_id). */
+    // A hard cap leaves nothing to spread.
+    const firstPerDocument = perDocument !== null || filter.firstPerDocument === undefined ? null : param(filter.firstPerDocument);
+    // Ordered by `later` only where there is one to order by: the other statements stay as they were.
+    const later = firstPerDocument === null ? "" : "later, ";
+    /** One tier's CTEs, ending in `<name>_top`: its best `limitSql` chunks (id, score, document_id, later: past its document's firstPerDocument). */
     const tier = (name: string, tierExact: ExactMatch | null, extra: string, span: number | null, limitSql: string) => {
       const where = [...chunkConditions(param, () => q, tierExact), ...filters, ...(extra ? [extra] : [])].join(" AND ");
       // Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
@@ -486,13 +490,17 @@ export class PostgresFtsIndex implements SearchIndex {
                UNION ALL
                (${rankedRows(` AND c.id <= (SELECT id FROM ${name}_bound)`)} ORDER BY ${NEWEST_FIRST} LIMIT (SELECT ${window} - count(*) FROM ${name}_near))
              )`;
+      const numbered = `SELECT id, score, document_id, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ${name}_ranked`;
       const best =
-        perDocument === null
-          ? `SELECT id, score, document_id FROM ${name}_ranked`
-          : // At most perDocument chunks of each document, so one long document cannot fill the page.
-            `SELECT id, score, document_id FROM (SELECT id, score, document_id, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ${name}_ranked) r WHERE n <= ${perDocument}`;
+        perDocument !== null
+          ? // At most perDocument chunks of each document, so one long document cannot fill the page.
+            `SELECT id, score, document_id, false AS later FROM (${numbered}) r WHERE n <= ${perDocument}`
+          : firstPerDocument !== null
+            ? // A document's chunks past firstPerDocument after every other document's, none dropped.
+              `SELECT id, score, document_id, n > ${firstPerDocument} AS later FROM (${numbered}) r`
+            : `SELECT id, score, document_id, false AS later FROM ${name}_ranked`;
       return `${ranked},
-       ${name}_top AS (${best} ORDER BY score DESC, id LIMIT ${limitSql})`;
+       ${name}_top AS (${best} ORDER BY ${later}score DESC, id LIMIT ${limitSql})`;
     };
     // The stemmed tier runs only when the exact tier did not fill the page (a LIMIT of 0 reads
     // nothing); it then takes `limit` chunks of its own, as the page's per-document cap may drop some.
@@ -505,15 +513,15 @@ export class PostgresFtsIndex implements SearchIndex {
       `WITH ${tier("exact", exact, "", spans?.exact ?? null, top)},
        ${tier("rest", null, "c.id NOT IN (SELECT id FROM exact_top)", spans?.stemmed ?? null, restLimit)},
        tiers AS (
-         SELECT id, score, document_id, true AS exact FROM exact_top
+         SELECT id, score, document_id, later, true AS exact FROM exact_top
          UNION ALL
-         SELECT id, score, document_id, false AS exact FROM rest_top
+         SELECT id, score, document_id, later, false AS exact FROM rest_top
        ),
-       page AS (${answered} ORDER BY exact DESC, score DESC, id LIMIT ${top})
+       page AS (${answered} ORDER BY exact DESC, ${later}score DESC, id LIMIT ${top})
        SELECT page.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, page.score, page.exact, c.body,
               ts_headline('${CONFIG}', ${words("c.body")}, ${q}, '${HEADLINE}') AS snippet
        FROM page JOIN search_chunks c ON c.id = page.id JOIN search_documents d ON d.id = c.document_id
-       ORDER BY page.exact DESC, page.score DESC, page.id`,
+       ORDER BY page.exact DESC, ${later && "page.later, "}page.score DESC, page.id`,
       params,
     )) as { id: string; document_id: string; chunk_index: number; source_id: string; path: string; title: string; score: number; exact: boolean; body: string; snippet: string | null }[];
   }

@@ -104,3 +104,21 @@ export function capPerDocument<T>(rows: T[], perDocument: number | undefined, do
     return n <= perDocument;
   });
 }
+
+/**
+ * Keeps every row but moves each document's rows past its first `firstPerDocument` behind the
+ * other documents' rows (a stable partition, order kept on each side), so one long document
+ * cannot fill a page and nothing is dropped. Without it, the rows as they are.
+ */
+export function spreadPerDocument<T>(rows: T[], firstPerDocument: number | undefined, documentOf: (row: T) => string): T[] {
+  if (firstPerDocument === undefined) return rows;
+  const counts = new Map<string, number>();
+  const first: T[] = [];
+  const later: T[] = [];
+  for (const row of rows) {
+    const n = (counts.get(documentOf(row)) ?? 0) + 1;
+    counts.set(documentOf(row), n);
+    (n <= firstPerDocument ? first : later).push(row);
+  }
+  return [...first, ...later];
+}

@@ -90,6 +90,12 @@ export interface SearchFilter {
 export interface SearchOptions extends SearchFilter {
   /** At most this many chunks of one document (a page of documents rather than of one long file's chunks). */
   perDocument?: number;
+  /**
+   * At most this many chunks of one document come before the other documents' chunks of the
+   * same tier (exact, then stemmed); its other chunks follow them, none dropped: a page of
+   * chunks one long document cannot fill (docs/decisions.md: Search). Ignored with perDocument.
+   */
+  firstPerDocument?: number;
 }
 
 /** "damaged": the collection's index file cannot be read; re-running its pipeline rebuilds it. */

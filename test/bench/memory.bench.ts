@@ -2,13 +2,14 @@ import fs from "node:fs";
 import path from "node:path";
 import { startSamba } from "../fixtures/samba";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
+import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { addSmbSource, client, createGroup, signUp } from "../fixtures/http-client";
 import { seeded, writeCorpus, zipfWord } from "./corpus";
 import { cpuSeconds, peakRssMb, percentile, runWatched } from "./measure";
 
 /**
- * `npm run bench -- --memory [--files N] [--real DIR]`: where the server's peak RSS during one
- * ingestion goes (SQLite). The server runs with SLUICE_HEAP_TRACE (server/diagnostics/heap-trace.ts),
+ * `npm run bench -- --memory [--files N] [--binary N] [--real DIR] [--postgres]`: where the server's peak RSS
+ * during one ingestion goes (SQLite; with --postgres, a team server's database on PostgreSQL). The server runs with SLUICE_HEAP_TRACE (server/diagnostics/heap-trace.ts),
  * so each thread logs its V8 heap; this samples the process's RSS from /proc every 50 ms and
  * prints, at the highest sample, each thread's heap beside the RSS split into anonymous memory
  * and mapped files. What anonymous memory the heaps do not explain is native: malloc (SQLite's
@@ -33,6 +34,9 @@ interface HeapLine {
   malloced: number;
   external: number;
   arrayBuffers: number;
+  /** The main thread's lines on glibc: malloc's totals over all arenas (server/memory/glibc-malloc.ts). */
+  malloc?: { arena: number; hblkhd: number; uordblks: number; fordblks: number } | null;
+  trims?: { trims: number; milliseconds: number; releasedBytes: number };
 }
 
 function procSample(pid: number): ProcSample | null {
@@ -70,6 +74,8 @@ function printBreakdown(at: ProcSample, lines: HeapLine[]): void {
     process.stdout.write(`| ${l.thread} #${l.threadId} | ${mb(l.heapTotal)} | ${mb(l.heapUsed)} | ${mb(l.newSpace)} | ${mb(l.malloced)} | ${mb(l.external)} | ${mb(l.arrayBuffers)} |\n`);
   }
   process.stdout.write(`\nV8 heaps (total + malloced) ${mb(heaps)} MB; anonymous memory not in a V8 heap ${mb(at.anon - heaps)} MB (malloc: SQLite, buffers, arenas; stacks; code)\n`);
+  const malloc = latest.get(0)?.malloc;
+  if (malloc) process.stdout.write(`  glibc malloc: arenas ${mb(malloc.arena)} MB (in use ${mb(malloc.uordblks)}, free but held ${mb(malloc.fordblks)}), mmapped chunks ${mb(malloc.hblkhd)} MB\n`);
 }
 
 /**
@@ -100,20 +106,36 @@ function printMappings(pid: number): void {
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)}`;
 
-export async function runMemoryBench(opts: { files: number; realDir?: string; runs?: number }): Promise<void> {
+/** Each thread's highest heap (total + malloced) and highest array buffers over the whole trace: what grows with a job's length shows here even when the RSS peak falls elsewhere. */
+function printThreadPeaks(lines: HeapLine[]): void {
+  const peaks = new Map<number, { thread: string; heap: number; arrayBuffers: number; external: number }>();
+  for (const l of lines) {
+    const p = peaks.get(l.threadId) ?? { thread: l.thread, heap: 0, arrayBuffers: 0, external: 0 };
+    p.heap = Math.max(p.heap, l.heapTotal + l.malloced);
+    p.arrayBuffers = Math.max(p.arrayBuffers, l.arrayBuffers);
+    p.external = Math.max(p.external, l.external);
+    peaks.set(l.threadId, p);
+  }
+  process.stdout.write("\n| thread | highest heap (total + malloced) | highest external | highest array buffers |\n|---|---|---|---|\n");
+  for (const [id, p] of [...peaks].sort(([a], [b]) => a - b)) process.stdout.write(`| ${p.thread} #${id} | ${mb(p.heap)} | ${mb(p.external)} | ${mb(p.arrayBuffers)} |\n`);
+}
+
+export async function runMemoryBench(opts: { files: number; binaryFiles?: number; realDir?: string; runs?: number; postgres?: boolean }): Promise<void> {
   let corpusDir = opts.realDir;
   let words: string[] = ["the"];
   const ownCorpus = !corpusDir;
   if (!corpusDir) {
     corpusDir = tempDir("sluice-memory-");
     fs.chmodSync(corpusDir, 0o755);
-    const corpus = await writeCorpus(corpusDir, { textFiles: opts.files, binaryFiles: Math.max(2, Math.round(opts.files / 100)) });
+    const corpus = await writeCorpus(corpusDir, { textFiles: opts.files, binaryFiles: opts.binaryFiles ?? Math.max(2, Math.round(opts.files / 100)) });
     words = corpus.words;
     process.stdout.write(`corpus: ${corpus.files} files, ${mb(corpus.bytes)} MB\n`);
   }
   const trace = path.join(tempDir("sluice-heap-trace-"), "trace.jsonl");
+  const postgres: PostgresCluster | null = opts.postgres ? await startPostgres() : null;
+  const databaseUrl: Record<string, string> = postgres ? { DATABASE_URL: await postgres.createDatabase() } : {};
   const samba = await startSamba({ extraShares: { corpus: corpusDir } });
-  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", SLUICE_HEAP_TRACE: trace } });
+  const server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000", SLUICE_HEAP_TRACE: trace, ...databaseUrl } });
   try {
     const pid = server.child.pid!;
     const request = client(server.api);
@@ -140,6 +162,7 @@ export async function runMemoryBench(opts: { files: number; realDir?: string; ru
     const peak = samples.reduce((a, b) => (b.rss > a.rss ? b : a));
     process.stdout.write(`\ningestion ${run.seconds.toFixed(1)} s (server CPU ${cpu.toFixed(1)} s), ${run.job.entities_processed} files; idle RSS ${mb(idle.rss)} MB; peak RSS ${mb(peak.rss)} MB at ${((peak.t - samples[0].t) / 1000).toFixed(1)} s (VmHWM ${peakRssMb(pid).toFixed(0)} MB), ${peak.threads} OS threads\n`);
     printBreakdown(peak, readTrace(trace));
+    printThreadPeaks(readTrace(trace));
     printMappings(pid);
     // Then searches of the collection, as `npm run bench` runs after its ingestions: the reader threads start.
     const random = seeded(11);
@@ -164,9 +187,25 @@ export async function runMemoryBench(opts: { files: number; realDir?: string; ru
       }
     }
     process.stdout.write("\n");
+    const mallocLines = readTrace(trace).filter((l) => l.threadId === 0 && l.malloc && l.t >= samples[0].t && l.t <= samples[samples.length - 1].t);
+    if (mallocLines.length > 0) {
+      process.stdout.write("glibc malloc over the ingestion, in use / free but held (MB, every second): ");
+      next = mallocLines[0].t;
+      for (const l of mallocLines) {
+        if (l.t >= next) {
+          process.stdout.write(`${(l.malloc!.uordblks / 1024 / 1024).toFixed(0)}/${(l.malloc!.fordblks / 1024 / 1024).toFixed(0)} `);
+          next += 1000;
+        }
+      }
+      process.stdout.write("\n");
+    }
+    // The server trims after each job (server/ingest/job-thread.ts): what those trims gave back, all runs.
+    const trims = readTrace(trace).filter((l) => l.threadId === 0 && l.trims).pop()?.trims;
+    if (trims) process.stdout.write(`malloc_trim since the server started: ${trims.trims} calls, RSS ${mb(trims.releasedBytes)} MB lower across them, ${trims.milliseconds.toFixed(0)} ms in all\n`);
   } finally {
     await server.stop();
     await samba.stop();
+    await postgres?.stop();
     if (ownCorpus) fs.rmSync(corpusDir, { recursive: true, force: true });
   }
 }

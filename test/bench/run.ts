@@ -37,7 +37,7 @@ import path from "node:path";
  *
  * BENCH_SCALE=0.05 shrinks every corpus and collection (a check that the bench works, not a
  * measurement). `-- --smb` runs only the plain and encrypted SMB ratios on SQLite, `-- --pg-ingest`
- * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N] [--glue-report]` (real-document bench,
+ * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N] [--glue-report] [--pg] [--probe-only]` (real-document bench,
  * real.bench.ts; `--glue-report` lists every run-together word), `-- --real DIR --parse-only [--files LIST]` (its comparison
  * with the reference alone, no ingestion: glue.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
  * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts).
@@ -394,12 +394,28 @@ async function main(): Promise<void> {
   // `npm run bench -- --workers [--files N]` runs only the team-server section (PostgreSQL + Redis + two workers).
   if (process.argv.includes("--workers")) return workersBench().then(printRows);
   const real = option("--real");
-  // `npm run bench -- --memory [--files N] [--real DIR] [--runs N]`: where one SQLite ingestion's peak RSS goes, thread by thread.
-  if (process.argv.includes("--memory")) return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, realDir: real, runs: Number(option("--runs") ?? 1) });
+  // `npm run bench -- --memory [--files N] [--binary N] [--real DIR] [--runs N] [--postgres]`: where one ingestion's peak RSS goes, thread by thread (SQLite, or PostgreSQL).
+  if (process.argv.includes("--memory")) {
+    return runMemoryBench({ files: option("--files") ? Number(option("--files")) : 2000, binaryFiles: option("--binary") ? Number(option("--binary")) : undefined, realDir: real, runs: Number(option("--runs") ?? 1), postgres: process.argv.includes("--postgres") });
+  }
   // `npm run bench -- --real DIR --parse-only [--files LIST] [--glue-report]`: the comparison with the reference alone, files parsed in this process (glue.bench.ts).
   if (real && process.argv.includes("--parse-only")) return runGlueBench({ dir: real, list: option("--files"), glueReport: process.argv.includes("--glue-report") });
-  if (real) return runRealBench({ dir: real, limit: option("--limit") ? Number(option("--limit")) : undefined, glueReport: process.argv.includes("--glue-report") });
-  if (process.argv.includes("--growth")) return runGrowthBench({ scale: SCALE });
+  // `npm run bench -- --real DIR [--limit N] [--glue-report] [--pg] [--probe-only]`: the real-document bench (real.bench.ts).
+  if (real) {
+    return runRealBench({
+      dir: real,
+      limit: option("--limit") ? Number(option("--limit")) : undefined,
+      glueReport: process.argv.includes("--glue-report"),
+      engine: process.argv.includes("--pg") ? "postgres" : "sqlite",
+      probeOnly: process.argv.includes("--probe-only"),
+    });
+  }
+  // `npm run bench -- --growth [--sizes 2000,10000] [--no-search]`: how cost grows with the corpus (growth.bench.ts).
+  if (process.argv.includes("--growth")) {
+    const sizes = option("--sizes")?.split(",").map(Number);
+    if (sizes && (sizes.length < 2 || sizes.some((n) => !Number.isInteger(n) || n < 1))) throw new Error("--sizes takes two or more whole numbers of files, e.g. 2000,10000");
+    return runGrowthBench({ scale: SCALE, sizes, search: !process.argv.includes("--no-search") });
+  }
   if (option("--search-scale")) return searchScaleBench().then(printRows);
   // `npm run bench -- --writer` times the SQLite index writer alone, per batch size (index-writer.bench.ts).
   if (process.argv.includes("--writer")) {

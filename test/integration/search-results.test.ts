@@ -83,6 +83,19 @@ describe("GET /collections/{id}/search", () => {
     }
   });
 
+  it("chunk results show each document's best chunk before any document's second, and drop none", async () => {
+    // The survey's ~24 chunks each say "gannet" 30 times: on their scores alone they would fill the page.
+    const body = await search(folderCollection, "q=gannet&top_k=10");
+    const paths = body.results.map((h: { path: string }) => h.path);
+    assert.equal(paths.length, 10);
+    assert.deepEqual(paths.slice(0, 3).sort(), ["birds/field-notes.txt", "birds/gannet-survey.md", "reports/gannet.csv"], paths.join(", "));
+    assert.ok(paths.slice(3).every((p: string) => p === "birds/gannet-survey.md"), paths.join(", "));
+    const all = await search(folderCollection, "q=gannet&top_k=100");
+    const surveyChunks = all.results.filter((h: { path: string }) => h.path === "birds/gannet-survey.md").length;
+    assert.ok(surveyChunks > 10, `every chunk of the survey is still there (${surveyChunks})`);
+    assert.equal(all.results.length, surveyChunks + 2);
+  });
+
   it("group_by=document answers one entry per document with its best passages, each from its own text", async () => {
     const body = await search(folderCollection, "q=gannet&group_by=document&top_k=3");
     const docs = body.documents as Array<Record<string, any>>;

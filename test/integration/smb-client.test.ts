@@ -263,6 +263,33 @@ describe("SMB connector against a real Samba", () => {
     assert.equal((await c.list("big")).length, 3);
   });
 
+  test("each chunk read is a buffer of its own, which the reader may free (Connector.read): compounded or streamed, the bytes are right", async () => {
+    const c = make();
+    const own = (chunk: Buffer) => chunk.byteOffset === 0 && chunk.length === chunk.buffer.byteLength;
+    // Small (a reply in Node's shared pool) and medium (a frame of its own, freed once read), each in one compounded round trip.
+    const medium = randomBytes(300 * 1024);
+    const mediumPath = join(samba.shareDir("docs"), "medium.bin");
+    writeFileSync(mediumPath, medium);
+    try {
+      for (const [rel, bytes] of [["image.bin", readFileSync(join(samba.shareDir("docs"), "image.bin"))], ["medium.bin", medium]] as const) {
+        const compounded: Buffer[] = [];
+        for await (const chunk of await c.read(`docs/${rel}`, bytes.length)) compounded.push(chunk as Buffer);
+        assert.ok(compounded.every(own), `${rel}: a compounded read's data is a view of its reply's frame`);
+        assert.deepEqual(Buffer.concat(compounded), bytes, rel);
+      }
+    } finally {
+      rmSync(mediumPath, { force: true });
+    }
+    const h = createHash("sha256");
+    let chunks = 0;
+    for await (const chunk of await c.read("big/big.bin")) {
+      assert.ok(own(chunk as Buffer), `chunk ${chunks} is a view of a bigger buffer`);
+      h.update(chunk as Buffer);
+      chunks++;
+    }
+    assert.equal(h.digest("hex"), bigHash);
+  });
+
   test("a file that grew since it was listed is still read whole", async () => {
     const c = make();
     const r = await sha256Stream(await c.read("big/big.bin", 10));

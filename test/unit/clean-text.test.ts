@@ -138,7 +138,9 @@ describe("PDF to text", () => {
       { text: "faults, and Caption-", x: 56, y: 658 },
       { text: "Font as CaptionFont, in the PDF-", x: 56, y: 644 },
       { text: "Default case, and \\Declare-", x: 56, y: 630 },
-      { text: "FloatingEnvironment offered", x: 56, y: 616 },
+      { text: "FloatingEnvironment offered by the page-", x: 56, y: 616 },
+      { text: "builder; the page builder runs, a line-", x: 56, y: 602 },
+      { text: "break and a linebreak", x: 56, y: 588 },
     ]);
     const { text } = await extractText("hyphens.pdf", pdf);
     assert.match(text, /die quote-Umgebung benutzen/);
@@ -146,6 +148,8 @@ describe("PDF to text", () => {
     assert.match(text, /with defaults, and CaptionFont as/, "the document writes the word joined elsewhere");
     assert.match(text, /in the PDF-Default case/);
     assert.match(text, /\\DeclareFloatingEnvironment offered/, "a TeX control word is letters only");
+    assert.match(text, /by the page-builder; the page builder runs/, "the document writes the two words apart elsewhere, never joined");
+    assert.match(text, /a linebreak and a linebreak/, "written apart nowhere, joined elsewhere: joined");
   });
 
   it("starts a word at a glyph that draws nothing when it starts a space's width after the previous one", async () => {

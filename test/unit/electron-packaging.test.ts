@@ -128,7 +128,7 @@ describe("packaging (electron-builder beforePack)", () => {
     assert.equal(config.npmRebuild, false);
     assert.equal(config.beforePack, "./scripts/electron-native.js");
     assert.deepEqual(config.extraResources, [{ from: "electron-native", to: "electron-native", filter: ["better_sqlite3.node", "build-info.json"] }]);
-    for (const excluded of ["!**/*.map", "!**/*.{ts,cts,mts,tsbuildinfo}", "!node_modules/better-sqlite3/{build,deps,src}/**"]) {
+    for (const excluded of ["!**/*.map", "!**/*.{ts,cts,mts,tsbuildinfo}", "!node_modules/better-sqlite3/{build,deps,src}/**", "!node_modules/{koffi,@koromix}/**"]) {
       assert.ok((config.files as string[]).includes(excluded), excluded);
     }
   });

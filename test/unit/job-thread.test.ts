@@ -67,6 +67,28 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     );
   });
 
+  it("the job thread's old generation is capped at 1 GB, so V8 collects its garbage sooner than a default heap would", async () => {
+    const trace = path.join(dir, "heap-trace.jsonl");
+    // The thread takes the environment as it is when it starts: a JobThreads of its own, started now.
+    process.env.SLUICE_HEAP_TRACE = trace;
+    const own = new JobThreads(index, null);
+    try {
+      await own.run(task(randomUUID()), new Adopted(), new AbortController().signal);
+    } finally {
+      delete process.env.SLUICE_HEAP_TRACE;
+      await own.close();
+    }
+    const line = fs
+      .readFileSync(trace, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { thread: string; heapLimit: number })
+      .find((l) => l.thread === "job thread");
+    assert.ok(line, "the job thread wrote no trace line");
+    // The limit is the old generation's ceiling plus the young generation's (a few MB).
+    assert.ok(line.heapLimit > 1024 * 1024 * 1024 && line.heapLimit < 1100 * 1024 * 1024, `heap limit ${line.heapLimit}`);
+  });
+
   it("a cancel (the signal) ends the job as interrupted", async () => {
     const stop = new AbortController();
     stop.abort();
@@ -95,6 +117,26 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     assert.equal(progress.filesAdded, 2);
     assert.match(progress.errors[0]?.message ?? "", /index was damaged; it was moved aside/);
     assert.equal((await index.search(collectionId, "otters", 5)).length, 1);
+  });
+
+  it("calls afterWork (malloc_trim by default) once the last job has ended, and again once the idle thread has ended", async () => {
+    let calls = 0;
+    const own = new JobThreads(index, null, { idleMs: 300, afterWork: () => calls++ });
+    // Idle threads do not hold the process: this test holds it until the thread has ended.
+    const hold = setInterval(() => undefined, 1000);
+    try {
+      const collectionId = randomUUID();
+      await Promise.all([own.run(task(collectionId), new Adopted(), new AbortController().signal), own.run(task(randomUUID()), new Adopted(), new AbortController().signal)]);
+      assert.equal(calls, 1, "once, when the second of the two jobs ended");
+      await own.run(task(collectionId), new Adopted(), new AbortController().signal);
+      assert.equal(calls, 2, "after the next job on the same, still warm thread");
+      const deadline = Date.now() + 10_000;
+      while (calls < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(calls, 3, "after the idle thread ended");
+    } finally {
+      clearInterval(hold);
+      await own.close();
+    }
   });
 
   it("jobs fail, not hang, when the thread is closed under them", async () => {

@@ -454,6 +454,42 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(capped.map((h) => h.path), ["long.txt", "long.txt", "short.txt"]);
     });
 
+    test("firstPerDocument: a long document's chunks past the first few follow the short documents' (none dropped, exact words still first)", async () => {
+      const { index, collection } = await engine.newIndex();
+      // The long document says the word twice in each of its 12 chunks: on its score alone it fills a page of 10.
+      await index.upsertDocument(collection, doc("long.txt", Array.from({ length: 12 }, (_, i) => `gannet gannet colony part ${i}`)));
+      const shorts = ["a", "b", "c"].map((name) => doc(`short-${name}.txt`, [`one gannet among many other words in a longer sentence about ${name}`]));
+      await index.upsertDocuments(collection, shorts);
+      // Only the stem matches here ("gannets"): after every chunk with the word as typed, the long document's included.
+      await index.upsertDocument(collection, doc("plural.txt", ["gannets"]));
+      const plain = await index.search(collection, "gannet", 10);
+      assert.ok(plain.every((h) => h.path === "long.txt"), plain.map((h) => h.path).join(", "));
+
+      const spread = await index.search(collection, "gannet", 10, { firstPerDocument: 2 });
+      const paths = spread.map((h) => h.path);
+      assert.deepEqual(paths.slice(0, 2), ["long.txt", "long.txt"], paths.join(", "));
+      assert.deepEqual(paths.slice(2, 5).sort(), ["short-a.txt", "short-b.txt", "short-c.txt"]);
+      assert.deepEqual(paths.slice(5), Array(5).fill("long.txt"));
+      // Best first on each side: the long document's chunks keep their order, its best two first.
+      assert.deepEqual(
+        spread.filter((h) => h.path === "long.txt").map((h) => h.chunkIndex),
+        plain.slice(0, 7).map((h) => h.chunkIndex),
+      );
+
+      // Nothing dropped: every matching chunk is still there, the stem-only one last.
+      const all = await index.search(collection, "gannet", 100, { firstPerDocument: 2 });
+      assert.equal(all.length, 16);
+      assert.deepEqual(new Set(all.map((h) => `${h.path}#${h.chunkIndex}`)).size, 16);
+      assert.equal(all.at(-1)!.path, "plural.txt");
+      assert.equal(all.at(-1)!.exact, false);
+      assert.ok(all.slice(0, -1).every((h) => h.exact));
+      // A page with no document past the limit is the plain page.
+      assert.deepEqual((await index.search(collection, "gannet", 10, { firstPerDocument: 10 })).map((h) => `${h.path}#${h.chunkIndex}`), plain.map((h) => `${h.path}#${h.chunkIndex}`));
+      // A hard cap wins over it.
+      const capped = await index.search(collection, "gannet", 10, { perDocument: 1, firstPerDocument: 2 });
+      assert.deepEqual(capped.map((h) => h.path).sort(), ["long.txt", "plural.txt", "short-a.txt", "short-b.txt", "short-c.txt"]);
+    });
+
     test("results say when no chunk had every word and the search fell back to any of them", async () => {
       const { index, collection } = await engine.newIndex();
       await index.upsertDocument(collection, doc("a.txt", ["apples and pears"]));

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { Readable } from "node:stream";
+import { ownedCopy, releaseBytes } from "../owned-bytes";
 import { decodeChallenge, encodeAuthenticate, encodeNegotiate, ntlmGetMic, ntlmVerifyMic } from "./ntlm";
 import { Cipher, Dialect, MessageCipher, MessageSigner, PreauthHash, SigningAlgorithm, deriveSessionKeys, type CipherId, type SigningAlgorithmId } from "./smb-crypto";
 import { SmbBadSignatureError, SmbEncryptionRequiredError, SmbSigningRequiredError } from "./smb-errors";
@@ -466,8 +467,7 @@ export class Smb2Client {
         accept: [Status.END_OF_FILE],
       });
       if (r.header.status === Status.END_OF_FILE) return null;
-      // A view of the reply's frame, which was sized for it: no copy (Smb2FrameReader).
-      const data = parseRead(r.message);
+      const data = ownReadData(r.message);
       return data.length ? data : null;
     };
     const stream: Readable = new Readable({
@@ -540,9 +540,23 @@ export class Smb2Client {
       ],
       treeId,
     );
-    const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : parseRead(read.message);
+    const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : ownReadData(read.message);
     return { data, asked };
   }
+}
+
+/**
+ * A READ reply's data as a buffer of its own, and the reply's frame freed at once (with any
+ * replies compounded in it, answered by now; nothing looks at a frame once its replies are
+ * taken): the caller gets chunks it may free (Connector.read), and a file's bytes do not stay
+ * on as a dead frame until V8's next full collection (owned-bytes.ts). A frame in Node's shared
+ * pool of small buffers (never larger than Buffer.poolSize) is left alone.
+ */
+function ownReadData(message: Buffer): Buffer {
+  const data = parseRead(message);
+  const own = ownedCopy([data], data.length);
+  if (message.buffer.byteLength > Buffer.poolSize) releaseBytes(new Uint8Array(message.buffer));
+  return own;
 }
 
 /** The signing algorithm of a dialect: HMAC-SHA256 for 2.x, AES-CMAC for 3.0.x, the negotiated one (else CMAC) for 3.1.1. */

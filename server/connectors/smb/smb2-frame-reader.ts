@@ -2,7 +2,8 @@
  * Cuts SMB2's direct TCP byte stream (a zero byte, a 24-bit big-endian length, then the frame)
  * into frames. The socket reads into one reused buffer (net's `onread`), and each frame's bytes
  * are copied once from it into a buffer of the frame's own size, which is what the connection
- * hands on: a file's READ data is a view of its frame, not another copy. Before, every socket
+ * hands on (the client copies a READ's data out of it and frees the frame at once:
+ * owned-bytes.ts). Before, every socket
  * read was a fresh 64 KB buffer, `Buffer.concat` copied them into the frame and the client
  * copied the data out again, so a file's bytes existed three times and the dead read buffers
  * piled up on the job thread until V8 got round to them.

@@ -1,7 +1,7 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { isSupported } from "./file-types";
-import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse.worker";
+import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse-batch";
 import { ParseError, type ParseResult } from "./parse-types";
 import { PARSER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 

@@ -263,7 +263,9 @@ function fontName(pdfium: Pdfium, object: number, cache: Map<number, string>): s
  * How the halves of a word PDFium found hyphenated at a line end meet. Before a lower-case letter
  * the layout usually hyphenated one word ("de-faults" is "defaults", joined as pdftotext does),
  * but a compound keeps its hyphen ("non-branching") when the document writes it so elsewhere:
- * joined, it could only be found as "nonbranching", a word the document never writes. Before a
+ * joined, it could only be found as "nonbranching", a word the document never writes; so do two
+ * words the document writes apart elsewhere and never joined ("page-builder" where "page builder"
+ * is mid-line). Before a
  * capital the hyphen is usually the text's own ("quote-Umgebung", "PDF-Default"), unless the
  * document writes the joined word elsewhere or it is a TeX control word, letters only
  * ("\\Declare-CaptionFont" is "\\DeclareCaptionFont").
@@ -272,6 +274,7 @@ function resolveLineEndHyphens(text: string): string {
   let at = text.search(/[\ufdd0\ufdd1]/);
   if (at < 0) return text;
   let compounds: Set<string> | undefined;
+  let apart: Set<string> | undefined;
   let lower: string | undefined;
   const out: string[] = [];
   let from = 0;
@@ -286,7 +289,9 @@ function resolveLineEndHyphens(text: string): string {
     if (text[start - 1] === "\\") joined = true; // a TeX control word is letters only: "\\Declare-FloatingEnvironment" is one name
     else if (text.charCodeAt(at) === JOIN_MARK) {
       compounds ??= hyphenatedWords(text);
-      joined = !compounds.has(`${left}-${right}`.toLowerCase());
+      apart ??= halvesWrittenApart(text, at);
+      const pair = `${left} ${right}`.toLowerCase();
+      joined = !compounds.has(`${left}-${right}`.toLowerCase()) && !apart.has(pair);
     } else {
       lower ??= text.toLowerCase();
       joined = lower.includes((left + right).toLowerCase());
@@ -321,6 +326,65 @@ function wordEnd(text: string, from: number): number {
   let i = from;
   while (i < text.length && isWordUnit(text, i)) i++;
   return i;
+}
+
+/**
+ * Of the halves of the words hyphenated at a line end before a lower-case letter (the join marks
+ * from `from` on), the pairs "left right" (lower case) the text also writes apart, as two words
+ * with only spaces or a line break between, and never as one word. One pass over the text's
+ * words, whatever the number of marks.
+ */
+function halvesWrittenApart(text: string, from: number): Set<string> {
+  const pairs = new Map<string, string>();
+  const halfLengths = new Set<number>();
+  for (let at = from; at >= 0; at = nextMark(text, at + 1)) {
+    if (text.charCodeAt(at) !== JOIN_MARK) continue;
+    const start = wordStart(text, at);
+    const end = wordEnd(text, at + 1);
+    if (start === at || end === at + 1) continue;
+    const left = text.slice(start, at).toLowerCase();
+    const right = text.slice(at + 1, end).toLowerCase();
+    pairs.set(`${left} ${right}`, left + right);
+    halfLengths.add(at - start).add(end - at - 1).add(end - start - 1);
+  }
+  const apart = new Set<string>();
+  const joinedForms = new Set(pairs.values());
+  const writtenJoined = new Set<string>();
+  let previous: string | null = null;
+  let previousEnd = -1;
+  for (let i = 0; i < text.length; ) {
+    if (!isWordUnit(text, i)) {
+      i++;
+      continue;
+    }
+    const end = wordEnd(text, i);
+    // Only words as long as a half or a joined form can matter: the others are not sliced.
+    const word = halfLengths.has(end - i) ? text.slice(i, end).toLowerCase() : null;
+    if (word !== null) {
+      if (previous !== null && onlySpacesBetween(text, previousEnd, i)) {
+        const pair = `${previous} ${word}`;
+        if (pairs.has(pair)) apart.add(pair);
+      }
+      if (joinedForms.has(word)) writtenJoined.add(word);
+    }
+    previous = word;
+    previousEnd = end;
+    i = end;
+  }
+  for (const pair of apart) if (writtenJoined.has(pairs.get(pair)!)) apart.delete(pair);
+  return apart;
+}
+
+/** Whether text[from, to) is spaces, tabs and at most one line break (no mark, no punctuation). */
+function onlySpacesBetween(text: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  let breaks = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a) breaks++;
+    else if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return breaks <= 1;
 }
 
 /** Every "word-word" the text writes with a hyphen of its own, lower case. */

@@ -1,0 +1,78 @@
+// What a parser thread does with a batch of files (parse.worker.ts is the thread's entry; this is
+// apart so it can be tested on the calling thread).
+import { chunkText } from "./chunker";
+import { extractText } from "./extract-text";
+import type { ParseResult } from "./parse-types";
+import { releaseBytes } from "../../connectors/owned-bytes";
+
+export interface ParseRequest {
+  id: number;
+  files: Array<{ fileName: string; bytes: Uint8Array }>;
+}
+
+export type ParseOutcome = { ok: true; result: ParseResult } | { ok: false; message: string };
+
+/** One outcome per file of the request, in its order. */
+export interface ParseReply {
+  id: number;
+  results: ParseOutcome[];
+}
+
+export interface ParseWorkerData {
+  /** Set by the pool only when SLUICE_PARSER_TEST_HOOKS=1; see runTestHook. */
+  testHooks: boolean;
+}
+
+async function parseFile(fileName: string, bytes: Uint8Array): Promise<ParseResult> {
+  const start = performance.now();
+  const { title, text } = await extractText(fileName, bytes);
+  const extracted = performance.now();
+  const chunks = chunkText(text);
+  const timing = { parseSeconds: (extracted - start) / 1000, chunkSeconds: (performance.now() - extracted) / 1000 };
+  return chunks.length === 0 ? { kind: "skipped", reason: "no text found", timing } : { kind: "indexed", title, chunks, timing };
+}
+
+/**
+ * Test-only misbehaviour, so tests can prove the pool survives a bad parser. Enabled only when the
+ * parent process had SLUICE_PARSER_TEST_HOOKS=1 when the pool was built; never set it in production.
+ */
+async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
+  const base = fileName.split(/[\\/]/).pop() ?? "";
+  // What arrived: a test checks that a file comes over as a buffer of its own size, not its sender's whole buffer.
+  if (base.startsWith("__sluice_test_buffer__")) throw new Error(`test hook: ${bytes.byteLength} bytes in a buffer of ${bytes.buffer.byteLength}`);
+  if (base.startsWith("__sluice_test_crash__")) {
+    // An exception outside any promise chain: uncaught, it takes the whole worker down.
+    return new Promise<void>(() => {
+      setImmediate(() => {
+        throw new Error("test hook: parser crashed");
+      });
+    });
+  }
+  if (base.startsWith("__sluice_test_oom__")) {
+    const hog: number[][] = [];
+    for (;;) hog.push(Array.from({ length: 100_000 }, (_, i) => i * Math.random()));
+  }
+  if (base.startsWith("__sluice_test_hang__")) {
+    for (;;);
+  }
+}
+
+/**
+ * One outcome per file, in order. Each file's bytes are released once it is parsed (its text is
+ * out, as strings of their own): the memory goes now, not at this thread's next full collection.
+ * The sender keeps its own copy for a retry.
+ */
+export async function parseBatch(files: ParseRequest["files"], testHooks = false): Promise<ParseOutcome[]> {
+  const results: ParseOutcome[] = [];
+  for (const file of files) {
+    try {
+      if (testHooks) await runTestHook(file.fileName, file.bytes);
+      results.push({ ok: true, result: await parseFile(file.fileName, file.bytes) });
+    } catch (err) {
+      results.push({ ok: false, message: err instanceof Error ? err.message : String(err) });
+    } finally {
+      releaseBytes(file.bytes);
+    }
+  }
+  return results;
+}

@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { FolderConnector } from "../../server/connectors/folder/folder.connector";
+import { JobCounters } from "../../server/ingest/job-counters";
+import { ParserPool } from "../../server/ingest/parse/parser-pool";
+import { syncSource } from "../../server/ingest/sync-source";
+import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+
+class Counters extends JobCounters {
+  constructor() {
+    super(0);
+  }
+  protected async persist(): Promise<void> {}
+}
+
+describe("a job holds no file's bytes once the file is parsed (real folder, real parser threads, real SQLite index)", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-sync-memory-")));
+  const share = path.join(dir, "share");
+  for (const folder of ["a", "b"]) fs.mkdirSync(path.join(share, folder), { recursive: true });
+  for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(share, i % 2 ? "a" : "b", `note-${i}.txt`), `Note ${i} says otters${i} float on their backs.`);
+  // Read in several chunks (Node's file streams read 64 KB at a time): the job joins them into one buffer of its own.
+  fs.writeFileSync(path.join(share, "long.txt"), `${"Herons stand still in the shallows. ".repeat(6000)}The last word is kingfisher.`);
+  const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
+  const pool = new ParserPool({ size: 1 });
+  after(async () => {
+    await pool.close();
+    await index.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("every buffer handed to the parser is empty afterwards, those parsed in a batch too (kept until then for a retry), and the text is whole", async () => {
+    const handed: Uint8Array[] = [];
+    const parsers = {
+      parse: (fileName: string, bytes: Uint8Array) => {
+        handed.push(bytes);
+        return pool.parse(fileName, bytes);
+      },
+    };
+    const collectionId = randomUUID();
+    const progress = new Counters();
+    await syncSource({ index, parsers, disk: null }, new FolderConnector(share, [dir]), "source-1", collectionId, progress, new AbortController().signal);
+    assert.equal(progress.filesAdded, 61);
+    assert.equal(handed.length, 61);
+    // Batches happened (one parser, 32 files in flight): their files went as copies, the originals stayed here until parsed.
+    assert.ok(pool.messagesSent < handed.length, `${pool.messagesSent} messages for ${handed.length} files`);
+    assert.deepEqual(
+      handed.filter((bytes) => bytes.byteLength > 0).map((bytes) => bytes.byteLength),
+      [],
+    );
+    assert.equal((await index.search(collectionId, "kingfisher", 5))[0]?.path, "long.txt");
+    assert.equal((await index.search(collectionId, "otters41", 5))[0]?.path, "a/note-41.txt");
+  });
+});
