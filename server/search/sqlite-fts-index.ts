@@ -671,6 +671,9 @@ function countDocuments(db: Database.Database): CollectionStats {
   return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
 }
 
+/** How many times a page's rows spreadPerDocument is first tried on (windowedChunks); past that the whole window is numbered. */
+const SPREAD_DEPTH = 4;
+
 function searchFile(db: Database.Database, units: QueryUnit[], topK: number, options: SearchOptions, limits: RankingLimits): SearchHit[] {
   const limit = clampTopK(topK);
   const where = filterSql(options);
@@ -948,15 +951,23 @@ function windowedChunks(db: Database.Database, table: RankedTable, query: Window
       .prepare(`${candidates} SELECT rowid, bm25, document_id FROM (${numbered}) WHERE n <= @perDocument ORDER BY bm25, rowid DESC LIMIT @limit`)
       .all({ ...params, perDocument: scope.perDocument }) as RankedRow[];
   }
-  // Most pages hold no document more than firstPerDocument times, and then the plain page is the
-  // spread one (every chunk of it comes before any chunk it leaves out): numbering every candidate
-  // (a join and a sort of up to the window; 2-3x a plain ranking's time) is left for the others.
-  const page = db
-    .prepare(`${candidates} SELECT k.rowid, k.bm25, c.document_id FROM (SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @limit) k JOIN chunks c ON c.rowid = k.rowid ORDER BY k.bm25, k.rowid DESC`)
-    .all(params) as RankedRow[];
-  const counts = new Map<string | undefined, number>();
-  for (const row of page) counts.set(row.document_id, (counts.get(row.document_id) ?? 0) + 1);
-  if (Math.max(0, ...counts.values()) <= scope.firstPerDocument!) return page;
+  // The spread page comes from the best SPREAD_DEPTH x limit rows when they hold `limit` rows that
+  // are among their document's first firstPerDocument: any row below them ranks below every one of
+  // them, and a row's rank within its document is the same among them as among all the
+  // candidates. Only otherwise (one document holding most of the best rows) is every candidate
+  // numbered (a join and a sort of up to the window; 2-3x a plain ranking's time).
+  const best = db
+    .prepare(`${candidates} SELECT k.rowid, k.bm25, c.document_id FROM (SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @depth) k JOIN chunks c ON c.rowid = k.rowid ORDER BY k.bm25, k.rowid DESC`)
+    .all({ ...params, depth: limit * SPREAD_DEPTH }) as RankedRow[];
+  const spread = spreadPerDocument(best, scope.firstPerDocument, (row) => row.document_id!);
+  const seen = new Map<string | undefined, number>();
+  let firsts = 0;
+  for (const row of best) {
+    const n = (seen.get(row.document_id) ?? 0) + 1;
+    seen.set(row.document_id, n);
+    if (n <= scope.firstPerDocument!) firsts++;
+  }
+  if (firsts >= limit || best.length < limit * SPREAD_DEPTH) return spread.slice(0, limit);
   return db
     .prepare(`${candidates} SELECT rowid, bm25, document_id FROM (${numbered}) ORDER BY n > @firstPerDocument, bm25, rowid DESC LIMIT @limit`)
     .all({ ...params, firstPerDocument: scope.firstPerDocument }) as RankedRow[];

@@ -490,6 +490,20 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(capped.map((h) => h.path).sort(), ["long.txt", "plural.txt", "short-a.txt", "short-b.txt", "short-c.txt"]);
     });
 
+    test("firstPerDocument when one document holds more than four pages of the best chunks: the same spread", async () => {
+      const { index, collection } = await engine.newIndex();
+      await index.upsertDocument(collection, doc("long.txt", Array.from({ length: 60 }, (_, i) => `gannet gannet colony part ${i}`)));
+      await index.upsertDocuments(collection, ["a", "b", "c"].map((name) => doc(`short-${name}.txt`, [`one gannet among many other words in a longer sentence about ${name}`])));
+      const paths = (await index.search(collection, "gannet", 10, { firstPerDocument: 2 })).map((h) => h.path);
+      assert.deepEqual(paths.slice(0, 2), ["long.txt", "long.txt"], paths.join(", "));
+      assert.deepEqual(paths.slice(2, 5).sort(), ["short-a.txt", "short-b.txt", "short-c.txt"]);
+      assert.deepEqual(paths.slice(5), Array(5).fill("long.txt"));
+      // Many documents, each twice among the best: the page comes from the best rows alone.
+      await index.upsertDocuments(collection, Array.from({ length: 20 }, (_, i) => doc(`pair-${i}.txt`, ["gannet gannet gannet gannet", "gannet gannet gannet gannet"])));
+      const many = await index.search(collection, "gannet", 10, { firstPerDocument: 1 });
+      assert.equal(new Set(many.map((h) => h.path)).size, 10, many.map((h) => h.path).join(", "));
+    });
+
     test("results say when no chunk had every word and the search fell back to any of them", async () => {
       const { index, collection } = await engine.newIndex();
       await index.upsertDocument(collection, doc("a.txt", ["apples and pears"]));
