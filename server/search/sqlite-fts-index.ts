@@ -959,15 +959,9 @@ function windowedChunks(db: Database.Database, table: RankedTable, query: Window
   const best = db
     .prepare(`${candidates} SELECT k.rowid, k.bm25, c.document_id FROM (SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @depth) k JOIN chunks c ON c.rowid = k.rowid ORDER BY k.bm25, k.rowid DESC`)
     .all({ ...params, depth: limit * SPREAD_DEPTH }) as RankedRow[];
-  const spread = spreadPerDocument(best, scope.firstPerDocument, (row) => row.document_id!);
-  const seen = new Map<string | undefined, number>();
-  let firsts = 0;
-  for (const row of best) {
-    const n = (seen.get(row.document_id) ?? 0) + 1;
-    seen.set(row.document_id, n);
-    if (n <= scope.firstPerDocument!) firsts++;
-  }
-  if (firsts >= limit || best.length < limit * SPREAD_DEPTH) return spread.slice(0, limit);
+  const documentOf = (row: RankedRow) => row.document_id!;
+  const firsts = capPerDocument(best, scope.firstPerDocument, documentOf).length;
+  if (firsts >= limit || best.length < limit * SPREAD_DEPTH) return spreadPerDocument(best, scope.firstPerDocument, documentOf).slice(0, limit);
   return db
     .prepare(`${candidates} SELECT rowid, bm25, document_id FROM (${numbered}) ORDER BY n > @firstPerDocument, bm25, rowid DESC LIMIT @limit`)
     .all({ ...params, firstPerDocument: scope.firstPerDocument }) as RankedRow[];

@@ -10,6 +10,13 @@ import type { DocumentInput } from "../../server/search/search-index";
 import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 
+// Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
+let alive: NodeJS.Timeout;
+before(() => {
+  alive = setInterval(() => undefined, 1000);
+});
+after(() => clearInterval(alive));
+
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-damage-"));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
@@ -132,13 +139,6 @@ function countChecksOnThisThread(): { count(): number; restore(): void } {
 }
 
 describe("the desktop's threaded index checks a file before its first read on a search reader thread: never the caller's, never behind the writer's", () => {
-  // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
-  let alive: NodeJS.Timeout;
-  before(() => {
-    alive = setInterval(() => undefined, 1000);
-  });
-  after(() => clearInterval(alive));
-
   it("reading existing files runs no quick_check on the caller's thread nor waits for the writer thread (a file opened here to write is checked, so the count sees one)", async () => {
     const { dir, sound } = await twoCollections();
     const checks = countChecksOnThisThread();
@@ -202,13 +202,6 @@ describe("the desktop's threaded index checks a file before its first read on a 
 });
 
 describe("a file is quick_checked once per process: a reader thread's check stands for the writer's", () => {
-  // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
-  let alive: NodeJS.Timeout;
-  before(() => {
-    alive = setInterval(() => undefined, 1000);
-  });
-  after(() => clearInterval(alive));
-
   it("the writer opening a file a reader just found sound skips its own check; any other open still checks", async () => {
     const { dir, sound } = await twoCollections();
     const checks = countChecksOnThisThread();
