@@ -1,6 +1,6 @@
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
-import type { WriterConnect, WriterReply, WriterRequest } from "./index-writer.worker";
+import type { WriterConnect, WriterNotice, WriterReply, WriterRequest } from "./index-writer.worker";
 import crypto from "node:crypto";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
@@ -45,7 +45,11 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** Recent search results, each valid while its collection file is unchanged; null with SEARCH_CACHE_MB=0. */
   private readonly results: SearchResultCache | null;
 
-  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number }; searchCacheBytes?: number }) {
+  /** Where the writer's notices go (an exact-words file rebuilt). */
+  private readonly log: (line: string) => void;
+
+  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number }; searchCacheBytes?: number; log?: (line: string) => void }) {
+    this.log = options.log ?? (() => undefined);
     this.reader = new SqliteFtsIndex({ dir: options.dir, readOnly: true, smallCache: true });
     this.dir = options.dir;
     this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
@@ -59,7 +63,8 @@ export class ThreadedSqliteIndex implements SearchIndex {
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
-    worker.on("message", (reply: WriterReply) => {
+    worker.on("message", (reply: WriterReply | WriterNotice) => {
+      if ("notice" in reply) return this.log(reply.notice);
       const settled = this.calls.settle(reply);
       if (settled?.error instanceof IndexDamagedError && typeof settled.meta === "string") this.noteDamaged(settled.meta);
     });
@@ -135,6 +140,11 @@ export class ThreadedSqliteIndex implements SearchIndex {
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     this.reader.filePath(collectionId);
     return this.call("removeDocuments", collectionId, sourceId, paths);
+  }
+
+  /** The exact-words files have every write sent so far (SqliteFtsIndex.settleWrites); nothing to wait for without a writer. */
+  async settleWrites(): Promise<void> {
+    if (this.worker) await this.call("settleWrites");
   }
 
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
