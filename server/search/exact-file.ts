@@ -87,8 +87,11 @@ export function applyExactBatch(db: Database.Database, batch: ExactBatch): void 
   }).immediate();
 }
 
-/** Why an exact file cannot be used as it is: null when it is at `seq`. */
-export function exactFileProblem(file: string, seq: number): string | null {
+/**
+ * Why an exact file cannot be used as it is: null when it is at `seq`. `check`: run quick_check
+ * (left out when a reader thread has just checked it, as for the collection's file).
+ */
+export function exactFileProblem(file: string, seq: number, check = true): string | null {
   if (!fs.existsSync(file)) return "missing";
   let db: Database.Database | undefined;
   try {
@@ -96,7 +99,7 @@ export function exactFileProblem(file: string, seq: number): string | null {
     db.pragma("busy_timeout = 5000");
     const version = db.pragma("user_version", { simple: true }) as number;
     if (version !== EXACT_SCHEMA_VERSION) return `schema ${version}`;
-    if (db.pragma("quick_check", { simple: true }) !== "ok") return "damaged";
+    if (check && db.pragma("quick_check", { simple: true }) !== "ok") return "damaged";
     const at = db.prepare("SELECT seq FROM exact_state").pluck().get() as number;
     if (at < seq) return `behind (${at} of ${seq})`;
     if (at > seq) return `ahead (${at} of ${seq})`;

@@ -556,22 +556,27 @@ export class SqliteFtsIndex implements SearchIndex {
 
   /**
    * A read-only instance's look at a collection's file before its first read in this process:
-   * "missing" (no file), "older" (a schema this build must migrate first, or none committed yet:
-   * the writer's work), or "current" after `PRAGMA quick_check` found it sound. Throws
+   * "missing" (no file), "older" (a schema this build must migrate first, or none committed yet,
+   * or an exact file to rebuild: the writer's work), or "current" (or "exact-behind") after
+   * `PRAGMA quick_check` found it sound. Throws
    * IndexDamagedError for a damaged file. Runs wherever the caller sends it (threaded-index.ts: a
    * search reader thread), as the check reads every page.
    */
-  async check(collectionId: string): Promise<"missing" | "older" | "current"> {
+  async check(collectionId: string): Promise<FileCheck> {
     const file = this.filePath(collectionId);
     if (!fs.existsSync(file)) return "missing";
     const db = this.database(collectionId, false);
     if (!db) return "older";
     this.guarded(collectionId, () => assertSound(db));
-    // An exact file that is missing (restored from a backup, an upgrade's crash), damaged, of
-    // another schema or not at this file's batch is the writer's to rebuild: "older" sends it
-    // there (a file the writer has open is in step, or catching up, already).
+    // An exact file that is missing (restored from a backup), damaged, of another schema or
+    // ahead is the writer's to rebuild before the first read: "older" sends it there. One
+    // behind is normal while a job writes (its thread catching up) and reads correctly (the
+    // exact tier may miss the newest chunks), so the read need not wait for the writer:
+    // "exact-behind" (after a crash, the writer's next open rebuilds it).
     const seq = this.guarded(collectionId, () => db.prepare("SELECT exact_seq FROM index_state").pluck().get() as number);
-    return exactFileProblem(exactPathOf(file), seq) === null ? "current" : "older";
+    const problem = exactFileProblem(exactPathOf(file), seq);
+    if (problem === null) return "current";
+    return problem.startsWith("behind") ? "exact-behind" : "older";
   }
 
   /**
@@ -669,10 +674,12 @@ export class SqliteFtsIndex implements SearchIndex {
       db.pragma("synchronous = NORMAL");
       db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
       db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_BYTES / (db.pragma("page_size", { simple: true }) as number)}`);
-      if (existed && !this.checkedElsewhere.delete(file)) assertSound(db);
+      // A reader thread's check (trustChecked) covered the exact file too (check()).
+      const trusted = existed && this.checkedElsewhere.delete(file);
+      if (existed && !trusted) assertSound(db);
       migrate(db);
       const seq = db.prepare("SELECT exact_seq FROM index_state").pluck().get() as number;
-      const problem = exactFileProblem(exactPathOf(file), seq);
+      const problem = exactFileProblem(exactPathOf(file), seq, !trusted);
       if (problem !== null) this.rebuildExact(file, `it was ${problem}`);
     } catch (err) {
       db?.close();
@@ -756,6 +763,13 @@ function migrate(db: Database.Database): void {
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
+
+/**
+ * A read-only instance's look at a file (SqliteFtsIndex.check): no file, one the writer must open
+ * first (an older schema, or an exact file to rebuild), sound and current, or sound with its
+ * exact file behind (readable as it is).
+ */
+export type FileCheck = "missing" | "older" | "current" | "exact-behind";
 
 /** The collection file of an exact file. */
 function mainFileOf(exactFile: string): string {

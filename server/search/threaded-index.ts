@@ -4,7 +4,7 @@ import type { WriterConnect, WriterNotice, WriterReply, WriterRequest } from "./
 import crypto from "node:crypto";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
-import { SqliteFtsIndex } from "./sqlite-fts-index";
+import { SqliteFtsIndex, type FileCheck } from "./sqlite-fts-index";
 import { INDEX_ERROR_KINDS, IndexDamagedError } from "./index-damage";
 import { PendingCalls } from "../threads/pending-calls";
 import { IndexReaderPool } from "./index-reader-pool";
@@ -220,7 +220,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
    */
   private async upgraded(collectionId: string): Promise<void> {
     if (this.current.has(collectionId)) return;
-    let state: "missing" | "older" | "current";
+    let state: FileCheck;
     try {
       state = await this.readers.check(collectionId);
     } catch (error) {
@@ -228,7 +228,11 @@ export class ThreadedSqliteIndex implements SearchIndex {
       throw error;
     }
     if (state === "older") await this.call("upgrade", collectionId);
-    if (state === "current") this.checked.add(collectionId);
+    if (state === "current" || state === "exact-behind") this.checked.add(collectionId);
+    // An exact file behind reads correctly as it is; the writer opening the file brings it up
+    // to date (a job's thread catching up is already at it; after a crash, it is rebuilt).
+    // Not awaited: this read must not wait behind a running job's batches.
+    if (state === "exact-behind") void this.call("upgrade", collectionId).catch(() => undefined);
     this.current.add(collectionId);
   }
 

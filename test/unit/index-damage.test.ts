@@ -153,11 +153,12 @@ describe("the desktop's threaded index checks a file before its first read on a 
       assert.equal(checks.count(), 0);
       // No read asked the writer thread (it would wait behind a running job's batches): none was started.
       assert.equal((index as unknown as { worker: unknown }).worker, null);
-      // The same file opened to write on this thread is checked here: the count would see a check.
+      // The same file opened to write on this thread is checked here: the count would see a check
+      // (two: the collection's file and its exact-words file).
       const writer = new SqliteFtsIndex({ dir });
       await writer.stats(sound);
       await writer.close();
-      assert.equal(checks.count(), 1);
+      assert.equal(checks.count(), 2);
     } finally {
       checks.restore();
       await index.close();
@@ -217,7 +218,8 @@ describe("a file is quick_checked once per process: a reader thread's check stan
       later.trustChecked([]);
       assert.equal((await later.stats(sound)).documentCount, 20);
       await later.close();
-      assert.equal(checks.count(), 1);
+      // The collection's file and its exact-words file.
+      assert.equal(checks.count(), 2);
     } finally {
       checks.restore();
     }
