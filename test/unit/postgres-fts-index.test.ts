@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import * as os from "node:os";
 import type { DataSource } from "typeorm";
-import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
+import { PostgresFtsIndex, wordsOf } from "../../server/search/postgres-fts-index";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
@@ -34,6 +34,19 @@ function doc(p: string, texts: string[], title = p.split("/").at(-1)!): Document
     chunks: texts.map((text, chunkIndex) => ({ chunkIndex, text })),
   };
 }
+
+test("wordsOf turns exactly the separators into spaces, unit for unit (as translate() does), whatever else the text holds", () => {
+  const separators = "<>&@/\\:.~_=?#%+";
+  const alphabet = [...separators, ..."aZ9 \t\n-'\"é€", "\u0000", "😀", "\ud800", "\udfff"];
+  const rng = (n: number) => crypto.randomInt(n);
+  for (let i = 0; i < 2_000; i++) {
+    const text = Array.from({ length: rng(300) }, () => alphabet[rng(alphabet.length)]).join("");
+    const expected = [...text].map((c) => (separators.includes(c) ? " " : c)).join("");
+    assert.equal(wordsOf(text), expected, JSON.stringify(text));
+  }
+  assert.equal(wordsOf(""), "");
+  assert.equal(wordsOf("https://host.example/a_b?c=1#d"), "https   host example a b c 1 d");
+});
 
 describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "PostgreSQL is not installed" }, () => {
   const databases: DataSource[] = [];
