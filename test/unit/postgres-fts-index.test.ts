@@ -83,6 +83,33 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     for (const row of rows) assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}: ${row.tsv}`);
   });
 
+  test("a batch of more chunks than one statement takes goes in several, every chunk under its own document's title and path, in order", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    const long = Array.from({ length: 1_203 }, (_, i) => `part ${i} of the long one`);
+    await index.upsertDocuments(collection, [
+      doc("first.txt", ["a short first"], "Alpha"),
+      doc("long/report.txt", long, "Bravo"),
+      doc("last.txt", ["a short last", "and its second"], "Charlie"),
+    ]);
+    const rows = (await db.query(
+      `SELECT c.path, c.chunk_index, c.same, c.same_exact, d.path AS document_path
+       FROM (SELECT id, document_id, path, chunk_index, tsv = (${V2_TSV}) AS same, strip(tsv_exact) = strip(${V2_EXACT}) AS same_exact
+             FROM search_chunks WHERE collection_id = $1) c
+       JOIN search_documents d ON d.id = c.document_id ORDER BY c.id`,
+      [collection],
+    )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; document_path: string }[];
+    const expected = [["first.txt", 0], ...long.map((_, i) => ["long/report.txt", i]), ["last.txt", 0], ["last.txt", 1]];
+    assert.deepEqual(rows.map((r) => [r.path, r.chunk_index]), expected);
+    for (const row of rows) {
+      assert.equal(row.document_path, row.path);
+      assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}`);
+    }
+    const [hit] = await index.search(collection, "bravo", 1);
+    assert.equal(hit.path, "long/report.txt");
+  });
+
   test("rows keep their tsvectors inline and uncompressed (plain columns, STORAGE MAIN, 4 KB toast_tuple_target)", async () => {
     const db = await newDatabase();
     const index = new PostgresFtsIndex(db);
