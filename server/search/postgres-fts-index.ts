@@ -8,6 +8,7 @@ import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippe
 import { toSummary, type DocumentRow } from "./document-row";
 import { SearchStatistics } from "./postgres-statistics";
 import { SpanEstimates } from "./span-estimates";
+import { PostgresLexemes } from "./postgres-lexemes";
 
 /**
  * The collection index on PostgreSQL full-text search, in the team server's own database:
@@ -66,9 +67,29 @@ const WORD_TYPES = "asciiword, asciihword, hword_asciipart, word, hword, hword_p
 const SEPARATORS = "<>&@/\\:.~_=?#%+";
 const SPACES = " ".repeat(SEPARATORS.length);
 const words = (column: string) => `translate(${column}, '${SEPARATORS}', '${SPACES}')`;
-const SEPARATOR = new RegExp(`[${SEPARATORS.replace(/[\\\]^-]/g, "\\$&")}]`, "g");
-/** `words()` in JS, for text about to be indexed: the same characters to spaces, so offsets hold. */
-const wordsOf = (text: string) => text.replace(SEPARATOR, " ");
+/** Which UTF-16 code units are SEPARATORS (all ASCII). */
+const IS_SEPARATOR = new Uint8Array(128);
+for (const c of SEPARATORS) IS_SEPARATOR[c.charCodeAt(0)] = 1;
+const SPACE = 0x20;
+
+/**
+ * `words()` in JS, for text about to be indexed: the same characters to spaces, so offsets hold.
+ * On a team server this runs on the API's thread for every chunk of a batch, so it is a loop
+ * over the text's UTF-16 units rather than a global regex replace: real text is dense in
+ * separators (paths, URLs, markup, sentence dots), and the replace, which builds the result
+ * match by match, took 30-70 µs a chunk (120-290 ms for a 4,000-chunk batch of the real
+ * corpus, all of it one turn of the event loop); this takes a quarter to an eighth of that.
+ */
+export function wordsOf(text: string): string {
+  const bytes = Buffer.from(text, "utf16le");
+  // Node's pool hands out 8-byte-aligned slices, so the view below fits; copy if one ever is not.
+  const units = bytes.byteOffset % 2 === 0 ? new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2) : new Uint16Array(Uint8Array.from(bytes).buffer);
+  for (let i = 0; i < units.length; i++) {
+    const unit = units[i];
+    if (unit < 128 && IS_SEPARATOR[unit] === 1) units[i] = SPACE;
+  }
+  return Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString("utf16le");
+}
 
 const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
   1: async (q) => {
@@ -181,6 +202,14 @@ const GIN_PENDING_LIST_KB = 64 * 1024;
  * rest when the job ends. See docs/decisions.md.
  */
 const INDEX_WRITE = `SELECT set_config('synchronous_commit', 'off', true), set_config('gin_pending_list_limit', '${GIN_PENDING_LIST_KB}', true)`;
+/**
+ * Chunks per INSERT: a batch of more (up to 4,000, batched-index-writer.ts) goes in several
+ * statements of one transaction. Preparing a statement's parameters (the words, and the pg
+ * driver's array literals of bodies and words) is synchronous on the API's thread of a team
+ * server, ~35 µs a chunk of real text: 4,000 at once held the event loop for 100-150 ms, 500
+ * for under 20 ms, and the database does the same work per row either way.
+ */
+const CHUNKS_PER_STATEMENT = 500;
 /** The GIN indexes of search_chunks, whose pending lists settleWrites() folds in. */
 const GIN_INDEXES = ["search_chunks_tsv", "search_chunks_tsv_exact"];
 /** SQLSTATE 42501: not the owner of the index. */
@@ -210,6 +239,8 @@ export class PostgresFtsIndex implements SearchIndex {
   private schema: Promise<void> | null = null;
   private readonly statistics: SearchStatistics;
   private readonly spanEstimates = new SpanEstimates(SPAN_MIN_MATCHES * SPAN_MIN_CHUNKS_PER_MATCH);
+  /** What to_tsvector made of each word met so far: chunk bodies' tsvectors are built from it (postgres-lexemes.ts). */
+  private readonly lexemes = new PostgresLexemes(CONFIG, EXACT_CONFIG);
   /**
    * Counts asked in the same turn of the event loop (a listing's, Promise.all over its
    * collections) load together in one statement instead of one pooled round trip each; no cache,
@@ -255,7 +286,7 @@ export class PostgresFtsIndex implements SearchIndex {
     const groups = keys.size === docs.length ? [docs.map((doc, i) => ({ doc, id: ids[i] }))] : docs.map((doc, i) => [{ doc, id: ids[i] }]);
     await this.inTransaction(async (q) => {
       await q.query(INDEX_WRITE);
-      for (const group of groups) await writeDocuments(q, collection, group);
+      for (const group of groups) await writeDocuments(q, this.lexemes, collection, group);
     });
     this.statistics.noteWritten(docs.reduce((sum, d) => sum + d.chunks.length, 0));
     return ids;
@@ -286,13 +317,13 @@ export class PostgresFtsIndex implements SearchIndex {
       await q.query(INDEX_WRITE);
       // The old version goes first: UNIQUE (collection, source, path) admits one row, and no
       // other reader sees either change before the commit.
-      await writeDocuments(q, collection, [{ doc: { ...doc, chunks: [] }, id }]);
+      await writeDocuments(q, this.lexemes, collection, [{ doc: { ...doc, chunks: [] }, id }]);
     } catch (error) {
       await end("rollbackTransaction").catch(() => undefined);
       throw error;
     }
     return stagedDocument(id, {
-      add: (documentId, chunks) => insertChunks(q, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
+      add: (documentId, chunks) => insertChunks(q, this.lexemes, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
       commit: async (documentId, chunkCount) => {
         await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
         await end("commitTransaction");
@@ -639,7 +670,7 @@ function chunkConditions(param: (value: unknown) => string, stemmedSql: () => st
 }
 
 /** Replaces documents (old versions by source and path out, new ones in), inside the caller's transaction. */
-async function writeDocuments(q: QueryRunner, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
+async function writeDocuments(q: QueryRunner, lexemes: PostgresLexemes, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
   const docs = group.map(({ doc, id }) => ({ doc, id, title: pgText(doc.title), path: pgText(doc.path) }));
   await q.query(
     `DELETE FROM search_documents d USING unnest($2::text[], $3::text[]) AS x(source_id, path)
@@ -666,7 +697,7 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
     ],
   );
   const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, head: i + 1, body: pgText(c.text) })));
-  await insertChunks(q, collection, docs, chunks);
+  await insertChunks(q, lexemes, collection, docs, chunks);
 }
 
 /** What every chunk of a document repeats: its title and path. */
@@ -690,8 +721,24 @@ interface ChunkRow {
  * each of its chunks' bodies, the same tsvector as computing the three parts per chunk.
  * Rows go in in the order given, so ids (ties in ranking) follow chunk order.
  */
-async function insertChunks(q: QueryRunner, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
+async function insertChunks(q: QueryRunner, lexemes: PostgresLexemes, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
+  for (let start = 0; start < chunks.length; start += CHUNKS_PER_STATEMENT) {
+    const slice = chunks.slice(start, start + CHUNKS_PER_STATEMENT);
+    // Only the heads this slice's chunks belong to, renumbered in order.
+    const renumbered = new Map<number, number>();
+    for (const c of slice) if (!renumbered.has(c.head)) renumbered.set(c.head, renumbered.size + 1);
+    const sliceHeads = [...renumbered.keys()].map((n) => heads[n - 1]);
+    await insertChunkRows(q, lexemes, collection, sliceHeads, slice.map((c) => ({ ...c, head: renumbered.get(c.head)! })));
+  }
+}
+
+/** One INSERT of up to CHUNKS_PER_STATEMENT chunks (insertChunks), the bodies' tsvectors built from their words' lexemes (postgres-lexemes.ts). */
+async function insertChunkRows(q: QueryRunner, lexemes: PostgresLexemes, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
   if (chunks.length === 0) return;
+  const vectors = await lexemes.vectors(
+    q,
+    chunks.map((c) => wordsOf(c.body)),
+  );
   await q.query(
     `WITH heads AS MATERIALIZED (
        SELECT h.n, h.title, h.path,
@@ -701,9 +748,9 @@ async function insertChunks(q: QueryRunner, collection: string, heads: ChunkHead
      )
      INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body, tsv, tsv_exact)
      SELECT $1, x.document_id, x.chunk_index, h.title, h.path, x.body,
-            h.tsv || setweight(to_tsvector('${CONFIG}', x.body_words), 'C'),
-            strip(h.tsv_exact || to_tsvector('${EXACT_CONFIG}', x.body_words))
-     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_words, n)
+            h.tsv || setweight(x.body_tsv::tsvector, 'C'),
+            strip(h.tsv_exact || x.body_exact::tsvector)
+     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[], $11::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_tsv, body_exact, n)
      JOIN heads h ON h.n = x.head
      ORDER BY x.n`,
     [
@@ -716,7 +763,8 @@ async function insertChunks(q: QueryRunner, collection: string, heads: ChunkHead
       chunks.map((c) => c.index),
       chunks.map((c) => c.head),
       chunks.map((c) => c.body),
-      chunks.map((c) => wordsOf(c.body)),
+      vectors.stemmed,
+      vectors.exact,
     ],
   );
 }

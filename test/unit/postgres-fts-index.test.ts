@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import * as os from "node:os";
 import type { DataSource } from "typeorm";
-import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
+import { PostgresFtsIndex, wordsOf } from "../../server/search/postgres-fts-index";
+import { PostgresLexemes } from "../../server/search/postgres-lexemes";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
@@ -34,6 +35,19 @@ function doc(p: string, texts: string[], title = p.split("/").at(-1)!): Document
     chunks: texts.map((text, chunkIndex) => ({ chunkIndex, text })),
   };
 }
+
+test("wordsOf turns exactly the separators into spaces, unit for unit (as translate() does), whatever else the text holds", () => {
+  const separators = "<>&@/\\:.~_=?#%+";
+  const alphabet = [...separators, ..."aZ9 \t\n-'\"é€", "\u0000", "😀", "\ud800", "\udfff"];
+  const rng = (n: number) => crypto.randomInt(n);
+  for (let i = 0; i < 2_000; i++) {
+    const text = Array.from({ length: rng(300) }, () => alphabet[rng(alphabet.length)]).join("");
+    const expected = [...text].map((c) => (separators.includes(c) ? " " : c)).join("");
+    assert.equal(wordsOf(text), expected, JSON.stringify(text));
+  }
+  assert.equal(wordsOf(""), "");
+  assert.equal(wordsOf("https://host.example/a_b?c=1#d"), "https   host example a b c 1 d");
+});
 
 describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "PostgreSQL is not installed" }, () => {
   const databases: DataSource[] = [];
@@ -68,6 +82,70 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; tsv: string }[];
     assert.equal(rows.length, 4);
     for (const row of rows) assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}: ${row.tsv}`);
+  });
+
+  test("chunk bodies' tsvectors built from their words' lexemes equal to_tsvector's, on awkward text, through a cache that fills and sheds", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    // Creates the configurations and tables.
+    await index.upsertDocuments(crypto.randomUUID(), [doc("warm.txt", ["warm"])]);
+    const texts = [
+      "e-mail co-operation state-of-the-art don't O'Neil's l'été naïve CAFÉ café Straße ﬁnance",
+      "version 1.2.3 v2 2024-05-01 -5 +7 3,14 1e10 0x1F x86_64 foo_bar a/b c:d ~e ?f #g %h",
+      "tabs\tand\nnew lines\u00a0nbsp\u2003em space\u3000ideographic space",
+      "emoji 😀 here, CJK 中文字符 and Thai ภาษาไทย and Greek θαζζ vιβε, combining e\u0301 and a lone \u0301 mark",
+      "quotes 'single' \"double\" back\\slash it's '' \\' a\\\\b",
+      `a word too long ${"x".repeat(3000)} to index, then more`,
+      Array.from({ length: 700 }, () => "again").join(" "),
+      Array.from({ length: 17_000 }, (_, i) => `w${i % 50}`).join(" "),
+      "zqsluicesentinelqz appears itself zqsluicesentinelqz",
+      "",
+      "   leading and trailing blanks   ",
+    ];
+    const lexemes = new PostgresLexemes("sluice_search", "sluice_exact", 20);
+    const q = db.createQueryRunner();
+    try {
+      // Twice: the second pass is answered from the cache (what is left of it after shedding).
+      for (const pass of [1, 2]) {
+        const words = texts.map(wordsOf);
+        const vectors = await lexemes.vectors(q, words);
+        const rows = (await q.query(
+          `SELECT t.stemmed::tsvector = to_tsvector('sluice_search', t.words) AS same, strip(t.exact::tsvector) = strip(to_tsvector('sluice_exact', t.words)) AS same_exact
+           FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(words, stemmed, exact, n) ORDER BY n`,
+          [words, vectors.stemmed, vectors.exact],
+        )) as { same: boolean; same_exact: boolean }[];
+        rows.forEach((row, i) => assert.ok(row.same && row.same_exact, `pass ${pass}, text ${i}: ${texts[i].slice(0, 60)}`));
+      }
+    } finally {
+      await q.release();
+    }
+  });
+
+  test("a batch of more chunks than one statement takes goes in several, every chunk under its own document's title and path, in order", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    const long = Array.from({ length: 1_203 }, (_, i) => `part ${i} of the long one`);
+    await index.upsertDocuments(collection, [
+      doc("first.txt", ["a short first"], "Alpha"),
+      doc("long/report.txt", long, "Bravo"),
+      doc("last.txt", ["a short last", "and its second"], "Charlie"),
+    ]);
+    const rows = (await db.query(
+      `SELECT c.path, c.chunk_index, c.same, c.same_exact, d.path AS document_path
+       FROM (SELECT id, document_id, path, chunk_index, tsv = (${V2_TSV}) AS same, strip(tsv_exact) = strip(${V2_EXACT}) AS same_exact
+             FROM search_chunks WHERE collection_id = $1) c
+       JOIN search_documents d ON d.id = c.document_id ORDER BY c.id`,
+      [collection],
+    )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; document_path: string }[];
+    const expected = [["first.txt", 0], ...long.map((_, i) => ["long/report.txt", i]), ["last.txt", 0], ["last.txt", 1]];
+    assert.deepEqual(rows.map((r) => [r.path, r.chunk_index]), expected);
+    for (const row of rows) {
+      assert.equal(row.document_path, row.path);
+      assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}`);
+    }
+    const [hit] = await index.search(collection, "bravo", 1);
+    assert.equal(hit.path, "long/report.txt");
   });
 
   test("rows keep their tsvectors inline and uncompressed (plain columns, STORAGE MAIN, 4 KB toast_tuple_target)", async () => {
