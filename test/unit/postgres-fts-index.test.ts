@@ -121,8 +121,9 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     const db = await newDatabase();
     const collection = crypto.randomUUID();
     await new PostgresFtsIndex(db).upsertDocument(collection, doc("old.txt", ["a pelican wrote this before the upgrade"]));
-    // Back to what schema 2 made: generated columns under GIN, default storage.
+    // Back to what schema 2 made: generated columns under GIN, default storage, no BRIN index.
     await db.query("ALTER TABLE search_chunks DROP COLUMN tsv, DROP COLUMN tsv_exact, RESET (toast_tuple_target)");
+    await db.query("DROP INDEX search_chunks_id_brin");
     await db.query(`ALTER TABLE search_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (${V2_TSV}) STORED, ADD COLUMN tsv_exact tsvector GENERATED ALWAYS AS (${V2_EXACT}) STORED`);
     await db.query("CREATE INDEX search_chunks_tsv ON search_chunks USING gin (tsv)");
     await db.query("CREATE INDEX search_chunks_tsv_exact ON search_chunks USING gin (tsv_exact)");
@@ -130,12 +131,31 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => h.path), ["old.txt"]);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 3 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 4 }]);
     await index.upsertDocument(collection, doc("new.txt", ["a pelican wrote this after the upgrade"], "Pelican"));
     const hits = await index.search(collection, "pelicans", 10);
     assert.deepEqual(hits.map((h) => h.path), ["new.txt", "old.txt"]);
     assert.ok(hits.every((h) => !h.exact));
     assert.deepEqual((await index.search(collection, "upgrade", 10)).map((h) => h.path).sort(), ["new.txt", "old.txt"]);
+  });
+
+  test("an index of schema version 3 gets the BRIN index on chunk ids (schema 4) and keeps its rows and answers", async () => {
+    const db = await newDatabase();
+    const collection = crypto.randomUUID();
+    const before = new PostgresFtsIndex(db);
+    await before.upsertDocuments(collection, [doc("a.txt", ["a pelican wrote this before the upgrade"], "Pelican"), doc("b.txt", ["pelicans and other birds"])]);
+    const answer = await before.search(collection, "pelican", 10);
+    // Back to what schema 3 made: no BRIN index.
+    await db.query("DROP INDEX search_chunks_id_brin");
+    await db.query("UPDATE search_schema SET version = 3");
+
+    const index = new PostgresFtsIndex(db);
+    assert.deepEqual(await index.search(collection, "pelican", 10), answer);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 4 }]);
+    const [brin] = (await db.query("SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'search_chunks_id_brin'")) as { amname: string }[];
+    assert.equal(brin?.amname, "brin");
+    await index.upsertDocument(collection, doc("c.txt", ["a pelican wrote this after the upgrade"]));
+    assert.deepEqual((await index.search(collection, "upgrade", 10)).map((h) => h.path).sort(), ["a.txt", "c.txt"]);
   });
 
   test("past 2,000 matches only the newest are ranked: an old best match is left out", async () => {
