@@ -489,15 +489,24 @@ export class PostgresFtsIndex implements SearchIndex {
             // at 1,000,000 chunks (650 ms). A bound off the mark costs speed, never rows: the near part
             // reads more matches, or the walk completes the window.
             `${name}_bound AS MATERIALIZED (
-               SELECT newest.id - ceil(${param(span)} * (newest.id - oldest.id + 1)::float8 / ${param(Math.max(1, spans!.chunks))})::bigint AS id
+               SELECT newest.id - ceil(${param(span)} * (newest.id - oldest.id + 1)::float8 / ${param(Math.max(1, spans!.chunks))})::bigint AS id, newest.id AS newest
                FROM (SELECT c.id FROM search_chunks c WHERE ${IN_COLLECTION} ORDER BY ${NEWEST_FIRST} LIMIT 1) newest,
                     (SELECT c.id FROM search_chunks c WHERE ${IN_COLLECTION} ORDER BY c.collection_id, c.id LIMIT 1) oldest
              ),
              ${name}_near AS MATERIALIZED (${rankedRows(` AND c.id > (SELECT id FROM ${name}_bound)`)} ORDER BY c.id + 0 DESC LIMIT ${window}),
+             ${name}_wider AS MATERIALIZED (
+               SELECT b.id - ceil(${SPAN_MARGIN} * (b.newest - b.id) * (${window} - n.found)::float8 / nullif(n.found, 0))::bigint AS id, ${window} - n.found AS missing
+               FROM ${name}_bound b, (SELECT count(*) AS found FROM ${name}_near) n
+             ),
+             ${name}_far AS MATERIALIZED (${rankedRows(
+               ` AND c.id <= (SELECT id FROM ${name}_bound) AND c.id > (SELECT id FROM ${name}_wider WHERE missing > 0)`,
+             )} ORDER BY c.id + 0 DESC LIMIT (SELECT missing FROM ${name}_wider)),
              ${name}_ranked AS (
                SELECT * FROM ${name}_near
                UNION ALL
-               (${rankedRows(` AND c.id <= (SELECT id FROM ${name}_bound)`)} ORDER BY ${NEWEST_FIRST} LIMIT (SELECT ${window} - count(*) FROM ${name}_near))
+               SELECT * FROM ${name}_far
+               UNION ALL
+               (${rankedRows(` AND c.id <= coalesce((SELECT id FROM ${name}_wider WHERE missing > 0), (SELECT id FROM ${name}_bound))`)} ORDER BY ${NEWEST_FIRST} LIMIT (SELECT missing FROM ${name}_wider) - (SELECT count(*) FROM ${name}_far))
              )`;
       const numbered = `SELECT id, score, document_id, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ${name}_ranked`;
       const best =

@@ -17,6 +17,13 @@ const WORDS = (column: string) => `translate(${column}, '<>&@/\\:.~_=?#%+', '   
 const V2_TSV = `setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("title")}), 'A') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("path")}), 'B') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("body")}), 'C')`;
 const V2_EXACT = `to_tsvector('sluice_exact'::regconfig, ${WORDS("title")} || ' ' || ${WORDS("path")} || ' ' || ${WORDS("body")})`;
 
+/** A node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan, with the CTE it computes. */
+interface CteNode {
+  "Subplan Name"?: string;
+  "Actual Rows": number;
+  Plans?: CteNode[];
+}
+
 /** A node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan. */
 interface AnalyzedNode {
   "Rows Removed by Filter"?: number;
@@ -286,6 +293,41 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.ok(!hits.some((h) => h.path === "new/kestrelling.txt"), hits.map((h) => h.path).join(", "));
     assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
     assert.equal(hits.length, 5);
+  });
+
+  test("when the span holds some of the window, a second span sized by what it found reads the rest of the newest 2,000 (not every older match)", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    // 5,001 matches in ~21,000 chunks: the span (~half the collection) holds only the sparse newest
+    // region's ~600. The newest 2,000 matches end at mid/best.txt; old/best.txt is the 2,001st.
+    const sparse = Array.from({ length: 17_000 }, (_, i) => doc(`new/${i}.txt`, [i % 17 === 0 ? `one kestrel among other words ${i}` : `other words ${i}`]));
+    await load(index, db, collection, [
+      ...plain("old", 3000, "one kestrel among other words"),
+      doc("old/best.txt", ["kestrel kestrel kestrel"], "Kestrel"),
+      doc("mid/best.txt", ["kestrel kestrel kestrel"], "Kestrel"),
+      ...plain("mid", 999, "one kestrel among other words"),
+      ...sparse,
+    ]);
+    const ranking: { sql: string; params: unknown[] }[] = [];
+    const query = db.query.bind(db);
+    db.query = ((sql: string, params?: unknown[]) => {
+      if (sql.includes("bound AS MATERIALIZED")) ranking.push({ sql, params: params ?? [] });
+      return query(sql, params);
+    }) as typeof db.query;
+    const hits = await index.search(collection, "kestrel", 5);
+    db.query = query;
+    assert.equal(ranking.length, 1, "the window was read from a span of the newest chunks");
+    assert.equal(hits[0].path, "mid/best.txt");
+    assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
+    assert.equal(hits.length, 5);
+    // Where the rows came from: the span, then the second span; the walk of all older matches read none.
+    const [{ "QUERY PLAN": plan }] = (await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${ranking[0].sql}`, ranking[0].params)) as { "QUERY PLAN": { Plan: CteNode }[] }[];
+    const rows = (node: CteNode): Record<string, number> =>
+      Object.assign({}, node["Subplan Name"]?.startsWith("CTE ") ? { [node["Subplan Name"].slice(4)]: node["Actual Rows"] } : {}, ...(node.Plans ?? []).map(rows));
+    const read = rows(plan[0].Plan);
+    assert.ok(read.exact_near > 0 && read.exact_near < 2000, JSON.stringify(read));
+    assert.equal(read.exact_near + read.exact_far, 2000, JSON.stringify(read));
   });
 
   test("a search is one statement per attempt: both tiers, the per-document cap and the snippets of the chunks answered only", async () => {
