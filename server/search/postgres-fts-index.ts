@@ -22,7 +22,8 @@ import { SpanEstimates } from "./span-estimates";
  *   so a file is found by its own rare words even when their stem is common.
  * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's
  * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row;
- * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row).
+ * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row; 4 adds a
+ * BRIN index on `id`, from which a ranking reads the id range of the collection's newest chunks).
  *
  * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
  * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
@@ -480,9 +481,12 @@ export class PostgresFtsIndex implements SearchIndex {
       const ranked =
         span === null
           ? `${name}_ranked AS (${rankedRows("")} ORDER BY ${NEWEST_FIRST} LIMIT ${window})`
-          : // The newest RANK_WINDOW matches, in two parts: those among the collection's newest `span`
-            // chunks (the GIN index's matches ANDed with that id range: only they are read), then, if
-            // those were fewer, the newest of the rest (the walk, which then starts at the bound).
+          : // The newest RANK_WINDOW matches, in up to three parts: those among the collection's newest
+            // `span` chunks (the GIN index's matches ANDed with that id range: only they are read);
+            // if those were fewer but some, a second, wider span below it, sized by the matches the
+            // first found per id (x SPAN_MARGIN) to hold the rest (a short first span used to read
+            // every older match by bitmap, up to ~8,800 rows at 1,000,000 chunks for the ~300 missing);
+            // then, if still fewer, the newest of the rest (the walk, which then starts at the bound).
             // The bound is where the newest `span` chunks start, reckoned from the collection's newest
             // and oldest ids and its estimated chunks (ids spread evenly over that range): two index
             // probes. Counting the span's entries in the index (an OFFSET) read up to ~600,000 of them
