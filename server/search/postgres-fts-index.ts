@@ -8,7 +8,6 @@ import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippe
 import { toSummary, type DocumentRow } from "./document-row";
 import { SearchStatistics } from "./postgres-statistics";
 import { SpanEstimates } from "./span-estimates";
-import { PostgresLexemes } from "./postgres-lexemes";
 
 /**
  * The collection index on PostgreSQL full-text search, in the team server's own database:
@@ -239,8 +238,6 @@ export class PostgresFtsIndex implements SearchIndex {
   private schema: Promise<void> | null = null;
   private readonly statistics: SearchStatistics;
   private readonly spanEstimates = new SpanEstimates(SPAN_MIN_MATCHES * SPAN_MIN_CHUNKS_PER_MATCH);
-  /** What to_tsvector made of each word met so far: chunk bodies' tsvectors are built from it (postgres-lexemes.ts). */
-  private readonly lexemes = new PostgresLexemes(CONFIG, EXACT_CONFIG);
   /**
    * Counts asked in the same turn of the event loop (a listing's, Promise.all over its
    * collections) load together in one statement instead of one pooled round trip each; no cache,
@@ -286,7 +283,7 @@ export class PostgresFtsIndex implements SearchIndex {
     const groups = keys.size === docs.length ? [docs.map((doc, i) => ({ doc, id: ids[i] }))] : docs.map((doc, i) => [{ doc, id: ids[i] }]);
     await this.inTransaction(async (q) => {
       await q.query(INDEX_WRITE);
-      for (const group of groups) await writeDocuments(q, this.lexemes, collection, group);
+      for (const group of groups) await writeDocuments(q, collection, group);
     });
     this.statistics.noteWritten(docs.reduce((sum, d) => sum + d.chunks.length, 0));
     return ids;
@@ -317,13 +314,13 @@ export class PostgresFtsIndex implements SearchIndex {
       await q.query(INDEX_WRITE);
       // The old version goes first: UNIQUE (collection, source, path) admits one row, and no
       // other reader sees either change before the commit.
-      await writeDocuments(q, this.lexemes, collection, [{ doc: { ...doc, chunks: [] }, id }]);
+      await writeDocuments(q, collection, [{ doc: { ...doc, chunks: [] }, id }]);
     } catch (error) {
       await end("rollbackTransaction").catch(() => undefined);
       throw error;
     }
     return stagedDocument(id, {
-      add: (documentId, chunks) => insertChunks(q, this.lexemes, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
+      add: (documentId, chunks) => insertChunks(q, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
       commit: async (documentId, chunkCount) => {
         await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
         await end("commitTransaction");
@@ -670,7 +667,7 @@ function chunkConditions(param: (value: unknown) => string, stemmedSql: () => st
 }
 
 /** Replaces documents (old versions by source and path out, new ones in), inside the caller's transaction. */
-async function writeDocuments(q: QueryRunner, lexemes: PostgresLexemes, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
+async function writeDocuments(q: QueryRunner, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
   const docs = group.map(({ doc, id }) => ({ doc, id, title: pgText(doc.title), path: pgText(doc.path) }));
   await q.query(
     `DELETE FROM search_documents d USING unnest($2::text[], $3::text[]) AS x(source_id, path)
@@ -697,7 +694,7 @@ async function writeDocuments(q: QueryRunner, lexemes: PostgresLexemes, collecti
     ],
   );
   const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, head: i + 1, body: pgText(c.text) })));
-  await insertChunks(q, lexemes, collection, docs, chunks);
+  await insertChunks(q, collection, docs, chunks);
 }
 
 /** What every chunk of a document repeats: its title and path. */
@@ -721,24 +718,20 @@ interface ChunkRow {
  * each of its chunks' bodies, the same tsvector as computing the three parts per chunk.
  * Rows go in in the order given, so ids (ties in ranking) follow chunk order.
  */
-async function insertChunks(q: QueryRunner, lexemes: PostgresLexemes, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
+async function insertChunks(q: QueryRunner, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
   for (let start = 0; start < chunks.length; start += CHUNKS_PER_STATEMENT) {
     const slice = chunks.slice(start, start + CHUNKS_PER_STATEMENT);
     // Only the heads this slice's chunks belong to, renumbered in order.
     const renumbered = new Map<number, number>();
     for (const c of slice) if (!renumbered.has(c.head)) renumbered.set(c.head, renumbered.size + 1);
     const sliceHeads = [...renumbered.keys()].map((n) => heads[n - 1]);
-    await insertChunkRows(q, lexemes, collection, sliceHeads, slice.map((c) => ({ ...c, head: renumbered.get(c.head)! })));
+    await insertChunkRows(q, collection, sliceHeads, slice.map((c) => ({ ...c, head: renumbered.get(c.head)! })));
   }
 }
 
-/** One INSERT of up to CHUNKS_PER_STATEMENT chunks (insertChunks), the bodies' tsvectors built from their words' lexemes (postgres-lexemes.ts). */
-async function insertChunkRows(q: QueryRunner, lexemes: PostgresLexemes, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
+/** One INSERT of up to CHUNKS_PER_STATEMENT chunks (insertChunks). */
+async function insertChunkRows(q: QueryRunner, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
   if (chunks.length === 0) return;
-  const vectors = await lexemes.vectors(
-    q,
-    chunks.map((c) => wordsOf(c.body)),
-  );
   await q.query(
     `WITH heads AS MATERIALIZED (
        SELECT h.n, h.title, h.path,
@@ -748,9 +741,9 @@ async function insertChunkRows(q: QueryRunner, lexemes: PostgresLexemes, collect
      )
      INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body, tsv, tsv_exact)
      SELECT $1, x.document_id, x.chunk_index, h.title, h.path, x.body,
-            h.tsv || setweight(x.body_tsv::tsvector, 'C'),
-            strip(h.tsv_exact || x.body_exact::tsvector)
-     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[], $11::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_tsv, body_exact, n)
+            h.tsv || setweight(to_tsvector('${CONFIG}', x.body_words), 'C'),
+            strip(h.tsv_exact || to_tsvector('${EXACT_CONFIG}', x.body_words))
+     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_words, n)
      JOIN heads h ON h.n = x.head
      ORDER BY x.n`,
     [
@@ -763,8 +756,7 @@ async function insertChunkRows(q: QueryRunner, lexemes: PostgresLexemes, collect
       chunks.map((c) => c.index),
       chunks.map((c) => c.head),
       chunks.map((c) => c.body),
-      vectors.stemmed,
-      vectors.exact,
+      chunks.map((c) => wordsOf(c.body)),
     ],
   );
 }

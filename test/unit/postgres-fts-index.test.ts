@@ -4,7 +4,6 @@ import crypto from "node:crypto";
 import * as os from "node:os";
 import type { DataSource } from "typeorm";
 import { PostgresFtsIndex, wordsOf } from "../../server/search/postgres-fts-index";
-import { PostgresLexemes } from "../../server/search/postgres-lexemes";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
@@ -82,43 +81,6 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; tsv: string }[];
     assert.equal(rows.length, 4);
     for (const row of rows) assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}: ${row.tsv}`);
-  });
-
-  test("chunk bodies' tsvectors built from their words' lexemes equal to_tsvector's, on awkward text, through a cache that fills and sheds", async () => {
-    const db = await newDatabase();
-    const index = new PostgresFtsIndex(db);
-    // Creates the configurations and tables.
-    await index.upsertDocuments(crypto.randomUUID(), [doc("warm.txt", ["warm"])]);
-    const texts = [
-      "e-mail co-operation state-of-the-art don't O'Neil's l'été naïve CAFÉ café Straße ﬁnance",
-      "version 1.2.3 v2 2024-05-01 -5 +7 3,14 1e10 0x1F x86_64 foo_bar a/b c:d ~e ?f #g %h",
-      "tabs\tand\nnew lines\u00a0nbsp\u2003em space\u3000ideographic space",
-      "emoji 😀 here, CJK 中文字符 and Thai ภาษาไทย and Greek θαζζ vιβε, combining e\u0301 and a lone \u0301 mark",
-      "quotes 'single' \"double\" back\\slash it's '' \\' a\\\\b",
-      `a word too long ${"x".repeat(3000)} to index, then more`,
-      Array.from({ length: 700 }, () => "again").join(" "),
-      Array.from({ length: 17_000 }, (_, i) => `w${i % 50}`).join(" "),
-      "zqsluicesentinelqz appears itself zqsluicesentinelqz",
-      "",
-      "   leading and trailing blanks   ",
-    ];
-    const lexemes = new PostgresLexemes("sluice_search", "sluice_exact", 20);
-    const q = db.createQueryRunner();
-    try {
-      // Twice: the second pass is answered from the cache (what is left of it after shedding).
-      for (const pass of [1, 2]) {
-        const words = texts.map(wordsOf);
-        const vectors = await lexemes.vectors(q, words);
-        const rows = (await q.query(
-          `SELECT t.stemmed::tsvector = to_tsvector('sluice_search', t.words) AS same, strip(t.exact::tsvector) = strip(to_tsvector('sluice_exact', t.words)) AS same_exact
-           FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(words, stemmed, exact, n) ORDER BY n`,
-          [words, vectors.stemmed, vectors.exact],
-        )) as { same: boolean; same_exact: boolean }[];
-        rows.forEach((row, i) => assert.ok(row.same && row.same_exact, `pass ${pass}, text ${i}: ${texts[i].slice(0, 60)}`));
-      }
-    } finally {
-      await q.release();
-    }
   });
 
   test("a batch of more chunks than one statement takes goes in several, every chunk under its own document's title and path, in order", async () => {
