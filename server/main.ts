@@ -2,11 +2,11 @@ import { ConfigError, loadConfig } from "./config";
 import { createLogger } from "./logger";
 import { startServer } from "./server";
 import { startHeapTrace } from "./diagnostics/heap-trace";
-import { keepSemiSpaceFlagToMainThread } from "./worker-script";
+import { keepHeapFlagsToMainThread } from "./worker-script";
 import { tuneMalloc } from "./memory/glibc-malloc";
 
 // The command line's young-generation flag has sized this thread's heap; threads size their own.
-keepSemiSpaceFlagToMainThread();
+keepHeapFlagsToMainThread();
 // Before any worker thread starts: glibc makes arenas as threads first allocate (memory/glibc-malloc.ts).
 const mallocTuning = tuneMalloc();
 

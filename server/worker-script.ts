@@ -30,20 +30,32 @@ export const WORKER_YOUNG_GENERATION_MB = 4;
 export const PARSER_YOUNG_GENERATION_MB = 8;
 
 /**
+ * The main thread's old-generation ceiling. V8 lets a heap grow to up to 4 times what survived
+ * its last full collection when the ceiling is 2 GB or more (its default on a machine with this
+ * much memory), 1.3 to 2 times below it. On a team server the ingestion job runs on the main
+ * thread and makes garbage at the pace files arrive: its heap swelled to 100-135 MB between full
+ * collections (docs/decisions.md, "Memory"), as the job thread's did before its own 1 GB
+ * ceiling. The API itself keeps far less than this (its caches are bounded: SEARCH_CACHE_MB).
+ */
+export const MAIN_THREAD_OLD_GENERATION_MB = 1024;
+
+/**
  * Node flags of the server's process, given on the command line by every way it starts
  * (`npm start` and `npm run worker` in package.json, the Electron shell's utility process in
  * main/main.ts, the tests' fixtures): V8 sizes the main thread's heap before any script runs,
  * so they cannot be set from here. A 2 MB semi-space is the main thread's young generation of
- * WORKER_YOUNG_GENERATION_MB (the default grows to 16 MB, two of them: 32 MB held for good).
+ * WORKER_YOUNG_GENERATION_MB (the default grows to 16 MB, two of them: 32 MB held for good);
+ * the old generation's ceiling is MAIN_THREAD_OLD_GENERATION_MB.
  */
-export const SERVER_NODE_FLAGS = ["--max-semi-space-size=2"];
+export const SERVER_NODE_FLAGS = ["--max-semi-space-size=2", `--max-old-space-size=${MAIN_THREAD_OLD_GENERATION_MB}`];
 
 /**
- * Called first thing by the server's entry points: the flag above has sized the main thread's
- * nursery, and left on it would also override every worker's `maxYoungGenerationSizeMb` (V8
- * prefers the flag), holding the parsers to 4 MB. Turned off, the threads started from now on
- * size their own.
+ * Called first thing by the server's entry points: the flags above have sized the main thread's
+ * heap, and left on they would also override every worker's `resourceLimits` (V8 prefers the
+ * flags), holding the parsers to a 4 MB nursery and every thread to the main thread's ceiling.
+ * Turned off, the threads started from now on size their own.
  */
-export function keepSemiSpaceFlagToMainThread(): void {
+export function keepHeapFlagsToMainThread(): void {
   v8.setFlagsFromString("--max-semi-space-size=0");
+  v8.setFlagsFromString("--max-old-space-size=0");
 }

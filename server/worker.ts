@@ -3,11 +3,11 @@ import { openStorage } from "./storage";
 import { openIngestion } from "./ingestion";
 import { openRedis } from "./redis/redis-connection";
 import { createLogger } from "./logger";
-import { keepSemiSpaceFlagToMainThread } from "./worker-script";
+import { keepHeapFlagsToMainThread } from "./worker-script";
 import { tuneMalloc } from "./memory/glibc-malloc";
 
 // The command line's young-generation flag has sized this thread's heap; threads size their own.
-keepSemiSpaceFlagToMainThread();
+keepHeapFlagsToMainThread();
 // Before any worker thread starts: glibc makes arenas as threads first allocate (memory/glibc-malloc.ts).
 const mallocTuning = tuneMalloc();
 

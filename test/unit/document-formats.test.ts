@@ -181,9 +181,24 @@ describe("legacy Office extensions, any machine", () => {
     assert.match((await extractText("renamed.doc", await makeDocx(["modern content"]))).text, /modern content/);
   });
 
-  it("says a legacy file that is not a compound file is corrupt", async () => {
-    await rejectsWith(extractText("x.doc", garbage), "corrupt file (not a valid Word document)");
-    await rejectsWith(extractText("x.xls", garbage), "corrupt file (not a valid Excel workbook)");
-    await rejectsWith(extractText("x.ppt", garbage), "corrupt file (not a valid PowerPoint presentation)");
+  it("says a legacy file that is neither a compound file nor text is corrupt", async () => {
+    const binary = Uint8Array.from([0x50, 0x4b, 0x00, 0x00, ...utf8("not a compound file"), 0x00, 0x01]);
+    await rejectsWith(extractText("x.doc", binary), "corrupt file (not a valid Word document)");
+    await rejectsWith(extractText("x.xls", binary), "corrupt file (not a valid Excel workbook)");
+    await rejectsWith(extractText("x.ppt", binary), "corrupt file (not a valid PowerPoint presentation)");
+  });
+
+  it("reads text, RTF and HTML saved under a legacy extension for what they are", async () => {
+    // TeX's documented sources are .doc files of plain text (the real corpus's semlayer.doc).
+    const tex = "%BEGIN semlayer.doc\n\\def\\fileversion{1.0}\n% LaTeX style option for slides, caf\u00e9 edition\n";
+    assert.equal((await extractText("semlayer.doc", utf8(tex))).text, tex);
+    assert.equal((await extractText("notes.doc", Uint8Array.from([0x4e, 0x61, 0xef, 0x76, 0x65]))).text, "Na\u00efve", "latin1 text");
+    const rtf = await extractText("letter.doc", utf8("{\\rtf1\\ansi{\\fonttbl\\f0 Times;}\\f0 Dear narwhal keeper\\par}"));
+    assert.match(rtf.text, /Dear narwhal keeper/);
+    assert.doesNotMatch(rtf.text, /rtf1|fonttbl/);
+    const sheet = await extractText("export.xls", utf8("<html><head><title>Q3</title></head><body><table><tr><td>walrus</td><td>42</td></tr></table></body></html>"));
+    assert.match(sheet.text, /walrus/);
+    assert.doesNotMatch(sheet.text, /<td>/);
+    assert.equal((await extractText("deck.ppt", utf8("slide one: the harbour"))).text, "slide one: the harbour");
   });
 });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import * as os from "node:os";
 import type { DataSource } from "typeorm";
-import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
+import { PostgresFtsIndex, wordsOf } from "../../server/search/postgres-fts-index";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
@@ -42,6 +42,19 @@ function doc(p: string, texts: string[], title = p.split("/").at(-1)!): Document
   };
 }
 
+test("wordsOf turns exactly the separators into spaces, unit for unit (as translate() does), whatever else the text holds", () => {
+  const separators = "<>&@/\\:.~_=?#%+";
+  const alphabet = [...separators, ..."aZ9 \t\n-'\"é€", "\u0000", "😀", "\ud800", "\udfff"];
+  const rng = (n: number) => crypto.randomInt(n);
+  for (let i = 0; i < 2_000; i++) {
+    const text = Array.from({ length: rng(300) }, () => alphabet[rng(alphabet.length)]).join("");
+    const expected = [...text].map((c) => (separators.includes(c) ? " " : c)).join("");
+    assert.equal(wordsOf(text), expected, JSON.stringify(text));
+  }
+  assert.equal(wordsOf(""), "");
+  assert.equal(wordsOf("https://host.example/a_b?c=1#d"), "https   host example a b c 1 d");
+});
+
 describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "PostgreSQL is not installed" }, () => {
   const databases: DataSource[] = [];
   let newDatabase: () => Promise<DataSource>;
@@ -75,6 +88,33 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; tsv: string }[];
     assert.equal(rows.length, 4);
     for (const row of rows) assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}: ${row.tsv}`);
+  });
+
+  test("a batch of more chunks than one statement takes goes in several, every chunk under its own document's title and path, in order", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    const long = Array.from({ length: 1_203 }, (_, i) => `part ${i} of the long one`);
+    await index.upsertDocuments(collection, [
+      doc("first.txt", ["a short first"], "Alpha"),
+      doc("long/report.txt", long, "Bravo"),
+      doc("last.txt", ["a short last", "and its second"], "Charlie"),
+    ]);
+    const rows = (await db.query(
+      `SELECT c.path, c.chunk_index, c.same, c.same_exact, d.path AS document_path
+       FROM (SELECT id, document_id, path, chunk_index, tsv = (${V2_TSV}) AS same, strip(tsv_exact) = strip(${V2_EXACT}) AS same_exact
+             FROM search_chunks WHERE collection_id = $1) c
+       JOIN search_documents d ON d.id = c.document_id ORDER BY c.id`,
+      [collection],
+    )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; document_path: string }[];
+    const expected = [["first.txt", 0], ...long.map((_, i) => ["long/report.txt", i]), ["last.txt", 0], ["last.txt", 1]];
+    assert.deepEqual(rows.map((r) => [r.path, r.chunk_index]), expected);
+    for (const row of rows) {
+      assert.equal(row.document_path, row.path);
+      assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}`);
+    }
+    const [hit] = await index.search(collection, "bravo", 1);
+    assert.equal(hit.path, "long/report.txt");
   });
 
   test("rows keep their tsvectors inline and uncompressed (plain columns, STORAGE MAIN, 4 KB toast_tuple_target)", async () => {

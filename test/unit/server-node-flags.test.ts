@@ -3,7 +3,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { SERVER_NODE_FLAGS } from "../../server/worker-script";
+import { MAIN_THREAD_OLD_GENERATION_MB, SERVER_NODE_FLAGS } from "../../server/worker-script";
 import { tempDir } from "../fixtures/sluice-server";
 
 const ROOT = path.resolve(__dirname, __filename.endsWith(".ts") ? "../.." : "../../..");
@@ -22,7 +22,7 @@ interface TraceLine {
   rss?: number;
 }
 
-describe("the server's Node flags (its main thread's young generation)", () => {
+describe("the server's Node flags (its main thread's young generation and heap ceiling)", () => {
   it("are given by npm start, npm run worker and the desktop shell's server process", () => {
     assert.deepEqual(nodeFlagsOf(scripts.start), SERVER_NODE_FLAGS);
     assert.deepEqual(nodeFlagsOf(scripts.worker), SERVER_NODE_FLAGS);
@@ -31,29 +31,44 @@ describe("the server's Node flags (its main thread's young generation)", () => {
     assert.match(shell, /utilityProcess\.fork\(SERVER_ENTRY, \[\], \{[^}]*execArgv: SERVER_NODE_FLAGS,/s);
   });
 
-  it("size only the main thread: once the server has started, a worker thread's maxYoungGenerationSizeMb holds again", () => {
-    // A child started with the server's flags: a thread asking for an 8 MB nursery (as the parsers do), before and after the entry points' call.
+  it("size only the main thread: once the server has started, a worker thread's own resourceLimits hold again", () => {
+    // A child started with the server's flags: a thread asking for an 8 MB nursery (as the parsers do) and one asking for
+    // nothing, before and after the entry points' call.
     const probe = (release: boolean) => {
       const script = `
         const { Worker } = require("node:worker_threads");
         const v8 = require("node:v8");
         const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
-        ${release ? `require(${JSON.stringify(path.join(ROOT, "dist", "server", "worker-script.js"))}).keepSemiSpaceFlagToMainThread();` : ""}
+        ${release ? `require(${JSON.stringify(path.join(ROOT, "dist", "server", "worker-script.js"))}).keepHeapFlagsToMainThread();` : ""}
         const churn = "let a = []; for (let i = 0; i < 3e6; i++) { a.push({ i }); if (a.length > 1e5) a = []; }";
         eval(churn);
-        const w = new Worker(churn + "; require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size)", { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
-        w.once("message", (worker) => { console.log(JSON.stringify({ main: newSpace(), worker })); w.terminate(); });
+        const report = "require('node:worker_threads').parentPort.postMessage({ newSpace: require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size, limit: require('node:v8').getHeapStatistics().heap_size_limit })";
+        const nursery = new Worker(churn + ";" + report, { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
+        nursery.once("message", (worker) => {
+          nursery.terminate();
+          const plain = new Worker(report, { eval: true });
+          plain.once("message", (plainWorker) => {
+            plain.terminate();
+            console.log(JSON.stringify({ main: newSpace(), mainLimit: v8.getHeapStatistics().heap_size_limit, worker: worker.newSpace, workerLimit: plainWorker.limit }));
+          });
+        });
       `;
       const run = spawnSync(process.execPath, [...SERVER_NODE_FLAGS, "-e", script], { encoding: "utf8" });
       assert.equal(run.status, 0, run.stderr);
-      return JSON.parse(run.stdout) as { main: number; worker: number };
+      return JSON.parse(run.stdout) as { main: number; mainLimit: number; worker: number; workerLimit: number };
     };
     const MB = 1024 * 1024;
+    const ceiling = MAIN_THREAD_OLD_GENERATION_MB * MB;
     const released = probe(true);
     assert.ok(released.main <= 4 * MB, `main thread's new space ${released.main}`);
-    assert.equal(released.worker, 8 * MB, "the worker's own limit applies");
-    // Without the call, V8 prefers the flag to the worker's own limit.
-    assert.equal(probe(false).worker, 4 * MB);
+    // The heap limit is the old generation's ceiling plus the young generation's room.
+    assert.ok(released.mainLimit >= ceiling && released.mainLimit < ceiling + 64 * MB, `main thread's heap limit ${released.mainLimit}`);
+    assert.equal(released.worker, 8 * MB, "the worker's own nursery applies");
+    assert.ok(released.workerLimit > ceiling + 64 * MB, `a worker asking for nothing has V8's default ceiling, not the main thread's (${released.workerLimit})`);
+    // Without the call, V8 prefers the flags to the worker's own limits.
+    const held = probe(false);
+    assert.equal(held.worker, 4 * MB);
+    assert.ok(held.workerLimit < ceiling + 64 * MB, `without the call a worker gets the main thread's ceiling (${held.workerLimit})`);
   });
 
   it("hold the main thread's young generation to 4 MB in a server started with npm start's flags, as the heap trace shows", async () => {

@@ -10,7 +10,7 @@ import { pdfText } from "./formats/pdf";
 import { rtfText } from "./formats/rtf";
 import { isZip } from "./formats/zip-package";
 import { ParseError } from "./parse-types";
-import { decodeText } from "./text-decoder";
+import { decodeText, looksLikeText } from "./text-decoder";
 
 export interface ExtractedText {
   /** The document's own title where its format has one (see extractText), else the file name. */
@@ -65,13 +65,19 @@ async function extract(format: FileFormat, bytes: Uint8Array): Promise<Extracted
       return odfText(bytes, "ODS");
     case "odp":
       return odfText(bytes, "ODP");
+    // Files under the legacy Office extensions are often something else, read for what they
+    // are: Word 2007+ files saved under the old extension, RTF saved by Word as .doc, text
+    // (TeX's documented sources are .doc files, as are old README-style notes; a real corpus had
+    // both), HTML tables saved as .xls. Only bytes that are none of these go to the 97-2003
+    // readers, which say "corrupt" for anything not a compound file.
     case "doc":
-      // Word 2007+ files are often saved under the old extension; read them for what they are.
-      return isZip(bytes) ? docxText(bytes) : docText(bytes);
+      if (isZip(bytes)) return docxText(bytes);
+      if (startsWith(bytes, RTF_MAGIC)) return rtfText(bytes);
+      return misnamedText(bytes) ?? docText(bytes);
     case "xls":
-      return isZip(bytes) ? xlsxText(bytes) : xlsText(bytes);
+      return isZip(bytes) ? xlsxText(bytes) : (misnamedText(bytes) ?? xlsText(bytes));
     case "ppt":
-      return isZip(bytes) ? pptxText(bytes) : pptText(bytes);
+      return isZip(bytes) ? pptxText(bytes) : (misnamedText(bytes) ?? pptText(bytes));
     case "rtf":
       return rtfText(bytes);
     case "epub":
@@ -81,6 +87,20 @@ async function extract(format: FileFormat, bytes: Uint8Array): Promise<Extracted
     case "msg":
       return msgText(bytes);
   }
+}
+
+const RTF_MAGIC = "{\\rtf";
+
+function startsWith(bytes: Uint8Array, magic: string): boolean {
+  for (let i = 0; i < magic.length; i++) if (bytes[i] !== magic.charCodeAt(i)) return false;
+  return true;
+}
+
+/** A file under a binary format's extension whose bytes are text: HTML read as HTML, anything else as plain text; null for binary bytes. */
+function misnamedText(bytes: Uint8Array): Extracted | null {
+  if (!looksLikeText(bytes)) return null;
+  const text = decodeText(bytes);
+  return /^\s*<(?:!doctype\s+html|html|table)\b/i.test(text.slice(0, 1024)) ? htmlText(text) : { text };
 }
 
 /** Markdown is indexed as written; its title is its first level-1 heading ("# Title"), if one comes early. */

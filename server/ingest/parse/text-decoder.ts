@@ -64,6 +64,20 @@ export class TextStreamDecoder {
   }
 }
 
+/** How much of a file looksLikeText reads (git's rule for telling text from binary reads 8,000 bytes). */
+const SNIFF_BYTES = 8000;
+
+/**
+ * Whether bytes are text rather than a binary format: a UTF-16 BOM, or no NUL byte among the
+ * first SNIFF_BYTES (binary formats have NULs early: a compound file's header has dozens; text in
+ * UTF-8 or a legacy 8-bit encoding has none), and not empty.
+ */
+export function looksLikeText(bytes: Uint8Array): boolean {
+  if (bytes.length === 0) return false;
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return true;
+  return bytes.subarray(0, SNIFF_BYTES).indexOf(0) === -1;
+}
+
 /** UTF-8 (or UTF-16 with a BOM) without the BOM; bytes that are not valid UTF-8 are read as latin1. */
 export function decodeText(bytes: Uint8Array): string {
   try {
