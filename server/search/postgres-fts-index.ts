@@ -172,15 +172,6 @@ const RANK_WINDOW = 2_000;
 const SPAN_MIN_MATCHES = 2 * RANK_WINDOW;
 const SPAN_MIN_CHUNKS_PER_MATCH = 4;
 const SPAN_MARGIN = 1.25;
-/*
- * A span's own cost is small beside the rows it spares: its id range is read from the BRIN index
- * (ID_RANGES, schema 4) as block ranges, ~8 ms for half of a 1,000,000-chunk collection (the
- * primary-key bitmap before it: 57 ms, so spans were taken only from ~11,000 estimated matches
- * there, and every word outside the statistics' most common elements, estimated at 5,000, read
- * all its matches, up to ~11,000 pages). Past SPAN_MIN_MATCHES a span spares at least 1,500 rows,
- * and at the sizes where a span is hundreds of thousands of chunks the table is beyond
- * shared_buffers, so most rows spared are page reads from outside it. docs/decisions.md.
- */
 /**
  * A search's chunks: the collection's ($1), and they newest first. Written as `= ANY` of one
  * value rather than `=` so the planner keeps collection_id in the ORDER BY (an `=` makes it a
@@ -667,6 +658,14 @@ export class PostgresFtsIndex implements SearchIndex {
  * How many of a collection's newest chunks to read a tier's window from, for the planner's
  * estimates of its matches and of the collection's chunks; null when reading all matches (few)
  * or walking the chunks newest first (a common word) costs less (see windowSpans).
+ *
+ * A span's own cost is small beside the rows it spares: its id range is read from the BRIN index
+ * (ID_RANGES, schema 4) as block ranges, ~8 ms for half of a 1,000,000-chunk collection (the
+ * primary-key bitmap before it: 57 ms, so spans were taken only from ~11,000 estimated matches
+ * there, and every word outside the statistics' most common elements, estimated at 5,000, read
+ * all its matches, up to ~11,000 pages). Past SPAN_MIN_MATCHES a span spares at least 1,500 rows,
+ * and at the sizes where a span is hundreds of thousands of chunks the table is beyond
+ * shared_buffers, so most rows spared are page reads from outside it. docs/decisions.md.
  */
 export function windowSpan(matches: number, chunks: number): number | null {
   if (!(matches > SPAN_MIN_MATCHES && chunks > 0) || chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH) return null;
