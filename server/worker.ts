@@ -6,7 +6,7 @@ import { createLogger } from "./logger";
 import { keepHeapFlagsToMainThread } from "./worker-script";
 import { tuneMalloc } from "./memory/glibc-malloc";
 
-// The command line's young-generation flag has sized this thread's heap; threads size their own.
+// The command line's heap flags have sized this thread's heap; threads size their own.
 keepHeapFlagsToMainThread();
 // Before any worker thread starts: glibc makes arenas as threads first allocate (memory/glibc-malloc.ts).
 const mallocTuning = tuneMalloc();

@@ -8,7 +8,6 @@ import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippe
 import { toSummary, type DocumentRow } from "./document-row";
 import { SearchStatistics } from "./postgres-statistics";
 import { SpanEstimates } from "./span-estimates";
-import { PostgresLexemes } from "./postgres-lexemes";
 
 /**
  * The collection index on PostgreSQL full-text search, in the team server's own database:
@@ -23,7 +22,8 @@ import { PostgresLexemes } from "./postgres-lexemes";
  *   so a file is found by its own rare words even when their stem is common.
  * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's
  * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row;
- * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row).
+ * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row; 4 adds a
+ * BRIN index on `id`, from which a ranking reads the id range of the collection's newest chunks).
  *
  * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
  * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
@@ -33,7 +33,9 @@ import { PostgresLexemes } from "./postgres-lexemes";
  * per document.
  */
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
+/** The BRIN index on search_chunks(id) (schema 4): how a span's id range is read. */
+const ID_RANGES = "search_chunks_id_brin";
 const CONFIG = "sluice_search";
 /** Words as typed (unaccented, lower case, no stemming): which chunks have the query's words in the very form typed. */
 const EXACT_CONFIG = "sluice_exact";
@@ -141,6 +143,14 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     await q.query(`ALTER TABLE search_chunks ALTER COLUMN tsv SET STORAGE MAIN, ALTER COLUMN tsv_exact SET STORAGE MAIN`);
     await q.query(`ALTER TABLE search_chunks SET (toast_tuple_target = 4080)`);
   },
+  4: async (q) => {
+    // A span's id range as block ranges (rows go in in id order, so ranges of ids are ranges of
+    // pages): a few hundred index entries per million chunks instead of a primary-key bitmap of one
+    // entry per chunk. Built from the table in one pass (~8.5 s at 1,000,000 chunks; writes wait,
+    // searches do not); new pages are summarized as autovacuum gets to them, and until then every
+    // span includes them, which costs only for spans that do not reach the newest pages.
+    await q.query(`CREATE INDEX ${ID_RANGES} ON search_chunks USING brin (id) WITH (autosummarize = on)`);
+  },
 };
 
 /** Weights for {D, C, B, A}: title (A) 5 : path (B) 2 : body (C) 1, as the SQLite engine's bm25 weights. */
@@ -162,16 +172,6 @@ const RANK_WINDOW = 2_000;
 const SPAN_MIN_MATCHES = 2 * RANK_WINDOW;
 const SPAN_MIN_CHUNKS_PER_MATCH = 4;
 const SPAN_MARGIN = 1.25;
-/**
- * A span's own cost: its id range is read from the primary key as a bitmap, one entry per chunk
- * of the span, ~25 of them for the price of one row read and ranked (EXPLAIN ANALYZE at 1,000,000
- * chunks: 500,000 entries 57 ms, ~2.8 µs a row). So a span pays only when the rows it spares
- * (matches − the span's share) outweigh its entries / SPAN_ENTRIES_PER_ROW: from ~4,600 matches
- * at 100,000 chunks (SPAN_MIN_MATCHES decides there), ~11,000 at 1,000,000. Without this, every
- * word outside the column's most-common-elements statistics (estimated at 0.5 % of the chunks,
- * 5,000 at 1,000,000, whatever its real count) took a span of half the collection.
- */
-const SPAN_ENTRIES_PER_ROW = 25;
 /**
  * A search's chunks: the collection's ($1), and they newest first. Written as `= ANY` of one
  * value rather than `=` so the planner keeps collection_id in the ORDER BY (an `=` makes it a
@@ -239,8 +239,6 @@ export class PostgresFtsIndex implements SearchIndex {
   private schema: Promise<void> | null = null;
   private readonly statistics: SearchStatistics;
   private readonly spanEstimates = new SpanEstimates(SPAN_MIN_MATCHES * SPAN_MIN_CHUNKS_PER_MATCH);
-  /** What to_tsvector made of each word met so far: chunk bodies' tsvectors are built from it (postgres-lexemes.ts). */
-  private readonly lexemes = new PostgresLexemes(CONFIG, EXACT_CONFIG);
   /**
    * Counts asked in the same turn of the event loop (a listing's, Promise.all over its
    * collections) load together in one statement instead of one pooled round trip each; no cache,
@@ -286,7 +284,7 @@ export class PostgresFtsIndex implements SearchIndex {
     const groups = keys.size === docs.length ? [docs.map((doc, i) => ({ doc, id: ids[i] }))] : docs.map((doc, i) => [{ doc, id: ids[i] }]);
     await this.inTransaction(async (q) => {
       await q.query(INDEX_WRITE);
-      for (const group of groups) await writeDocuments(q, this.lexemes, collection, group);
+      for (const group of groups) await writeDocuments(q, collection, group);
     });
     this.statistics.noteWritten(docs.reduce((sum, d) => sum + d.chunks.length, 0));
     return ids;
@@ -317,13 +315,13 @@ export class PostgresFtsIndex implements SearchIndex {
       await q.query(INDEX_WRITE);
       // The old version goes first: UNIQUE (collection, source, path) admits one row, and no
       // other reader sees either change before the commit.
-      await writeDocuments(q, this.lexemes, collection, [{ doc: { ...doc, chunks: [] }, id }]);
+      await writeDocuments(q, collection, [{ doc: { ...doc, chunks: [] }, id }]);
     } catch (error) {
       await end("rollbackTransaction").catch(() => undefined);
       throw error;
     }
     return stagedDocument(id, {
-      add: (documentId, chunks) => insertChunks(q, this.lexemes, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
+      add: (documentId, chunks) => insertChunks(q, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
       commit: async (documentId, chunkCount) => {
         await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
         await end("commitTransaction");
@@ -502,24 +500,36 @@ export class PostgresFtsIndex implements SearchIndex {
       const ranked =
         span === null
           ? `${name}_ranked AS (${rankedRows("")} ORDER BY ${NEWEST_FIRST} LIMIT ${window})`
-          : // The newest RANK_WINDOW matches, in two parts: those among the collection's newest `span`
-            // chunks (the GIN index's matches ANDed with that id range: only they are read), then, if
-            // those were fewer, the newest of the rest (the walk, which then starts at the bound).
+          : // The newest RANK_WINDOW matches, in up to three parts: those among the collection's newest
+            // `span` chunks (the GIN index's matches ANDed with that id range: only they are read);
+            // if those were fewer but some, a second, wider span below it, sized by the matches the
+            // first found per id (x SPAN_MARGIN) to hold the rest (a short first span used to read
+            // every older match by bitmap, up to ~8,800 rows at 1,000,000 chunks for the ~300 missing);
+            // then, if still fewer, the newest of the rest (the walk, which then starts at the bound).
             // The bound is where the newest `span` chunks start, reckoned from the collection's newest
             // and oldest ids and its estimated chunks (ids spread evenly over that range): two index
             // probes. Counting the span's entries in the index (an OFFSET) read up to ~600,000 of them
             // at 1,000,000 chunks (650 ms). A bound off the mark costs speed, never rows: the near part
             // reads more matches, or the walk completes the window.
             `${name}_bound AS MATERIALIZED (
-               SELECT newest.id - ceil(${param(span)} * (newest.id - oldest.id + 1)::float8 / ${param(Math.max(1, spans!.chunks))})::bigint AS id
+               SELECT newest.id - ceil(${param(span)} * (newest.id - oldest.id + 1)::float8 / ${param(Math.max(1, spans!.chunks))})::bigint AS id, newest.id AS newest
                FROM (SELECT c.id FROM search_chunks c WHERE ${IN_COLLECTION} ORDER BY ${NEWEST_FIRST} LIMIT 1) newest,
                     (SELECT c.id FROM search_chunks c WHERE ${IN_COLLECTION} ORDER BY c.collection_id, c.id LIMIT 1) oldest
              ),
              ${name}_near AS MATERIALIZED (${rankedRows(` AND c.id > (SELECT id FROM ${name}_bound)`)} ORDER BY c.id + 0 DESC LIMIT ${window}),
+             ${name}_wider AS MATERIALIZED (
+               SELECT b.id - ceil(${SPAN_MARGIN} * (b.newest - b.id) * (${window} - n.found)::float8 / nullif(n.found, 0))::bigint AS id, ${window} - n.found AS missing
+               FROM ${name}_bound b, (SELECT count(*) AS found FROM ${name}_near) n
+             ),
+             ${name}_far AS MATERIALIZED (${rankedRows(
+               ` AND c.id <= (SELECT id FROM ${name}_bound) AND c.id > (SELECT id FROM ${name}_wider WHERE missing > 0)`,
+             )} ORDER BY c.id + 0 DESC LIMIT (SELECT missing FROM ${name}_wider)),
              ${name}_ranked AS (
                SELECT * FROM ${name}_near
                UNION ALL
-               (${rankedRows(` AND c.id <= (SELECT id FROM ${name}_bound)`)} ORDER BY ${NEWEST_FIRST} LIMIT (SELECT ${window} - count(*) FROM ${name}_near))
+               SELECT * FROM ${name}_far
+               UNION ALL
+               (${rankedRows(` AND c.id <= coalesce((SELECT id FROM ${name}_wider WHERE missing > 0), (SELECT id FROM ${name}_bound))`)} ORDER BY ${NEWEST_FIRST} LIMIT (SELECT missing FROM ${name}_wider) - (SELECT count(*) FROM ${name}_far))
              )`;
       const numbered = `SELECT id, score, document_id, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ${name}_ranked`;
       const best =
@@ -648,11 +658,18 @@ export class PostgresFtsIndex implements SearchIndex {
  * How many of a collection's newest chunks to read a tier's window from, for the planner's
  * estimates of its matches and of the collection's chunks; null when reading all matches (few)
  * or walking the chunks newest first (a common word) costs less (see windowSpans).
+ *
+ * A span's own cost is small beside the rows it spares: its id range is read from the BRIN index
+ * (ID_RANGES, schema 4) as block ranges, ~8 ms for half of a 1,000,000-chunk collection (the
+ * primary-key bitmap before it: 57 ms, so spans were taken only from ~11,000 estimated matches
+ * there, and every word outside the statistics' most common elements, estimated at 5,000, read
+ * all its matches, up to ~11,000 pages). Past SPAN_MIN_MATCHES a span spares at least 1,500 rows,
+ * and at the sizes where a span is hundreds of thousands of chunks the table is beyond
+ * shared_buffers, so most rows spared are page reads from outside it. docs/decisions.md.
  */
 export function windowSpan(matches: number, chunks: number): number | null {
   if (!(matches > SPAN_MIN_MATCHES && chunks > 0) || chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH) return null;
-  const span = Math.ceil((SPAN_MARGIN * RANK_WINDOW * chunks) / matches);
-  return matches - SPAN_MARGIN * RANK_WINDOW > span / SPAN_ENTRIES_PER_ROW ? span : null;
+  return Math.ceil((SPAN_MARGIN * RANK_WINDOW * chunks) / matches);
 }
 
 /** The exact tier's condition; `impliesStemmed` when a chunk matching it matches the stemmed tsquery too. */
@@ -670,7 +687,7 @@ function chunkConditions(param: (value: unknown) => string, stemmedSql: () => st
 }
 
 /** Replaces documents (old versions by source and path out, new ones in), inside the caller's transaction. */
-async function writeDocuments(q: QueryRunner, lexemes: PostgresLexemes, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
+async function writeDocuments(q: QueryRunner, collection: string, group: { doc: DocumentInput; id: string }[]): Promise<void> {
   const docs = group.map(({ doc, id }) => ({ doc, id, title: pgText(doc.title), path: pgText(doc.path) }));
   await q.query(
     `DELETE FROM search_documents d USING unnest($2::text[], $3::text[]) AS x(source_id, path)
@@ -697,7 +714,7 @@ async function writeDocuments(q: QueryRunner, lexemes: PostgresLexemes, collecti
     ],
   );
   const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, head: i + 1, body: pgText(c.text) })));
-  await insertChunks(q, lexemes, collection, docs, chunks);
+  await insertChunks(q, collection, docs, chunks);
 }
 
 /** What every chunk of a document repeats: its title and path. */
@@ -721,24 +738,20 @@ interface ChunkRow {
  * each of its chunks' bodies, the same tsvector as computing the three parts per chunk.
  * Rows go in in the order given, so ids (ties in ranking) follow chunk order.
  */
-async function insertChunks(q: QueryRunner, lexemes: PostgresLexemes, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
+async function insertChunks(q: QueryRunner, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
   for (let start = 0; start < chunks.length; start += CHUNKS_PER_STATEMENT) {
     const slice = chunks.slice(start, start + CHUNKS_PER_STATEMENT);
     // Only the heads this slice's chunks belong to, renumbered in order.
     const renumbered = new Map<number, number>();
     for (const c of slice) if (!renumbered.has(c.head)) renumbered.set(c.head, renumbered.size + 1);
     const sliceHeads = [...renumbered.keys()].map((n) => heads[n - 1]);
-    await insertChunkRows(q, lexemes, collection, sliceHeads, slice.map((c) => ({ ...c, head: renumbered.get(c.head)! })));
+    await insertChunkRows(q, collection, sliceHeads, slice.map((c) => ({ ...c, head: renumbered.get(c.head)! })));
   }
 }
 
-/** One INSERT of up to CHUNKS_PER_STATEMENT chunks (insertChunks), the bodies' tsvectors built from their words' lexemes (postgres-lexemes.ts). */
-async function insertChunkRows(q: QueryRunner, lexemes: PostgresLexemes, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
+/** One INSERT of up to CHUNKS_PER_STATEMENT chunks (insertChunks). */
+async function insertChunkRows(q: QueryRunner, collection: string, heads: ChunkHead[], chunks: ChunkRow[]): Promise<void> {
   if (chunks.length === 0) return;
-  const vectors = await lexemes.vectors(
-    q,
-    chunks.map((c) => wordsOf(c.body)),
-  );
   await q.query(
     `WITH heads AS MATERIALIZED (
        SELECT h.n, h.title, h.path,
@@ -748,9 +761,9 @@ async function insertChunkRows(q: QueryRunner, lexemes: PostgresLexemes, collect
      )
      INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body, tsv, tsv_exact)
      SELECT $1, x.document_id, x.chunk_index, h.title, h.path, x.body,
-            h.tsv || setweight(x.body_tsv::tsvector, 'C'),
-            strip(h.tsv_exact || x.body_exact::tsvector)
-     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[], $11::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_tsv, body_exact, n)
+            h.tsv || setweight(to_tsvector('${CONFIG}', x.body_words), 'C'),
+            strip(h.tsv_exact || to_tsvector('${EXACT_CONFIG}', x.body_words))
+     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_words, n)
      JOIN heads h ON h.n = x.head
      ORDER BY x.n`,
     [
@@ -763,8 +776,7 @@ async function insertChunkRows(q: QueryRunner, lexemes: PostgresLexemes, collect
       chunks.map((c) => c.index),
       chunks.map((c) => c.head),
       chunks.map((c) => c.body),
-      vectors.stemmed,
-      vectors.exact,
+      chunks.map((c) => wordsOf(c.body)),
     ],
   );
 }

@@ -4,7 +4,6 @@ import crypto from "node:crypto";
 import * as os from "node:os";
 import type { DataSource } from "typeorm";
 import { PostgresFtsIndex, wordsOf } from "../../server/search/postgres-fts-index";
-import { PostgresLexemes } from "../../server/search/postgres-lexemes";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
@@ -17,6 +16,13 @@ const SOURCE = "8f0c2a4e-5d1b-4c3a-9e7f-0a1b2c3d4e5f";
 const WORDS = (column: string) => `translate(${column}, '<>&@/\\:.~_=?#%+', '               ')`;
 const V2_TSV = `setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("title")}), 'A') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("path")}), 'B') || setweight(to_tsvector('sluice_search'::regconfig, ${WORDS("body")}), 'C')`;
 const V2_EXACT = `to_tsvector('sluice_exact'::regconfig, ${WORDS("title")} || ' ' || ${WORDS("path")} || ' ' || ${WORDS("body")})`;
+
+/** A node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan, with the CTE it computes. */
+interface CteNode {
+  "Subplan Name"?: string;
+  "Actual Rows": number;
+  Plans?: CteNode[];
+}
 
 /** A node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan. */
 interface AnalyzedNode {
@@ -82,43 +88,6 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     )) as { path: string; chunk_index: number; same: boolean; same_exact: boolean; tsv: string }[];
     assert.equal(rows.length, 4);
     for (const row of rows) assert.ok(row.same && row.same_exact, `${row.path}#${row.chunk_index}: ${row.tsv}`);
-  });
-
-  test("chunk bodies' tsvectors built from their words' lexemes equal to_tsvector's, on awkward text, through a cache that fills and sheds", async () => {
-    const db = await newDatabase();
-    const index = new PostgresFtsIndex(db);
-    // Creates the configurations and tables.
-    await index.upsertDocuments(crypto.randomUUID(), [doc("warm.txt", ["warm"])]);
-    const texts = [
-      "e-mail co-operation state-of-the-art don't O'Neil's l'été naïve CAFÉ café Straße ﬁnance",
-      "version 1.2.3 v2 2024-05-01 -5 +7 3,14 1e10 0x1F x86_64 foo_bar a/b c:d ~e ?f #g %h",
-      "tabs\tand\nnew lines\u00a0nbsp\u2003em space\u3000ideographic space",
-      "emoji 😀 here, CJK 中文字符 and Thai ภาษาไทย and Greek θαζζ vιβε, combining e\u0301 and a lone \u0301 mark",
-      "quotes 'single' \"double\" back\\slash it's '' \\' a\\\\b",
-      `a word too long ${"x".repeat(3000)} to index, then more`,
-      Array.from({ length: 700 }, () => "again").join(" "),
-      Array.from({ length: 17_000 }, (_, i) => `w${i % 50}`).join(" "),
-      "zqsluicesentinelqz appears itself zqsluicesentinelqz",
-      "",
-      "   leading and trailing blanks   ",
-    ];
-    const lexemes = new PostgresLexemes("sluice_search", "sluice_exact", 20);
-    const q = db.createQueryRunner();
-    try {
-      // Twice: the second pass is answered from the cache (what is left of it after shedding).
-      for (const pass of [1, 2]) {
-        const words = texts.map(wordsOf);
-        const vectors = await lexemes.vectors(q, words);
-        const rows = (await q.query(
-          `SELECT t.stemmed::tsvector = to_tsvector('sluice_search', t.words) AS same, strip(t.exact::tsvector) = strip(to_tsvector('sluice_exact', t.words)) AS same_exact
-           FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(words, stemmed, exact, n) ORDER BY n`,
-          [words, vectors.stemmed, vectors.exact],
-        )) as { same: boolean; same_exact: boolean }[];
-        rows.forEach((row, i) => assert.ok(row.same && row.same_exact, `pass ${pass}, text ${i}: ${texts[i].slice(0, 60)}`));
-      }
-    } finally {
-      await q.release();
-    }
   });
 
   test("a batch of more chunks than one statement takes goes in several, every chunk under its own document's title and path, in order", async () => {
@@ -199,8 +168,9 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     const db = await newDatabase();
     const collection = crypto.randomUUID();
     await new PostgresFtsIndex(db).upsertDocument(collection, doc("old.txt", ["a pelican wrote this before the upgrade"]));
-    // Back to what schema 2 made: generated columns under GIN, default storage.
+    // Back to what schema 2 made: generated columns under GIN, default storage, no BRIN index.
     await db.query("ALTER TABLE search_chunks DROP COLUMN tsv, DROP COLUMN tsv_exact, RESET (toast_tuple_target)");
+    await db.query("DROP INDEX search_chunks_id_brin");
     await db.query(`ALTER TABLE search_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (${V2_TSV}) STORED, ADD COLUMN tsv_exact tsvector GENERATED ALWAYS AS (${V2_EXACT}) STORED`);
     await db.query("CREATE INDEX search_chunks_tsv ON search_chunks USING gin (tsv)");
     await db.query("CREATE INDEX search_chunks_tsv_exact ON search_chunks USING gin (tsv_exact)");
@@ -208,12 +178,31 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => h.path), ["old.txt"]);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 3 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 4 }]);
     await index.upsertDocument(collection, doc("new.txt", ["a pelican wrote this after the upgrade"], "Pelican"));
     const hits = await index.search(collection, "pelicans", 10);
     assert.deepEqual(hits.map((h) => h.path), ["new.txt", "old.txt"]);
     assert.ok(hits.every((h) => !h.exact));
     assert.deepEqual((await index.search(collection, "upgrade", 10)).map((h) => h.path).sort(), ["new.txt", "old.txt"]);
+  });
+
+  test("an index of schema version 3 gets the BRIN index on chunk ids (schema 4) and keeps its rows and answers", async () => {
+    const db = await newDatabase();
+    const collection = crypto.randomUUID();
+    const before = new PostgresFtsIndex(db);
+    await before.upsertDocuments(collection, [doc("a.txt", ["a pelican wrote this before the upgrade"], "Pelican"), doc("b.txt", ["pelicans and other birds"])]);
+    const answer = await before.search(collection, "pelican", 10);
+    // Back to what schema 3 made: no BRIN index.
+    await db.query("DROP INDEX search_chunks_id_brin");
+    await db.query("UPDATE search_schema SET version = 3");
+
+    const index = new PostgresFtsIndex(db);
+    assert.deepEqual(await index.search(collection, "pelican", 10), answer);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 4 }]);
+    const [brin] = (await db.query("SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'search_chunks_id_brin'")) as { amname: string }[];
+    assert.equal(brin?.amname, "brin");
+    await index.upsertDocument(collection, doc("c.txt", ["a pelican wrote this after the upgrade"]));
+    assert.deepEqual((await index.search(collection, "upgrade", 10)).map((h) => h.path).sort(), ["a.txt", "c.txt"]);
   });
 
   test("past 2,000 matches only the newest are ranked: an old best match is left out", async () => {
@@ -344,6 +333,41 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.ok(!hits.some((h) => h.path === "new/kestrelling.txt"), hits.map((h) => h.path).join(", "));
     assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
     assert.equal(hits.length, 5);
+  });
+
+  test("when the span holds some of the window, a second span sized by what it found reads the rest of the newest 2,000 (not every older match)", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    // 5,001 matches in ~21,000 chunks: the span (~half the collection) holds only the sparse newest
+    // region's ~600. The newest 2,000 matches end at mid/best.txt; old/best.txt is the 2,001st.
+    const sparse = Array.from({ length: 17_000 }, (_, i) => doc(`new/${i}.txt`, [i % 17 === 0 ? `one kestrel among other words ${i}` : `other words ${i}`]));
+    await load(index, db, collection, [
+      ...plain("old", 3000, "one kestrel among other words"),
+      doc("old/best.txt", ["kestrel kestrel kestrel"], "Kestrel"),
+      doc("mid/best.txt", ["kestrel kestrel kestrel"], "Kestrel"),
+      ...plain("mid", 999, "one kestrel among other words"),
+      ...sparse,
+    ]);
+    const ranking: { sql: string; params: unknown[] }[] = [];
+    const query = db.query.bind(db);
+    db.query = ((sql: string, params?: unknown[]) => {
+      if (sql.includes("bound AS MATERIALIZED")) ranking.push({ sql, params: params ?? [] });
+      return query(sql, params);
+    }) as typeof db.query;
+    const hits = await index.search(collection, "kestrel", 5);
+    db.query = query;
+    assert.equal(ranking.length, 1, "the window was read from a span of the newest chunks");
+    assert.equal(hits[0].path, "mid/best.txt");
+    assert.ok(!hits.some((h) => h.path === "old/best.txt"), hits.map((h) => h.path).join(", "));
+    assert.equal(hits.length, 5);
+    // Where the rows came from: the span, then the second span; the walk of all older matches read none.
+    const [{ "QUERY PLAN": plan }] = (await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${ranking[0].sql}`, ranking[0].params)) as { "QUERY PLAN": { Plan: CteNode }[] }[];
+    const rows = (node: CteNode): Record<string, number> =>
+      Object.assign({}, node["Subplan Name"]?.startsWith("CTE ") ? { [node["Subplan Name"].slice(4)]: node["Actual Rows"] } : {}, ...(node.Plans ?? []).map(rows));
+    const read = rows(plan[0].Plan);
+    assert.ok(read.exact_near > 0 && read.exact_near < 2000, JSON.stringify(read));
+    assert.equal(read.exact_near + read.exact_far, 2000, JSON.stringify(read));
   });
 
   test("a search is one statement per attempt: both tiers, the per-document cap and the snippets of the chunks answered only", async () => {

@@ -39,11 +39,12 @@ test("past its capacity the least recently used estimate goes first", () => {
   assert.deepEqual(estimates.get("q3"), estimate(3));
 });
 
-test("a span is taken only where the rows it spares outweigh reading its id range: the same words at 100,000 chunks take one, not at 1,000,000", () => {
+test("a span is taken past 4,000 matches rarer than one chunk in four, at any collection size (its id range is read from the BRIN index)", () => {
   // A word outside the statistics' most common elements is estimated at 0.5 % of the chunks.
   assert.equal(windowSpan(500, 100_000), null, "few matches: all read from the GIN index");
   assert.equal(windowSpan(5_000, 100_000), 50_000);
-  assert.equal(windowSpan(5_000, 1_000_000), null, "a span of half the collection would cost more than reading the 5,000");
+  assert.equal(windowSpan(4_000, 1_000_000), null, "4,000 or fewer: all read from the GIN index");
+  assert.equal(windowSpan(5_000, 1_000_000), 500_000, "half the collection: its block ranges cost less than reading the 2,500 others");
   assert.equal(windowSpan(20_000, 1_000_000), 125_000);
   assert.equal(windowSpan(400_000, 1_000_000), null, "a common word: the walk newest first");
 });

@@ -7,7 +7,7 @@ import { htmlText } from "./formats/markup-text";
 import { odfText } from "./formats/odf";
 import { docxText, pptxText, xlsxText } from "./formats/ooxml";
 import { pdfText } from "./formats/pdf";
-import { rtfText } from "./formats/rtf";
+import { isRtf, rtfText } from "./formats/rtf";
 import { isZip } from "./formats/zip-package";
 import { ParseError } from "./parse-types";
 import { decodeText, looksLikeText } from "./text-decoder";
@@ -72,7 +72,7 @@ async function extract(format: FileFormat, bytes: Uint8Array): Promise<Extracted
     // readers, which say "corrupt" for anything not a compound file.
     case "doc":
       if (isZip(bytes)) return docxText(bytes);
-      if (startsWith(bytes, RTF_MAGIC)) return rtfText(bytes);
+      if (isRtf(bytes)) return rtfText(bytes);
       return misnamedText(bytes) ?? docText(bytes);
     case "xls":
       return isZip(bytes) ? xlsxText(bytes) : (misnamedText(bytes) ?? xlsText(bytes));
@@ -87,13 +87,6 @@ async function extract(format: FileFormat, bytes: Uint8Array): Promise<Extracted
     case "msg":
       return msgText(bytes);
   }
-}
-
-const RTF_MAGIC = "{\\rtf";
-
-function startsWith(bytes: Uint8Array, magic: string): boolean {
-  for (let i = 0; i < magic.length; i++) if (bytes[i] !== magic.charCodeAt(i)) return false;
-  return true;
 }
 
 /** A file under a binary format's extension whose bytes are text: HTML read as HTML, anything else as plain text; null for binary bytes. */

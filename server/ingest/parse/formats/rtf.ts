@@ -30,6 +30,11 @@ interface Group {
   title: boolean;
 }
 
+/** Whether bytes open as RTF does ("{\\rtf"), whatever the file's name says. */
+export function isRtf(bytes: Uint8Array): boolean {
+  return bytes[0] === 0x7b && bytes[1] === 0x5c && bytes[2] === 0x72 && bytes[3] === 0x74 && bytes[4] === 0x66;
+}
+
 /**
  * Plain text and title of an RTF document: a small reader of the RTF 1.9 syntax (groups, control
  * words, \'hh bytes in the document's ANSI code page, \uN Unicode with its fallback skipped,
@@ -38,7 +43,7 @@ interface Group {
 export function rtfText(bytes: Uint8Array): { title?: string; text: string } {
   // RTF is 7-bit ASCII with escapes; latin1 maps each byte to one char, so indexes are byte offsets.
   const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
-  if (!source.startsWith("{\\rtf")) throw corruptFile("RTF document");
+  if (!isRtf(bytes)) throw corruptFile("RTF document");
   let decoder = new TextDecoder("windows-1252");
   const out: string[] = [];
   let title = "";
