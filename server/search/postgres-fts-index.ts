@@ -223,6 +223,14 @@ const SNIPPET_WORDS = 20;
 const NUL = /\u0000/g;
 
 
+/**
+ * A prefix attempt's other units drive its index lookup (TsquerySplit) when their estimated
+ * matches times this are fewer than the prefix's: checking the prefix on a row cost 2-3 µs,
+ * collecting one of the prefix's index entries ~0.11 µs (1,000,000 chunks in memory; a row read
+ * from disk would cost more, an entry not). docs/decisions.md.
+ */
+const PREFIX_DRIVE_ROW_COST = 25;
+
 /** Below this many chunks written, a table without statistics costs searches little (see SearchStatistics). */
 const ANALYZE_FLOOR = RANK_WINDOW;
 
@@ -484,7 +492,10 @@ export class PostgresFtsIndex implements SearchIndex {
     if (filter.types?.length) filters.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
     if (filter.folder) filters.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
     const from = `search_chunks c${filters.length ? " JOIN search_documents d ON d.id = c.document_id" : ""}`;
-    const spans = filters.length ? null : await this.windowSpans(collection, stemmed, exact);
+    // Filtered searches take no span (the join), but a prefix's drive pays off for them as well.
+    const estimates = filters.length && !stemmed.split ? null : await this.windowSpans(collection, stemmed, exact);
+    const spans = filters.length ? null : estimates;
+    const drives = estimates?.drive ? { stemmed: stemmed.split!.others, exact: exact.tsquery.split!.others } : null;
     const window = param(RANK_WINDOW);
     const top = param(limit);
     const perDocument = filter.perDocument === undefined ? null : param(filter.perDocument);
@@ -494,7 +505,7 @@ export class PostgresFtsIndex implements SearchIndex {
     const later = firstPerDocument === null ? "" : "later, ";
     /** One tier's CTEs, ending in `<name>_top`: its best `limitSql` chunks (id, score, document_id, later: past its document's firstPerDocument). */
     const tier = (name: string, tierExact: ExactMatch | null, extra: string, span: number | null, limitSql: string) => {
-      const where = [...chunkConditions(param, () => q, tierExact), ...filters, ...(extra ? [extra] : [])].join(" AND ");
+      const where = [...chunkConditions(param, () => q, tierExact, drives), ...filters, ...(extra ? [extra] : [])].join(" AND ");
       // Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
       const rankedRows = (bound: string) => `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${q}) AS score, c.document_id FROM ${from} WHERE ${where}${bound}`;
       const ranked =
@@ -573,25 +584,42 @@ export class PostgresFtsIndex implements SearchIndex {
    * walking the chunks newest first is as cheap (a common word: few chunks read per match) or
    * the GIN index's matches are few enough to read them all (a rare word). Only a cost: the
    * window's rows are the same either way (a span that holds too few is completed by the walk).
+   * For a prefix attempt of several units (`stemmed.split`), also whether to look up the other
+   * units in the GIN index rather than the prefix (`drive`, see TsquerySplit).
    * One EXPLAIN for both tiers, its answer kept a while (SpanEstimates), and none at all for a
    * collection too small for a span.
    */
-  private async windowSpans(collection: string, stemmed: Tsquery, exact: ExactMatch): Promise<{ exact: number | null; stemmed: number | null; chunks: number } | null> {
+  private async windowSpans(
+    collection: string,
+    stemmed: Tsquery,
+    exact: ExactMatch,
+  ): Promise<{ exact: number | null; stemmed: number | null; chunks: number; drive: boolean } | null> {
     if (this.spanEstimates.tooSmall(collection)) return null;
     const params: unknown[] = [collection];
     const param = (value: unknown) => `$${params.push(value)}`;
-    const exactWhere = chunkConditions(param, () => stemmed.sql(param), exact).join(" AND ");
-    const stemmedWhere = chunkConditions(param, () => stemmed.sql(param), null).join(" AND ");
-    const sql = `EXPLAIN (FORMAT JSON) SELECT 1 FROM search_chunks c WHERE ${exactWhere} UNION ALL SELECT 1 FROM search_chunks c WHERE ${stemmedWhere} UNION ALL SELECT 1 FROM search_chunks WHERE collection_id = $1`;
+    const exactWhere = chunkConditions(param, () => stemmed.sql(param), exact, null).join(" AND ");
+    const stemmedWhere = chunkConditions(param, () => stemmed.sql(param), null, null).join(" AND ");
+    const split = stemmed.split;
+    const splitPlans = split
+      ? ` UNION ALL SELECT 1 FROM search_chunks c WHERE ${IN_COLLECTION} AND c.tsv @@ (${split.others.sql(param)})` +
+        ` UNION ALL SELECT 1 FROM search_chunks c WHERE ${IN_COLLECTION} AND c.tsv @@ (${split.prefix.sql(param)})`
+      : "";
+    const sql = `EXPLAIN (FORMAT JSON) SELECT 1 FROM search_chunks c WHERE ${exactWhere} UNION ALL SELECT 1 FROM search_chunks c WHERE ${stemmedWhere} UNION ALL SELECT 1 FROM search_chunks WHERE collection_id = $1${splitPlans}`;
     const key = JSON.stringify([sql, params]);
     let estimate = this.spanEstimates.get(key);
     if (!estimate) {
       const [{ "QUERY PLAN": plan }] = (await this.db.query(sql, params)) as { "QUERY PLAN": { Plan: PlanNode }[] }[];
-      const [exactMatches, stemmedMatches, chunks] = (plan[0].Plan.Plans ?? []).map((p) => p["Plan Rows"]);
-      estimate = { exactMatches, stemmedMatches, chunks };
+      const [exactMatches, stemmedMatches, chunks, othersMatches, prefixMatches] = (plan[0].Plan.Plans ?? []).map((p) => p["Plan Rows"]);
+      // The other units drive the lookup when the prefix's entries are expected to cost more than checking the prefix on each of their rows.
+      estimate = { exactMatches, stemmedMatches, chunks, drive: split !== null && othersMatches * PREFIX_DRIVE_ROW_COST < prefixMatches };
       this.spanEstimates.set(collection, key, estimate);
     }
-    return { exact: windowSpan(estimate.exactMatches, estimate.chunks), stemmed: windowSpan(estimate.stemmedMatches, estimate.chunks), chunks: estimate.chunks };
+    return {
+      exact: windowSpan(estimate.exactMatches, estimate.chunks),
+      stemmed: windowSpan(estimate.stemmedMatches, estimate.chunks),
+      chunks: estimate.chunks,
+      drive: estimate.drive,
+    };
   }
 
   async drop(collectionId: string): Promise<void> {
@@ -678,11 +706,23 @@ interface ExactMatch {
   impliesStemmed: boolean;
 }
 
-/** What a chunk of the collection must match (the first parameter is the collection), its SQL built with `param`. */
-function chunkConditions(param: (value: unknown) => string, stemmedSql: () => string, exact: ExactMatch | null): string[] {
+/**
+ * What a chunk of the collection must match (the first parameter is the collection), its SQL
+ * built with `param`. With `drives`, the index is asked for them and each of their rows is
+ * checked for the whole tsquery by `ts_match_vq`, which is `@@` as a function call: the planner
+ * never takes a function call to an index, so the prefix is not looked up there. A drive with no
+ * lexeme (a unit the parser keeps no word of) would match nothing: then the whole tsquery is
+ * looked up, as without a drive.
+ */
+function chunkConditions(param: (value: unknown) => string, stemmedSql: () => string, exact: ExactMatch | null, drives: { stemmed: Tsquery; exact: Tsquery } | null): string[] {
+  const matching = (column: string, sql: string, drive: Tsquery | undefined) => {
+    if (!drive) return `${column} @@ (${sql})`;
+    const others = drive.sql(param);
+    return `${column} @@ (CASE WHEN numnode(${others}) > 0 THEN ${others} ELSE ${sql} END) AND ts_match_vq(${column}, ${sql})`;
+  };
   const conditions = [IN_COLLECTION];
-  if (!exact?.impliesStemmed) conditions.push(`c.tsv @@ (${stemmedSql()})`);
-  if (exact) conditions.push(`c.tsv_exact @@ (${exact.tsquery.sql(param)})`);
+  if (!exact?.impliesStemmed) conditions.push(matching("c.tsv", stemmedSql(), drives?.stemmed));
+  if (exact) conditions.push(matching("c.tsv_exact", exact.tsquery.sql(param), drives?.exact));
   return conditions;
 }
 
@@ -798,6 +838,21 @@ function nullIfNaN(n: number): number | null {
 /** A tsquery as SQL, its user text handed to `param` (which answers the placeholder). */
 interface Tsquery {
   sql(param: (value: string) => string): string;
+  /** For a prefix attempt of several units: its other units, and the prefix unit alone (see TsquerySplit). */
+  split: TsquerySplit | null;
+}
+
+/**
+ * A prefix attempt's tsquery in two parts, all of whose matches match both. PostgreSQL looks up
+ * a prefix in a GIN index by collecting the entries of every word it begins, whole, before
+ * ANDing them with the other words: at 1,000,000 chunks 'fenfen':* is ~500,000 entries and took
+ * ~50 ms per index however rare the other words were (the slowest of the search bench's queries,
+ * 100-200 ms for the two tiers). When the other words are rare, they are looked up instead and
+ * the prefix checked on each of their rows (well under a millisecond for a few hundred).
+ */
+interface TsquerySplit {
+  others: Tsquery;
+  prefix: Tsquery;
 }
 
 /**
@@ -812,9 +867,9 @@ function toTsquery(units: QueryUnit[], attempt: MatchAttempt, config: string): T
   const joiner = attempt.matched === "all" ? "&&" : "||";
   // A word typed twice is asked for once (the planner would count its selectivity twice).
   const distinct = [...new Map(units.map((u) => [`${attempt.prefix && u.prefix}:${u.tokens.join(" ")}`, u])).values()];
-  return {
+  const tsquery = (some: QueryUnit[], split: TsquerySplit | null): Tsquery => ({
     sql: (param) =>
-      distinct
+      some
         .map((unit) => {
           if (!(attempt.prefix && unit.prefix)) return `${words}('${config}', ${param(unit.tokens.join(" "))})`;
           const last = unit.tokens.at(-1)!;
@@ -825,7 +880,11 @@ function toTsquery(units: QueryUnit[], attempt: MatchAttempt, config: string): T
         })
         .map((p) => `(${p})`)
         .join(` ${joiner} `),
-  };
+    split,
+  });
+  // Only the last unit can be a prefix, and a prefix attempt asks for all units.
+  const prefixed = attempt.prefix && attempt.matched === "all" && distinct.length > 1 && distinct.at(-1)!.prefix;
+  return tsquery(distinct, prefixed ? { others: tsquery(distinct.slice(0, -1), null), prefix: tsquery(distinct.slice(-1), null) } : null);
 }
 
 /** The headline was made from the text with SEPARATORS as spaces: put the original characters back around the marks. */

@@ -4,6 +4,8 @@ export interface SpanEstimate {
   stemmedMatches: number;
   /** The collection's chunks. */
   chunks: number;
+  /** Whether a prefix attempt's other units are looked up in the index instead of its prefix (PostgresFtsIndex.prefixDrive). */
+  drive: boolean;
 }
 
 /**

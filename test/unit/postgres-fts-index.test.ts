@@ -370,6 +370,44 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.equal(read.exact_near + read.exact_far, 2000, JSON.stringify(read));
   });
 
+  test("a prefix attempt whose other words are rare looks them up and checks the prefix on their rows, with the same answers", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    // Words beginning "pel" in every chunk (the prefix's index entries: all 17,000), "kestrel osprey" in four.
+    const filler = Array.from({ length: 17_000 }, (_, i) => doc(`fill/${i}.txt`, [`pelagic pellet ${i % 2 ? "pelmet" : "pelvis"} words ${i}`]));
+    await load(index, db, collection, [
+      doc("exact.txt", ["a kestrel and an osprey by the pelican"]),
+      doc("stem.txt", ["kestrels and ospreys among pelicans"]),
+      doc("no-prefix.txt", ["a kestrel and an osprey"]),
+      doc("folder/exact.txt", ["kestrel osprey pelican again"]),
+      doc("both.txt", ["pelagic pelican"]),
+      ...filler,
+    ]);
+    const ranking: string[] = [];
+    const query = db.query.bind(db);
+    db.query = ((sql: string, params?: unknown[]) => {
+      if (sql.startsWith("WITH")) ranking.push(sql);
+      return query(sql, params);
+    }) as typeof db.query;
+    // "pel" is no word: the first attempt finds nothing, the prefix attempt finds the three with a "pel..." word.
+    const hits = await index.search(collection, "kestrel osprey pel", 10);
+    assert.deepEqual(hits.map((h) => h.exact), [true, true, false]);
+    assert.deepEqual(hits.map((h) => [h.path, h.matched]).sort(), [["exact.txt", "all"], ["folder/exact.txt", "all"], ["stem.txt", "all"]]);
+    assert.equal(hits[2].path, "stem.txt");
+    assert.equal(ranking.length, 2, "all words, then the prefix");
+    assert.ok(ranking[1].includes("ts_match_vq(c.tsv, ") && ranking[1].includes("ts_match_vq(c.tsv_exact, "), "both tiers checked the prefix on the rare words' rows");
+    // A folder filter (no span) takes the same way.
+    ranking.length = 0;
+    assert.deepEqual((await index.search(collection, "kestrel osprey pel", 10, { folder: "folder" })).map((h) => h.path), ["folder/exact.txt"]);
+    assert.ok(ranking.at(-1)!.includes("ts_match_vq("));
+    // A prefix rarer than the other word: the prefix is looked up as before.
+    ranking.length = 0;
+    assert.deepEqual((await index.search(collection, "pelagic pelica", 5)).map((h) => [h.path, h.matched]), [["both.txt", "all"]]);
+    assert.ok(!ranking.some((sql) => sql.includes("ts_match_vq(")));
+    db.query = query;
+  });
+
   test("a search is one statement per attempt: both tiers, the per-document cap and the snippets of the chunks answered only", async () => {
     const db = await newDatabase();
     const index = new PostgresFtsIndex(db);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { SpanEstimates } from "../../server/search/span-estimates";
 import { windowSpan } from "../../server/search/postgres-fts-index";
 
-const estimate = (chunks: number) => ({ exactMatches: 10, stemmedMatches: 20, chunks });
+const estimate = (chunks: number) => ({ exactMatches: 10, stemmedMatches: 20, chunks, drive: false });
 
 test("an estimate is kept for its time to live, then asked again", () => {
   let now = 0;
