@@ -70,6 +70,25 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     for (const db of databases) await db.destroy();
   });
 
+  test("every connection of the pool has JIT compilation off (the cluster's default is on)", async () => {
+    const cluster = await sharedPostgres();
+    const url = await cluster.createDatabase();
+    const [{ jit: clusterDefault }] = await cluster.query<{ jit: string }>(url, "SHOW jit");
+    assert.equal(clusterDefault, "on");
+    const db = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: url });
+    databases.push(db);
+    // Four at once, so the pool opens connections beside the one it already had.
+    const settings = (await Promise.all(Array.from({ length: 4 }, () => db.query("SELECT current_setting('jit') AS jit, pg_backend_pid() AS pid, pg_sleep(0.05)")))).map(
+      ([row]) => row as { jit: string; pid: number },
+    );
+    assert.ok(new Set(settings.map((s) => s.pid)).size > 1, "several connections");
+    assert.deepEqual(settings.map((s) => s.jit), ["off", "off", "off", "off"]);
+    const runner = db.createQueryRunner();
+    await runner.connect();
+    assert.deepEqual(await runner.query("SHOW jit"), [{ jit: "off" }]);
+    await runner.release();
+  });
+
   test("each chunk's tsvectors are those of the schema-2 expressions (separators as spaces, title A, path B, body C; exact words)", async () => {
     const db = await newDatabase();
     const index = new PostgresFtsIndex(db);
