@@ -46,13 +46,24 @@ export interface ExactBatch {
   seq: number;
   /** Rows removed (applied first: a rowid is never reused, see sqlite-fts-index.ts's next_chunk). */
   deletes: number[];
-  /** Rows added: rowid, title, path, body (as written to chunks_fts). */
-  inserts: Array<[number, string, string, string]>;
+  /**
+   * Rows added, by rowid. Their title, path and body are read back from the collection file's
+   * `chunks_fts` (committed before the batch is sent), inside SQLite: text never crosses threads,
+   * which held two batches of it in the exact thread's heap and one in the writer's (+33 MB peak
+   * RSS on the bench, docs/decisions.md). A row a later batch has already removed is not there to
+   * read, and that batch's delete of it is skipped (applyExactBatch).
+   */
+  inserts: number[];
 }
 
 /** The exact file of a collection file. */
 export function exactPathOf(mainFile: string): string {
   return mainFile.replace(/\.db$/, ".exact.db");
+}
+
+/** The collection file of an exact file. */
+export function mainPathOf(exactFile: string): string {
+  return exactFile.replace(/\.exact\.db$/, ".db");
 }
 
 /** Opens an existing exact file to write (the exact writer's connection); WAL, as the collection file. */
@@ -72,19 +83,35 @@ export function openExactForWrite(file: string): Database.Database {
   return db;
 }
 
-/** Applies one batch in one transaction; a batch at or below the file's sequence number is already in (a repeat) and skipped. */
+/**
+ * Applies one batch in one transaction; a batch at or below the file's sequence number is already
+ * in (a repeat) and skipped. The collection file is attached for the batch only (so no handle to
+ * it outlives the batch: a deleted collection's file goes, on Windows too), and the transaction
+ * is deferred: BEGIN IMMEDIATE would take the attached collection file's write lock too, which
+ * its own writer holds while it writes the next batch.
+ */
 export function applyExactBatch(db: Database.Database, batch: ExactBatch): void {
-  const remove = db.prepare("DELETE FROM chunks_exact WHERE rowid = ?");
-  const insert = db.prepare("INSERT INTO chunks_exact (rowid, title, path, body) VALUES (?, ?, ?, ?)");
-  db.transaction(() => {
-    const seq = db.prepare("SELECT seq FROM exact_state").pluck().get() as number;
-    if (batch.seq <= seq) return;
-    if (batch.seq !== seq + 1) throw new Error(`exact-words file out of step (at ${seq}, batch ${batch.seq})`);
-    // Rowids as BigInt: better-sqlite3 binds a JS number as a REAL, which FTS5 does not take as a rowid.
-    for (const rowid of batch.deletes) remove.run(BigInt(rowid));
-    for (const [rowid, title, path, body] of batch.inserts) insert.run(BigInt(rowid), title, path, body);
-    db.prepare("UPDATE exact_state SET seq = ?").run(batch.seq);
-  }).immediate();
+  const source = mainPathOf(db.name);
+  // ATTACH would make an empty file of a collection file that is gone (the collection deleted).
+  if (!fs.existsSync(source)) throw new Error(`${source} is gone`);
+  db.prepare("ATTACH DATABASE ? AS src").run(source);
+  try {
+    // Only rows the file holds: FTS5 counts a delete of an absent rowid in its averages all the same
+    // (bm25's row count and mean length), and a row removed before its batch was read is absent.
+    const remove = db.prepare("DELETE FROM chunks_exact WHERE rowid = ? AND EXISTS (SELECT 1 FROM chunks_exact_docsize WHERE id = ?)");
+    const insert = db.prepare("INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM src.chunks_fts WHERE rowid = ?");
+    db.transaction(() => {
+      const seq = db.prepare("SELECT seq FROM exact_state").pluck().get() as number;
+      if (batch.seq <= seq) return;
+      if (batch.seq !== seq + 1) throw new Error(`exact-words file out of step (at ${seq}, batch ${batch.seq})`);
+      // Rowids as BigInt: better-sqlite3 binds a JS number as a REAL, which FTS5 does not take as a rowid.
+      for (const rowid of batch.deletes) remove.run(BigInt(rowid), rowid);
+      for (const rowid of batch.inserts) insert.run(BigInt(rowid));
+      db.prepare("UPDATE exact_state SET seq = ?").run(batch.seq);
+    })();
+  } finally {
+    db.exec("DETACH DATABASE src");
+  }
 }
 
 /**

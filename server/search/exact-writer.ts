@@ -97,9 +97,9 @@ const WORKER = workerScript(__filename, "exact-writer.worker");
 
 /**
  * Batches the exact thread may hold, queued or being applied, before the collection's writer
- * waits: two, so it can finish one while the next is queued, and the text held beside the
- * collection's writer is at most two batches (up to 16,000 chunks each, ~16 MB of text at the
- * largest, ~3 MB on the bench corpus).
+ * waits: two, so it can finish one while the next is queued, and the exact file lags the
+ * collection file by at most two transactions. A batch is rowids (ExactBatch), so memory is not
+ * the bound: up to 16,000 chunks' rowids each.
  */
 export const EXACT_QUEUE_BATCHES = 2;
 

@@ -4,7 +4,7 @@ export interface SpanEstimate {
   stemmedMatches: number;
   /** The collection's chunks. */
   chunks: number;
-  /** Whether a prefix attempt's other units are looked up in the index instead of its prefix (PostgresFtsIndex.prefixDrive). */
+  /** Whether a prefix attempt's other units are looked up in the index instead of its prefix (see TsquerySplit in postgres-fts-index.ts). */
   drive: boolean;
 }
 

@@ -804,7 +804,7 @@ class ChunkWrites {
     const rowid = this.next++;
     this.insertChunk.run(rowid, documentId, chunkIndex);
     this.insertFts.run(rowid, title, path, body);
-    this.batch.inserts.push([rowid, title, path, body]);
+    this.batch.inserts.push(rowid);
   }
 
   deleteDocument(documentId: string): void {

@@ -54,10 +54,6 @@ function index(dir: string, options: Partial<ConstructorParameters<typeof Sqlite
 }
 
 /** What a page of hits says, the way the API shows it. */
-function shown(hits: SearchHit[]): Array<[string, number, boolean, number]> {
-  return hits.map((h) => [h.path, h.chunkIndex, h.exact, Math.round(h.score * 1e6)]);
-}
-
 function seqs(file: string): { main: number; exact: number } {
   const main = new Database(file, { readonly: true });
   const exact = new Database(exactPathOf(file), { readonly: true });
@@ -86,7 +82,16 @@ async function writeSample(target: SearchIndex, collection: string): Promise<voi
   await staged.commit();
 }
 
-test("SQLite: the exact words written on their own thread answer exactly as when written on the caller's thread, once settled", async () => {
+/**
+ * The exact tier's bm25 scores are left out: FTS5 keeps a removed row in its averages (row count,
+ * mean length), and a row removed before the exact thread read it (ExactBatch.inserts) was never
+ * counted, so those scores may differ a little from inline writes'; the stemmed tier's may not.
+ */
+function shownWithoutExactScores(hits: SearchHit[]): Array<[string, number, boolean, number | null]> {
+  return hits.map((h) => [h.path, h.chunkIndex, h.exact, h.exact ? null : Math.round(h.score * 1e6)]);
+}
+
+test("SQLite: the exact words written on their own thread give the same hits in the same order as when written on the caller's thread, once settled", async () => {
   const collection = crypto.randomUUID();
   const inline = index(newDir());
   const threaded = index(newDir(), { exactWriter: new ThreadedExactWriter() });
@@ -97,8 +102,8 @@ test("SQLite: the exact words written on their own thread answer exactly as when
   assert.equal(exact, main);
   assert.ok(main >= 5);
   for (const query of QUERIES) {
-    const expected = shown(await inline.search(collection, query, 20));
-    assert.deepEqual(shown(await threaded.search(collection, query, 20)), expected, query);
+    const expected = shownWithoutExactScores(await inline.search(collection, query, 20));
+    assert.deepEqual(shownWithoutExactScores(await threaded.search(collection, query, 20)), expected, query);
   }
   assert.ok((await threaded.search(collection, "highlighter", 10)).filter((h) => h.exact).length === 2);
 });
@@ -113,7 +118,7 @@ test("SQLite: the exact-words thread holds at most EXACT_QUEUE_BATCHES batches: 
   const file = exactPathOf(source.filePath(collection));
   const settled: boolean[] = [];
   const sends = Array.from({ length: EXACT_QUEUE_BATCHES + 1 }, (_, i) =>
-    writer.apply(file, { seq: 2 + i, deletes: [], inserts: [[100 + i, "t", "p", `word${i}`]] }).then(() => (settled[i] = true)),
+    writer.apply(file, { seq: 2 + i, deletes: [], inserts: [100 + i] }).then(() => (settled[i] = true)),
   );
   // Replies are messages (macrotasks): until one comes, only the first EXACT_QUEUE_BATCHES are accepted.
   for (let i = 0; i < 5; i++) await Promise.resolve();
