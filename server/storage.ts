@@ -41,7 +41,7 @@ export async function openStorage(
   const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
   try {
     if (!config.databaseUrl) {
-      const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config), searchCacheBytes: config.searchCacheBytes, log: (line) => (logger.info ?? logger.warn).call(logger, line) });
+      const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config), searchCacheBytes: config.searchCacheBytes });
       return { db, index, vectors: new SqliteVecStore(path.join(config.dataDir, "vectors")), secrets: local };
     }
     const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);

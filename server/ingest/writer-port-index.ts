@@ -76,11 +76,6 @@ export class WriterPortIndex implements IngestIndex {
     return this.call("removeDocuments", collectionId, sourceId, paths);
   }
 
-  /** The job's writes are over: waits until the exact-words file has them too (SqliteFtsIndex.settleWrites). */
-  settleWrites(): Promise<void> {
-    return this.call("settleWrites");
-  }
-
   /** Lets go of the channel; the writer thread stays. */
   close(): void {
     this.port.close();

@@ -1,7 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { ServiceUnavailableError } from "../errors";
 import { INDEX_ERROR_KINDS } from "./index-damage";
-import type { FileCheck } from "./sqlite-fts-index";
 import { PendingCalls } from "../threads/pending-calls";
 import { fromWire } from "../threads/wire-error";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
@@ -76,11 +75,11 @@ export class IndexReaderPool {
    * bounded queue, since a collection's first read must not be shed, and off the API's thread
    * and the writer's, where a running job's batches would hold it up.
    */
-  check(collectionId: string): Promise<FileCheck> {
+  check(collectionId: string): Promise<"missing" | "older" | "current"> {
     if (this.closed) return Promise.reject(new Error("The index is closed"));
     if (this.readers.length === 0) this.readers.push(this.spawn());
     const reader = this.readers.reduce((least, r) => (r.outstanding < least.outstanding ? r : least));
-    return this.controlMessage(reader, "check", collectionId) as Promise<FileCheck>;
+    return this.controlMessage(reader, "check", collectionId) as Promise<"missing" | "older" | "current">;
   }
 
   private controlMessage(reader: Reader, method: "check" | "release" | "markDamaged", collectionId: string): Promise<unknown> {

@@ -1,6 +1,5 @@
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { SqliteFtsIndex } from "./sqlite-fts-index";
-import { ThreadedExactWriter } from "./exact-writer";
 import { startHeapTrace } from "../diagnostics/heap-trace";
 import { answerCall, type CallReply } from "../threads/pending-calls";
 
@@ -8,7 +7,7 @@ import { answerCall, type CallReply } from "../threads/pending-calls";
 
 export interface WriterRequest {
   id: number;
-  method: "upsertDocuments" | "stageChunks" | "commitStaged" | "discardStaged" | "removeUnfinished" | "removeDocuments" | "settleWrites" | "release" | "upgrade" | "close";
+  method: "upsertDocuments" | "stageChunks" | "commitStaged" | "discardStaged" | "removeUnfinished" | "removeDocuments" | "release" | "upgrade" | "close";
   args: unknown[];
 }
 
@@ -24,17 +23,7 @@ export interface WriterConnect {
 /** An error keeps its code: SQLite's or the OS's (SQLITE_FULL, ENOSPC) or SLUICE_INDEX_DAMAGED, so the caller can tell those apart. */
 export type WriterReply = CallReply;
 
-/** A line for the server's log (an exact-words file rebuilt), sent to the thread that started this one. */
-export interface WriterNotice {
-  notice: string;
-}
-
-// The exact-words table is written by a thread of its own (exact-writer.ts), on the other core.
-const index = new SqliteFtsIndex({
-  dir: (workerData as { dir: string }).dir,
-  exactWriter: new ThreadedExactWriter(),
-  log: (line) => parentPort!.postMessage({ notice: line } satisfies WriterNotice),
-});
+const index = new SqliteFtsIndex({ dir: (workerData as { dir: string }).dir });
 startHeapTrace("index writer");
 
 function answer(port: MessagePort | NonNullable<typeof parentPort>, request: WriterRequest): Promise<void> {

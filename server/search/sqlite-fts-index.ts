@@ -9,8 +9,6 @@ import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPr
 import { toSummary, type DocumentRow } from "./document-row";
 import { IndexDamagedError, isCorruption } from "./index-damage";
 import { stagedDocument } from "./staged-document";
-import { EXACT_SCHEMA_VERSION, exactFileProblem, exactPathOf, rebuildExactFile, type ExactBatch } from "./exact-file";
-import { InlineExactWriter, type ExactWriter } from "./exact-writer";
 
 export { markSnippet, parseQuery, type QueryUnit } from "./query";
 
@@ -24,7 +22,7 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  * statement. A damaged collection answers IndexDamagedError (stats: indexStatus "damaged")
  * without touching the file again, until moveAside() sets the file aside for a rebuild.
  *
- * Layout of a file (schema version 5):
+ * Layout of a file (schema version 4):
  * - `documents`: one row per (source_id, path).
  * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
  * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
@@ -36,20 +34,15 @@ export { markSnippet, parseQuery, type QueryUnit } from "./query";
  *   `detail=none`), and ranking this table alone is what keeps the exact tier cheap.
  *
  * - Since 4, both full-text tables keep a larger buffer of pending terms (FTS_HASH_BYTES).
- * - Since 5, `chunks_exact` is in a file of its own (`<id>.exact.db`, exact-file.ts), written by
- *   a thread of its own; `index_state` holds the sequence number that keeps it in step
- *   (`exact_seq`) and the next chunk's rowid (`next_chunk`: rowids are never reused, so a row the
- *   exact file still has for a chunk removed here can never stand for another chunk).
  * - A file made by this build has 16 KB pages (NEW_FILE_PAGE_BYTES), an older one keeps 4 KB:
  *   the page size is not part of the schema version.
  *
  * A file of an older version is upgraded when it is opened (version 1 → 2 fills
  * `chunks_exact` from the stored text, 2 → 3 makes it again with positions, 3 → 4 sets the
- * buffer size, which changes no row, 4 → 5 drops `chunks_exact` and makes its file from
- * `chunks_fts`; each in one transaction).
+ * buffer size, which changes no row; each in one transaction).
  */
 
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 4;
 
 /**
  * FTS5's in-memory buffer of pending terms per table ('hashsize', stored in the file, so every
@@ -113,12 +106,6 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
   4: `
     INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
     INSERT INTO chunks_exact (chunks_exact, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
-  `,
-  5: `
-    DROP TABLE IF EXISTS chunks_exact;
-    CREATE TABLE IF NOT EXISTS index_state (exact_seq INTEGER NOT NULL, next_chunk INTEGER NOT NULL);
-    INSERT INTO index_state (exact_seq, next_chunk)
-      SELECT 0, coalesce(max(rowid), 0) + 1 FROM chunks WHERE NOT EXISTS (SELECT 1 FROM index_state);
   `,
 };
 
@@ -195,10 +182,6 @@ export interface SqliteFtsIndexOptions {
    * checkOnOpen, whose check reads every page.
    */
   smallCache?: boolean;
-  /** Where a writable instance's exact-words changes go (exact-writer.ts): the index writer thread passes a thread of their own; default, applied on this thread. */
-  exactWriter?: ExactWriter;
-  /** One line per exact-words file rebuilt, with the time it took. */
-  log?: (line: string) => void;
 }
 
 
@@ -230,10 +213,6 @@ export class SqliteFtsIndex implements SearchIndex {
   private readonly checkedElsewhere = new Set<string>();
   /** Each open file's `PRAGMA data_version` statement (dataVersion()). */
   private readonly versionStatements = new WeakMap<Database.Database, Database.Statement>();
-  private readonly exact: ExactWriter;
-  private readonly log: (line: string) => void;
-  /** The exact file each read-only connection has attached (as `exact`), by its inode: a rebuilt or deleted file is attached again. */
-  private readonly attachedExact = new WeakMap<Database.Database, number>();
 
   constructor(options: SqliteFtsIndexOptions) {
     this.dir = options.dir;
@@ -241,8 +220,6 @@ export class SqliteFtsIndex implements SearchIndex {
     this.checkOnOpen = !this.readOnly || (options.checkOnOpen ?? false);
     this.smallCache = !this.readOnly || (options.smallCache ?? this.checkOnOpen);
     this.ranking = { ...RANKING_LIMITS, ...options.ranking };
-    this.exact = options.exactWriter ?? new InlineExactWriter();
-    this.log = options.log ?? (() => undefined);
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -256,44 +233,33 @@ export class SqliteFtsIndex implements SearchIndex {
   async upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
     if (docs.length === 0) return [];
     const db = this.database(collectionId, true)!;
-    return this.writeChunks(collectionId, db, (writes) => this.writeDocuments(db, writes, docs));
+    return this.guarded(collectionId, () => this.writeDocuments(db, docs));
   }
 
-  /**
-   * One write transaction of chunks and chunks_fts; what it changed goes on to the exact file
-   * once it committed (the caller does not wait for that: settleWrites() does).
-   */
-  private async writeChunks<T>(collectionId: string, db: Database.Database, work: (writes: ChunkWrites) => T): Promise<T> {
-    let batch: ExactBatch | null = null;
-    const result = this.guarded(collectionId, () =>
-      db.transaction(() => {
-        const writes = new ChunkWrites(db);
-        const done = work(writes);
-        batch = writes.finish();
-        return done;
-      }).immediate(),
-    );
-    if (batch) await this.exact.apply(exactPathOf(this.filePath(collectionId)), batch);
-    return result;
-  }
-
-  private writeDocuments(db: Database.Database, writes: ChunkWrites, docs: DocumentInput[]): string[] {
+  private writeDocuments(db: Database.Database, docs: DocumentInput[]): string[] {
     const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+    const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+    const insertFts = chunkInserter(db);
     const insertDocument = db.prepare(
       `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const ids = docs.map(() => crypto.randomUUID());
-    docs.forEach((doc, i) => {
-      const title = clean(doc.title);
-      const docPath = clean(doc.path);
-      const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
-      // New chunks first; the old version is removed only once they are all in. The new
-      // document row comes last because UNIQUE(source_id, path) admits one row at a time.
-      for (const chunk of doc.chunks) writes.insert(ids[i], chunk.chunkIndex, title, docPath, clean(chunk.text));
-      if (old !== undefined) writes.deleteDocument(old);
-      insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now());
-    });
+    db.transaction(() => {
+      docs.forEach((doc, i) => {
+        const title = clean(doc.title);
+        const docPath = clean(doc.path);
+        const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
+        // New chunks first; the old version is removed only once they are all in. The new
+        // document row comes last because UNIQUE(source_id, path) admits one row at a time.
+        for (const chunk of doc.chunks) {
+          const { lastInsertRowid } = insertChunk.run(ids[i], chunk.chunkIndex);
+          insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
+        }
+        if (old !== undefined) deleteDocument(db, old);
+        insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now());
+      });
+    }).immediate();
     return ids;
   }
 
@@ -313,68 +279,61 @@ export class SqliteFtsIndex implements SearchIndex {
   /** One batch of a staged document's chunks, in one transaction. */
   async stageChunks(collectionId: string, documentId: string, doc: DocumentHeader, chunks: ChunkInput[]): Promise<void> {
     const db = this.database(collectionId, true)!;
+    const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+    const insertFts = chunkInserter(db);
     const title = clean(doc.title);
     const docPath = clean(doc.path);
-    await this.writeChunks(collectionId, db, (writes) => {
-      for (const chunk of chunks) writes.insert(documentId, chunk.chunkIndex, title, docPath, clean(chunk.text));
-    });
+    this.guarded(collectionId, () =>
+      db.transaction(() => {
+        for (const chunk of chunks) {
+          const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
+          insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
+        }
+      }).immediate(),
+    );
   }
 
   /** The staged document takes the old version's place, in one transaction. */
   async commitStaged(collectionId: string, documentId: string, doc: DocumentHeader, chunkCount: number): Promise<void> {
     const db = this.database(collectionId, true)!;
     const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
-    await this.writeChunks(collectionId, db, (writes) => {
-      const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
-      if (old !== undefined) writes.deleteDocument(old);
-      db.prepare(
-        `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now());
-    });
+    this.guarded(collectionId, () =>
+      db.transaction(() => {
+        const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
+        if (old !== undefined) deleteDocument(db, old);
+        db.prepare(
+          `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now());
+      }).immediate(),
+    );
   }
 
   async discardStaged(collectionId: string, documentId: string): Promise<void> {
     const db = this.database(collectionId, false);
     if (!db) return;
-    await this.writeChunks(collectionId, db, (writes) => writes.deleteDocument(documentId));
+    this.guarded(collectionId, () => db.transaction(() => deleteDocument(db, documentId)).immediate());
   }
 
   async removeUnfinished(collectionId: string): Promise<void> {
     const db = this.database(collectionId, false);
     const orphans = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
     if (!db) return;
-    // Read first: most jobs find nothing, and need not take the write lock for it.
-    if (this.guarded(collectionId, () => db.prepare(`${orphans} LIMIT 1`).get()) === undefined) return;
-    await this.writeChunks(collectionId, db, (writes) => writes.deleteRows(db.prepare(orphans).pluck().all() as number[]));
+    this.guarded(collectionId, () => {
+      // Read first: most jobs find nothing, and need not take the write lock for it.
+      if (db.prepare(`${orphans} LIMIT 1`).get() === undefined) return;
+      db.transaction(() => {
+        db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (${orphans})`).run();
+        db.prepare(`DELETE FROM chunks_exact WHERE rowid IN (${orphans})`).run();
+        db.prepare(`DELETE FROM chunks WHERE rowid IN (${orphans})`).run();
+      }).immediate();
+    });
   }
 
   async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     const db = this.database(collectionId, false);
     if (!db || paths.length === 0) return;
-    const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
-    await this.writeChunks(collectionId, db, (writes) => {
-      for (const p of paths) {
-        const id = find.get(sourceId, p) as string | undefined;
-        if (id !== undefined) writes.deleteDocument(id);
-      }
-    });
-  }
-
-  /**
-   * The job's writes are over: waits until the exact-words files have everything (a finished
-   * job's collection is complete in both tiers). A file whose batches failed (a full disk, a
-   * damaged exact file) is rebuilt from chunks_fts here; if even that fails (the disk is still
-   * full), the error stands, as a failed write's would.
-   */
-  async settleWrites(): Promise<void> {
-    const failures = await this.exact.settle();
-    for (const [exactFile, error] of failures) {
-      const file = mainFileOf(exactFile);
-      await this.exact.reset(exactFile);
-      if (!this.open.has(file)) continue; // closed since (released, damaged): its next open checks it
-      this.rebuildExact(file, `its writes failed (${error.message})`);
-    }
+    this.guarded(collectionId, () => removeByPath(db, sourceId, paths));
   }
 
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
@@ -402,60 +361,7 @@ export class SqliteFtsIndex implements SearchIndex {
     const units = parseQuery(query);
     if (units.length === 0) return [];
     const db = this.database(collectionId, false);
-    if (!db) return [];
-    return this.guarded(collectionId, () => this.withExact(db, collectionId, (exact) => searchFile(db, units, topK, options, this.ranking, exact)));
-  }
-
-  /**
-   * Runs a search with the collection's exact file attached as `exact` (its unqualified
-   * `chunks_exact` then resolves there): the tier is "current" when the exact file has every
-   * batch of this file, "lagging" while its thread is behind (the exact tier may miss the newest
-   * chunks, and ignores rows whose chunk this file no longer has), null when it cannot be used
-   * (missing, being rebuilt, damaged, ahead of this file): the search then has the stemmed tier
-   * alone. A read-only connection keeps it attached (again when the file is replaced); a
-   * writable one attaches it for the search only, as its BEGIN IMMEDIATE would otherwise take
-   * the exact file's write lock too.
-   */
-  private withExact<T>(db: Database.Database, collectionId: string, work: (exact: ExactTier) => T): T {
-    const exactFile = exactPathOf(this.filePath(collectionId));
-    const tier = this.attachExact(db, exactFile);
-    try {
-      return work(tier);
-    } finally {
-      if (!this.readOnly) this.detachExact(db);
-    }
-  }
-
-  private attachExact(db: Database.Database, exactFile: string): ExactTier {
-    const file = fs.statSync(exactFile, { throwIfNoEntry: false });
-    const attached = this.attachedExact.get(db);
-    if (attached !== undefined && attached !== file?.ino) this.detachExact(db);
-    if (!file) return null;
-    try {
-      if (!this.attachedExact.has(db)) {
-        db.prepare("ATTACH DATABASE ? AS exact").run(exactFile);
-        this.attachedExact.set(db, file.ino);
-      }
-      // Another schema (a newer or older build's file) is not read: the writer rebuilds it.
-      if (db.pragma("exact.user_version", { simple: true }) !== EXACT_SCHEMA_VERSION) throw new Error("another schema");
-      const seqs = db.prepare("SELECT (SELECT seq FROM exact.exact_state) AS exact, (SELECT exact_seq FROM main.index_state) AS main").get() as { exact: number; main: number };
-      if (seqs.exact === seqs.main) return "current";
-      return seqs.exact < seqs.main ? "lagging" : null;
-    } catch {
-      // Not (yet) a readable exact file: the stemmed tier alone.
-      this.detachExact(db);
-      return null;
-    }
-  }
-
-  private detachExact(db: Database.Database): void {
-    if (!this.attachedExact.has(db)) return;
-    this.attachedExact.delete(db);
-    try {
-      db.exec("DETACH DATABASE exact");
-    } catch {
-      // Not attached after all (a failed ATTACH): nothing to let go of.
-    }
+    return db ? this.guarded(collectionId, () => searchFile(db, units, topK, options, this.ranking)) : [];
   }
 
   /**
@@ -475,12 +381,7 @@ export class SqliteFtsIndex implements SearchIndex {
     const read = statement;
     const version = this.guarded(collectionId, () => read.get() as number);
     const file = fs.statSync(this.filePath(collectionId), { throwIfNoEntry: false });
-    if (!file) return null;
-    // The exact file's commits lag this file's and change results too: its own data version
-    // (and whether it is usable at all) is part of the key.
-    const exact = this.readOnly ? this.attachExact(db, exactPathOf(this.filePath(collectionId))) : null;
-    const exactVersion = exact === null ? "none" : `${this.guarded(collectionId, () => db.pragma("exact.data_version", { simple: true }) as number)}.${this.attachedExact.get(db)}`;
-    return `${version}:${exactVersion}:${file.ino}:${file.size}:${file.mtimeMs}`;
+    return file ? `${version}:${file.ino}:${file.size}:${file.mtimeMs}` : null;
   }
 
   async documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
@@ -500,10 +401,7 @@ export class SqliteFtsIndex implements SearchIndex {
   async drop(collectionId: string): Promise<void> {
     const file = this.filePath(collectionId);
     await this.release(collectionId);
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) {
-      fs.rmSync(file + suffix, { force: true });
-      fs.rmSync(exactPathOf(file) + suffix, { force: true });
-    }
+    for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
   }
 
   /** Closes this process's connection to one collection's file (another thread is about to delete or move it) and forgets its damage. */
@@ -511,11 +409,6 @@ export class SqliteFtsIndex implements SearchIndex {
     const file = this.filePath(collectionId);
     const db = this.open.get(file);
     this.damaged.delete(file);
-    if (!this.readOnly) {
-      // What was sent on for the exact file goes in first (or fails: the next open finds it behind).
-      await this.exact.settle([exactPathOf(file)]);
-      await this.exact.reset(exactPathOf(file));
-    }
     if (db) {
       this.open.delete(file);
       db.close();
@@ -540,43 +433,28 @@ export class SqliteFtsIndex implements SearchIndex {
     fs.renameSync(file, aside);
     if (fs.existsSync(`${file}-wal`)) fs.renameSync(`${file}-wal`, `${aside}-wal`);
     for (const suffix of ["-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
-    // The exact file is derived from the damaged one: the new file's first open makes it again.
-    for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(exactPathOf(file) + suffix, { force: true });
     return aside;
   }
 
   async close(): Promise<void> {
-    if (!this.readOnly) {
-      await this.exact.settle();
-      await this.exact.close();
-    }
     for (const db of this.open.values()) db.close();
     this.open.clear();
   }
 
   /**
    * A read-only instance's look at a collection's file before its first read in this process:
-   * "missing" (no file), "older" (a schema this build must migrate first, or none committed yet,
-   * or an exact file to rebuild: the writer's work), or "current" (or "exact-behind") after
-   * `PRAGMA quick_check` found it sound. Throws
+   * "missing" (no file), "older" (a schema this build must migrate first, or none committed yet:
+   * the writer's work), or "current" after `PRAGMA quick_check` found it sound. Throws
    * IndexDamagedError for a damaged file. Runs wherever the caller sends it (threaded-index.ts: a
    * search reader thread), as the check reads every page.
    */
-  async check(collectionId: string): Promise<FileCheck> {
+  async check(collectionId: string): Promise<"missing" | "older" | "current"> {
     const file = this.filePath(collectionId);
     if (!fs.existsSync(file)) return "missing";
     const db = this.database(collectionId, false);
     if (!db) return "older";
     this.guarded(collectionId, () => assertSound(db));
-    // An exact file that is missing (restored from a backup), damaged, of another schema or
-    // ahead is the writer's to rebuild before the first read: "older" sends it there. One
-    // behind is normal while a job writes (its thread catching up) and reads correctly (the
-    // exact tier may miss the newest chunks), so the read need not wait for the writer:
-    // "exact-behind" (after a crash, the writer's next open rebuilds it).
-    const seq = this.guarded(collectionId, () => db.prepare("SELECT exact_seq FROM index_state").pluck().get() as number);
-    const problem = exactFileProblem(exactPathOf(file), seq);
-    if (problem === null) return "current";
-    return problem.startsWith("behind") ? "exact-behind" : "older";
+    return "current";
   }
 
   /**
@@ -603,15 +481,7 @@ export class SqliteFtsIndex implements SearchIndex {
     const db = this.database(collectionId, false);
     if (!db) return;
     db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
-    const exactFile = exactPathOf(this.filePath(collectionId));
-    await this.exact.settle([exactFile]);
-    await this.exact.reset(exactFile);
-    const exact = new Database(exactFile, { fileMustExist: true, nativeBinding: sqliteNativeBinding() });
-    try {
-      exact.prepare("INSERT INTO chunks_exact (chunks_exact) VALUES ('optimize')").run();
-    } finally {
-      exact.close();
-    }
+    db.prepare("INSERT INTO chunks_exact (chunks_exact) VALUES ('optimize')").run();
   }
 
   /**
@@ -674,13 +544,8 @@ export class SqliteFtsIndex implements SearchIndex {
       db.pragma("synchronous = NORMAL");
       db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
       db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_BYTES / (db.pragma("page_size", { simple: true }) as number)}`);
-      // A reader thread's check (trustChecked) covered the exact file too (check()).
-      const trusted = existed && this.checkedElsewhere.delete(file);
-      if (existed && !trusted) assertSound(db);
+      if (existed && !this.checkedElsewhere.delete(file)) assertSound(db);
       migrate(db);
-      const seq = db.prepare("SELECT exact_seq FROM index_state").pluck().get() as number;
-      const problem = exactFileProblem(exactPathOf(file), seq, !trusted);
-      if (problem !== null) this.rebuildExact(file, `it was ${problem}`);
     } catch (err) {
       db?.close();
       if (!isCorruption(err)) throw err;
@@ -689,18 +554,6 @@ export class SqliteFtsIndex implements SearchIndex {
     }
     this.open.set(file, db);
     return db;
-  }
-
-  /**
-   * Makes a collection's exact file again from its chunks_fts (exact-file.ts), with nothing of
-   * that file queued for the exact writer (the callers see to it). One log line with the time,
-   * except for a new collection's first (empty) file.
-   */
-  private rebuildExact(file: string, why: string): void {
-    const started = performance.now();
-    const rows = rebuildExactFile(file);
-    const ms = Math.round(performance.now() - started);
-    if (why !== "it was missing" || rows > 0) this.log(`Rebuilt the exact-words file of ${path.basename(file)} in ${ms} ms: ${why}`);
   }
 
   /** Runs statements on an open file; a corruption error marks the collection damaged (a file damaged while open). */
@@ -764,72 +617,31 @@ function migrate(db: Database.Database): void {
   }).immediate();
 }
 
-/**
- * A read-only instance's look at a file (SqliteFtsIndex.check): no file, one the writer must open
- * first (an older schema, or an exact file to rebuild), sound and current, or sound with its
- * exact file behind (readable as it is).
- */
-export type FileCheck = "missing" | "older" | "current" | "exact-behind";
-
-/** The collection file of an exact file. */
-function mainFileOf(exactFile: string): string {
-  return exactFile.replace(/\.exact\.db$/, ".db");
+/** Writes one chunk's text into both full-text tables under the chunk's rowid. */
+function chunkInserter(db: Database.Database): (rowid: number | bigint, title: string, path: string, body: string) => void {
+  const stemmed = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+  const exact = db.prepare("INSERT INTO chunks_exact (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+  return (rowid, title, path, body) => {
+    stemmed.run(rowid, title, path, body);
+    exact.run(rowid, title, path, body);
+  };
 }
 
-/** Whether a search has the exact tier, and whether its file is behind (exact-file.ts; SqliteFtsIndex.withExact). */
-type ExactTier = "current" | "lagging" | null;
+function deleteDocument(db: Database.Database, documentId: string): void {
+  db.prepare("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)").run(documentId);
+  db.prepare("DELETE FROM chunks_exact WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)").run(documentId);
+  db.prepare("DELETE FROM chunks WHERE document_id = ?").run(documentId);
+  db.prepare("DELETE FROM documents WHERE id = ?").run(documentId);
+}
 
-/**
- * One write transaction's chunk rows: chunks and chunks_fts written here, the same changes
- * collected for the exact file (exact-file.ts). Rowids come from `index_state.next_chunk`, so a
- * rowid is never used twice: while the exact file is behind, a row it still has for a chunk
- * removed here cannot stand for a newer chunk.
- */
-class ChunkWrites {
-  private readonly batch: ExactBatch = { seq: 0, deletes: [], inserts: [] };
-  private readonly seq: number;
-  private next: number;
-  private readonly insertChunk: Database.Statement;
-  private readonly insertFts: Database.Statement;
-
-  constructor(private readonly db: Database.Database) {
-    const state = db.prepare("SELECT exact_seq, next_chunk FROM index_state").get() as { exact_seq: number; next_chunk: number };
-    this.seq = state.exact_seq;
-    this.next = state.next_chunk;
-    this.insertChunk = db.prepare("INSERT INTO chunks (rowid, document_id, chunk_index) VALUES (?, ?, ?)");
-    this.insertFts = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
-  }
-
-  insert(documentId: string, chunkIndex: number, title: string, path: string, body: string): void {
-    const rowid = this.next++;
-    this.insertChunk.run(rowid, documentId, chunkIndex);
-    this.insertFts.run(rowid, title, path, body);
-    this.batch.inserts.push(rowid);
-  }
-
-  deleteDocument(documentId: string): void {
-    this.deleteRows(this.db.prepare("SELECT rowid FROM chunks WHERE document_id = ?").pluck().all(documentId) as number[]);
-    this.db.prepare("DELETE FROM documents WHERE id = ?").run(documentId);
-  }
-
-  deleteRows(rowids: number[]): void {
-    const fts = this.db.prepare("DELETE FROM chunks_fts WHERE rowid = ?");
-    const chunk = this.db.prepare("DELETE FROM chunks WHERE rowid = ?");
-    for (const rowid of rowids) {
-      // BigInt: FTS5 ignores a `rowid = REAL` constraint (see snippetsOf).
-      fts.run(BigInt(rowid));
-      chunk.run(rowid);
-      this.batch.deletes.push(rowid);
+function removeByPath(db: Database.Database, sourceId: string, paths: string[]): void {
+  const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+  db.transaction(() => {
+    for (const p of paths) {
+      const id = find.get(sourceId, p) as string | undefined;
+      if (id !== undefined) deleteDocument(db, id);
     }
-  }
-
-  /** Records the transaction's sequence number and next rowid; answers its batch for the exact file, or null when no chunk changed. */
-  finish(): ExactBatch | null {
-    if (this.batch.inserts.length === 0 && this.batch.deletes.length === 0) return null;
-    this.batch.seq = this.seq + 1;
-    this.db.prepare("UPDATE index_state SET exact_seq = ?, next_chunk = ?").run(this.batch.seq, this.next);
-    return this.batch;
-  }
+  }).immediate();
 }
 
 function readIndexedState(db: Database.Database, sourceId: string): Map<string, IndexedState> {
@@ -862,14 +674,12 @@ function countDocuments(db: Database.Database): CollectionStats {
 /** How many times a page's rows spreadPerDocument is first tried on (windowedChunks); past that the whole window is numbered. */
 const SPREAD_DEPTH = 4;
 
-function searchFile(db: Database.Database, units: QueryUnit[], topK: number, options: SearchOptions, limits: RankingLimits, exactTier: ExactTier): SearchHit[] {
+function searchFile(db: Database.Database, units: QueryUnit[], topK: number, options: SearchOptions, limits: RankingLimits): SearchHit[] {
   const limit = clampTopK(topK);
   const where = filterSql(options);
   // A hard cap leaves nothing to spread.
   const firstPerDocument = options.perDocument === undefined ? options.firstPerDocument : undefined;
   const scope: RankScope = { where, perDocument: options.perDocument, firstPerDocument, limits };
-  // While the exact file is behind, it may still hold rows of chunks removed here since: they are left out.
-  const exactScope: RankScope = exactTier === "lagging" ? { ...scope, where: liveRowsOnly(where) } : scope;
   let match = "";
   let prefixed = false;
   let top: (RankedRow & { exact: boolean })[] = [];
@@ -883,7 +693,7 @@ function searchFile(db: Database.Database, units: QueryUnit[], topK: number, opt
     const plan = (table: RankedTable) => rankPlan(db, table, units, attempt, limits);
     // Chunks with every word in the very form typed come first, ranked by chunks_exact alone;
     // when they fill the page, the stemmed ranking is not even run (a common word's exact form usually does).
-    const exact = exactTier === null ? [] : exactRanking(() => rankedChunks(db, "chunks_exact", plan("chunks_exact"), limit, exactScope));
+    const exact = rankedChunks(db, "chunks_exact", plan("chunks_exact"), limit, scope);
     const seen = new Set(exact.map((row) => row.rowid));
     const stemmed =
       exact.length < limit && (options.perDocument !== undefined || hasMoreMatches(db, match, exact.length, where))
@@ -1008,30 +818,6 @@ function filterSql(filter: SearchFilter): SqlFilter | null {
 interface SqlFilter {
   sql: (table: RankedTable) => string;
   params: Record<string, string>;
-}
-
-/**
- * The exact tier's ranking; a damaged exact file leaves the stemmed tier alone (the writer
- * rebuilds the file when it next opens the collection): it is never a damaged collection.
- */
-function exactRanking(rank: () => RankedRow[]): RankedRow[] {
-  try {
-    return rank();
-  } catch (error) {
-    if (!isCorruption(error)) throw error;
-    return [];
-  }
-}
-
-/** The filter, and for chunks_exact only rows whose chunk this file still has. */
-function liveRowsOnly(where: SqlFilter | null): SqlFilter {
-  return {
-    sql: (table) => {
-      const live = table === "chunks_exact" ? `EXISTS (SELECT 1 FROM chunks c WHERE c.rowid = ${table}.rowid)` : "1";
-      return where ? `${live} AND ${where.sql(table)}` : live;
-    },
-    params: where?.params ?? {},
-  };
 }
 
 /** What every ranking of one search shares: its filter, its per-document cap or spread (SearchOptions) and its work limits. */

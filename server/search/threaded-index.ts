@@ -1,10 +1,10 @@
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
-import type { WriterConnect, WriterNotice, WriterReply, WriterRequest } from "./index-writer.worker";
+import type { WriterConnect, WriterReply, WriterRequest } from "./index-writer.worker";
 import crypto from "node:crypto";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
-import { SqliteFtsIndex, type FileCheck } from "./sqlite-fts-index";
+import { SqliteFtsIndex } from "./sqlite-fts-index";
 import { INDEX_ERROR_KINDS, IndexDamagedError } from "./index-damage";
 import { PendingCalls } from "../threads/pending-calls";
 import { IndexReaderPool } from "./index-reader-pool";
@@ -45,11 +45,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** Recent search results, each valid while its collection file is unchanged; null with SEARCH_CACHE_MB=0. */
   private readonly results: SearchResultCache | null;
 
-  /** Where the writer's notices go (an exact-words file rebuilt). */
-  private readonly log: (line: string) => void;
-
-  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number }; searchCacheBytes?: number; log?: (line: string) => void }) {
-    this.log = options.log ?? (() => undefined);
+  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number }; searchCacheBytes?: number }) {
     this.reader = new SqliteFtsIndex({ dir: options.dir, readOnly: true, smallCache: true });
     this.dir = options.dir;
     this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
@@ -63,8 +59,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
-    worker.on("message", (reply: WriterReply | WriterNotice) => {
-      if ("notice" in reply) return this.log(reply.notice);
+    worker.on("message", (reply: WriterReply) => {
       const settled = this.calls.settle(reply);
       if (settled?.error instanceof IndexDamagedError && typeof settled.meta === "string") this.noteDamaged(settled.meta);
     });
@@ -142,11 +137,6 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.call("removeDocuments", collectionId, sourceId, paths);
   }
 
-  /** The exact-words files have every write sent so far (SqliteFtsIndex.settleWrites); nothing to wait for without a writer. */
-  async settleWrites(): Promise<void> {
-    if (this.worker) await this.call("settleWrites");
-  }
-
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
     this.reader.filePath(collectionId);
     await this.upgraded(collectionId);
@@ -220,7 +210,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
    */
   private async upgraded(collectionId: string): Promise<void> {
     if (this.current.has(collectionId)) return;
-    let state: FileCheck;
+    let state: "missing" | "older" | "current";
     try {
       state = await this.readers.check(collectionId);
     } catch (error) {
@@ -228,11 +218,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
       throw error;
     }
     if (state === "older") await this.call("upgrade", collectionId);
-    if (state === "current" || state === "exact-behind") this.checked.add(collectionId);
-    // An exact file behind reads correctly as it is; the writer opening the file brings it up
-    // to date (a job's thread catching up is already at it; after a crash, it is rebuilt).
-    // Not awaited: this read must not wait behind a running job's batches.
-    if (state === "exact-behind") void this.call("upgrade", collectionId).catch(() => undefined);
+    if (state === "current") this.checked.add(collectionId);
     this.current.add(collectionId);
   }
 

@@ -6,17 +6,15 @@ import { GROUP_COMMIT, PARALLEL_BATCHES } from "../../server/ingest/batched-inde
 import { chunkText } from "../../server/ingest/parse/chunker";
 import type { DocumentInput } from "../../server/search/search-index";
 import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
-import { ThreadedExactWriter } from "../../server/search/exact-writer";
-import { exactPathOf } from "../../server/search/exact-file";
 import { prose, seeded, vocabulary } from "./corpus";
 import { median } from "./measure";
 
 /**
  * The SQLite index writer alone (issue 18): the bench corpus's 2,000 text files, already
  * chunked, written through SqliteFtsIndex.upsertDocuments in batches of PARALLEL_BATCHES'
- * size and of GROUP_COMMIT's cap, interleaved three times each, with the exact-words file on its
- * own thread as in a job, waited for at the end (settleWrites). CPU seconds of the process (both
- * writer threads) and the wall time (the critical path: the two tables are written at once). `npm run bench -- --writer` (about half a minute).
+ * size and of GROUP_COMMIT's cap, interleaved three times each. CPU seconds of this thread
+ * (the writer thread's work in a job) are the figure: on a shared machine they move less than
+ * wall time. `npm run bench -- --writer` (about half a minute).
  */
 
 export interface WriterBenchRow {
@@ -48,7 +46,7 @@ function corpusDocuments(files: number): DocumentInput[] {
 
 async function writeAll(docs: DocumentInput[], batch: number): Promise<WriterBenchRow> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-writer-bench-"));
-  const index = new SqliteFtsIndex({ dir, exactWriter: new ThreadedExactWriter() });
+  const index = new SqliteFtsIndex({ dir });
   const collection = crypto.randomUUID();
   try {
     // The file and its schema first, as a job's first write finds them.
@@ -56,11 +54,10 @@ async function writeAll(docs: DocumentInput[], batch: number): Promise<WriterBen
     const cpu = process.cpuUsage();
     const start = performance.now();
     for (let i = 1; i < docs.length; i += batch) await index.upsertDocuments(collection, docs.slice(i, i + batch));
-    await index.settleWrites();
     const used = process.cpuUsage(cpu);
     const wallSeconds = (performance.now() - start) / 1000;
     const file = index.filePath(collection);
-    const bytes = [file, `${file}-wal`, exactPathOf(file), `${exactPathOf(file)}-wal`].reduce((sum, f) => sum + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
+    const bytes = [file, `${file}-wal`].reduce((sum, f) => sum + (fs.statSync(f, { throwIfNoEntry: false })?.size ?? 0), 0);
     return { batch, cpuSeconds: (used.user + used.system) / 1e6, wallSeconds, megabytes: bytes / 1024 / 1024 };
   } finally {
     await index.close();

@@ -153,12 +153,11 @@ describe("the desktop's threaded index checks a file before its first read on a 
       assert.equal(checks.count(), 0);
       // No read asked the writer thread (it would wait behind a running job's batches): none was started.
       assert.equal((index as unknown as { worker: unknown }).worker, null);
-      // The same file opened to write on this thread is checked here: the count would see a check
-      // (two: the collection's file and its exact-words file).
+      // The same file opened to write on this thread is checked here: the count would see a check.
       const writer = new SqliteFtsIndex({ dir });
       await writer.stats(sound);
       await writer.close();
-      assert.equal(checks.count(), 2);
+      assert.equal(checks.count(), 1);
     } finally {
       checks.restore();
       await index.close();
@@ -218,8 +217,7 @@ describe("a file is quick_checked once per process: a reader thread's check stan
       later.trustChecked([]);
       assert.equal((await later.stats(sound)).documentCount, 20);
       await later.close();
-      // The collection's file and its exact-words file.
-      assert.equal(checks.count(), 2);
+      assert.equal(checks.count(), 1);
     } finally {
       checks.restore();
     }

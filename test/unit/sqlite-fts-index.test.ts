@@ -8,7 +8,6 @@ import type { DataSource } from "typeorm";
 import Database from "better-sqlite3";
 import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
-import { exactPathOf } from "../../server/search/exact-file";
 import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
@@ -595,13 +594,10 @@ async function assertUpgradedAndExactFirst(file: string, index: SqliteFtsIndex, 
   assert.equal(hits[0].exact, true);
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 5);
-    // The exact words moved to their own file (schema 5): none left in the collection's file.
-    assert.equal(upgraded.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get(), 0);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
   } finally {
     upgraded.close();
   }
-  assert.ok(fs.existsSync(exactPathOf(file)));
 }
 
 test("SQLite: an index file of schema version 1 (before exact words) is upgraded when opened and answers exact-first", async () => {
@@ -626,7 +622,7 @@ test("SQLite: an index file of schema version 2 (exact words without positions) 
   const common = await index.search(collection, "highlight", 100);
   assert.equal(common.filter((h) => h.exact).length, 12);
   assert.ok(common.filter((h) => h.exact).every((h) => h.score > 0 && h.path.startsWith("common/")));
-  const upgraded = new Database(exactPathOf(file), { readonly: true });
+  const upgraded = new Database(file, { readonly: true });
   try {
     assert.doesNotMatch(upgraded.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_exact'").pluck().get() as string, /detail/);
     assert.equal(upgraded.prepare("SELECT count(*) FROM chunks_exact WHERE chunks_exact MATCH 'highlighter'").pluck().get(), 1);
@@ -637,18 +633,12 @@ test("SQLite: an index file of schema version 2 (exact words without positions) 
 
 /** The FTS5 'hashsize' each full-text table of a file keeps in its config table (null: SQLite's default). */
 function hashSizes(file: string): Array<number | null> {
-  const read = (from: string, table: string) => {
-    if (!fs.existsSync(from)) return null;
-    const db = new Database(from, { readonly: true });
-    try {
-      if (db.prepare("SELECT count(*) FROM sqlite_master WHERE name = ?").pluck().get(`${table}_config`) === 0) return null;
-      return (db.prepare(`SELECT v FROM ${table}_config WHERE k = 'hashsize'`).pluck().get() as number | undefined) ?? null;
-    } finally {
-      db.close();
-    }
-  };
-  // chunks_exact: in the file before schema 5, in the exact file since.
-  return [read(file, "chunks_fts"), read(file, "chunks_exact") ?? read(exactPathOf(file), "chunks_exact")];
+  const db = new Database(file, { readonly: true });
+  try {
+    return ["chunks_fts", "chunks_exact"].map((table) => (db.prepare(`SELECT v FROM ${table}_config WHERE k = 'hashsize'`).pluck().get() as number | undefined) ?? null);
+  } finally {
+    db.close();
+  }
 }
 
 test("SQLite: an index file of schema version 3 is upgraded when opened: both tables get the larger term buffer, rows and ranking stay", async () => {
@@ -666,32 +656,6 @@ test("SQLite: an index file of schema version 3 is upgraded when opened: both ta
   // An older file keeps the page size it was made with (4 KB): only new files get 16 KB pages.
   assert.equal(pageSize(file), 4096);
   assert.equal((await index.search(collection, "markers", 10))[0]?.path, "rare/markers.txt");
-});
-
-test("SQLite: an index file of schema version 4 (chunks_exact inside) gets its exact words in a file of its own when first opened to write, with the same answers", async () => {
-  const { file, collection, index } = await oldIndexFile(4);
-  // What the version-4 file answers, read as that build read it (both tables in the file).
-  const old = new Database(file, { readonly: true });
-  const exactBefore = old.prepare("SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH 'highlighter' ORDER BY rowid").pluck().all();
-  old.close();
-  assert.equal(exactBefore.length, 1);
-  assert.ok(!fs.existsSync(exactPathOf(file)));
-
-  const lines: string[] = [];
-  const logged = new SqliteFtsIndex({ dir: path.dirname(file), log: (line) => lines.push(line) });
-  closers.push(() => logged.close());
-  await logged.upgrade(collection);
-  assert.equal(lines.length, 1);
-  assert.match(lines[0], /^Rebuilt the exact-words file of [0-9a-f-]+\.db in \d+ ms: it was missing$/);
-  const exact = new Database(exactPathOf(file), { readonly: true });
-  try {
-    assert.deepEqual(exact.prepare("SELECT rowid FROM chunks_exact WHERE chunks_exact MATCH 'highlighter' ORDER BY rowid").pluck().all(), exactBefore);
-    assert.equal(exact.prepare("SELECT count(*) FROM chunks_exact WHERE chunks_exact MATCH 'highlight'").pluck().get(), 12);
-  } finally {
-    exact.close();
-  }
-  await assertUpgradedAndExactFirst(file, index, collection);
-  assert.deepEqual(hashSizes(file), [8 * 1024 * 1024, 8 * 1024 * 1024]);
 });
 
 test("SQLite: a new index file is created with the larger term buffer on both tables", async () => {
