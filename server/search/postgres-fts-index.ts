@@ -23,7 +23,8 @@ import { SpanEstimates } from "./span-estimates";
  * The tables are created on first use (versioned in `search_schema`), like the SQLite engine's
  * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row;
  * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row; 4 adds a
- * BRIN index on `id`, from which a ranking reads the id range of the collection's newest chunks).
+ * BRIN index on `id`, from which a ranking reads the id range of the collection's newest chunks;
+ * 5 maps all-ASCII words past unaccent, which has nothing to change in them).
  *
  * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
  * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
@@ -33,7 +34,7 @@ import { SpanEstimates } from "./span-estimates";
  * per document.
  */
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 /** The BRIN index on search_chunks(id) (schema 4): how a span's id range is read. */
 const ID_RANGES = "search_chunks_id_brin";
 const CONFIG = "sluice_search";
@@ -60,6 +61,12 @@ async function createConfig(q: QueryRunner): Promise<void> {
 
 /** The parser's token types that are words (the rest, e.g. blanks, are dropped by both configurations). */
 const WORD_TYPES = "asciiword, asciihword, hword_asciipart, word, hword, hword_part, numword, numhword, hword_numpart";
+/**
+ * The word types whose every letter is ASCII (schema 5): unaccent has no rule for an ASCII
+ * character, so it hands such a word on unchanged, after a lookup per character; these go
+ * straight to the stemmer (or `simple`). Same lexemes, ~10 % less database time per INSERT.
+ */
+const ASCII_WORD_TYPES = "asciiword, asciihword, hword_asciipart";
 
 /**
  * Punctuation the PostgreSQL parser builds tokens from (tags, e-mail addresses, URLs, hosts,
@@ -150,6 +157,11 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     // searches do not); new pages are summarized as autovacuum gets to them, and until then every
     // span includes them, which costs only for spans that do not reach the newest pages.
     await q.query(`CREATE INDEX ${ID_RANGES} ON search_chunks USING brin (id) WITH (autosummarize = on)`);
+  },
+  5: async (q) => {
+    // No row changes: the lexemes are the same (docs/decisions.md, "PostgreSQL: ASCII words skip unaccent").
+    await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH sluice_stem`);
+    await q.query(`ALTER TEXT SEARCH CONFIGURATION ${EXACT_CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH simple`);
   },
 };
 

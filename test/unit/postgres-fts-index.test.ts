@@ -197,7 +197,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => h.path), ["old.txt"]);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 4 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
     await index.upsertDocument(collection, doc("new.txt", ["a pelican wrote this after the upgrade"], "Pelican"));
     const hits = await index.search(collection, "pelicans", 10);
     assert.deepEqual(hits.map((h) => h.path), ["new.txt", "old.txt"]);
@@ -217,11 +217,67 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual(await index.search(collection, "pelican", 10), answer);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 4 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
     const [brin] = (await db.query("SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'search_chunks_id_brin'")) as { amname: string }[];
     assert.equal(brin?.amname, "brin");
     await index.upsertDocument(collection, doc("c.txt", ["a pelican wrote this after the upgrade"]));
     assert.deepEqual((await index.search(collection, "upgrade", 10)).map((h) => h.path).sort(), ["a.txt", "c.txt"]);
+  });
+
+  test("schema 5: all-ASCII words go past unaccent, with the same lexemes as before; an index of version 4 is upgraded", async () => {
+    const db = await newDatabase();
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    await index.upsertDocument(collection, doc("cafe.txt", ["Le café-crème, naïve résumés"]));
+    const [{ unaccent }] = (await db.query("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'unaccent') AS unaccent")) as { unaccent: boolean }[];
+    const mapping = async (config: string) =>
+      (await db.query(
+        `SELECT t.alias, string_agg(d.dictname, ',' ORDER BY m.mapseqno) AS dictionaries
+         FROM pg_ts_config_map m JOIN pg_ts_dict d ON d.oid = m.mapdict
+         JOIN ts_token_type('default') t ON t.tokid = m.maptokentype
+         WHERE m.mapcfg = $1::regconfig AND t.alias IN ('asciiword', 'word') GROUP BY t.alias ORDER BY t.alias`,
+        [config],
+      )) as { alias: string; dictionaries: string }[];
+    const withUnaccent = (dictionary: string) => (unaccent ? `unaccent,${dictionary}` : dictionary);
+    assert.deepEqual(await mapping("sluice_search"), [
+      { alias: "asciiword", dictionaries: "sluice_stem" },
+      { alias: "word", dictionaries: withUnaccent("sluice_stem") },
+    ]);
+    assert.deepEqual(await mapping("sluice_exact"), [
+      { alias: "asciiword", dictionaries: "simple" },
+      { alias: "word", dictionaries: withUnaccent("simple") },
+    ]);
+    // Schema 4's mappings (unaccent before every word type), to compare with.
+    const types = "asciiword, asciihword, hword_asciipart, word, hword, hword_part, numword, numhword, hword_numpart";
+    const before = unaccent ? "unaccent, " : "";
+    await db.query("CREATE TEXT SEARCH CONFIGURATION v4_search (COPY = sluice_search)");
+    await db.query(`ALTER TEXT SEARCH CONFIGURATION v4_search ALTER MAPPING FOR ${types} WITH ${before}sluice_stem`);
+    await db.query("CREATE TEXT SEARCH CONFIGURATION v4_exact (COPY = sluice_exact)");
+    await db.query(`ALTER TEXT SEARCH CONFIGURATION v4_exact ALTER MAPPING FOR ${types} WITH ${before}simple`);
+    const texts = [
+      "Running runners ran; the e-mail of the well-known re-entry was reviewed.",
+      "Café-bar, naïve-approach, crème-brûlée and Ærøskøbing: straße, ﬁnd, ½, © and x² résumé-2 naïve2 ÉCOLE Łódź ǅemal über-cool 3-β",
+      "MIXED case Words with digits abc123 and 123abc, hyphen-ated ascii-only-words and un-accénted-parts",
+      "日本語のテキスト, Ελληνικά κείμενα, русский текст, עברית",
+    ];
+    for (const text of texts) {
+      const [row] = (await db.query(
+        "SELECT to_tsvector('sluice_search', $1) = to_tsvector('v4_search', $1) AS search, to_tsvector('sluice_exact', $1) = to_tsvector('v4_exact', $1) AS exact",
+        [text],
+      )) as { search: boolean; exact: boolean }[];
+      assert.deepEqual(row, { search: true, exact: true }, text);
+    }
+    if (unaccent) assert.deepEqual((await index.search(collection, "cafe creme", 10)).map((h) => h.path), ["cafe.txt"]);
+
+    // An index of version 4 (unaccent before every word type) is upgraded: its mappings change, its rows do not.
+    await db.query(`ALTER TEXT SEARCH CONFIGURATION sluice_search ALTER MAPPING FOR ${types} WITH ${before}sluice_stem`);
+    await db.query(`ALTER TEXT SEARCH CONFIGURATION sluice_exact ALTER MAPPING FOR ${types} WITH ${before}simple`);
+    await db.query("UPDATE search_schema SET version = 4");
+    const upgraded = new PostgresFtsIndex(db);
+    assert.deepEqual((await upgraded.search(collection, "naive resume", 10)).map((h) => h.path), unaccent ? ["cafe.txt"] : []);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
+    assert.deepEqual((await mapping("sluice_search"))[0], { alias: "asciiword", dictionaries: "sluice_stem" });
+    assert.deepEqual((await mapping("sluice_exact"))[0], { alias: "asciiword", dictionaries: "simple" });
   });
 
   test("past 2,000 matches only the newest are ranked: an old best match is left out", async () => {
