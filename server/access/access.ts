@@ -33,9 +33,14 @@ export async function memberGroupIds(db: EntityManager, actor: Actor): Promise<s
  * owner_group_id column) owned by one of the actor's groups, ordered by `orderBy`.
  */
 export async function listGroupOwned<T extends ObjectLiteral>(db: EntityManager, actor: Actor, entity: EntityTarget<T>, orderBy: string): Promise<T[]> {
-  const groups = await memberGroupIds(db, actor);
-  if (groups.length === 0) return [];
-  return db.createQueryBuilder(entity, "r").where("r.owner_group_id IN (:...groups)", { groups }).orderBy(`r.${orderBy}`, "ASC").getMany();
+  // The memberships and the rows in one statement: a listing is a round trip fewer, which a
+  // team server's database, busy with an ingestion's writes, answers sooner.
+  return db
+    .createQueryBuilder(entity, "r")
+    .where((q) => `r.owner_group_id IN ${q.subQuery().select("m.group_id").from(GroupMember, "m").where("m.user_id = :userId").getQuery()}`)
+    .setParameter("userId", actor.userId)
+    .orderBy(`r.${orderBy}`, "ASC")
+    .getMany();
 }
 
 /** A group the actor manages (members, parent, delete): only its members may; others get 404. */

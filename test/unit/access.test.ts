@@ -209,6 +209,21 @@ describe("every access rule: allowed, denied, missing", () => {
     assert.deepEqual(await listGroupOwned(db.manager, cid, Collection, "name"), []);
   });
 
+  it("listGroupOwned: one statement, the memberships and the rows together (a listing is one round trip to the database)", async () => {
+    const seen: string[] = [];
+    const logQuery = db.logger.logQuery.bind(db.logger);
+    db.logger.logQuery = (query, parameters, runner) => {
+      seen.push(query);
+      logQuery(query, parameters, runner);
+    };
+    try {
+      assert.deepEqual((await listGroupOwned(db.manager, ann, Collection, "name")).map((c) => c.id), [colA2, colA]);
+    } finally {
+      db.logger.logQuery = logQuery;
+    }
+    assert.equal(seen.length, 1, seen.join("\n"));
+  });
+
   it("requireGroupMembership: a member passes; a non-member and a missing group get the same NotFound", async () => {
     assert.equal((await requireGroupMembership(db.manager, ann, alpha)).id, alpha);
     await sameNotFound(requireGroupMembership(db.manager, ann, beta), requireGroupMembership(db.manager, ann, MISSING));
