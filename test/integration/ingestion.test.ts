@@ -416,7 +416,8 @@ describe("failures and crashes", () => {
     const again = await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token });
     assert.equal(again.status, 202);
     const done = await waitForJob(bulk.pipeline.id);
-    assert.equal(done.status, "completed");
+    // The whole job on failure: it failed once in a CI run (session 11) and passed in every run since.
+    assert.equal(done.status, "completed", JSON.stringify(done));
     assert.equal(done.entities_discovered, BULK_FILES + countFiles(bulkSamba.shareDir("docs")));
     const found = await search(bulk.pipeline.collection_id, "Bulk note number 2499");
     assert.ok(found.some((hit) => hit.path.endsWith("note-2499.txt")));
