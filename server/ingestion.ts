@@ -12,11 +12,8 @@ import type { Storage } from "./storage";
 import { clockOf } from "./schedules/clock";
 import { Scheduler } from "./schedules/scheduler";
 import { DiskGuard } from "./disk/disk-space";
-import { JobThreads, type ThreadableIndex } from "./ingest/job-thread";
+import { JobThreads } from "./ingest/job-thread";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
-import { PostgresFtsIndex } from "./search/postgres-fts-index";
-import type { SearchIndex } from "./search/search-index";
-import { threadablePostgres, threadableSqlite } from "./ingest/threadable-indexes";
 
 export interface Ingestion {
   kinds: KindRegistry;
@@ -28,32 +25,19 @@ export interface Ingestion {
 }
 
 /**
- * The one place that decides how a job's data path reaches the index from the job thread:
- * SQLite's writer thread directly, PostgreSQL through this thread's pool. Null: jobs stay on
- * this thread (an engine the job thread cannot write to).
- */
-export function threadableIndex(index: SearchIndex): ThreadableIndex | null {
-  if (index instanceof ThreadedSqliteIndex) return threadableSqlite(index);
-  if (index instanceof PostgresFtsIndex) return threadablePostgres();
-  return null;
-}
-
-/**
  * The ingestion wiring of every process, API and worker alike: the source kinds, the parser
  * pool, the job handler and its queue. Team mode (a Redis connection, from REDIS_URL) puts the queue on BullMQ, shared
  * by every API and worker process; `runWorker` says whether this process takes jobs.
  */
 export function openIngestion(config: Config, { db, index, vectors, secrets }: Storage, logger: Logger, runWorker: boolean, redis: Redis | null): Ingestion {
-  // For the jobs that stay on this thread (Google Drive sources); the job thread has its own. Its workers start with the first file.
   const parsers = new ParserPool();
   const kinds = new KindRegistry({ secrets, config });
   const outage = new DatabaseOutage(config.dbOutageGraceMs, (message) => logger.warn(`ingestion: ${message}`));
   // A team server on PostgreSQL keeps nothing it indexes under DATA_DIR: no minimum there.
   const disk = config.databaseUrl ? null : new DiskGuard(config.dataDir, config.minFreeDiskBytes);
   const embedder = new OllamaClient(config.ollamaHost.replace(/\/$/, ""));
-  // Folder and SMB jobs' data paths run on a thread of their own, on either engine (API and `npm run worker` processes alike).
-  const threadable = threadableIndex(index);
-  const threads = threadable ? new JobThreads(threadable, disk && { dir: disk.dir, minFreeBytes: disk.minFreeBytes }) : undefined;
+  // A job's data path on a thread of its own needs the SQLite index's writer thread to talk to; on PostgreSQL it stays here.
+  const threads = index instanceof ThreadedSqliteIndex ? new JobThreads(index, disk && { dir: disk.dir, minFreeBytes: disk.minFreeBytes }) : undefined;
   const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder, threads });
   const queue = redis
     ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage, concurrency: config.ingestConcurrency })

@@ -32,11 +32,10 @@ export const PARSER_YOUNG_GENERATION_MB = 8;
 /**
  * The main thread's old-generation ceiling. V8 lets a heap grow to up to 4 times what survived
  * its last full collection when the ceiling is 2 GB or more (its default on a machine with this
- * much memory), 1.3 to 2 times below it. When a team server's ingestion jobs ran on the main
- * thread they made garbage at the pace files arrived: its heap swelled to 100-135 MB between
- * full collections (docs/decisions.md, "Memory"), as the job thread's did before its own 1 GB
- * ceiling; Google Drive jobs and PostgreSQL's index writes still make some here. The API itself
- * keeps far less than this (its caches are bounded: SEARCH_CACHE_MB).
+ * much memory), 1.3 to 2 times below it. On a team server the ingestion job runs on the main
+ * thread and makes garbage at the pace files arrive: its heap swelled to 100-135 MB between full
+ * collections (docs/decisions.md, "Memory"), as the job thread's did before its own 1 GB
+ * ceiling. The API itself keeps far less than this (its caches are bounded: SEARCH_CACHE_MB).
  */
 export const MAIN_THREAD_OLD_GENERATION_MB = 1024;
 

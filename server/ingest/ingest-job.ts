@@ -23,7 +23,7 @@ export interface IngestDeps {
   parsers: ParserPool;
   /** DATA_DIR's free-space minimum; null where storage is not under DATA_DIR (a team server on PostgreSQL). */
   disk: DiskGuard | null;
-  /** Where a job's data path runs off this thread (folder and SMB sources, on SQLite and PostgreSQL); absent: on this thread. */
+  /** Where a job's data path runs off this thread (the SQLite index); absent: on this thread, as on a team server. */
   threads?: JobThreads;
   /** The embedding stage's store and model server (hybrid retrieval); absent: no embedding stage. */
   vectors?: VectorStore;
@@ -33,10 +33,9 @@ export interface IngestDeps {
 /**
  * One ingestion run of a pipeline: discover every file, then index new and changed files,
  * leave unchanged ones unread, and remove documents whose files are gone (sync-source.ts); then
- * embed what changed. The data path runs on a thread of its own where the source's kind allows
- * it (job-thread.ts; Google Drive's does not), else here; the job's row, its reads of the
- * database, the secret store and the embedding stage stay on this thread either way, and so do
- * PostgreSQL's index writes, which the job thread sends back here through `index`.
+ * embed what changed. The data path runs on a thread of its own where the source's kind and the
+ * index allow it (job-thread.ts), else here; the job's row, its reads of the database and the
+ * secret store stay on this thread either way.
  */
 export function ingestHandler(deps: IngestDeps): JobHandler {
   return async (job, progress, signal) => {
@@ -50,7 +49,7 @@ export function ingestHandler(deps: IngestDeps): JobHandler {
       const threads = deps.threads;
       const spec = threads ? await retry(() => deps.connectors.threadConnector(deps.db.manager, source)) : null;
       if (threads && spec) {
-        await threads.run({ connector: spec, sourceId: source.id, collectionId: collection.id }, progress, signal, index);
+        await threads.run({ connector: spec, sourceId: source.id, collectionId: collection.id }, progress, signal);
       } else {
         const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
         try {

@@ -1,11 +1,11 @@
 import { Worker, type MessagePort } from "node:worker_threads";
 import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import { IndexDamagedError } from "../search/index-damage";
+import type { IndexedState } from "../search/search-index";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import { trimMalloc } from "../memory/glibc-malloc";
 import type { JobCounters } from "./job-counters";
-import type { FromJobThread, JobThreadData, JobWrites, ToJobThread } from "./job-thread-protocol";
-import type { IngestIndex } from "./sync-source";
+import type { FromJobThread, JobThreadData, ToJobThread } from "./job-thread-protocol";
 import { answerCall } from "../threads/pending-calls";
 import { fromWire } from "../threads/wire-error";
 import { JOB_ERROR_KINDS } from "./job-interrupted";
@@ -28,21 +28,12 @@ export const JOB_THREAD_IDLE_MS = 30_000;
  */
 const JOB_THREAD_OLD_GENERATION_MB = 1024;
 
-/**
- * What of the collection index engine the API's thread lends the job thread: SQLite's writer
- * thread, or PostgreSQL through this thread (threadable-indexes.ts; server/ingestion.ts picks).
- */
+/** What of the collection index the API's thread lends the job thread: ThreadedSqliteIndex. */
 export interface ThreadableIndex {
-  /** How the job thread writes to it: its batch policy, and whether a job's end settles its writes. */
-  readonly jobWrites: JobWrites;
-  /**
-   * A channel of one job's own for its writes (WriterPortIndex on the job thread). `job` is the
-   * index as that job sees it (OutageRetryingIndex): an engine whose writes are made on this
-   * thread makes them through it; SQLite's go straight to its writer thread.
-   */
-  writerPort(collectionId: string, job: IngestIndex): MessagePort;
-  /** A job on the thread found the collection's file damaged: the reading side stops trusting it. */
+  writerPort(collectionId: string): MessagePort;
   noteDamaged(collectionId: string): void;
+  indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
+  moveAside(collectionId: string): Promise<string | null>;
 }
 
 export interface JobThreadsOptions {
@@ -65,8 +56,6 @@ export interface ThreadTask {
 
 interface Run {
   collectionId: string;
-  /** The index as the job sees it: the job thread's reads are asked of it. */
-  index: IngestIndex;
   progress: JobCounters;
   end(error: Error | null): void;
 }
@@ -74,11 +63,9 @@ interface Run {
 /**
  * Runs ingestion jobs' data paths on a thread of their own (job-thread.worker.ts). Under load the
  * API's event loop takes tens of milliseconds a turn, and a job that waited for several turns per
- * file took 20 times as long (issue 20); on a team server (PostgreSQL) the job's reads, parse
- * dispatch and batching took ~2 s of this thread's CPU per ingestion. This thread keeps each
- * job's row: the counters posted from the job thread go into its `progress`; a cancel or
- * shutdown (signal) is passed on and the job ends as it would here. On PostgreSQL it also makes
- * the job's index writes, which the job thread sends it (index-port-server.ts).
+ * file took 20 times as long (issue 20). This thread keeps each job's row: the counters posted
+ * from the job thread go into its `progress`; a cancel or shutdown (signal) is passed on and the
+ * job ends as it would here.
  */
 export class JobThreads {
   private worker: Worker | null = null;
@@ -98,20 +85,14 @@ export class JobThreads {
     this.afterWork = options.afterWork ?? trimMalloc;
   }
 
-  /**
-   * Runs one job's data path on the thread. `index` is the index as this job sees it (the
-   * handler's OutageRetryingIndex): the thread's reads (indexed state, setting a damaged file
-   * aside) are asked of it, and so are the writes of an engine that makes them on this thread.
-   */
-  run(task: ThreadTask, progress: JobCounters, signal: AbortSignal, index: IngestIndex): Promise<void> {
+  run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
     const worker = this.thread();
     const id = this.nextRun++;
-    const writer = this.index.writerPort(task.collectionId, index);
+    const writer = this.index.writerPort(task.collectionId);
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => this.send(worker, { type: "cancel", run: id });
       this.runs.set(id, {
         collectionId: task.collectionId,
-        index,
         progress,
         end: (error) => {
           signal.removeEventListener("abort", onAbort);
@@ -127,7 +108,7 @@ export class JobThreads {
       signal.addEventListener("abort", onAbort, { once: true });
       // A running job holds the process (as its work on this thread would); an idle thread does not.
       worker.ref();
-      worker.postMessage({ type: "start", run: id, task, writer, writes: this.index.jobWrites } satisfies ToJobThread, [writer]);
+      worker.postMessage({ type: "start", run: id, task, writer } satisfies ToJobThread, [writer]);
       if (signal.aborted) onAbort();
     });
   }
@@ -185,15 +166,14 @@ export class JobThreads {
   }
 
   private receive(worker: Worker, message: FromJobThread): void {
-    const run = this.runs.get(message.run);
     if (message.type === "ask") {
       const [collectionId, sourceId] = message.args;
-      void answerCall((reply) => this.send(worker, { type: "answer", ...reply }), message.id, async () => {
-        if (!run) throw new Error("The ingestion job has ended");
-        return message.method === "indexedState" ? run.index.indexedState(collectionId, sourceId) : run.index.moveAside(collectionId);
-      });
+      void answerCall((reply) => this.send(worker, { type: "answer", ...reply }), message.id, () =>
+        message.method === "indexedState" ? this.index.indexedState(collectionId, sourceId) : this.index.moveAside(collectionId),
+      );
       return;
     }
+    const run = this.runs.get(message.run);
     if (!run) return;
     switch (message.type) {
       case "progress":

@@ -3,7 +3,7 @@ import { openThreadConnector } from "../connectors/thread-connector";
 import { DiskGuard } from "../disk/disk-space";
 import type { IndexedState } from "../search/search-index";
 import { JobCounters, type ProgressRow } from "./job-counters";
-import type { FromJobThread, JobThreadData, JobThreadTask, JobWrites, ToJobThread } from "./job-thread-protocol";
+import type { FromJobThread, JobThreadData, JobThreadTask, ToJobThread } from "./job-thread-protocol";
 import { ParserPool } from "./parse/parser-pool";
 import { syncSource } from "./sync-source";
 import { PendingCalls } from "../threads/pending-calls";
@@ -14,10 +14,9 @@ import { startHeapTrace } from "../diagnostics/heap-trace";
 
 /**
  * Ingestion jobs' data paths on a thread of their own (job-thread.ts starts it): listing, reads,
- * parsing (this thread's parser pool) and batching never wait for a turn of the API's event
- * loop, however many clients it serves, nor the API for them. Index writes go over the job's
- * writer channel: straight to SQLite's writer thread, or to the API's thread, which makes
- * PostgreSQL's. The API's thread keeps each job's row, which this thread's counters are posted to.
+ * parsing (this thread's parser pool) and index writes (straight to the writer thread) never
+ * wait for a turn of the API's event loop, however many clients it serves. The API's thread
+ * keeps each job's row, which this thread's counters are posted to.
  */
 
 const { disk: diskLimit } = workerData as JobThreadData;
@@ -47,7 +46,7 @@ const asked = new PendingCalls(JOB_ERROR_KINDS);
 port.on("message", (message: ToJobThread) => {
   switch (message.type) {
     case "start":
-      return void run(message.run, message.task, message.writer, message.writes);
+      return void run(message.run, message.task, message.writer);
     case "cancel":
       return cancels.get(message.run)?.abort();
     case "answer":
@@ -55,23 +54,18 @@ port.on("message", (message: ToJobThread) => {
   }
 });
 
-/** A question on the index for the API's thread, which asks it of the run's index. */
-function ask<T>(run: number, method: "indexedState" | "moveAside", ...args: string[]): Promise<T> {
-  return asked.call<T>(undefined, (id) => post({ type: "ask", run, id, method, args }));
+function ask<T>(method: "indexedState" | "moveAside", ...args: string[]): Promise<T> {
+  return asked.call<T>(undefined, (id) => post({ type: "ask", id, method, args }));
 }
 
-async function run(runId: number, task: JobThreadTask, writer: MessagePort, writes: JobWrites): Promise<void> {
+async function run(runId: number, task: JobThreadTask, writer: MessagePort): Promise<void> {
   const cancel = new AbortController();
   cancels.set(runId, cancel);
   const progress = new PostedCounters(runId);
-  const index = new WriterPortIndex(
-    writer,
-    {
-      indexedState: (collectionId, sourceId) => ask<Map<string, IndexedState>>(runId, "indexedState", collectionId, sourceId),
-      moveAside: (collectionId) => ask<string | null>(runId, "moveAside", collectionId),
-    },
-    writes,
-  );
+  const index = new WriterPortIndex(writer, {
+    indexedState: (collectionId, sourceId) => ask<Map<string, IndexedState>>("indexedState", collectionId, sourceId),
+    moveAside: (collectionId) => ask<string | null>("moveAside", collectionId),
+  });
   let outcome: FromJobThread;
   try {
     const connector = openThreadConnector(task.connector);

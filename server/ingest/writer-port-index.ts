@@ -6,8 +6,7 @@ import { stagedDocument } from "../search/staged-document";
 import type { IngestIndex } from "./sync-source";
 import { PendingCalls } from "../threads/pending-calls";
 import { INDEX_ERROR_KINDS } from "../search/index-damage";
-import type { BatchPolicy } from "./batched-index-writer";
-import type { JobWrites } from "./job-thread-protocol";
+import { GROUP_COMMIT, type BatchPolicy } from "./batched-index-writer";
 
 /** What an ingestion job's thread asks the API's thread for (reads on its connection, setting a damaged file aside). */
 export interface AskIndex {
@@ -16,35 +15,20 @@ export interface AskIndex {
 }
 
 /**
- * What a job's thread sends over its writer channel: the index writer thread's requests
- * (index-writer.worker.ts), keyed the same way (a staged document by the id made here), and
- * settleWrites where the engine settles its writes (only answered on the API's thread, PostgreSQL).
- */
-export type JobWriteRequest = Omit<WriterRequest, "method"> & {
-  method: Exclude<WriterRequest["method"], "release" | "upgrade" | "close"> | "settleWrites";
-};
-
-/**
- * The collection index as an ingestion job's own thread sees it: writes go over a channel of
- * their own, straight to SQLite's index writer thread (ThreadedSqliteIndex.writerPort) or to
- * the API's thread, which makes PostgreSQL's (index-port-server.ts); the two reads a job makes
- * once go to the API's thread, which holds the read connection.
+ * The collection index as an ingestion job's own thread sees it: writes go straight to the
+ * index writer thread over a channel of their own (ThreadedSqliteIndex.writerPort), the two
+ * reads a job makes once go to the API's thread, which holds the read connection.
  */
 export class WriterPortIndex implements IngestIndex {
-  /** GROUP_COMMIT for SQLite's writer thread (its batches grow to its pace), PARALLEL_BATCHES for PostgreSQL. */
-  readonly batching: BatchPolicy;
-  /** Present where the engine defers maintenance to the job's end (PostgreSQL); SQLite's writer defers none. */
-  readonly settleWrites?: () => Promise<void>;
+  /** One writer thread takes every write of the file, one after the other: batches grow to its pace. */
+  readonly batching: BatchPolicy = GROUP_COMMIT;
   private readonly calls = new PendingCalls(INDEX_ERROR_KINDS);
   private stopped: Error | null = null;
 
   constructor(
     private readonly port: MessagePort,
     private readonly ask: AskIndex,
-    writes: JobWrites,
   ) {
-    this.batching = writes.batching;
-    if (writes.settleWrites) this.settleWrites = () => this.call("settleWrites");
     port.on("message", (reply: WriterReply) => void this.calls.settle(reply));
     // The writer thread died (it is started again for the next caller): what it had fails, and so does what comes after.
     port.on("close", () => this.fail(new Error("The index writer stopped")));
@@ -55,9 +39,9 @@ export class WriterPortIndex implements IngestIndex {
     this.calls.failAll(error);
   }
 
-  private call<T>(method: JobWriteRequest["method"], ...args: unknown[]): Promise<T> {
+  private call<T>(method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped);
-    return this.calls.call<T>(undefined, (id) => this.port.postMessage({ id, method, args } satisfies JobWriteRequest));
+    return this.calls.call<T>(undefined, (id) => this.port.postMessage({ id, method, args } satisfies WriterRequest));
   }
 
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {

@@ -1,5 +1,4 @@
 import { HttpError } from "../errors";
-import { DatabaseConnectionLost } from "../data/database-outage";
 import type { ErrorKinds } from "../threads/wire-error";
 
 /** What a damaged collection index answers, and why re-running helps (README: When things go wrong). */
@@ -17,14 +16,8 @@ export class IndexDamagedError extends HttpError {
   }
 }
 
-/**
- * The index's errors a caller tells apart by class, rebuilt as such when they cross from a
- * thread: a damaged SQLite file, and PostgreSQL gone past DB_OUTAGE_GRACE_S (it ends the job).
- */
-export const INDEX_ERROR_KINDS: ErrorKinds = {
-  SLUICE_INDEX_DAMAGED: () => new IndexDamagedError(),
-  DatabaseConnectionLost: () => new DatabaseConnectionLost(),
-};
+/** The index's errors a caller tells apart by class, rebuilt as such when they cross from a thread. */
+export const INDEX_ERROR_KINDS: ErrorKinds = { SLUICE_INDEX_DAMAGED: () => new IndexDamagedError() };
 
 /** SQLite's answers for a file that is not (or no longer) a sound database. */
 export function isCorruption(error: unknown): boolean {

@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { tempDir } from "../fixtures/sluice-server";
 import { sharedPostgres } from "../fixtures/postgres";
-import { addSmbSource, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
+import { addSmbSource, createGroup, signUp } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 import { makeDocx, makeEml, makeEncryptedPdf, makeOdt, makePdf } from "../fixtures/documents";
 
@@ -421,37 +421,6 @@ describe("failures and crashes", () => {
     assert.equal(done.entities_discovered, BULK_FILES + countFiles(bulkSamba.shareDir("docs")));
     const found = await search(bulk.pipeline.collection_id, "Bulk note number 2499");
     assert.ok(found.some((hit) => hit.path.endsWith("note-2499.txt")));
-  });
-});
-
-describe("where a job's data path runs", () => {
-  // Every thread that traces itself names itself in the file: the job thread only when it started.
-  const trace = path.join(tempDir("sluice-thread-trace-"), "heap.jsonl");
-  let user: { token: string };
-  let userGroup: string;
-  const traced = useSluice({
-    env: { SLUICE_HEAP_TRACE: trace },
-    setUp: async ({ request }) => {
-      user = await signUp(request, "traced");
-      userGroup = await createGroup(request, user.token);
-    },
-  });
-
-  it("an SMB source's job runs on the job thread, on a team server (PostgreSQL) as on the desktop", async () => {
-    const source = await addSmbSource(traced.request, user.token, userGroup, samba, "Traced");
-    const trigger = await traced.request("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token });
-    assert.equal(trigger.status, 202, trigger.text);
-    const done = await waitForJobEnd(traced.request, user.token, source.pipeline.id);
-    assert.equal(done.status, "completed", JSON.stringify(done));
-    assert.ok(done.entities_processed > 0);
-    const threads = new Set(
-      fs
-        .readFileSync(trace, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => (JSON.parse(line) as { thread: string }).thread),
-    );
-    assert.ok(threads.has("job thread"), `threads traced: ${[...threads].join(", ")}`);
   });
 });
 
