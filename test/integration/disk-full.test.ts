@@ -19,7 +19,14 @@ function writeWordyShare(dir: string, count: number): void {
   }
 }
 
-const small = mountSmallFs(48);
+/**
+ * The test file system's size. The first run fills it with a filler (leaveFree), so its size only
+ * sets the room left once the filler is gone: the completed run's index (300 files of words
+ * found nowhere else) must leave enough for a server to start on it again (at 48 MB a CI run's
+ * restart once failed with ENOSPC).
+ */
+const SIZE_MB = 96;
+const small = mountSmallFs(SIZE_MB);
 const skip = "skip" in small ? small.skip : false;
 let samba: SambaServer;
 
@@ -63,9 +70,9 @@ describe("a full disk under DATA_DIR", { skip: skip || (process.env.SLUICE_TEST_
     const res = await request("GET", "/health");
     assert.equal(res.status, 200);
     assert.equal(res.body.status, "ok");
-    assert.equal(res.body.disk.total_bytes, 48 * 1024 * 1024);
+    assert.equal(res.body.disk.total_bytes, SIZE_MB * 1024 * 1024);
     assert.ok(Math.abs(res.body.disk.free_bytes - fsys.freeBytes()) < 2 * MB, JSON.stringify(res.body));
-    assert.equal(res.body.disk.low, true, "48 MB free is under the 1 GB warning line");
+    assert.equal(res.body.disk.low, true, `${SIZE_MB} MB free is under the 1 GB warning line`);
   });
 
   it("an ingestion that fills the disk fails with the cause and the free space; the server stays up and reads answer", async () => {
@@ -101,6 +108,7 @@ describe("a full disk under DATA_DIR", { skip: skip || (process.env.SLUICE_TEST_
 
   it("below MIN_FREE_DISK_MB a triggered job fails at once, before it writes to the index, and says why", async () => {
     await server.stop();
+    assert.ok(fsys.freeBytes() > 8 * MB, `room for the server to start again: ${fsys.freeBytes()} bytes free`);
     server = await startSluice({ dataDir: fsys.dir, env: { MIN_FREE_DISK_MB: "1000" } });
     request = client(server.api);
     const before = fs.readdirSync(path.join(fsys.dir, "indexes")).map((f) => [f, fs.statSync(path.join(fsys.dir, "indexes", f)).mtimeMs]);
