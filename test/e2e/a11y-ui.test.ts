@@ -204,6 +204,9 @@ test("keyboard only: sign-up, groups, collections, search, sources, pipelines, m
     // Collections: create (focus on the new row's link), open it (focus on its heading).
     await navigateTo(page, "Collections");
     await expectHeadingFocus(page, "Collections", "Collections · Sluice");
+    // The form comes once the groups are loaded ("Loading…" before, nothing to tab to): a person
+    // waits for it too. A CI run on a busy machine tabbed past the heading while it still loaded.
+    await page.locator("#collection-name").waitFor();
     await tabTo(page, (f) => f.id === "collection-name", "the collection name field");
     assert.equal(
       await page.locator("#collection-name-note").textContent(),
