@@ -1,3 +1,4 @@
+import os from "node:os";
 import type { Redis } from "ioredis";
 import type { Config } from "./config";
 import { KindRegistry } from "./connectors/registry";
@@ -14,6 +15,8 @@ import { Scheduler } from "./schedules/scheduler";
 import { DiskGuard } from "./disk/disk-space";
 import { JobThreads } from "./ingest/job-thread";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
+import { databaseBatches } from "./ingest/batched-index-writer";
+import { databaseOnThisMachine } from "./data/database-host";
 
 export interface Ingestion {
   kinds: KindRegistry;
@@ -38,7 +41,11 @@ export function openIngestion(config: Config, { db, index, vectors, secrets }: S
   const embedder = new OllamaClient(config.ollamaHost.replace(/\/$/, ""));
   // A job's data path on a thread of its own needs the SQLite index's writer thread to talk to; on PostgreSQL it stays here.
   const threads = index instanceof ThreadedSqliteIndex ? new JobThreads(index, disk && { dir: disk.dir, minFreeBytes: disk.minFreeBytes }) : undefined;
-  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder, threads });
+  const batching = config.databaseUrl ? databaseBatches(os.availableParallelism(), databaseOnThisMachine(config.databaseUrl)) : undefined;
+  if (batching?.writesInFlight === 1) {
+    logger.info(`ingestion: PostgreSQL runs on this machine, which has ${os.availableParallelism()} core(s): one index write at a time, leaving a core for the API`);
+  }
+  const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder, threads, batching });
   const queue = redis
     ? new BullmqJobQueue(db, handler, logger, { redis, prefix: config.redisPrefix, runWorker, outage, concurrency: config.ingestConcurrency })
     : new JobQueue(db, handler, logger, outage);

@@ -29,6 +29,19 @@ export interface BatchPolicy {
 export const PARALLEL_BATCHES: BatchPolicy = { writesInFlight: 2, documents: 64, chunks: 4000, maxDocuments: 64, maxChunks: 4000 };
 
 /**
+ * The batches a job writes to a database: PARALLEL_BATCHES, but one write at a time when the
+ * database runs on this machine and it has 2 cores or fewer. Each write keeps a database backend
+ * on a core for its whole transaction (tsvectors, GIN entries); two at once took both cores, and
+ * the API's answers waited for one: `GET /collections` p99 during an ingestion 84-92 ms with two,
+ * 36-54 ms with one, for an ingestion ~25 % longer (the database's CPU is the same; it is spent
+ * on one core instead of two). On a larger machine, or with the database on a host of its own,
+ * there is a core to spare for the API either way (docs/decisions.md, "Ingestion speed").
+ */
+export function databaseBatches(cores: number, databaseOnThisMachine: boolean): BatchPolicy {
+  return databaseOnThisMachine && cores <= 2 ? { ...PARALLEL_BATCHES, writesInFlight: 1 } : PARALLEL_BATCHES;
+}
+
+/**
  * The SQLite index has one writer thread, the slowest stage of a job on the bench corpus.
  * Whatever comes in while the writes are busy goes in the next batch (group commit), so the
  * batches grow to the writer's pace: each FTS5 commit writes a segment of nearly every term

@@ -15,6 +15,7 @@ import { embedCollection, type Embedder } from "../search/embed-collection";
 import { OllamaError } from "../llm/ollama.client";
 import { syncSource } from "./sync-source";
 import type { JobThreads } from "./job-thread";
+import type { BatchPolicy } from "./batched-index-writer";
 
 export interface IngestDeps {
   db: DataSource;
@@ -28,6 +29,8 @@ export interface IngestDeps {
   /** The embedding stage's store and model server (hybrid retrieval); absent: no embedding stage. */
   vectors?: VectorStore;
   embedder?: Embedder;
+  /** How a job on this thread batches its index writes (databaseBatches on a team server); absent: PARALLEL_BATCHES. */
+  batching?: BatchPolicy;
 }
 
 /**

@@ -11,6 +11,7 @@ import { toWire } from "../threads/wire-error";
 import { JOB_ERROR_KINDS } from "./job-interrupted";
 import { WriterPortIndex } from "./writer-port-index";
 import { startHeapTrace } from "../diagnostics/heap-trace";
+import { lowerThisThreadPriority } from "../threads/thread-priority";
 
 /**
  * Ingestion jobs' data paths on a thread of their own (job-thread.ts starts it): listing, reads,
@@ -21,6 +22,7 @@ import { startHeapTrace } from "../diagnostics/heap-trace";
 
 const { disk: diskLimit } = workerData as JobThreadData;
 startHeapTrace("job thread");
+lowerThisThreadPriority();
 const port = parentPort!;
 const post = (message: FromJobThread) => port.postMessage(message);
 

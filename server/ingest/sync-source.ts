@@ -62,6 +62,8 @@ export interface SyncDeps {
   parsers: Pick<ParserPool, "parse">;
   /** DATA_DIR's free-space minimum; null where storage is not under DATA_DIR (a team server on PostgreSQL). */
   disk: DiskGuard | null;
+  /** How the writes are batched where the index does not say (the process's choice for a database); absent: PARALLEL_BATCHES. */
+  batching?: BatchPolicy;
 }
 
 /** The documents this source has in the collection; a damaged index file is set aside first, so this run rebuilds it. */
@@ -113,7 +115,7 @@ export async function syncSource(
   progress.discoveryComplete = true;
   await progress.flush();
 
-  const writer = new BatchedIndexWriter(deps.index, collectionId, progress, deps.index.batching);
+  const writer = new BatchedIndexWriter(deps.index, collectionId, progress, deps.index.batching ?? deps.batching);
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
   const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
   await forEachConcurrently(steadyOnlyFirst(walk.files), FILES_IN_FLIGHT, async (file) => {

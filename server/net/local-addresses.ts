@@ -23,6 +23,17 @@ export function isThisMachineOnlyHost(hostname: string): boolean {
 }
 
 /**
+ * Whether a host a client here connects to is this machine: a Unix socket's directory (a path),
+ * a loopback name or address, or one of this machine's own names and interface addresses.
+ */
+export function isThisMachine(host: string): boolean {
+  if (host.startsWith("/")) return true;
+  const name = host.toLowerCase();
+  if (isThisMachineOnlyHost(name)) return true;
+  return machineHostnames().includes(net.isIP(name) === 6 ? `[${name}]` : name);
+}
+
+/**
  * The names and addresses of this machine as a Host header carries them (lower case, IPv6 in
  * brackets): its host name, the short name and `.local` (mDNS), every interface address.
  */
