@@ -67,9 +67,15 @@ export interface SyncDeps {
 }
 
 /** The documents this source has in the collection; a damaged index file is set aside first, so this run rebuilds it. */
-async function indexedStateOrRebuild(deps: SyncDeps, collectionId: string, sourceId: string, progress: JobCounters): Promise<Map<string, IndexedState>> {
+async function indexedStateOrRebuild(
+  deps: SyncDeps,
+  collectionId: string,
+  sourceId: string,
+  progress: JobCounters,
+  read: Promise<Map<string, IndexedState>>,
+): Promise<Map<string, IndexedState>> {
   try {
-    return await deps.index.indexedState(collectionId, sourceId);
+    return await read;
   } catch (error) {
     if (!(error instanceof IndexDamagedError)) throw error;
     const aside = await deps.index.moveAside(collectionId);
@@ -90,12 +96,17 @@ export async function syncSource(
     if (signal.aborted) throw new JobInterrupted();
   };
   progress.at("Connecting to the source");
+  // The collection's indexed state is read while the connection is made: neither needs the
+  // other, and each is a few round trips (to the server; to the API's thread or the database).
+  // Nothing is written before the source answers.
+  const read = deps.index.indexedState(collectionId, sourceId);
+  read.catch(() => undefined); // an unreachable source fails the job first; the read's own failure is taken below
   try {
     await connector.test();
   } catch (error) {
     throw new Error(`Source unreachable: ${(error as Error).message}`);
   }
-  const indexed = await indexedStateOrRebuild(deps, collectionId, sourceId, progress);
+  const indexed = await indexedStateOrRebuild(deps, collectionId, sourceId, progress, read);
   // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
   await deps.index.removeUnfinished(collectionId);
 

@@ -7,7 +7,7 @@ import { after, describe, it } from "node:test";
 import { isDiskFull } from "../../server/disk/disk-space";
 import { JobCounters, type ProgressRow } from "../../server/ingest/job-counters";
 import { JOB_ERROR_KINDS, JobInterrupted } from "../../server/ingest/job-interrupted";
-import { JobThreads, type ThreadTask } from "../../server/ingest/job-thread";
+import { AFTER_WORK_DELAY_MS, JobThreads, type ThreadTask } from "../../server/ingest/job-thread";
 import { fromWire, toWire } from "../../server/threads/wire-error";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
@@ -119,19 +119,28 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     assert.equal((await index.search(collectionId, "otters", 5)).length, 1);
   });
 
-  it("calls afterWork (malloc_trim by default) once the last job has ended, and again once the idle thread has ended", async () => {
+  it("calls afterWork (malloc_trim by default) a moment after the last job has ended, not as it ends, and again once the idle thread has ended", async () => {
     let calls = 0;
-    const own = new JobThreads(index, null, { idleMs: 300, afterWork: () => calls++ });
+    const own = new JobThreads(index, null, { idleMs: AFTER_WORK_DELAY_MS + 1500, afterWork: () => calls++ });
     // Idle threads do not hold the process: this test holds it until the thread has ended.
     const hold = setInterval(() => undefined, 1000);
+    const until = async (n: number) => {
+      const deadline = Date.now() + 10_000;
+      while (calls < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    };
     try {
       const collectionId = randomUUID();
       await Promise.all([own.run(task(collectionId), new Adopted(), new AbortController().signal), own.run(task(randomUUID()), new Adopted(), new AbortController().signal)]);
-      assert.equal(calls, 1, "once, when the second of the two jobs ended");
+      assert.equal(calls, 0, "not while the job's end is being recorded");
+      await until(1);
+      assert.equal(calls, 1, "once, after the second of the two jobs ended");
       await own.run(task(collectionId), new Adopted(), new AbortController().signal);
-      assert.equal(calls, 2, "after the next job on the same, still warm thread");
-      const deadline = Date.now() + 10_000;
-      while (calls < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // A job that starts within the delay puts it off: one call after the last of the two.
+      await own.run(task(collectionId), new Adopted(), new AbortController().signal);
+      await until(2);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(calls, 2, "after the next jobs on the same, still warm thread, once");
+      await until(3);
       assert.equal(calls, 3, "after the idle thread ended");
     } finally {
       clearInterval(hold);
