@@ -131,3 +131,21 @@ export function stageLine(timings: Record<string, number> | null | undefined): s
     .map(([stage, s]) => `${stage.replace(/_s$/, "")} ${s.toFixed(2)} s`)
     .join(", ");
 }
+
+/**
+ * The machine's speed that day, to set runs on different days side by side: the fastest of three
+ * runs of a fixed integer loop on this thread, in ms (lower is faster). Figures of two runs are
+ * comparable only as far as these are close (the shared 2-core machine has read ~1.6 s one day
+ * and far less on others).
+ */
+export function machineSpeedMs(): number {
+  let fastest = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < 3; run++) {
+    const start = performance.now();
+    let x = 0;
+    for (let i = 0; i < 100_000_000; i++) x = (x * 31 + i) | 0;
+    fastest = Math.min(fastest, performance.now() - start);
+    if (x === 0.5) fastest = 0; // never: keeps the loop from being optimised away
+  }
+  return fastest;
+}

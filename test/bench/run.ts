@@ -14,7 +14,7 @@ const HYBRID_BENCH_CHUNKS = 100_000;
 /** On PostgreSQL without pgvector: the exact-similarity fallback's stated limit (README, "Hybrid retrieval"). */
 const PG_FALLBACK_CHUNKS = 500;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
-import { cpuSeconds, treeCpuSeconds, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
+import { cpuSeconds, treeCpuSeconds, machineSpeedMs, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
 import { runRealBench } from "./real.bench";
 import { runGlueBench } from "./glue.bench";
 import { runGrowthBench } from "./growth.bench";
@@ -389,6 +389,8 @@ async function searchScaleBench(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // First, before any server runs: how fast the machine is today, so figures of different days can be set side by side.
+  report("machine speed (a fixed CPU loop, fastest of 3; lower is faster)", `${machineSpeedMs().toFixed(0)} ms`);
   // `npm run bench -- big-file` runs only the big-file section.
   if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
   // `npm run bench -- --workers [--files N]` runs only the team-server section (PostgreSQL + Redis + two workers).
