@@ -41,9 +41,10 @@ export function openIngestion(config: Config, { db, index, vectors, secrets }: S
   const embedder = new OllamaClient(config.ollamaHost.replace(/\/$/, ""));
   // A job's data path on a thread of its own needs the SQLite index's writer thread to talk to; on PostgreSQL it stays here.
   const threads = index instanceof ThreadedSqliteIndex ? new JobThreads(index, disk && { dir: disk.dir, minFreeBytes: disk.minFreeBytes }) : undefined;
-  const batching = config.databaseUrl ? databaseBatches(os.availableParallelism(), databaseOnThisMachine(config.databaseUrl)) : undefined;
+  const cores = os.availableParallelism();
+  const batching = config.databaseUrl ? databaseBatches(cores, databaseOnThisMachine(config.databaseUrl)) : undefined;
   if (batching?.writesInFlight === 1) {
-    logger.info(`ingestion: PostgreSQL runs on this machine, which has ${os.availableParallelism()} core(s): one index write at a time, leaving a core for the API`);
+    logger.info(`ingestion: PostgreSQL runs on this machine, which has ${cores} core(s): one index write at a time, leaving a core for the API`);
   }
   const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder, threads, batching });
   const queue = redis

@@ -126,9 +126,10 @@ export class JobThreads {
 
   private afterWorkSoon(): void {
     this.cancelAfterWork();
+    // A job that starts meanwhile cancels it (run()), so when it fires no job is running.
     this.afterWorkTimer = setTimeout(() => {
       this.afterWorkTimer = null;
-      if (this.runs.size === 0) this.afterWork();
+      this.afterWork();
     }, AFTER_WORK_DELAY_MS);
     this.afterWorkTimer.unref();
   }

@@ -135,8 +135,8 @@ export function stageLine(timings: Record<string, number> | null | undefined): s
 /**
  * The machine's speed that day, to set runs on different days side by side: the fastest of three
  * runs of a fixed integer loop on this thread, in ms (lower is faster). Figures of two runs are
- * comparable only as far as these are close (the shared 2-core machine has read ~1.6 s one day
- * and far less on others).
+ * comparable only as far as these are close (the shared 2-core machine read 116-120 ms on
+ * 2026-11-29, a day it ran ~1.5 times slower than four days before).
  */
 export function machineSpeedMs(): number {
   let fastest = Number.POSITIVE_INFINITY;
