@@ -68,7 +68,7 @@ export function readinessRoutes(deps: ReadinessDeps): Router {
     errors: { 503: "The database (or Redis, in team mode) is unreachable: the same body with `status` `unavailable`, a `detail` and `Retry-After`" },
     public: true,
   };
-  routes.get("/health/ready", description, async (_req, res) => {
+  routes.get("/health/ready", description, async (_input, _req, res) => {
     const { ready, checks } = await readiness(deps);
     if (ready) return void res.json({ status: "ok", checks });
     const down = Object.entries(checks)

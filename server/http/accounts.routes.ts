@@ -5,7 +5,6 @@ import { documentedRouter } from "../routing/documented-router";
 import type { TokenService } from "../accounts/tokens";
 import { presentToken, presentUser } from "./accounts.presenters";
 import { signInBody, signUpBody } from "./accounts.schemas";
-import { parse } from "../routing/validate";
 
 export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean): Router {
   const signedIn = requireAuth(tokens, (id) => accounts.userExists(id));
@@ -18,8 +17,7 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     returns: "A token response; also sets the HttpOnly `access_token` cookie",
     errors: { 409: "An account with this email exists", 429: "Too many sign-ups from this address; see Retry-After" },
     public: true,
-  }, async (req, res) => {
-    const body = parse(signUpBody, req.body, "body");
+  }, async ({ body }, req, res) => {
     const { token } = await accounts.signUp(body.email, body.password, clientAddress(req));
     setTokenCookie(res, token, secureCookies);
     res.status(201).json(presentToken(token));
@@ -31,8 +29,7 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     returns: "A token response; also sets the HttpOnly `access_token` cookie",
     errors: { 401: "Wrong email or password", 429: "Too many failed sign-ins for this account from this address, or from this address; see Retry-After" },
     public: true,
-  }, async (req, res) => {
-    const body = parse(signInBody, req.body, "body");
+  }, async ({ body }, req, res) => {
     const { token } = await accounts.signIn(body.email, body.password, clientAddress(req));
     setTokenCookie(res, token, secureCookies);
     res.status(200).json(presentToken(token));
@@ -47,14 +44,14 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
       503: "No identity provider is configured, or its keys could not be fetched",
     },
     public: true,
-  }, async (req, res) => {
+  }, async (_input, req, res) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
     const { user, token } = await accounts.exchangeIdentityToken(match?.[1] ?? null);
     setTokenCookie(res, token, secureCookies);
     res.status(200).json(presentUser(user));
   });
 
-  routes.post("/signout", { summary: "Clear the cookie (bearer tokens are not revoked)", returns: "`{signed_out: true}`" }, signedIn, (_req, res) => {
+  routes.post("/signout", { summary: "Clear the cookie (bearer tokens are not revoked)", returns: "`{signed_out: true}`" }, signedIn, (_input, _req, res) => {
     clearTokenCookie(res, secureCookies);
     res.status(200).json({ signed_out: true });
   });

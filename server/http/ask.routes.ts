@@ -6,7 +6,6 @@ import { askBody } from "./ask.schemas";
 import { idParams } from "../routing/common.schemas";
 import { documentedRouter } from "../routing/documented-router";
 import { openEventStream } from "./sse";
-import { parse } from "../routing/validate";
 
 export function askRoutes(ask: AskService, keepAliveMs: number): Router {
   const routes = documentedRouter("Ask");
@@ -19,9 +18,7 @@ export function askRoutes(ask: AskService, keepAliveMs: number): Router {
     sse: true,
     returns: "Events with a `status`: `sources` (the numbered passages), `answering` (a `delta` of the answer) repeated, then `completed` (answer, citations, conversation_id, model, eval_count, tokens_per_second), or `error` with a `detail`",
     errors: { 400: "The model is not in the catalog", 404: "No such collection among the caller's, or no such conversation of the caller's in it" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
-    const body = parse(askBody, req.body, "body");
+  }, async ({ params: { id }, body }, req, res) => {
     const actor = actorOf(res);
     const prepared = await ask.prepare(actor, id, body);
     const stream = openEventStream(req, res, keepAliveMs);
@@ -37,8 +34,7 @@ export function askRoutes(ask: AskService, keepAliveMs: number): Router {
     params: idParams,
     returns: "A list of conversations (id, title, created_at, updated_at)",
     errors: { 404: "No such collection among the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     res.json((await ask.listConversations(actorOf(res), id)).map(presentConversation));
   });
 
@@ -47,8 +43,7 @@ export function askRoutes(ask: AskService, keepAliveMs: number): Router {
     params: idParams,
     returns: "The conversation with `turns` (question, answer, model, sources, citations, created_at), oldest first",
     errors: { 404: "No such conversation of the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     const { conversation, turns } = await ask.conversation(actorOf(res), id);
     res.json(presentConversationWithTurns(conversation, turns));
   });
@@ -59,8 +54,7 @@ export function askRoutes(ask: AskService, keepAliveMs: number): Router {
     status: 204,
     returns: "Deleted",
     errors: { 404: "No such conversation of the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     await ask.deleteConversation(actorOf(res), id);
     res.status(204).end();
   });

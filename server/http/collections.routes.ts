@@ -5,7 +5,6 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentCollection, presentDocumentPage, presentSearchResults } from "./collections.presenters";
 import { createCollectionBody, embeddingBody, pageQuery, searchQuery } from "./collections.schemas";
 import { idParams } from "../routing/common.schemas";
-import { parse } from "../routing/validate";
 
 export function collectionsRoutes(collections: CollectionsService): Router {
   const routes = documentedRouter("Collections");
@@ -16,12 +15,11 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     status: 201,
     returns: "The collection",
     errors: { 400: "The owner group does not exist, or the name is taken", 403: "The caller is not a member of the owner group" },
-  }, async (req, res) => {
-    const body = parse(createCollectionBody, req.body, "body");
+  }, async ({ body }, _req, res) => {
     res.status(201).json(presentCollection(await collections.create(actorOf(res), body.name, body.owner_group_id)));
   });
 
-  routes.get("/collections", { summary: "The collections the caller can reach", returns: "A list of collections with their counts" }, async (_req, res) => {
+  routes.get("/collections", { summary: "The collections the caller can reach", returns: "A list of collections with their counts" }, async (_input, _req, res) => {
     const listed = await collections.list(actorOf(res));
     res.json(listed.map(({ collection, stats }) => presentCollection(collection, stats)));
   });
@@ -34,9 +32,7 @@ export function collectionsRoutes(collections: CollectionsService): Router {
       "`mode`: the mode that answered; `results`: the best chunks, best first (every word as typed before matches by stem), each with its document's `location` ({path, url}, null when unknown); " +
       "`matched`: `all`, or `any` when no chunk had every word and the results are for any of them; `documents` with group_by=document: top_k documents with their best passages",
     errors: { 400: "semantic or hybrid mode on a collection without an embedding model", 404: "No such collection among the caller's", 503: "The model server could not embed the query" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
-    const { q, top_k, group_by, type, folder, mode } = parse(searchQuery, req.query, "query");
+  }, async ({ params: { id }, query: { q, top_k, group_by, type, folder, mode } }, _req, res) => {
     const search = await collections.search(actorOf(res), id, { q, topK: top_k, groupBy: group_by, filter: { types: type, folder: folder || undefined }, mode });
     res.json(presentSearchResults(search));
   });
@@ -51,9 +47,7 @@ export function collectionsRoutes(collections: CollectionsService): Router {
       404: "No such collection among the caller's",
       503: "The model server cannot be reached",
     },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
-    const body = parse(embeddingBody, req.body, "body");
+  }, async ({ params: { id }, body }, _req, res) => {
     const { collection, jobIds } = await collections.setEmbeddingModel(actorOf(res), id, body.model);
     res.json({ ...presentCollection(collection, await collections.stats(collection.id)), job_ids: jobIds });
   });
@@ -64,9 +58,7 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     query: pageQuery,
     returns: "The page, with the total count",
     errors: { 404: "No such collection among the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
-    const { offset, limit } = parse(pageQuery, req.query, "query");
+  }, async ({ params: { id }, query: { offset, limit } }, _req, res) => {
     res.json(presentDocumentPage(await collections.documents(actorOf(res), id, offset, limit), offset, limit));
   });
 
@@ -76,8 +68,7 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     status: 204,
     returns: "Deleted",
     errors: { 404: "No such collection among the caller's", 409: "An ingestion job into it is queued or running" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     await collections.delete(actorOf(res), id);
     res.status(204).end();
   });

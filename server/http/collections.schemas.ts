@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ID } from "../routing/common.schemas";
 
 /** Request schemas of the collection routes (docs/decisions.md: Limits). */
 
@@ -8,7 +9,7 @@ export const COLLECTION_NAME = z
   .max(100, "must be at most 100 characters")
   .regex(/^[A-Za-z0-9_]+$/, "may contain only letters, digits and underscores");
 
-export const createCollectionBody = z.object({ name: COLLECTION_NAME, owner_group_id: z.string().min(1, "is required") });
+export const createCollectionBody = z.object({ name: COLLECTION_NAME, owner_group_id: ID });
 
 const FILE_TYPE = /^[a-z0-9]{1,10}$/;
 

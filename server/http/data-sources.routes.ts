@@ -5,13 +5,12 @@ import { actorOf } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
 import { presentListedSource, presentSchedulesChanged } from "../routing/data-sources.presenters";
 import { idParams } from "../routing/common.schemas";
-import { parse } from "../routing/validate";
 
 /** The routes every kind shares; each kind's own routes (creation, ...) come from its folder under connectors/. */
 export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesService): Router {
   const routes = documentedRouter("Data sources");
 
-  routes.get("/data_sources", { summary: "The data sources the caller can reach, of every kind", returns: "A list of data sources with their kind's details" }, async (_req, res) => {
+  routes.get("/data_sources", { summary: "The data sources the caller can reach, of every kind", returns: "A list of data sources with their kind's details" }, async (_input, _req, res) => {
     const listed = await sources.list(actorOf(res));
     res.json(listed.map(({ source, details }) => presentListedSource(source, details)));
   });
@@ -22,8 +21,7 @@ export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesS
     status: 204,
     returns: "Deleted",
     errors: { 404: "No such data source among the caller's", 409: "An ingestion job from it is queued or running" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     await sources.delete(actorOf(res), id);
     res.status(204).end();
   });
@@ -37,8 +35,7 @@ export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesS
       params: idParams,
       returns: `\`{data_source_id, schedules_changed}\`: how many schedules were ${action === "pause" ? "paused" : "resumed"}`,
       errors: { 404: "No such data source among the caller's" },
-    }, async (req, res) => {
-      const { id } = parse(idParams, req.params, "params");
+    }, async ({ params: { id } }, _req, res) => {
       const changed = await schedules.setPausedForSource(actorOf(res), id, action === "pause");
       res.json(presentSchedulesChanged(id, changed));
     });

@@ -5,7 +5,6 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
 import { idParams } from "../routing/common.schemas";
 import { createGroupBody, memberParams, setParentBody } from "./groups.schemas";
-import { parse } from "../routing/validate";
 
 export function groupsRoutes(groups: GroupsService): Router {
   const routes = documentedRouter("Groups");
@@ -16,18 +15,17 @@ export function groupsRoutes(groups: GroupsService): Router {
     status: 201,
     returns: "`{created_group_id}`",
     errors: { 409: "A group of that name exists" },
-  }, async (req, res) => {
-    const body = parse(createGroupBody, req.body, "body");
+  }, async ({ body }, _req, res) => {
     const group = await groups.create(actorOf(res), body.group_name, body.group_permission);
     res.status(201).json(presentCreatedGroup(group));
   });
 
-  routes.get("/user_groups", { summary: "Every group", returns: "The groups; member emails only of the caller's own" }, async (_req, res) => {
+  routes.get("/user_groups", { summary: "Every group", returns: "The groups; member emails only of the caller's own" }, async (_input, _req, res) => {
     res.json((await groups.list(actorOf(res))).map(presentGroupListing));
   });
 
   // Registered before /user_groups/:id so "tree" is never taken for an id.
-  routes.get("/user_groups/tree", { summary: "The whole group tree", returns: "The root groups, each with its children" }, async (_req, res) => {
+  routes.get("/user_groups/tree", { summary: "The whole group tree", returns: "The root groups, each with its children" }, async (_input, _req, res) => {
     res.json((await groups.tree()).map(presentTree));
   });
 
@@ -37,8 +35,7 @@ export function groupsRoutes(groups: GroupsService): Router {
     status: 204,
     returns: "Added, or already a member",
     errors: { 404: "No such group among the caller's, or no user with that email" },
-  }, async (req, res) => {
-    const { id, email } = parse(memberParams, req.params, "params");
+  }, async ({ params: { id, email } }, _req, res) => {
     await groups.addMember(actorOf(res), id, email);
     res.status(204).end();
   });
@@ -49,8 +46,7 @@ export function groupsRoutes(groups: GroupsService): Router {
     status: 204,
     returns: "Removed",
     errors: { 404: "No such group among the caller's, no such user, or not a member", 409: "The last member cannot be removed; delete the group instead" },
-  }, async (req, res) => {
-    const { id, email } = parse(memberParams, req.params, "params");
+  }, async ({ params: { id, email } }, _req, res) => {
     await groups.removeMember(actorOf(res), id, email);
     res.status(204).end();
   });
@@ -61,9 +57,7 @@ export function groupsRoutes(groups: GroupsService): Router {
     body: setParentBody,
     returns: "The group",
     errors: { 400: "The parent does not exist, or it would make a cycle", 404: "No such group among the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
-    const body = parse(setParentBody, req.body, "body");
+  }, async ({ params: { id }, body }, _req, res) => {
     res.json(presentGroup(await groups.setParent(actorOf(res), id, body.parent_group_id)));
   });
 
@@ -73,8 +67,7 @@ export function groupsRoutes(groups: GroupsService): Router {
     status: 204,
     returns: "Deleted",
     errors: { 404: "No such group among the caller's", 409: "The group still owns data sources or collections (named in `detail`)" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     await groups.delete(actorOf(res), id);
     res.status(204).end();
   });

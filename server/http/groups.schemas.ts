@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ID } from "../routing/common.schemas";
 import { GROUP_PERMISSIONS } from "../data/entities/group.entity";
 
 /** Request schemas of the group routes (docs/decisions.md: Limits). */
@@ -14,6 +15,6 @@ export const createGroupBody = z.object({
   group_permission: z.enum(GROUP_PERMISSIONS, `must be one of ${GROUP_PERMISSIONS.join(", ")}`),
 });
 
-export const setParentBody = z.object({ parent_group_id: z.string().min(1).nullable() });
+export const setParentBody = z.object({ parent_group_id: ID.nullable() });
 
-export const memberParams = z.object({ id: z.string().min(1), email: z.string().min(1).max(254) });
+export const memberParams = z.object({ id: ID, email: z.string().min(1).max(254) });

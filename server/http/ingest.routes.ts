@@ -4,7 +4,6 @@ import { actorOf } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
 import { presentJob } from "../routing/pipelines.presenters";
 import { idParams } from "../routing/common.schemas";
-import { parse } from "../routing/validate";
 
 export const NO_JOBS_YET = "No ingestion jobs found for this pipeline";
 
@@ -17,8 +16,7 @@ export function ingestRoutes(ingest: IngestService): Router {
     status: 202,
     returns: "The job record",
     errors: { 404: "No such pipeline, or its source or collection is no longer the caller's", 409: "A job is already running for this pipeline" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     res.status(202).json(presentJob(await ingest.trigger(actorOf(res), id)));
   });
 
@@ -28,8 +26,7 @@ export function ingestRoutes(ingest: IngestService): Router {
     status: 202,
     returns: "The job record; a running job stops at its next file (poll the status), a queued one is already `failed`",
     errors: { 404: "No such pipeline, or its source or collection is no longer the caller's", 409: "No job is queued or running for this pipeline" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     res.status(202).json(presentJob(await ingest.cancel(actorOf(res), id)));
   });
 
@@ -39,8 +36,7 @@ export function ingestRoutes(ingest: IngestService): Router {
     returns: "The job record",
     // The contract lists this 202 with its errors: its body is a `{detail}` like theirs.
     errors: { 202: "The pipeline never ran: `{detail}`, which is not a job record", 404: "No such pipeline among the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     const job = await ingest.latest(actorOf(res), id);
     // 202 with a detail, not a job record: the pipeline never ran (docs/decisions.md: Ingestion job).
     if (!job) res.status(202).json({ detail: NO_JOBS_YET });

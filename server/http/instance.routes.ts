@@ -19,7 +19,7 @@ export function instanceRoutes(teamServer: boolean): Router {
   routes.get(
     "/instance",
     { summary: "What this instance lets the caller do with its settings", returns: "`can_change_settings`: true for the desktop user at the server's own machine" },
-    (req, res) => {
+    (_input, req, res) => {
       res.json(presentInstance(canChangeSettings(req, teamServer)));
     },
   );

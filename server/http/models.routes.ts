@@ -14,7 +14,6 @@ import {
 } from "./models.schemas";
 import { isFinalEvent, RunningPull } from "../llm/model-pulls";
 import { openEventStream } from "./sse";
-import { parse } from "../routing/validate";
 
 export function modelsRoutes(models: ModelsService): Router {
   const routes = documentedRouter("Models");
@@ -24,8 +23,7 @@ export function modelsRoutes(models: ModelsService): Router {
     summary: "Fuzzy, typo-tolerant search in the public model library",
     query: librarySearchQuery,
     returns: "The best matches: name, description, capabilities, sizes, popularity",
-  }, (req, res) => {
-    const query = parse(librarySearchQuery, req.query, "query");
+  }, ({ query }, _req, res) => {
     res.json(models.searchLibrary(query.q, query.top_k).map(presentLibraryEntry));
   });
 
@@ -33,7 +31,7 @@ export function modelsRoutes(models: ModelsService): Router {
     summary: "Reload the model library from MODEL_LIBRARY_URL",
     returns: "`{count, refreshed_at}`",
     errors: { 502: "The library there is not a valid catalog", 503: "No MODEL_LIBRARY_URL is configured, or it could not be fetched" },
-  }, async (_req, res) => {
+  }, async (_input, _req, res) => {
     const refreshed = await models.refreshLibrary();
     res.json({ count: refreshed.count, refreshed_at: refreshed.refreshedAt.toISOString().replace(/Z$/, "") });
   });
@@ -41,7 +39,7 @@ export function modelsRoutes(models: ModelsService): Router {
   routes.get("/models/server", {
     summary: "Whether the model server (Ollama) answers, and its version",
     returns: "`{reachable, version, on_this_machine}`; on_this_machine: the model server runs on the Sluice server's own machine",
-  }, async (_req, res) => {
+  }, async (_input, _req, res) => {
     res.json(presentModelServerStatus(await models.serverStatus()));
   });
 
@@ -53,8 +51,7 @@ export function modelsRoutes(models: ModelsService): Router {
     returns:
       "Events with a `status`: `pulling <layer>` (completed, total bytes of the layer; completed_bytes, total_bytes of the whole download), `benchmarking`, then `completed` with the catalog record, `cancelled`, or `error`. " +
       "A model already in the catalog answers one `completed` event with `already_present: true` and downloads nothing, unless `update` is true",
-  }, async (req, res) => {
-    const body = parse(pullModelBody, req.body, "body");
+  }, async ({ body }, req, res) => {
     const actor = actorOf(res);
     const pull = await models.pull(actor, body.model_name, body.update);
     const stream = openEventStream(req, res, models.options.keepAliveMs);
@@ -74,16 +71,15 @@ export function modelsRoutes(models: ModelsService): Router {
     body: cancelPullBody,
     returns: "`{model_name, download_stopped}`",
     errors: { 404: "The caller has no pull of that model under way" },
-  }, async (req, res) => {
-    const body = parse(cancelPullBody, req.body, "body");
+  }, async ({ body }, _req, res) => {
     res.json(presentCancelledPull(await models.cancel(actorOf(res), body.model_name)));
   });
 
-  routes.get("/models", { summary: "The model catalog", returns: "A list of catalog records with benchmark figures" }, async (_req, res) => {
+  routes.get("/models", { summary: "The model catalog", returns: "A list of catalog records with benchmark figures" }, async (_input, _req, res) => {
     res.json((await models.list()).map(presentModel));
   });
 
-  routes.get("/models/my", { summary: "The caller's personal list of models", returns: "A list of personal records" }, async (_req, res) => {
+  routes.get("/models/my", { summary: "The caller's personal list of models", returns: "A list of personal records" }, async (_input, _req, res) => {
     res.json((await models.listMine(actorOf(res))).map(presentPersonalModel));
   });
 
@@ -93,8 +89,7 @@ export function modelsRoutes(models: ModelsService): Router {
     status: 201,
     returns: "The personal record",
     errors: { 404: "The model is not in the catalog; pull it first", 409: "The model is already in the list" },
-  }, async (req, res) => {
-    const body = parse(addPersonalModelBody, req.body, "body");
+  }, async ({ body }, _req, res) => {
     res.status(201).json(presentPersonalModel(await models.addMine(actorOf(res), body.model_name, body.hardware_notes)));
   });
 
@@ -103,8 +98,7 @@ export function modelsRoutes(models: ModelsService): Router {
     body: updatePersonalModelBody,
     returns: "The personal record",
     errors: { 404: "The model is not in the catalog, or not in the caller's list" },
-  }, async (req, res) => {
-    const body = parse(updatePersonalModelBody, req.body, "body");
+  }, async ({ body }, _req, res) => {
     res.json(presentPersonalModel(await models.updateMine(actorOf(res), body.model_name, body.hardware_notes)));
   });
 
@@ -114,8 +108,7 @@ export function modelsRoutes(models: ModelsService): Router {
     status: 204,
     returns: "Removed",
     errors: { 404: "No such record in the caller's list" },
-  }, async (req, res) => {
-    const { record_id } = parse(personalRecordParams, req.params, "params");
+  }, async ({ params: { record_id } }, _req, res) => {
     await models.deleteMine(actorOf(res), record_id);
     res.status(204).end();
   });
@@ -126,13 +119,12 @@ export function modelsRoutes(models: ModelsService): Router {
     status: 204,
     returns: "Removed",
     errors: { 404: "No such model", 502: "The model server refused to remove it", 503: "The model server cannot be reached; nothing was removed" },
-  }, async (req, res) => {
-    const { id } = parse(modelIdParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     await models.delete(id);
     res.status(204).end();
   });
 
-  routes.get("/users/my/models", { summary: "The caller's personal list of models (as GET /models/my)", returns: "A list of personal records" }, async (_req, res) => {
+  routes.get("/users/my/models", { summary: "The caller's personal list of models (as GET /models/my)", returns: "A list of personal records" }, async (_input, _req, res) => {
     res.json((await models.listMine(actorOf(res))).map(presentPersonalModel));
   });
 

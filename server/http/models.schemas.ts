@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ID } from "../routing/common.schemas";
 
 /** Request schemas of the model routes. */
 const modelName = z
@@ -31,5 +32,5 @@ export const updatePersonalModelBody = z.object({
   hardware_notes: z.string().max(2000),
 });
 
-export const modelIdParams = z.object({ id: z.string().min(1).max(100) });
-export const personalRecordParams = z.object({ record_id: z.string().min(1).max(100) });
+export const modelIdParams = z.object({ id: ID });
+export const personalRecordParams = z.object({ record_id: ID });

@@ -7,7 +7,6 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentJob, presentPipeline, presentPipelineView } from "../routing/pipelines.presenters";
 import { idParams } from "../routing/common.schemas";
 import { createPipelineBody, setScheduleBody } from "./pipelines.schemas";
-import { parse } from "../routing/validate";
 
 export function pipelinesRoutes(pipelines: PipelinesService, schedules: SchedulesService): Router {
   const routes = documentedRouter("Pipelines");
@@ -18,8 +17,7 @@ export function pipelinesRoutes(pipelines: PipelinesService, schedules: Schedule
     status: 201,
     returns: "The pipeline, status `inactive`",
     errors: { 400: "A pipeline already joins this source and collection", 404: "The source or the collection is not among the caller's" },
-  }, async (req, res) => {
-    const body = parse(createPipelineBody, req.body, "body");
+  }, async ({ body }, _req, res) => {
     const pipeline = await pipelines.create(actorOf(res), {
       name: body.name,
       description: body.description,
@@ -29,7 +27,7 @@ export function pipelinesRoutes(pipelines: PipelinesService, schedules: Schedule
     res.status(201).json(presentPipeline(pipeline));
   });
 
-  routes.get("/data_pipelines", { summary: "The pipelines the caller can reach", returns: "A list of pipelines" }, async (_req, res) => {
+  routes.get("/data_pipelines", { summary: "The pipelines the caller can reach", returns: "A list of pipelines" }, async (_input, _req, res) => {
     res.json((await pipelines.list(actorOf(res))).map(presentPipelineView));
   });
 
@@ -38,8 +36,7 @@ export function pipelinesRoutes(pipelines: PipelinesService, schedules: Schedule
     params: idParams,
     returns: "The pipeline",
     errors: { 404: "No such pipeline among the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     res.json(presentPipelineView(await pipelines.get(actorOf(res), id)));
   });
 
@@ -53,9 +50,7 @@ export function pipelinesRoutes(pipelines: PipelinesService, schedules: Schedule
       404: "No such pipeline among the caller's",
       409: "`paused` alone on a pipeline that has no schedule",
     },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
-    const body = parse(setScheduleBody, req.body, "body");
+  }, async ({ params: { id }, body }, _req, res) => {
     res.json(presentPipelineView(await schedules.set(actorOf(res), id, scheduleChange(body))));
   });
 
@@ -64,8 +59,7 @@ export function pipelinesRoutes(pipelines: PipelinesService, schedules: Schedule
     params: idParams,
     returns: "The pipeline, `schedule: null`",
     errors: { 404: "No such pipeline among the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     res.json(presentPipelineView(await schedules.remove(actorOf(res), id)));
   });
 
@@ -74,8 +68,7 @@ export function pipelinesRoutes(pipelines: PipelinesService, schedules: Schedule
     params: idParams,
     returns: "A list of job records",
     errors: { 404: "No such pipeline among the caller's" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     res.json((await pipelines.jobs(actorOf(res), id)).map(presentJob));
   });
 

@@ -1,12 +1,13 @@
 import { z } from "zod";
+import { ID } from "../routing/common.schemas";
 import { MAX_EVERY_MINUTES, MIN_EVERY_MINUTES } from "../schedules/schedule-timing";
 
 /** Request schemas of the pipeline routes. */
 export const createPipelineBody = z.object({
   name: z.string().trim().min(1, "is required").max(200),
   description: z.string().max(2000).default(""),
-  data_source_id: z.string().min(1, "is required"),
-  collection_id: z.string().min(1, "is required"),
+  data_source_id: ID,
+  collection_id: ID,
 });
 
 /**

@@ -10,13 +10,13 @@ export function serviceRoutes(openApi: () => OpenApiDocument, dataDir: string): 
   routes.get(
     "/health",
     { summary: "Whether the service is up, and the free space in DATA_DIR", returns: '`{"status": "ok", "disk": {"free_bytes", "total_bytes", "low"}}`', public: true },
-    async (_req, res) => {
+    async (_input, _req, res) => {
       // status first, as the runtime contract has it; the rest are additions beside it.
       res.json({ status: "ok", ...(await diskHealth(dataDir)) });
     },
   );
 
-  routes.get("/openapi.json", { summary: "This API description", returns: "The OpenAPI 3.1 document of the API", public: true }, (_req, res) => {
+  routes.get("/openapi.json", { summary: "This API description", returns: "The OpenAPI 3.1 document of the API", public: true }, (_input, _req, res) => {
     res.json(openApi());
   });
 

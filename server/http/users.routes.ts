@@ -5,16 +5,15 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentUser } from "./accounts.presenters";
 import { presentGroup } from "./groups.presenters";
 import { idParams } from "../routing/common.schemas";
-import { parse } from "../routing/validate";
 
 export function usersRoutes(accounts: AccountsService): Router {
   const routes = documentedRouter("Users");
 
-  routes.get("/users/me", { summary: "The caller", returns: "The user" }, async (_req, res) => {
+  routes.get("/users/me", { summary: "The caller", returns: "The user" }, async (_input, _req, res) => {
     res.json(presentUser(await accounts.requireUser(actorOf(res))));
   });
 
-  routes.get("/users", { summary: "Every user", returns: "A list of users" }, async (_req, res) => {
+  routes.get("/users", { summary: "Every user", returns: "A list of users" }, async (_input, _req, res) => {
     res.json((await accounts.listUsers()).map(presentUser));
   });
 
@@ -23,8 +22,7 @@ export function usersRoutes(accounts: AccountsService): Router {
     params: idParams,
     returns: "A list of groups",
     errors: { 404: "No such user" },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     res.json((await accounts.groupsOfUser(actorOf(res), id)).map(presentGroup));
   });
 

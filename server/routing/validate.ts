@@ -1,22 +1,23 @@
 import type { z } from "zod";
-import { ValidationError, type FieldError } from "../errors";
+import type { FieldError } from "../errors";
+import { requestMessages, type Location } from "./request-messages";
 
-type Location = "body" | "query" | "params";
+export const NUL_MESSAGE = "must not contain NUL characters";
 
-/** Parses one part of a request with its schema; failures become 422 with a field list (docs/decisions.md: Wire conventions). */
-export function parse<S extends z.ZodType>(schema: S, value: unknown, location: Location): z.infer<S> {
-  const result = schema.safeParse(value ?? (location === "body" ? undefined : {}));
+/** What parsing one part of a request gives: its value, or the field errors it answers 422 with. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+
+/** Parses one part of a request with its schema (docs/decisions.md: Wire conventions); the router calls it, routes never do. */
+export function parsePart<S extends z.ZodType>(schema: S, value: unknown, location: Location): Parsed<z.output<S>> {
+  const result = schema.safeParse(value ?? (location === "body" ? undefined : {}), { error: requestMessages(location) });
   if (!result.success) {
-    throw new ValidationError(
-      result.error.issues.map((issue) => ({
-        field: issue.path.length ? issue.path.join(".") : location,
-        message: issue.message,
-      })),
-    );
+    return {
+      ok: false,
+      errors: result.error.issues.map((issue) => ({ field: issue.path.length ? issue.path.join(".") : location, message: issue.message })),
+    };
   }
   const nul = fieldsWithNul(result.data, location);
-  if (nul.length > 0) throw new ValidationError(nul);
-  return result.data;
+  return nul.length > 0 ? { ok: false, errors: nul } : { ok: true, value: result.data };
 }
 
 /**
@@ -31,7 +32,7 @@ function fieldsWithNul(data: unknown, location: Location): FieldError[] {
   while (pending.length > 0) {
     const { value, path } = pending.pop()!;
     if (typeof value === "string") {
-      if (value.includes("\0")) errors.push({ field: path.length ? path.join(".") : location, message: "must not contain NUL characters" });
+      if (value.includes("\0")) errors.push({ field: path.length ? path.join(".") : location, message: NUL_MESSAGE });
     } else if (Array.isArray(value)) {
       value.forEach((item, i) => {
         pending.push({ value: item, path: [...path, i] });

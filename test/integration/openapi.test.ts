@@ -232,7 +232,7 @@ describe("the document and the app's routes", () => {
 
   it("catches a documented route that cannot be reached (mounted behind the catch-all)", async () => {
     const late = documentedRouter("Throwaway");
-    late.get("/throwaway", { summary: "Never reached", returns: "Nothing" }, (_req, res) => {
+    late.get("/throwaway", { summary: "Never reached", returns: "Nothing" }, (_input, _req, res) => {
       res.json({});
     });
     await withExtraRouter(late.router, async () => {

@@ -4,7 +4,6 @@ import { documentedRouter } from "../../routing/documented-router";
 import { presentDataSource } from "../../routing/data-sources.presenters";
 import { presentPipeline } from "../../routing/pipelines.presenters";
 import { groupIdParams } from "../../routing/common.schemas";
-import { parse } from "../../routing/validate";
 import type { FolderSources } from "./folder-sources.service";
 import { presentFolderSource, presentFolderStatus } from "./folder.presenters";
 import { createFolderSourceBody } from "./folder.schemas";
@@ -12,7 +11,7 @@ import { createFolderSourceBody } from "./folder.schemas";
 export function folderRoutes(folders: FolderSources): Router {
   const routes = documentedRouter("Folder sources");
 
-  routes.get("/data_sources/folder", { summary: "Whether folder sources are on, and the folders allowed", returns: "The status and the allowed roots" }, (_req, res) => {
+  routes.get("/data_sources/folder", { summary: "Whether folder sources are on, and the folders allowed", returns: "The status and the allowed roots" }, (_input, _req, res) => {
     res.json(presentFolderStatus(folders.roots));
   });
 
@@ -23,9 +22,7 @@ export function folderRoutes(folders: FolderSources): Router {
     status: 201,
     returns: "`{data_source, folder_source, pipeline}`",
     errors: { 400: "The folder cannot be used (`detail` says why)", 404: "No such group among the caller's", 503: "Folder sources are off (FOLDER_SOURCE_ROOTS is not set)" },
-  }, async (req, res) => {
-    const { group_id } = parse(groupIdParams, req.params, "params");
-    const { data_source, folder_source } = parse(createFolderSourceBody, req.body, "body");
+  }, async ({ params: { group_id }, body: { data_source, folder_source } }, _req, res) => {
     const created = await folders.create(actorOf(res), group_id, { name: data_source.data_source_name, path: folder_source.path });
     res.status(201).json({
       data_source: presentDataSource(created.source),

@@ -4,7 +4,6 @@ import { documentedRouter } from "../../routing/documented-router";
 import { presentDataSource } from "../../routing/data-sources.presenters";
 import { presentPipeline } from "../../routing/pipelines.presenters";
 import { idParams } from "../../routing/common.schemas";
-import { parse } from "../../routing/validate";
 import { CALLBACK_PATH, ForeignBrowserError, type DriveService } from "./drive.service";
 import { STATE_LIFETIME_MS } from "./oauth-states";
 import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";
@@ -39,8 +38,7 @@ export function driveCallbackRoutes(drive: DriveService, secureCookie: boolean):
       503: "No Google OAuth client is configured, or Google cannot be reached",
     },
     public: true,
-  }, async (req, res) => {
-    const query = parse(driveCallbackQuery, req.query, "query");
+  }, async ({ query }, req, res) => {
     res.setHeader("Cache-Control", "no-store");
     const browserKey = (req.cookies as Record<string, string> | undefined)?.[BROWSER_KEY_COOKIE];
     let location: string;
@@ -85,7 +83,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
     summary: "Whether the caller has connected Google Drive",
     returns: "`{connected, provider_subject, scopes, ...}`",
     errors: { 503: "No Google OAuth client is configured" },
-  }, async (_req, res) => {
+  }, async (_input, _req, res) => {
     res.json(presentDriveStatus(await drive.status(actorOf(res))));
   });
 
@@ -94,8 +92,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
     query: connectDriveQuery,
     returns: "`{auth_url}`: Google's consent page, to open in this browser",
     errors: { 400: "return_to is not a path on this server", 503: "No Google OAuth client is configured" },
-  }, async (req, res) => {
-    const { return_to } = parse(connectDriveQuery, req.query, "query");
+  }, async ({ query: { return_to } }, req, res) => {
     const { authUrl, browserKey } = await drive.connect(actorOf(res), return_to, req.socket.remoteAddress);
     res.cookie(BROWSER_KEY_COOKIE, browserKey, { ...cookieOptions(secureCookie), maxAge: STATE_LIFETIME_MS });
     res.json({ auth_url: authUrl });
@@ -106,7 +103,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
     status: 204,
     returns: "Disconnected",
     errors: { 503: "No Google OAuth client is configured" },
-  }, async (_req, res) => {
+  }, async (_input, _req, res) => {
     await drive.disconnect(actorOf(res));
     res.status(204).end();
   });
@@ -115,7 +112,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
     summary: "A short-lived Google token for the browser's file picker",
     returns: "`{access_token, expires_at}`",
     errors: { 401: "Google refused the stored grant: reconnect Google Drive", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured, or Google cannot be reached" },
-  }, async (_req, res) => {
+  }, async (_input, _req, res) => {
     res.setHeader("Cache-Control", "no-store");
     res.json(presentPickerToken(await drive.pickerToken(actorOf(res))));
   });
@@ -126,8 +123,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
     status: 201,
     returns: "`{data_source, drive_source, pipeline}`",
     errors: { 404: "No such group among the caller's", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured" },
-  }, async (req, res) => {
-    const { data_source } = parse(createDriveSourceBody, req.body, "body");
+  }, async ({ body: { data_source } }, _req, res) => {
     const created = await drive.createSource(actorOf(res), data_source.data_source_name, data_source.owner_group_id);
     res.status(201).json({
       data_source: presentDataSource(created.source),
@@ -148,9 +144,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
       422: "A file id is not a file this grant can read (trashed, a folder, or not shared)",
       503: "No Google OAuth client is configured, or Google cannot be reached",
     },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
-    const { file_ids } = parse(registerDriveFilesBody, req.body, "body");
+  }, async ({ params: { id }, body: { file_ids } }, _req, res) => {
     const result = await drive.registerFiles(actorOf(res), id, file_ids);
     res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
   });
@@ -165,8 +159,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
       409: "The grant covers no files; or the source reads another user's Drive, or the grant is missing or refused",
       503: "No Google OAuth client is configured, or Google cannot be reached",
     },
-  }, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, async ({ params: { id } }, _req, res) => {
     const result = await drive.ingestAll(actorOf(res), id);
     res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
   });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ID } from "../../routing/common.schemas";
 import { DATA_SOURCE_NAME } from "../../routing/data-sources.schemas";
 
 /** Request schemas of the Google Drive endpoints. */
@@ -21,7 +22,7 @@ export const driveCallbackQuery = z.object({
 export const createDriveSourceBody = z.object({
   data_source: z.object({
     data_source_name: DATA_SOURCE_NAME,
-    owner_group_id: z.string().min(1, "is required"),
+    owner_group_id: ID,
   }),
 });
 

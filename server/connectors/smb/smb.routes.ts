@@ -4,7 +4,6 @@ import { documentedRouter } from "../../routing/documented-router";
 import { presentDataSource } from "../../routing/data-sources.presenters";
 import { presentPipeline } from "../../routing/pipelines.presenters";
 import { groupIdParams, idParams } from "../../routing/common.schemas";
-import { parse } from "../../routing/validate";
 import type { SmbSources } from "./smb-sources.service";
 import { presentSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
@@ -27,9 +26,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
       404: "No such group among the caller's",
       429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
     },
-  }, connectAttempts, async (req, res) => {
-    const { group_id } = parse(groupIdParams, req.params, "params");
-    const { data_source, smb_source } = parse(createSmbSourceBody, req.body, "body");
+  }, connectAttempts, async ({ params: { group_id }, body: { data_source, smb_source } }, _req, res) => {
     const created = await smb.create(actorOf(res), group_id, {
       name: data_source.data_source_name,
       password: smb_source.remote_smb_password,
@@ -56,8 +53,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
       429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
       503: "`SMB server unreachable`: a closed port, a silent server and a name that does not resolve all answer the same",
     },
-  }, connectAttempts, async (req, res) => {
-    const { id } = parse(idParams, req.params, "params");
+  }, connectAttempts, async ({ params: { id } }, _req, res) => {
     res.json({ shares: await smb.shareListing(actorOf(res), id) });
   });
 
