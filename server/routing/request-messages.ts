@@ -28,7 +28,7 @@ export function requestMessages(location: Location): z.core.$ZodErrorMap {
       case "invalid_value":
         return issue.values.length === 1 ? `must be ${JSON.stringify(issue.values[0])}` : `must be one of ${issue.values.map(String).join(", ")}`;
       case "unrecognized_keys": {
-        const taken = issue.inst instanceof z.ZodObject ? `; send only ${Object.keys(issue.inst.shape).join(", ")}` : "";
+        const taken = issue.inst instanceof z.ZodObject ? `: it takes ${listed(Object.keys(issue.inst.shape), "and")}` : "";
         return `does not take ${issue.keys.join(", ")}${taken}`;
       }
       case "not_multiple_of":
