@@ -2,13 +2,13 @@ import type { z } from "zod";
 import type { FieldError } from "../errors";
 import { requestMessages, type Location } from "./request-messages";
 
-export const NUL_MESSAGE = "must not contain NUL characters";
+const NUL_MESSAGE = "must not contain NUL characters";
 
 /** What parsing one part of a request gives: its value, or the field errors it answers 422 with. */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+export type PartResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
 /** Parses one part of a request with its schema (docs/decisions.md: Wire conventions); the router calls it, routes never do. */
-export function parsePart<S extends z.ZodType>(schema: S, value: unknown, location: Location): Parsed<z.output<S>> {
+export function parsePart<S extends z.ZodType>(schema: S, value: unknown, location: Location): PartResult<z.output<S>> {
   const result = schema.safeParse(value ?? (location === "body" ? undefined : {}), { error: requestMessages(location) });
   if (!result.success) {
     return {
