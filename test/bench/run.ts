@@ -11,7 +11,7 @@ import { runHybridBench, type HybridBenchResult } from "./hybrid.bench";
 
 /** The hybrid benchmark's collection on SQLite + sqlite-vec (and on PostgreSQL with pgvector): the issue's 100,000 chunks. */
 const HYBRID_BENCH_CHUNKS = 100_000;
-/** On PostgreSQL without pgvector: the exact-similarity fallback's stated limit (README, "Hybrid retrieval"). */
+/** On PostgreSQL without pgvector: the exact-similarity fallback's stated limit (docs/user-guide.md, "Hybrid retrieval"). */
 const PG_FALLBACK_CHUNKS = 500;
 import { seeded, vocabulary, writeBigTextFile, writeCorpus, zipfWord } from "./corpus";
 import { cpuSeconds, treeCpuSeconds, machineSpeedMs, median, mgetSeconds, peakRssMb, percentile, stageLine, verdict } from "./measure";
@@ -518,7 +518,7 @@ async function main(): Promise<void> {
   const hybrid = await runHybridBench({ chunks: hybridChunks, queries: 500 });
   reportHybrid("SQLite", hybrid, `${hybridChunks.toLocaleString("en")} chunks, SQLite + sqlite-vec`);
   if (postgresBinDir()) {
-    // Without pgvector the fallback reads every vector per query: it is measured at its stated limit (README, "Hybrid retrieval").
+    // Without pgvector the fallback reads every vector per query: it is measured at its stated limit (docs/user-guide.md, "Hybrid retrieval").
     process.stdout.write("hybrid retrieval on PostgreSQL...\n");
     const probe = await runHybridBench({ chunks: PG_FALLBACK_CHUNKS, queries: 200, engine: "postgres" });
     const pgHybrid = probe.vectorEngine === "pgvector" ? await runHybridBench({ chunks: hybridChunks, queries: 500, engine: "postgres" }) : probe;

@@ -38,7 +38,7 @@ after(async () => {
   await samba?.stop();
 });
 
-// The files under DATA_DIR are the desktop's data; a team server's is in PostgreSQL (README: Backups shows pg_dump).
+// The files under DATA_DIR are the desktop's data; a team server's is in PostgreSQL (docs/team-server.md: Backups shows pg_dump).
 describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKEND === "postgres" ? "a team server's data is in PostgreSQL (pg_dump)" : false }, () => {
   let server: SluiceServer | undefined;
   let restored: SluiceServer | undefined;

@@ -15,7 +15,7 @@ describe("robustness", () => {
     const res = await request("GET", "/health");
     assert.equal(res.status, 200);
     assert.equal(res.body.status, "ok");
-    // Beside it, DATA_DIR's free space (README: When things go wrong).
+    // Beside it, DATA_DIR's free space (docs/user-guide.md: When things go wrong).
     assert.deepEqual(Object.keys(res.body.disk).sort(), ["free_bytes", "low", "total_bytes"]);
     assert.ok(res.body.disk.free_bytes > 0 && res.body.disk.free_bytes <= res.body.disk.total_bytes);
   });
