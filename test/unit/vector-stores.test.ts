@@ -6,12 +6,12 @@ import Database from "better-sqlite3";
 import { after, describe, it } from "node:test";
 import type { DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
-import { PostgresVectorStore } from "../../server/search/postgres-vector-store";
-import { SqliteVecStore, vecExtensionPath } from "../../server/search/sqlite-vec-store";
+import { PostgresVectorStore } from "../../server/search/postgres";
+import { SqliteVecStore, vecExtensionPath } from "../../server/search/sqlite";
 import { sqliteNativeBinding } from "../../server/data/sqlite-binding";
 import { normalise, type ChunkVector, type VectorStore } from "../../server/search/vector-store";
 import { embedCollection } from "../../server/search/embed-collection";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
 import { tempDir } from "../fixtures/sluice-server";
 

@@ -2,15 +2,14 @@ import crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Database from "better-sqlite3";
-import { sqliteNativeBinding } from "../data/sqlite-binding";
-import { NotFoundError } from "../errors";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
-import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, spreadPerDocument, type MatchAttempt, type QueryUnit } from "./query";
-import { toSummary, type DocumentRow } from "./document-row";
-import { IndexDamagedError, isCorruption } from "./index-damage";
-import { stagedDocument } from "./staged-document";
+import { sqliteNativeBinding } from "../../data/sqlite-binding";
+import { NotFoundError } from "../../errors";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchFilter, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "../search-index";
+import { MARK_CLOSE, MARK_OPEN, UUID, capPerDocument, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, spreadPerDocument, type MatchAttempt, type QueryUnit } from "../query";
+import { toSummary, type DocumentRow } from "../document-row";
+import { IndexDamagedError, isCorruption } from "../index-damage";
+import { stagedDocument } from "../staged-document";
 
-export { markSnippet, parseQuery, type QueryUnit } from "./query";
 
 /**
  * The collection index on SQLite FTS5: one database file per collection (`<dir>/<id>.db`),

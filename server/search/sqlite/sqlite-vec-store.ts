@@ -2,8 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { getLoadablePath } from "sqlite-vec";
-import { sqliteNativeBinding } from "../data/sqlite-binding";
-import type { ChunkVector, VectorHit, VectorStore } from "./vector-store";
+import { sqliteNativeBinding } from "../../data/sqlite-binding";
+import type { ChunkVector, VectorHit, VectorStore } from "../vector-store";
 
 /**
  * The desktop's vectors: one SQLite file per collection (`<dir>/<id>.db`, beside the FTS5

@@ -1,11 +1,11 @@
 import crypto from "node:crypto";
 import DataLoader from "dataloader";
 import type { DataSource, QueryRunner } from "typeorm";
-import { NotFoundError } from "../errors";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
-import { stagedDocument } from "./staged-document";
-import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "./query";
-import { toSummary, type DocumentRow } from "./document-row";
+import { NotFoundError } from "../../errors";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "../search-index";
+import { stagedDocument } from "../staged-document";
+import { MARK_CLOSE, MARK_OPEN, UUID, clampTopK, clean, folderPrefix, markSnippet, matchAttempts, parseQuery, type MatchAttempt, type QueryUnit } from "../query";
+import { toSummary, type DocumentRow } from "../document-row";
 import { SearchStatistics } from "./postgres-statistics";
 import { SpanEstimates } from "./span-estimates";
 
