@@ -4,7 +4,7 @@ import crypto from "node:crypto";
 import * as os from "node:os";
 import type { DataSource } from "typeorm";
 import { PostgresFtsIndex } from "../../server/search/postgres";
-import { wordsOf } from "../../server/search/postgres/postgres-fts-index";
+import { wordsOf } from "../../server/search/postgres/postgres-fts-words";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
