@@ -755,9 +755,15 @@ test("SQLite: a word in most chunks of a big collection still filters but is not
   assert.deepEqual(any.map((h) => h.path), ["titled/0.txt", "plain/19.txt", "plain/18.txt"]);
 });
 
+/** The connection an index holds open (the only one in these tests), from its files' private map. */
+function openConnection(index: SqliteFtsIndex): Database.Database {
+  const [db] = (index as unknown as { files: { open: Map<string, Database.Database> } }).files.open.values();
+  return db;
+}
+
 /** The SQL of every statement an index prepares on a collection's open file, from now on. */
 function preparedSql(index: SqliteFtsIndex): string[] {
-  const [db] = (index as unknown as { open: Map<string, Database.Database> }).open.values();
+  const db = openConnection(index);
   const seen: string[] = [];
   const prepare = db.prepare.bind(db);
   db.prepare = ((sql: string) => {
@@ -825,8 +831,7 @@ test("SQLite: the writer's, the checking reader's and the main thread's (smallCa
   await mainThread.stats(collection);
   await searching.search(collection, "words", 10);
   const cacheKib = (index: SqliteFtsIndex) => {
-    const [db] = (index as unknown as { open: Map<string, Database.Database> }).open.values();
-    return db.pragma("cache_size", { simple: true });
+    return openConnection(index).pragma("cache_size", { simple: true });
   };
   assert.equal(cacheKib(writer), -2000);
   assert.equal(cacheKib(checking), -2000);
