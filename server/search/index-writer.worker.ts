@@ -1,5 +1,5 @@
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
-import { SqliteFtsIndex } from "./sqlite-fts-index";
+import { SqliteFtsIndex } from "./sqlite";
 import { startHeapTrace } from "../diagnostics/heap-trace";
 import { answerCall, type CallReply } from "../threads/pending-calls";
 

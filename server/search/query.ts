@@ -1,6 +1,6 @@
 /**
  * What every search engine shares: turning user input into query units (never engine
- * syntax), the snippet contract (HTML-escaped, matches in <mark>) and the id check.
+ * syntax), the snippet contract (HTML-escaped, matches in <mark>), the attempts and the per-document rules.
  */
 
 export const MAX_TOP_K = 100;
@@ -12,8 +12,6 @@ const MAX_QUERY_CHARS = 1000;
 export const MARK_OPEN = "\uE000";
 export const MARK_CLOSE = "\uE001";
 const SENTINELS = /[\uE000\uE001]/g;
-
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** top_k as the engines take it: an integer from 1 to MAX_TOP_K. */
 export function clampTopK(topK: number): number {

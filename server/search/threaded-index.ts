@@ -4,7 +4,7 @@ import type { WriterConnect, WriterReply, WriterRequest } from "./index-writer.w
 import crypto from "node:crypto";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
-import { SqliteFtsIndex } from "./sqlite-fts-index";
+import { SqliteFtsIndex } from "./sqlite";
 import { INDEX_ERROR_KINDS, IndexDamagedError } from "./index-damage";
 import { PendingCalls } from "../threads/pending-calls";
 import { IndexReaderPool } from "./index-reader-pool";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { GROUP_COMMIT, PARALLEL_BATCHES } from "../../server/ingest/batched-index-writer";
 import { chunkText } from "../../server/ingest/parse/chunker";
 import type { DocumentInput } from "../../server/search/search-index";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { prose, seeded, vocabulary } from "./corpus";
 import { median } from "./measure";
 

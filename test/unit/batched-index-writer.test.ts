@@ -10,7 +10,7 @@ import { DatabaseOutage } from "../../server/data/database-outage";
 import { BatchedIndexWriter, GROUP_COMMIT } from "../../server/ingest/batched-index-writer";
 import { JobProgress } from "../../server/ingest/job-progress";
 import type { DocumentInput } from "../../server/search/search-index";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 
 describe("BatchedIndexWriter on a real FTS5 index", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-batched-writer-"));

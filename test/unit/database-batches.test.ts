@@ -11,7 +11,7 @@ import { JobCounters } from "../../server/ingest/job-counters";
 import { ParserPool } from "../../server/ingest/parse/parser-pool";
 import { syncSource } from "../../server/ingest/sync-source";
 import type { DocumentInput } from "../../server/search/search-index";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 
 class Counters extends JobCounters {
   constructor() {

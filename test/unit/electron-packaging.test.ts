@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { electronSqliteBinding } from "../../main/native-binding";
 import { pdfiumWasmPath } from "../../server/ingest/parse/formats/pdfium";
-import { vecExtensionPath } from "../../server/search/sqlite-vec-store";
+import { vecExtensionPath } from "../../server/search/sqlite";
 import { tempDir } from "../fixtures/sluice-server";
 
 const ROOT = path.resolve(__dirname, "..", "..", "..");

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import type { DocumentInput } from "../../server/search/search-index";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 
 // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.

@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { ServiceUnavailableError } from "../../server/errors";
 import { BUSY_RETRY_AFTER_SECONDS, IndexReaderPool } from "../../server/search/index-reader-pool";
 import type { DocumentInput } from "../../server/search/search-index";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { fillerParagraph } from "../fixtures/documents";
 
 // Searches on reader threads (read-only connections) answer exactly what the caller's thread answers.

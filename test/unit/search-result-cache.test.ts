@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import type { SearchHit } from "../../server/search/search-index";
 import { SearchResultCache } from "../../server/search/search-result-cache";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { fillerParagraph } from "../fixtures/documents";
 

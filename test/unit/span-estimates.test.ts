@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SpanEstimates } from "../../server/search/span-estimates";
-import { windowSpan } from "../../server/search/postgres-fts-index";
+import { SpanEstimates } from "../../server/search/postgres/span-estimates";
+import { windowSpan } from "../../server/search/postgres/postgres-fts-window";
 
 const estimate = (chunks: number) => ({ exactMatches: 10, stemmedMatches: 20, chunks, drive: false });
 

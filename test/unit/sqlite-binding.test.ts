@@ -68,7 +68,7 @@ function runAsElectron(bindingFile: string): { status: number | null; out: strin
     Object.defineProperty(process.versions, "electron", { value: "41.7.1", enumerable: true });
     const fs = require("node:fs");
     const { openDatabase } = require(${JSON.stringify(path.resolve(__dirname, "../../server/data/data-source.js"))});
-    const { SqliteFtsIndex } = require(${JSON.stringify(path.resolve(__dirname, "../../server/search/sqlite-fts-index.js"))});
+    const { SqliteFtsIndex } = require(${JSON.stringify(path.resolve(__dirname, "../../server/search/sqlite/sqlite-fts-index.js"))});
     const loaded = () => fs.readFileSync("/proc/self/maps", "utf8").split("\\n").filter((l) => l.includes("better_sqlite3.node")).map((l) => l.slice(l.indexOf("/"))).filter((v, i, a) => a.indexOf(v) === i);
     (async () => {
       const results = {};

@@ -6,7 +6,7 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { after, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 import type { DocumentInput } from "../../server/search/search-index";
 
 // A collection's index file is created by the first write, while other connections (reader
@@ -69,7 +69,7 @@ describe("opening a new collection file from several connections at once", () =>
       { role: "reader", name: "r2" },
     ];
     const barrier = new SharedArrayBuffer(4);
-    const module = path.resolve(__dirname, "../../server/search/sqlite-fts-index.js");
+    const module = path.resolve(__dirname, "../../server/search/sqlite/sqlite-fts-index.js");
     const results = await Promise.all(
       roles.map(
         ({ role, name }) =>

@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 import { chunkText } from "../../server/ingest/parse/chunker";
 import { decodeText } from "../../server/ingest/parse/text-decoder";
 import { isStreamed, STREAM_TEXT_ABOVE_BYTES, streamTextFile } from "../../server/ingest/streamed-text-file";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-stream-"));
 const index = new SqliteFtsIndex({ dir });

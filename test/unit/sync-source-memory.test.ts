@@ -8,7 +8,7 @@ import { FolderConnector } from "../../server/connectors/folder/folder.connector
 import { JobCounters } from "../../server/ingest/job-counters";
 import { ParserPool } from "../../server/ingest/parse/parser-pool";
 import { syncSource } from "../../server/ingest/sync-source";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 
 class Counters extends JobCounters {
   constructor() {

@@ -1,17 +1,18 @@
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { after, describe, it } from "node:test";
 import type { DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
-import { PostgresVectorStore } from "../../server/search/postgres-vector-store";
-import { SqliteVecStore, vecExtensionPath } from "../../server/search/sqlite-vec-store";
+import { PostgresVectorStore } from "../../server/search/postgres";
+import { SqliteVecStore, vecExtensionPath } from "../../server/search/sqlite";
 import { sqliteNativeBinding } from "../../server/data/sqlite-binding";
 import { normalise, type ChunkVector, type VectorStore } from "../../server/search/vector-store";
 import { embedCollection } from "../../server/search/embed-collection";
-import { SqliteFtsIndex } from "../../server/search/sqlite-fts-index";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
 import { tempDir } from "../fixtures/sluice-server";
 
@@ -163,5 +164,18 @@ describe("sqlite-vec: a big collection's two-stage search (1-bit candidates, the
       assert.deepEqual(tables, ["vector_floats", "vector_signs"], layout);
       assert.equal(signs, all.length - 1, layout);
     }
+  });
+});
+
+describe("sqlite-vec: collection files", () => {
+  it("a collection id must be a UUID before it becomes a file name", async () => {
+    const dir = tempDir("sluice-vectors-");
+    const store = new SqliteVecStore(dir);
+    closers.push(() => store.close());
+    for (const bad of ["../escaped", "x", "", "00000000-0000-0000-0000-00000000000g"]) {
+      await assert.rejects(store.put(bad, "m", [row("x", 0, [1, 0])]), /not found/i);
+      await assert.rejects(store.search(bad, normalise([1, 0]), 1), /not found/i);
+    }
+    assert.deepEqual(fs.readdirSync(path.dirname(dir)).filter((name) => name.startsWith("escaped")), []);
   });
 });

@@ -1,10 +1,10 @@
-/** The planner's estimates behind one ranking's window (see PostgresFtsIndex.windowSpans). */
+/** The planner's estimates behind one ranking's window (see windowSpans, postgres-fts-window.ts). */
 export interface SpanEstimate {
   exactMatches: number;
   stemmedMatches: number;
   /** The collection's chunks. */
   chunks: number;
-  /** Whether a prefix attempt's other units are looked up in the index instead of its prefix (see TsquerySplit in postgres-fts-index.ts). */
+  /** Whether a prefix attempt's other units are looked up in the index instead of its prefix (see TsquerySplit, postgres-tsquery.ts). */
   drive: boolean;
 }
 

@@ -1,5 +1,5 @@
 import type { DataSource } from "typeorm";
-import type { ChunkVector, VectorHit, VectorStore } from "./vector-store";
+import type { ChunkVector, VectorHit, VectorStore } from "../vector-store";
 
 /** Serialises table creation across processes (any constant distinct from the FTS index's). */
 const SCHEMA_LOCK_KEY = 7_314_002;

@@ -2,8 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { getLoadablePath } from "sqlite-vec";
-import { sqliteNativeBinding } from "../data/sqlite-binding";
-import type { ChunkVector, VectorHit, VectorStore } from "./vector-store";
+import { sqliteNativeBinding } from "../../data/sqlite-binding";
+import type { ChunkVector, VectorHit, VectorStore } from "../vector-store";
+import { collectionFile } from "./collection-file";
 
 /**
  * The desktop's vectors: one SQLite file per collection (`<dir>/<id>.db`, beside the FTS5
@@ -126,9 +127,7 @@ export class SqliteVecStore implements VectorStore {
   }
 
   private filePath(collectionId: string): string {
-    // Collection ids are UUIDs; nothing else may name a file here.
-    if (!/^[0-9a-f-]+$/i.test(collectionId)) throw new Error("Invalid collection id");
-    return path.join(this.dir, `${collectionId.toLowerCase()}.db`);
+    return collectionFile(this.dir, collectionId);
   }
 
   private database(collectionId: string, create: boolean): Database.Database | undefined {

@@ -1,0 +1,184 @@
+import DataLoader from "dataloader";
+import type { DataSource } from "typeorm";
+import { clampTopK, matchAttempts, parseQuery } from "../query";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "../search-index";
+import { rankedChunks } from "./postgres-fts-ranking";
+import { countDocuments, listPage, readChunkTexts, readDocumentChunks, readIndexedState } from "./postgres-fts-reads";
+import { CONFIG, migrateSchema } from "./postgres-fts-schema";
+import { markedSnippet } from "./postgres-fts-snippets";
+import { RANK_WINDOW, SPAN_MIN_CHUNKS } from "./postgres-fts-window";
+import { dropCollection, openStagedDocument, removeByPaths, settleGinIndexes, upsertBatch } from "./postgres-fts-writes";
+import { SearchStatistics } from "./postgres-statistics";
+import { exactMatchOf, toTsquery } from "./postgres-tsquery";
+import { inTransaction } from "./postgres-transaction";
+import { SpanEstimates } from "./span-estimates";
+
+/**
+ * The collection index on PostgreSQL full-text search, in the team server's own database (its
+ * tables and upgrades: postgres-fts-schema.ts). A search tries the attempts of query.ts in turn;
+ * each is one ranking statement (postgres-fts-ranking.ts) over the exact and the stemmed tier.
+ * Collection ids come from the database after the access checks, and are used as they are.
+ */
+
+/** Below this many chunks written, a table without statistics costs searches little (see SearchStatistics). */
+const ANALYZE_FLOOR = RANK_WINDOW;
+
+export interface PostgresFtsIndexOptions {
+  /** Where a failed background ANALYZE is reported. */
+  logger?: { warn(message: string): void };
+  /** Chunks written before the first ANALYZE of a table never analyzed (tests lower it). */
+  analyzeFloor?: number;
+  /** How long the writes must pause before a due ANALYZE runs (tests change it). */
+  analyzeQuietMs?: number;
+}
+
+export class PostgresFtsIndex implements SearchIndex {
+  private schema: Promise<void> | null = null;
+  private readonly statistics: SearchStatistics;
+  private readonly spanEstimates = new SpanEstimates(SPAN_MIN_CHUNKS);
+  /**
+   * Counts asked in the same turn of the event loop (a listing's, Promise.all over its
+   * collections) load together in one statement instead of one pooled round trip each; no cache,
+   * since counts change as jobs write.
+   */
+  private readonly statsLoader = new DataLoader<string, CollectionStats>(
+    async (keys) => {
+      const stats = await countDocuments(this.db, [...new Set(keys)]);
+      return keys.map((key) => stats.get(key)!);
+    },
+    { cache: false },
+  );
+
+  constructor(
+    private readonly db: DataSource,
+    options: PostgresFtsIndexOptions = {},
+  ) {
+    this.statistics = new SearchStatistics(db, {
+      floor: options.analyzeFloor ?? ANALYZE_FLOOR,
+      quietMs: options.analyzeQuietMs,
+      onError: (error) => options.logger?.warn(`refreshing the search tables' statistics failed (searches may be slower until it works): ${(error as Error).message}`),
+    });
+  }
+
+  /** Runs a due ANALYZE at once, and resolves when none is under way. */
+  statisticsSettled(): Promise<void> {
+    return this.statistics.settled();
+  }
+
+  async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
+    return (await this.upsertDocuments(collectionId, [doc]))[0];
+  }
+
+  /** One transaction for the batch; a document's old version goes only when its new one is in (the transaction makes it all or none). */
+  async upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
+    if (docs.length === 0) return [];
+    await this.ready();
+    const ids = await upsertBatch(this.db, collectionId, docs);
+    this.statistics.noteWritten(docs.reduce((sum, d) => sum + d.chunks.length, 0));
+    return ids;
+  }
+
+  /**
+   * One transaction from start to commit, on a connection of its own: the old version goes and
+   * the new one comes in at once for every other reader, and a process that dies mid-way
+   * leaves nothing (PostgreSQL rolls the transaction back).
+   */
+  async stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
+    await this.ready();
+    return openStagedDocument(this.db, collectionId, doc, (chunkCount) => this.statistics.noteWritten(chunkCount));
+  }
+
+  /** Nothing to do: a staged document is one transaction, rolled back if its process dies. */
+  async removeUnfinished(): Promise<void> {}
+
+  /** Folds both GIN indexes' pending lists into their trees (settleGinIndexes), so searches no longer scan them entry by entry. */
+  async settleWrites(): Promise<void> {
+    await this.ready();
+    await settleGinIndexes(this.db);
+  }
+
+  async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
+    if (paths.length === 0) return;
+    await this.ready();
+    await removeByPaths(this.db, collectionId, sourceId, paths);
+    this.statistics.noteWritten(paths.length);
+  }
+
+  async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
+    await this.ready();
+    return readIndexedState(this.db, collectionId, sourceId);
+  }
+
+  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+    await this.ready();
+    return listPage(this.db, collectionId, offset, limit);
+  }
+
+  async stats(collectionId: string): Promise<CollectionStats> {
+    await this.ready();
+    return this.statsLoader.load(collectionId);
+  }
+
+  async search(collectionId: string, query: string, topK: number, filter: SearchOptions = {}): Promise<SearchHit[]> {
+    const units = parseQuery(query);
+    if (units.length === 0) return [];
+    await this.ready();
+    const limit = clampTopK(topK);
+    const phraseLength = Math.max(...units.map((u) => u.tokens.length));
+    for (const attempt of matchAttempts(units)) {
+      const stemmed = toTsquery(units, attempt, CONFIG);
+      const rows = await rankedChunks(this.db, this.spanEstimates, { collection: collectionId, stemmed, exact: exactMatchOf(units, attempt), filter, limit });
+      if (rows.length === 0) continue;
+      return rows.map((row) => ({
+        documentId: row.document_id,
+        sourceId: row.source_id,
+        path: row.path,
+        title: row.title,
+        chunkIndex: row.chunk_index,
+        snippet: markedSnippet(row.snippet, row.body, phraseLength),
+        text: row.body,
+        score: Number(row.score),
+        exact: row.exact,
+        matched: attempt.matched,
+      }));
+    }
+    return [];
+  }
+
+  async documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]> {
+    await this.ready();
+    return readDocumentChunks(this.db, collectionId, documentId);
+  }
+
+  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+    if (chunks.length === 0) return [];
+    await this.ready();
+    return readChunkTexts(this.db, collectionId, chunks);
+  }
+
+  async drop(collectionId: string): Promise<void> {
+    await this.ready();
+    await dropCollection(this.db, collectionId);
+  }
+
+  /** Nothing to set aside: the index lives in the team's database. */
+  async moveAside(): Promise<string | null> {
+    return null;
+  }
+
+  /** The pool belongs to the data source, which the server closes after the index: a background ANALYZE ends first. */
+  async close(): Promise<void> {
+    await this.statistics.stop();
+  }
+
+  /** The tables, created or upgraded once per process before the first statement (a failure is tried again next time). */
+  private ready(): Promise<void> {
+    this.schema ??= inTransaction(this.db, migrateSchema)
+      .then(() => this.statistics.start())
+      .catch((error) => {
+        this.schema = null;
+        throw error;
+      });
+    return this.schema;
+  }
+}

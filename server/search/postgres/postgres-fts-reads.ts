@@ -1,0 +1,60 @@
+import type { DataSource } from "typeorm";
+import { toSummary, type DocumentRow } from "../document-row";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState } from "../search-index";
+
+/** The index's reads besides searches: listings, counts, re-sync state and chunk texts. */
+
+export async function readIndexedState(db: DataSource, collection: string, sourceId: string): Promise<Map<string, IndexedState>> {
+  const rows = (await db.query("SELECT path, size, modified_at, version FROM search_documents WHERE collection_id = $1 AND source_id = $2", [
+    collection,
+    sourceId,
+  ])) as Pick<DocumentRow, "path" | "size" | "modified_at" | "version">[];
+  const state = new Map<string, IndexedState>();
+  for (const row of rows) state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
+  return state;
+}
+
+export async function listPage(db: DataSource, collection: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+  const [{ total }] = (await db.query("SELECT count(*) AS total FROM search_documents WHERE collection_id = $1", [collection])) as { total: number }[];
+  // COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
+  const rows = (await db.query(
+    `SELECT * FROM search_documents WHERE collection_id = $1 ORDER BY path COLLATE "C", source_id COLLATE "C" LIMIT $2 OFFSET $3`,
+    [collection, Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))],
+  )) as DocumentRow[];
+  return { total, items: rows.map(toSummary) };
+}
+
+/** Every collection's counts in one statement (a listing's). */
+export async function countDocuments(db: DataSource, collections: string[]): Promise<Map<string, CollectionStats>> {
+  const rows = (await db.query(
+    `SELECT collection_id, count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks
+       FROM search_documents WHERE collection_id = ANY($1::varchar[]) GROUP BY collection_id`,
+    [collections],
+  )) as { collection_id: string; documents: number; chunks: number }[];
+  const found = new Map(rows.map((row) => [row.collection_id, row]));
+  // PostgreSQL looks after its own storage: a collection here is never "damaged" in our sense.
+  return new Map(
+    collections.map((id) => [id, { documentCount: Number(found.get(id)?.documents ?? 0), chunkCount: Number(found.get(id)?.chunks ?? 0), indexStatus: "ok" as const }]),
+  );
+}
+
+/** One document's chunks in order. */
+export async function readDocumentChunks(db: DataSource, collection: string, documentId: string): Promise<ChunkInput[]> {
+  const rows = (await db.query("SELECT chunk_index, body FROM search_chunks WHERE collection_id = $1 AND document_id = $2 ORDER BY chunk_index", [
+    collection,
+    documentId,
+  ])) as { chunk_index: number; body: string }[];
+  return rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.body }));
+}
+
+/** Some chunks' whole text in the order asked, null for one no longer indexed. */
+export async function readChunkTexts(db: DataSource, collection: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+  const rows = (await db.query(
+    `SELECT k.n, c.body FROM unnest($2::varchar[], $3::int[]) WITH ORDINALITY AS k(document_id, chunk_index, n)
+       JOIN search_chunks c ON c.document_id = k.document_id AND c.chunk_index = k.chunk_index AND c.collection_id = $1`,
+    [collection, chunks.map((c) => c.documentId), chunks.map((c) => c.chunkIndex)],
+  )) as { n: string; body: string }[];
+  const texts: Array<string | null> = chunks.map(() => null);
+  for (const row of rows) texts[Number(row.n) - 1] = row.body;
+  return texts;
+}

@@ -1,0 +1,111 @@
+import type Database from "better-sqlite3";
+
+/**
+ * The layout of a collection's FTS5 file (schema version 4):
+ * - `documents`: one row per (source_id, path).
+ * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
+ * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
+ *   diacritics removed, so "cafe" finds "café" and "run" finds "running".
+ * - `chunks_exact` (since 2): the same text without stemming, contentless, same rowids: the
+ *   chunks with the words in the very form typed, ranked by its own bm25, so a file is found by
+ *   its own rare words even when their stem is common ("highlighter" among 190 files saying
+ *   "highlight"). Since 3 with positions (`detail=full`): bm25 needs them (it answers 0 on
+ *   `detail=none`), and ranking this table alone is what keeps the exact tier cheap.
+ *
+ * - Since 4, both full-text tables keep a larger buffer of pending terms (FTS_HASH_BYTES).
+ * - A file made by this build has 16 KB pages (NEW_FILE_PAGE_BYTES, sqlite-fts-files.ts), an
+ *   older one keeps 4 KB: the page size is not part of the schema version.
+ *
+ * A file of an older version is upgraded when it is opened (version 1 → 2 fills
+ * `chunks_exact` from the stored text, 2 → 3 makes it again with positions, 3 → 4 sets the
+ * buffer size, which changes no row; each in one transaction).
+ */
+export const SCHEMA_VERSION = 4;
+
+/**
+ * FTS5's in-memory buffer of pending terms per table ('hashsize', stored in the file, so every
+ * connection uses it; SQLite's default is 1 MB). A transaction's terms are written out as a new
+ * segment whenever the buffer fills and at commit, and segments are merged as they pile up:
+ * with 1 MB, one bench batch of 64 documents (830 chunks) filled it about twice, and the flushes,
+ * their sorts and the merges were most of the writer's time. 8 MB holds a group-committed batch
+ * (batched-index-writer.ts: up to 256 documents) as one segment; the memory is taken only while
+ * a transaction is open and given back at commit.
+ */
+const FTS_HASH_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Several connections (threads, or processes sharing DATA_DIR) may open a new file at once:
+ * migrate() reads the version again inside its write transaction, so only the first to take the
+ * write lock runs a step (version 1's statements are IF NOT EXISTS besides).
+ */
+export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
+  1: `
+    CREATE TABLE IF NOT EXISTS documents (
+      id TEXT PRIMARY KEY,
+      source_id TEXT NOT NULL,
+      path TEXT NOT NULL,
+      title TEXT NOT NULL,
+      size INTEGER NOT NULL,
+      modified_at INTEGER NOT NULL,
+      version TEXT,
+      chunk_count INTEGER NOT NULL,
+      indexed_at INTEGER NOT NULL,
+      UNIQUE (source_id, path)
+    );
+    CREATE INDEX IF NOT EXISTS documents_path ON documents (path, source_id);
+    CREATE TABLE IF NOT EXISTS chunks (
+      rowid INTEGER PRIMARY KEY,
+      document_id TEXT NOT NULL,
+      chunk_index INTEGER NOT NULL,
+      UNIQUE (document_id, chunk_index)
+    );
+    CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+      title, path, body,
+      tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+  `,
+  2: `
+    CREATE VIRTUAL TABLE chunks_exact USING fts5(
+      title, path, body,
+      content = '', contentless_delete = 1, detail = none,
+      tokenize = 'unicode61 remove_diacritics 2'
+    );
+    INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;
+  `,
+  3: `
+    DROP TABLE chunks_exact;
+    CREATE VIRTUAL TABLE chunks_exact USING fts5(
+      title, path, body,
+      content = '', contentless_delete = 1,
+      tokenize = 'unicode61 remove_diacritics 2'
+    );
+    INSERT INTO chunks_exact (rowid, title, path, body) SELECT rowid, title, path, body FROM chunks_fts;
+  `,
+  4: `
+    INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
+    INSERT INTO chunks_exact (chunks_exact, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
+  `,
+};
+
+/** What a file made by a newer build answers: this build must not read or change it. */
+export function newerSchemaError(file: string, version: number): Error {
+  return new Error(`Search index ${file} has schema version ${version}, newer than this build (${SCHEMA_VERSION})`);
+}
+
+/**
+ * Brings a file to SCHEMA_VERSION. The version read before the transaction only spares an
+ * up-to-date file the write lock; it is read again under the lock (BEGIN IMMEDIATE), since
+ * another connection may have created the schema in between.
+ */
+export function migrate(db: Database.Database): void {
+  const seen = db.pragma("user_version", { simple: true }) as number;
+  if (seen > SCHEMA_VERSION) throw newerSchemaError(db.name, seen);
+  if (seen === SCHEMA_VERSION) return;
+  db.transaction(() => {
+    // Read again under the write lock: another connection may have created or upgraded the file meanwhile.
+    const current = db.pragma("user_version", { simple: true }) as number;
+    if (current > SCHEMA_VERSION) throw newerSchemaError(db.name, current);
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) db.exec(SQLITE_INDEX_MIGRATIONS[version]);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

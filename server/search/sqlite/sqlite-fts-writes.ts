@@ -1,0 +1,119 @@
+import crypto from "node:crypto";
+import type Database from "better-sqlite3";
+import { clean } from "../query";
+import type { ChunkInput, DocumentHeader, DocumentInput } from "../search-index";
+
+/**
+ * The writes on one collection's file, each in one transaction (BEGIN IMMEDIATE). A staged
+ * document's chunks are rows without a `documents` row: searches skip them (a hit is joined to
+ * its document) until commitStaged writes that row in place of the old one.
+ */
+
+const INSERT_DOCUMENT = `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Chunks no document row owns: what staged documents of a dead process left behind. */
+const ORPHANS = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
+
+/**
+ * Adds or replaces documents, the whole batch in one transaction: FTS5 writes a new index
+ * segment per commit, so committing documents in batches rather than one by one is several
+ * times faster. Answers the new documents' ids.
+ */
+export function writeDocuments(db: Database.Database, docs: DocumentInput[]): string[] {
+  const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+  const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+  const insertFts = chunkInserter(db);
+  const insertDocument = db.prepare(INSERT_DOCUMENT);
+  const ids = docs.map(() => crypto.randomUUID());
+  db.transaction(() => {
+    docs.forEach((doc, i) => {
+      const title = clean(doc.title);
+      const docPath = clean(doc.path);
+      const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
+      // New chunks first; the old version is removed only once they are all in. The new
+      // document row comes last because UNIQUE(source_id, path) admits one row at a time.
+      for (const chunk of doc.chunks) {
+        const { lastInsertRowid } = insertChunk.run(ids[i], chunk.chunkIndex);
+        insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
+      }
+      if (old !== undefined) deleteDocument(db, old);
+      insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now());
+    });
+  }).immediate();
+  return ids;
+}
+
+/** One batch of a staged document's chunks. */
+export function stageChunks(db: Database.Database, documentId: string, doc: DocumentHeader, chunks: ChunkInput[]): void {
+  const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+  const insertFts = chunkInserter(db);
+  const title = clean(doc.title);
+  const docPath = clean(doc.path);
+  db.transaction(() => {
+    for (const chunk of chunks) {
+      const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
+      insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
+    }
+  }).immediate();
+}
+
+/** The staged document takes the old version's place. */
+export function commitStaged(db: Database.Database, documentId: string, doc: DocumentHeader, chunkCount: number): void {
+  const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+  db.transaction(() => {
+    const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
+    if (old !== undefined) deleteDocument(db, old);
+    db.prepare(INSERT_DOCUMENT).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now());
+  }).immediate();
+}
+
+/** Drops a document (staged or not) and its chunks. */
+export function discardDocument(db: Database.Database, documentId: string): void {
+  db.transaction(() => deleteDocument(db, documentId)).immediate();
+}
+
+/** Drops the chunks no document owns. */
+export function removeOrphans(db: Database.Database): void {
+  // Read first: most jobs find nothing, and need not take the write lock for it.
+  if (db.prepare(`${ORPHANS} LIMIT 1`).get() === undefined) return;
+  db.transaction(() => {
+    db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (${ORPHANS})`).run();
+    db.prepare(`DELETE FROM chunks_exact WHERE rowid IN (${ORPHANS})`).run();
+    db.prepare(`DELETE FROM chunks WHERE rowid IN (${ORPHANS})`).run();
+  }).immediate();
+}
+
+/** Removes documents of one source by path. */
+export function removeByPath(db: Database.Database, sourceId: string, paths: string[]): void {
+  const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+  db.transaction(() => {
+    for (const p of paths) {
+      const id = find.get(sourceId, p) as string | undefined;
+      if (id !== undefined) deleteDocument(db, id);
+    }
+  }).immediate();
+}
+
+/** Merges each index's b-trees into one; worth it after a bulk load. */
+export function optimizeTables(db: Database.Database): void {
+  db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
+  db.prepare("INSERT INTO chunks_exact (chunks_exact) VALUES ('optimize')").run();
+}
+
+/** Writes one chunk's text into both full-text tables under the chunk's rowid. */
+function chunkInserter(db: Database.Database): (rowid: number | bigint, title: string, path: string, body: string) => void {
+  const stemmed = db.prepare("INSERT INTO chunks_fts (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+  const exact = db.prepare("INSERT INTO chunks_exact (rowid, title, path, body) VALUES (?, ?, ?, ?)");
+  return (rowid, title, path, body) => {
+    stemmed.run(rowid, title, path, body);
+    exact.run(rowid, title, path, body);
+  };
+}
+
+function deleteDocument(db: Database.Database, documentId: string): void {
+  db.prepare("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)").run(documentId);
+  db.prepare("DELETE FROM chunks_exact WHERE rowid IN (SELECT rowid FROM chunks WHERE document_id = ?)").run(documentId);
+  db.prepare("DELETE FROM chunks WHERE document_id = ?").run(documentId);
+  db.prepare("DELETE FROM documents WHERE id = ?").run(documentId);
+}
