@@ -1,4 +1,4 @@
-import { keepPreviousData, useMutation, useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import * as api from "../api";
 import { client } from "../api";
@@ -200,11 +200,12 @@ export function SearchPanel({ collectionId, embeddingModel }: { collectionId: st
     },
     enabled: asked !== null,
     staleTime: Number.POSITIVE_INFINITY,
-    // The last answer stays in view while the next one is fetched.
-    placeholderData: keepPreviousData,
   });
-  const answer = search.isPlaceholderData ? null : (search.data ?? null);
-  const shown = search.data ?? null;
+  const answer = search.data ?? null;
+  // The last answer stays in view while the next one is fetched, and when it fails.
+  const [lastAnswer, setLastAnswer] = useState<Answer | null>(null);
+  if (answer && answer !== lastAnswer) setLastAnswer(answer);
+  const shown = answer ?? lastAnswer;
   // Each new answer is said once and its folders offered in the filter.
   useEffect(() => {
     if (!answer) return;
