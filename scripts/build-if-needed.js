@@ -1,5 +1,6 @@
-// Compiles the TypeScript sources into dist/ when dist/ is missing or older than any source file,
-// and builds the React UI into renderer/dist/ when it is missing or older than any renderer source.
+// Builds in order, each step only when its inputs changed: the TypeScript sources into dist/ (tsc);
+// from the built server, the UI's API client (scripts/openapi-client.js: the OpenAPI document, its
+// types and form rules under renderer/src/generated/); then the React UI into renderer/dist/ (tsc + vite).
 const { execFileSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
@@ -25,12 +26,24 @@ function packageBin(pkg, relative) {
 
 const RENDERER = path.join(root, "renderer");
 const RENDERER_INPUTS = ["index.html", "vite.config.mts", "tsconfig.json"].map((f) => path.join(RENDERER, f));
+const GENERATED = path.join(RENDERER, "src", "generated");
+const GENERATED_MARKER = path.join(GENERATED, "api-schema.d.ts");
 
 function typecheckRenderer() {
   execFileSync(process.execPath, [packageBin("typescript", "bin/tsc"), "-p", path.join(RENDERER, "tsconfig.json")], { cwd: root, stdio: "inherit" });
 }
 
-/** Builds the UI when its sources changed; true when it did. */
+/**
+ * Writes the UI's API client from the built server when the server was rebuilt or the client is
+ * missing. In a child process: it starts the server and waits for it, and this script is synchronous.
+ */
+function generateApiClientIfNeeded(serverBuilt) {
+  if (!serverBuilt && fs.existsSync(GENERATED_MARKER)) return;
+  process.stdout.write("generating the UI's API client from /api/openapi.json...\n");
+  execFileSync(process.execPath, [path.join(__dirname, "openapi-client.js")], { cwd: root, stdio: "inherit" });
+}
+
+/** Builds the UI when its sources (its generated API client among them) changed; true when it did. */
 function buildRendererIfNeeded() {
   const marker = path.join(RENDERER, "dist", "index.html");
   if (!fs.existsSync(path.join(RENDERER, "index.html"))) return false;
@@ -59,19 +72,13 @@ function pruneStaleOutputs(dir) {
   }
 }
 
-function buildIfNeeded() {
-  const rendererBuilt = buildRendererIfNeeded();
+/** Compiles the server, main and tests when their sources changed; true when it did. */
+function compileIfNeeded() {
   for (const dir of SOURCE_DIRS) pruneStaleOutputs(path.join(root, "dist", dir));
   const marker = path.join(root, "dist", "server", "main.js");
   const built = fs.existsSync(marker) ? fs.statSync(marker).mtimeMs : 0;
   const sources = Math.max(fs.statSync(path.join(root, "tsconfig.json")).mtimeMs, ...SOURCE_DIRS.map((d) => newestMtime(path.join(root, d))));
-  if (built >= sources) return;
-  // The UI's API types come from the server's presenters (server/wire-types.ts): a server
-  // change is checked against the UI as well, so a renamed field fails here, not in a browser.
-  if (!rendererBuilt && fs.existsSync(path.join(RENDERER, "index.html"))) {
-    process.stdout.write("checking the UI against the server's types (tsc)...\n");
-    typecheckRenderer();
-  }
+  if (built >= sources) return false;
   process.stdout.write("building (tsc)...\n");
   execFileSync(process.execPath, [packageBin("typescript", "bin/tsc"), "-p", path.join(root, "tsconfig.json")], {
     cwd: root,
@@ -80,6 +87,20 @@ function buildIfNeeded() {
   // tsc leaves untouched outputs with old mtimes; mark the build as fresh.
   const now = new Date();
   fs.utimesSync(marker, now, now);
+  return true;
+}
+
+function buildIfNeeded() {
+  const serverBuilt = compileIfNeeded();
+  if (!fs.existsSync(path.join(RENDERER, "index.html"))) return;
+  generateApiClientIfNeeded(serverBuilt);
+  const rendererBuilt = buildRendererIfNeeded();
+  // The UI's API types come from the server's document and presenters (server/wire-types.ts): a
+  // server change is checked against the UI as well, so a renamed field fails here, not in a browser.
+  if (serverBuilt && !rendererBuilt) {
+    process.stdout.write("checking the UI against the server's types (tsc)...\n");
+    typecheckRenderer();
+  }
 }
 
 module.exports = { buildIfNeeded, buildRendererIfNeeded };

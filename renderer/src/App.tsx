@@ -1,15 +1,11 @@
-import { useCallback, useEffect, useRef, useState, type KeyboardEvent, type MouseEvent, type ReactNode } from "react";
+import { useMutation, useQuery } from "@tanstack/react-query";
+import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent, type ReactNode } from "react";
+import { Outlet, useLocation } from "react-router";
 import { DiskSpaceWarning } from "./DiskSpaceWarning";
-import * as api from "./api";
+import { api, keys, queries, queryClient, setUnauthorizedHandler } from "./api";
 import { ErrorText, LiveAnnouncer, Loading, focusPageHeading } from "./components";
-import { href, useRoute } from "./router";
+import { href } from "./navigation";
 import { AuthPage } from "./pages/AuthPage";
-import { GroupsPage } from "./pages/GroupsPage";
-import { SourcesPage, ShareBrowser } from "./pages/SourcesPage";
-import { CollectionsPage, CollectionPage } from "./pages/CollectionsPage";
-import { PipelinesPage } from "./pages/PipelinesPage";
-import { ModelsPage } from "./pages/ModelsPage";
-import { AskPage } from "./pages/AskPage";
 
 const NAV: [string, string][] = [
   ["collections", "Collections"],
@@ -27,26 +23,33 @@ function skipToMain(event: MouseEvent<HTMLAnchorElement>) {
   main?.scrollIntoView();
 }
 
-export function App() {
-  const [user, setUser] = useState<api.User | null | undefined>(undefined);
-  const [signOutError, setSignOutError] = useState<unknown>(null);
+/** Signed out (a 401 anywhere, or Sign out): the sign-in screen replaces everything. */
+const signedOut = () => queryClient.setQueryData(keys.me, null);
+
+/** Signed in: nothing cached for the last account stays, then who this is is read again. */
+function afterSignIn(): Promise<unknown> {
+  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== keys.me[0] });
+  return queryClient.invalidateQueries({ queryKey: keys.me });
+}
+
+/** The frame of every screen: the sign-in screen, or the header, menu and the route's page (routes.tsx). */
+export function Shell() {
+  const me = useQuery(queries.me());
+  const user = me.data;
   const [menuOpen, setMenuOpen] = useState(false);
   const menuButton = useRef<HTMLButtonElement>(null);
-  const route = useRoute();
-
-  const loadMe = useCallback(async () => {
-    try {
-      setUser(await api.me());
-    } catch {
-      setUser(null);
-    }
-  }, []);
+  const location = useLocation();
+  const section = location.pathname.split("/").filter(Boolean)[0] ?? "collections";
 
   useEffect(() => {
-    api.setUnauthorizedHandler(() => setUser(null));
-    void loadMe();
-    return () => api.setUnauthorizedHandler(null);
-  }, [loadMe]);
+    setUnauthorizedHandler(signedOut);
+    return () => setUnauthorizedHandler(null);
+  }, []);
+
+  const signOut = useMutation({
+    mutationFn: () => api.POST("/signout"),
+    onSuccess: signedOut,
+  });
 
   // Signing in or out replaces the whole screen: focus goes to the new screen's heading (not on the first load).
   const signedIn = user === undefined ? undefined : user !== null;
@@ -56,9 +59,12 @@ export function App() {
     wasSignedIn.current = signedIn;
   }, [signedIn]);
 
-  // A chosen link closes the narrow-screen menu.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the route is the trigger, not an input
-  useEffect(() => setMenuOpen(false), [route.join("/")]);
+  // A chosen link closes the narrow-screen menu: the menu's state belongs to the location it was opened on.
+  const [menuLocation, setMenuLocation] = useState(location);
+  if (menuLocation !== location) {
+    setMenuLocation(location);
+    setMenuOpen(false);
+  }
 
   const closeMenuOnEscape = (event: KeyboardEvent) => {
     if (event.key === "Escape" && menuOpen) {
@@ -76,30 +82,9 @@ export function App() {
     );
   else if (user === null)
     content = (
-<AuthPage onSignedIn={loadMe} />
+<AuthPage onSignedIn={afterSignIn} />
     );
   else {
-    const signOut = async () => {
-      setSignOutError(null);
-      try {
-        await api.signOut();
-        setUser(null);
-      } catch (e) {
-        setSignOutError(e);
-      }
-    };
-
-    const section = route[0] ?? "collections";
-    let page: ReactNode;
-    if (section === "groups") page = <GroupsPage me={user} />;
-    else if (section === "sources" && route[1]) page = <ShareBrowser sourceId={route[1]} />;
-    else if (section === "sources") page = <SourcesPage />;
-    else if (section === "pipelines") page = <PipelinesPage focusId={route[1]} />;
-    else if (section === "models") page = <ModelsPage />;
-    else if (section === "collections" && route[1] && route[2] === "ask") page = <AskPage collectionId={route[1]} />;
-    else if (section === "collections" && route[1]) page = <CollectionPage collectionId={route[1]} />;
-    else page = <CollectionsPage />;
-
     content = (
       <>
         {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link to #main; the handler only keeps the hash route */}
@@ -141,16 +126,16 @@ export function App() {
                 {user.display_name ? `${user.display_name} · ` : ""}
                 {user.email}
               </span>
-              <button type="button" onClick={signOut}>
+              <button type="button" onClick={() => signOut.mutate()}>
                 Sign out
               </button>
-              <ErrorText error={signOutError} />
+              <ErrorText error={signOut.error} />
             </div>
           </div>
         </header>
         <DiskSpaceWarning />
         <main id="main" tabIndex={-1}>
-          {page}
+          <Outlet />
         </main>
       </>
     );

@@ -1,6 +1,8 @@
-import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from "react";
-import { errorMessage, instance } from "./api";
-import { navigationCount, takeHeadingFocus } from "./router";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { useLocation } from "react-router";
+import { errorMessage, queries } from "./api";
+import { takeHeadingFocus } from "./navigation";
 
 /** An API error shown next to the action that caused it; announced to screen readers. */
 export function ErrorText({ error, id }: { error: unknown; id?: string }) {
@@ -42,54 +44,6 @@ export function ProgressBar({ value, label }: { value: number | null; label: str
   );
 }
 
-/** Loads data once (and on reload()), tracking loading and error. */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-  const counter = useRef(0);
-  const reload = useCallback(async () => {
-    const ticket = ++counter.current;
-    setLoading(true);
-    try {
-      const value = await load();
-      if (ticket === counter.current) {
-        setData(value);
-        setError(null);
-      }
-    } catch (e) {
-      if (ticket === counter.current) setError(e);
-    } finally {
-      if (ticket === counter.current) setLoading(false);
-    }
-    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller lists what its load function depends on
-  }, deps);
-  useEffect(() => {
-    void reload();
-  }, [reload]);
-  return { data, error, loading, reload, setData };
-}
-
-/** Runs an action, tracking busy and the error to show next to its button. */
-export function useAction<A extends unknown[]>(action: (...args: A) => Promise<unknown>) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const run = async (...args: A): Promise<boolean> => {
-    setBusy(true);
-    setError(null);
-    try {
-      await action(...args);
-      return true;
-    } catch (e) {
-      setError(e);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { run, busy, error, setError };
-}
-
 /** Moves focus to the current page's heading (or its main region): where a keyboard user lands when what they were on is gone. */
 export function focusPageHeading(): void {
   const target = document.querySelector<HTMLElement>("#main h1") ?? document.getElementById("main");
@@ -99,7 +53,7 @@ export function focusPageHeading(): void {
 }
 
 /**
- * The screen's `<title>` ("Groups · Sluice") and its heading: after a navigation (router.ts) the
+ * The screen's `<title>` ("Groups · Sluice") and its heading: after a navigation (routes.tsx) the
  * heading takes focus. Returns the ref for the page's `<h1 tabIndex={-1}>`.
  */
 export function usePageHeading(title: string) {
@@ -107,11 +61,11 @@ export function usePageHeading(title: string) {
   useEffect(() => {
     document.title = `${title} · Sluice`;
   }, [title]);
-  const navigation = navigationCount();
-  // biome-ignore lint/correctness/useExhaustiveDependencies: each navigation is the trigger, not an input
+  const location = useLocation();
   useEffect(() => {
-    if (takeHeadingFocus()) ref.current?.focus();
-  }, [navigation]);
+    // Runs on each new location (and on mount): the navigation's pending focus, if any, lands here.
+    if (location && takeHeadingFocus()) ref.current?.focus();
+  }, [location]);
   return ref;
 }
 
@@ -254,26 +208,11 @@ export function ConfirmButton({
   );
 }
 
-let settingsAccess: Promise<boolean> | null = null;
-
-/** Whether the viewer can change the instance's settings (GET /instance); null until known. Asked once per page load. */
+/** Whether the viewer can change the instance's settings (GET /instance); null until known, false when it cannot be asked. */
 export function useCanChangeSettings(): boolean | null {
-  const [can, setCan] = useState<boolean | null>(null);
-  useEffect(() => {
-    let live = true;
-    settingsAccess ??= instance().then(
-      (i) => i.can_change_settings,
-      () => {
-        settingsAccess = null;
-        return false;
-      },
-    );
-    void settingsAccess.then((value) => live && setCan(value));
-    return () => {
-      live = false;
-    };
-  }, []);
-  return can;
+  const instance = useQuery(queries.instance());
+  if (instance.isError) return false;
+  return instance.data?.can_change_settings ?? null;
 }
 
 /**
@@ -301,23 +240,4 @@ export function AdminSettingNote({ feature, settings, readme }: { feature: strin
       (environment variables, README: {readme}) and restart Sluice.
     </p>
   );
-}
-
-export function formatBytes(bytes: number | null | undefined): string {
-  if (bytes === null || bytes === undefined) return "—";
-  const units = ["B", "KB", "MB", "GB", "TB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
-}
-
-/** Server timestamps are UTC without a zone offset. */
-export function formatTime(iso: string | null | undefined): string {
-  if (!iso) return "—";
-  const date = new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(iso) ? iso : `${iso}Z`);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
 }

@@ -22,7 +22,7 @@ const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 
 let demo: DemoInstance;
 let browser: Browser;
-let seeded: { email: string; collectionId: string; collectionName: string; pipelineId: string };
+let seeded: { email: string; collectionId: string; collectionName: string; pipelineId: string; sourceId: string; sourceName: string };
 /** A signed-in session (its cookie) for the walks that do not sign up themselves. */
 let storageState: Awaited<ReturnType<BrowserContext["storageState"]>>;
 
@@ -33,7 +33,9 @@ before(async () => {
   const signup = await ctx.request.post(`${demo.sluice.api}/signup`, { data: { email, password: PASSWORD } });
   assert.ok(signup.ok(), await signup.text());
   const ids = await seedDemoData(ctx.request, demo, { group: "harbour", source: "Harbour notes" });
-  seeded = { email, ...ids };
+  const sources = (await (await ctx.request.get(`${demo.sluice.api}/data_sources`)).json()) as { id: string; data_source_name: string }[];
+  const source = sources.find((s) => s.data_source_name === "Harbour notes")!;
+  seeded = { email, ...ids, sourceId: source.id, sourceName: source.data_source_name };
   storageState = await ctx.storageState();
   await ctx.close();
 });
@@ -428,6 +430,8 @@ test("axe-core finds no WCAG 2.2 AA violation on any screen or state, wide and n
       await p.getByRole("tab", { name: "Sign in" }).waitFor();
       await axe(p, `sign-in ${size}`);
       await p.getByRole("tab", { name: "Sign up" }).click();
+      await p.getByRole("tabpanel", { name: "Sign up" }).waitFor();
+      await axe(p, `sign-up ${size}`);
       await p.getByLabel("Email").fill("x");
       await p.getByLabel("Password").fill("short");
       await p.getByRole("button", { name: "Sign up", exact: true }).click();
@@ -485,8 +489,16 @@ test("axe-core finds no WCAG 2.2 AA violation on any screen or state, wide and n
       await visit("sources", "Data sources");
       await page.locator('[data-drive="unavailable"] p').waitFor();
       await axe(page, `data sources ${size}`);
+      // A source's own screen: a folder source has no shares to list, so it says why.
+      await visit(`sources/${seeded.sourceId}`, `Shares on ${seeded.sourceName}`);
+      await page.locator("#main .error").first().waitFor();
+      await axe(page, `source detail ${size}`);
       await visit("pipelines", "Pipelines");
       await axe(page, `pipelines ${size}`);
+      // A pipeline's own address: the list with that pipeline brought into view, its last run shown.
+      await visit(`pipelines/${seeded.pipelineId}`, "Pipelines");
+      await page.locator(".pipeline.focused [data-job-status]").waitFor();
+      await axe(page, `pipeline detail ${size}`);
       await visit("models", "Models");
       await axe(page, `models ${size}`);
 

@@ -39,6 +39,9 @@ async function main(): Promise<void> {
       await signIn.goto(demo.sluice.url);
       await signIn.getByRole("tab", { name: "Sign in" }).waitFor();
       await shoot(signIn, "01-sign-in");
+      await signIn.getByRole("tab", { name: "Sign up" }).click();
+      await signIn.getByRole("tabpanel", { name: "Sign up" }).waitFor();
+      await shoot(signIn, "01b-sign-up");
       await out.close();
 
       const ctx = await browser.newContext({ viewport, storageState: state });
@@ -66,12 +69,17 @@ async function main(): Promise<void> {
       await page.locator(".copied").waitFor();
       await page.locator("#results-heading").evaluate((el) => el.scrollIntoView());
       await shoot(page, "04b-search-any-words");
+      await visit(`collections/${seeded.collectionId}/ask`, `Ask ${seeded.collectionName}`);
+      await shoot(page, "04c-ask");
       await visit("groups", "Groups");
       await shoot(page, "05-groups");
       await visit("sources", "Data sources");
       await shoot(page, "06-sources");
       await visit("pipelines", "Pipelines");
       await shoot(page, "07-pipelines");
+      await visit(`pipelines/${seeded.pipelineId}`, "Pipelines");
+      await page.locator(".pipeline.focused [data-job-status]").waitFor();
+      await shoot(page, "07b-pipeline-detail");
       await visit("models", "Models");
       await shoot(page, "08-models");
       if (viewport.width < 1000) {

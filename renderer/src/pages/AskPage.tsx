@@ -1,8 +1,11 @@
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { announce, ConfirmButton, Empty, ErrorText, Loading, formatTime, useLoad, usePageHeading } from "../components";
+import { client, invalidate, keys, queries, queryClient } from "../api";
+import { announce, ConfirmButton, Empty, ErrorText, Loading, usePageHeading } from "../components";
+import { formatTime } from "../format";
 import { writesText } from "../model-capabilities";
-import { href } from "../router";
+import { href } from "../navigation";
 
 /** One question and its answer as shown: a finished turn, or the one being written. */
 interface ShownTurn {
@@ -19,12 +22,12 @@ interface ShownTurn {
  * while tokens arrive, so a screen reader reads the answer once it is complete, not every token.
  */
 export function AskPage({ collectionId }: { collectionId: string }) {
-  const collections = useLoad(api.listCollections);
+  const collections = useQuery(queries.collections());
   const collection = collections.data?.find((c) => c.id === collectionId);
   const heading = usePageHeading(collection ? `Ask ${collection.name}` : "Ask");
-  const models = useLoad(api.listModels);
-  const server = useLoad(api.modelServerStatus);
-  const conversations = useLoad(() => api.listConversations(collectionId), [collectionId]);
+  const models = useQuery(queries.models());
+  const server = useQuery(queries.modelServer());
+  const conversations = useQuery(queries.conversations(collectionId));
   const [model, setModel] = useState("");
   const [question, setQuestion] = useState("");
   const [conversationId, setConversationId] = useState<string | null>(null);
@@ -73,7 +76,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
         },
         controller.signal,
       );
-      void conversations.reload();
+      void invalidate(keys.conversations(collectionId));
     } catch (error) {
       if (controller.signal.aborted) {
         updateLast((t) => ({ ...t, error: "Stopped." }));
@@ -94,7 +97,11 @@ export function AskPage({ collectionId }: { collectionId: string }) {
     setFailure(null);
     setOpenSource(null);
     try {
-      const found = await api.getConversation(id);
+      const found = await queryClient.fetchQuery({
+        queryKey: ["conversation", id],
+        queryFn: () => api.answer(client.GET("/conversations/{id}", { params: { path: { id } } })),
+        staleTime: 0,
+      });
       setConversationId(id);
       setTurns(found.turns.map((t) => ({ question: t.question, answer: t.answer, sources: t.sources as api.AskSource[], citations: t.citations })));
       announce(`Opened conversation “${found.title}”`);
@@ -113,16 +120,16 @@ export function AskPage({ collectionId }: { collectionId: string }) {
 
   async function remove(id: string) {
     try {
-      await api.deleteConversation(id);
+      await client.DELETE("/conversations/{id}", { params: { path: { id } } });
       if (id === conversationId) startNew();
       announce("Conversation deleted");
-      void conversations.reload();
+      void invalidate(keys.conversations(collectionId));
     } catch (error) {
       setFailure(error);
     }
   }
 
-  const noModel = models.data !== null && chatModels.length === 0;
+  const noModel = models.data !== undefined && chatModels.length === 0;
   const onlyEmbedding = noModel && (models.data?.length ?? 0) > 0;
   const serverDown = server.data?.reachable === false;
   const shownSource = openSource ? turns[openSource.turn]?.sources.find((s) => s.n === openSource.n) : undefined;
@@ -137,7 +144,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
       </h1>
       {collections.data && !collection && <Empty>This collection does not exist or you do not have access to it.</Empty>}
       <ErrorText error={models.error ?? conversations.error} />
-      {models.loading && !models.data ? <Loading label="Loading models…" /> : null}
+      {models.isPending ? <Loading label="Loading models…" /> : null}
       {noModel && (
         <p className="notice" data-testid="no-model">
           {onlyEmbedding ? "The catalog holds only embedding models, which cannot write answers." : "No model is pulled yet."}{" "}

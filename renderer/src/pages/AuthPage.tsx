@@ -1,41 +1,44 @@
+import { useMutation } from "@tanstack/react-query";
 import { useRef, useState, type FormEvent, type KeyboardEvent } from "react";
-import * as api from "../api";
+import { api } from "../api";
 import { ErrorText, usePageHeading } from "../components";
+import { PASSWORD_RULE } from "../names";
 
-const PASSWORD_RULE = "8 to 100 characters, with at least one letter and one digit";
+const PASSWORD_WORDS = `${PASSWORD_RULE.minLength} to ${PASSWORD_RULE.maxLength} characters, with at least one letter and one digit`;
 
 function passwordProblem(password: string): string | null {
-  if (password.length < 8) return "Password must be at least 8 characters.";
-  if (password.length > 100) return "Password must be at most 100 characters.";
+  if (password.length < PASSWORD_RULE.minLength) return `Password must be at least ${PASSWORD_RULE.minLength} characters.`;
+  if (password.length > PASSWORD_RULE.maxLength) return `Password must be at most ${PASSWORD_RULE.maxLength} characters.`;
   if (!/\p{L}/u.test(password)) return "Password must contain at least one letter.";
   if (!/\p{Nd}/u.test(password)) return "Password must contain at least one digit.";
   return null;
 }
 
-export function AuthPage({ onSignedIn }: { onSignedIn: () => void }) {
+export function AuthPage({ onSignedIn }: { onSignedIn: () => Promise<unknown> }) {
   const [mode, setMode] = useState<"signin" | "signup">("signin");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<string | null>(null);
+  const account = useMutation({
+    mutationFn: async () => {
+      const body = { email: email.trim(), password };
+      await (mode === "signup" ? api.POST("/signup", { body }) : api.POST("/signin", { body }));
+    },
+    onSuccess: onSignedIn,
+  });
+  const busy = account.isPending;
+  const error = problem ?? account.error;
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
-    setError(null);
-    if (mode === "signup") {
-      const problem = passwordProblem(password);
-      if (problem) return setError(problem);
-    }
-    setBusy(true);
-    try {
-      if (mode === "signup") await api.signUp(email.trim(), password);
-      else await api.signIn(email.trim(), password);
-      onSignedIn();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    const found = mode === "signup" ? passwordProblem(password) : null;
+    setProblem(found);
+    account.reset();
+    if (!found) account.mutate();
+  };
+  const setError = (value: null) => {
+    setProblem(value);
+    account.reset();
   };
 
   const title = mode === "signin" ? "Sign in" : "Create an account";
@@ -81,7 +84,8 @@ export function AuthPage({ onSignedIn }: { onSignedIn: () => void }) {
           {tab("signin", "Sign in")}
           {tab("signup", "Sign up")}
         </div>
-        <form onSubmit={submit} noValidate id="auth-panel" role="tabpanel" aria-labelledby={`tab-${mode}`}>
+        <div id="auth-panel" role="tabpanel" aria-labelledby={`tab-${mode}`}>
+        <form onSubmit={submit} noValidate>
           <div className="field">
             <label htmlFor="auth-email">Email</label>
             <input id="auth-email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
@@ -99,7 +103,7 @@ export function AuthPage({ onSignedIn }: { onSignedIn: () => void }) {
             />
             {mode === "signup" && (
               <p className="hint" id="password-rule">
-                {PASSWORD_RULE}.
+                {PASSWORD_WORDS}.
               </p>
             )}
           </div>
@@ -108,6 +112,7 @@ export function AuthPage({ onSignedIn }: { onSignedIn: () => void }) {
             {busy ? "Please wait…" : mode === "signin" ? "Sign in" : "Sign up"}
           </button>
         </form>
+        </div>
       </div>
     </main>
   );

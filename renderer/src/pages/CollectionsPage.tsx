@@ -1,19 +1,25 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
+import { client, invalidate, keys, queries } from "../api";
+import { ConfirmButton, Empty, ErrorText, Loading, announce, usePageHeading } from "../components";
+import { formatBytes, formatTime } from "../format";
 import { COLLECTION_NAME_RULE, collectionNameProblem } from "../names";
-import { href } from "../router";
+import { href } from "../navigation";
 import { EmbeddingModelControl } from "./EmbeddingModelControl";
 import { SearchPanel } from "./SearchPanel";
 
 function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
   const [group, setGroup] = useState(groups[0]?.id ?? "");
-  const create = useAction(async () => {
-    const created = await api.createCollection(name, group);
-    announce(`Collection ${name} created.`);
-    setName("");
-    onCreated(created.id);
+  const create = useMutation({
+    mutationFn: () => api.answer(client.POST("/collections", { body: { name, owner_group_id: group } })),
+    onSuccess: (created) => {
+      announce(`Collection ${name} created.`);
+      setName("");
+      onCreated(created.id);
+      return invalidate(keys.collections);
+    },
   });
   useEffect(() => {
     if (!group && groups[0]) setGroup(groups[0].id);
@@ -21,7 +27,7 @@ function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCr
   const problem = name ? collectionNameProblem(name) : null;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (!collectionNameProblem(name) && group) void create.run();
+    if (!collectionNameProblem(name) && group) create.mutate();
   };
   if (groups.length === 0)
     return (
@@ -62,8 +68,8 @@ function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCr
         </div>
       </div>
       <div className="form-actions">
-        <button type="submit" className="primary" disabled={create.busy || !name || !!problem}>
-          {create.busy ? "Creating…" : "Create collection"}
+        <button type="submit" className="primary" disabled={create.isPending || !name || !!problem}>
+          {create.isPending ? "Creating…" : "Create collection"}
         </button>
       </div>
       <ErrorText error={create.error} />
@@ -74,12 +80,10 @@ function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCr
 function CollectionRow({
   collection,
   groupName,
-  onDeleted,
   isNew,
 }: {
   collection: api.Collection;
   groupName: string;
-  onDeleted: () => void;
   /** Just created: its link takes focus. */
   isNew: boolean;
 }) {
@@ -87,10 +91,13 @@ function CollectionRow({
   useEffect(() => {
     if (isNew) link.current?.focus();
   }, [isNew]);
-  const del = useAction(async () => {
-    await api.deleteCollection(collection.id);
-    announce(`Collection ${collection.name} deleted.`);
-    onDeleted();
+  const del = useMutation({
+    mutationFn: () => client.DELETE("/collections/{id}", { params: { path: { id: collection.id } } }),
+    onSuccess: () => {
+      announce(`Collection ${collection.name} deleted.`);
+      // Its pipelines go with it.
+      return invalidate(keys.collections, keys.pipelines);
+    },
   });
   return (
     <tr aria-label={`collection ${collection.name}`}>
@@ -117,7 +124,7 @@ function CollectionRow({
         <a className="button" href={href("collections", collection.id)} aria-label={`Search ${collection.name}`}>
           Search
         </a>
-        <ConfirmButton label="Delete" question={`Delete ${collection.name} and everything indexed in it?`} onConfirm={() => void del.run()} busy={del.busy} />
+        <ConfirmButton label="Delete" question={`Delete ${collection.name} and everything indexed in it?`} onConfirm={() => del.mutate()} busy={del.isPending} />
         <ErrorText error={del.error} />
       </td>
     </tr>
@@ -126,8 +133,8 @@ function CollectionRow({
 
 export function CollectionsPage() {
   const heading = usePageHeading("Collections");
-  const collections = useLoad(api.listCollections);
-  const groups = useLoad(api.listGroups);
+  const collections = useQuery(queries.collections());
+  const groups = useQuery(queries.groups());
   const [created, setCreated] = useState<string | null>(null);
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
   return (
@@ -136,18 +143,14 @@ export function CollectionsPage() {
         Collections
       </h1>
       {groups.data ? (
-        <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={(id) => {
-            setCreated(id);
-            void collections.reload();
-          }}
-        />
+        <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={setCreated} />
       ) : (
         <Loading />
       )}
       <ErrorText error={groups.error} />
       <section className="card" aria-labelledby="collections-heading">
         <h2 id="collections-heading">Your collections</h2>
-        {collections.loading && !collections.data ? <Loading /> : null}
+        {collections.isPending ? <Loading /> : null}
         <ErrorText error={collections.error} />
         {collections.data && collections.data.length === 0 && <Empty>No collections yet. Create one above, or add a data source.</Empty>}
         {collections.data && collections.data.length > 0 && (
@@ -175,7 +178,6 @@ export function CollectionsPage() {
                     key={c.id}
                     collection={c}
                     groupName={groupName(c.owner_group_id)}
-                    onDeleted={() => void collections.reload()}
                     isNew={c.id === created}
                   />
                 ))}
@@ -191,11 +193,11 @@ export function CollectionsPage() {
 function DocumentsPanel({ collectionId }: { collectionId: string }) {
   const PAGE = 50;
   const [offset, setOffset] = useState(0);
-  const docs = useLoad(() => api.listDocuments(collectionId, offset, PAGE), [collectionId, offset]);
+  const docs = useQuery(queries.documents(collectionId, offset, PAGE));
   return (
     <section className="card" aria-labelledby="docs-heading">
       <h2 id="docs-heading">Documents{docs.data ? ` (${docs.data.total})` : ""}</h2>
-      {docs.loading && !docs.data ? <Loading /> : null}
+      {docs.isPending ? <Loading /> : null}
       <ErrorText error={docs.error} />
       {docs.data && docs.data.total === 0 && <Empty>No documents indexed yet. Run a pipeline into this collection.</Empty>}
       {docs.data && docs.data.documents.length > 0 && (
@@ -258,7 +260,7 @@ function DocumentsPanel({ collectionId }: { collectionId: string }) {
 }
 
 export function CollectionPage({ collectionId }: { collectionId: string }) {
-  const collections = useLoad(api.listCollections);
+  const collections = useQuery(queries.collections());
   const collection = collections.data?.find((c) => c.id === collectionId);
   const heading = usePageHeading(collection ? `${collection.name} · Collections` : "Collection");
   return (
@@ -266,7 +268,7 @@ export function CollectionPage({ collectionId }: { collectionId: string }) {
       <p>
         <a href={href("collections")}>← Collections</a>
       </p>
-      {collections.loading && !collections.data ? <Loading /> : null}
+      {collections.isPending ? <Loading /> : null}
       <ErrorText error={collections.error} />
       {collections.data && !collection ? (
         <Empty>This collection does not exist or you do not have access to it.</Empty>
@@ -282,7 +284,7 @@ export function CollectionPage({ collectionId }: { collectionId: string }) {
             </p>
           )}
           <SearchPanel collectionId={collectionId} embeddingModel={collection?.embedding_model ?? null} />
-          {collection && <EmbeddingModelControl collection={collection} onChanged={() => void collections.reload()} />}
+          {collection && <EmbeddingModelControl collection={collection} />}
           <DocumentsPanel collectionId={collectionId} />
         </>
       )}

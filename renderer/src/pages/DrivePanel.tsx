@@ -1,6 +1,10 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { AdminSettingNote, ErrorText, Loading, formatTime, useAction } from "../components";
+import { client, invalidate, invalidateSourceLists, isApiError, keys, queries } from "../api";
+import { AdminSettingNote, ErrorText, Loading } from "../components";
+import { formatTime } from "../format";
+import { SOURCE_NAME_MAX } from "../names";
 
 /** What the desktop app's preload exposes (main/preload.ts); undefined in a LAN browser. */
 interface SluiceDesktop {
@@ -28,104 +32,74 @@ export type DriveAvailability =
   | { state: "error"; error: unknown }
   | { state: "ready"; status: api.DriveStatus };
 
-/** Loads the Drive connection; a 503 means the instance has no OAuth client, and the Drive controls hide. */
-export function useDrive() {
-  const [drive, setDrive] = useState<DriveAvailability>({ state: "loading" });
-  const reload = async (): Promise<api.DriveStatus | null> => {
-    try {
-      const status = await api.driveStatus();
-      setDrive({ state: "ready", status });
-      return status;
-    } catch (e) {
-      if (e instanceof api.ApiError && e.status === 503) setDrive({ state: "unavailable", detail: e.detail });
-      else setDrive({ state: "error", error: e });
-      return null;
-    }
-  };
-  // biome-ignore lint/correctness/useExhaustiveDependencies: loads once on mount; reload is a new function every render
-  useEffect(() => {
-    void reload();
-  }, []);
-  return { drive, reload, setDrive };
+/** The Drive connection; a 503 means the instance has no OAuth client, and the Drive controls hide. */
+export function useDrive(): DriveAvailability {
+  const status = useQuery(queries.drive());
+  if (status.data) return { state: "ready", status: status.data };
+  if (status.error) return isApiError(status.error, 503) ? { state: "unavailable", detail: status.error.detail } : { state: "error", error: status.error };
+  return { state: "loading" };
 }
 
-/** Connection status, connect (system browser or popup, then poll) and disconnect. */
-export function DriveConnection({ drive, reload }: { drive: DriveAvailability; reload: () => Promise<api.DriveStatus | null> }) {
-  const [waiting, setWaiting] = useState<null | "desktop" | "popup">(null);
+/** A consent under way: where it happens (the system browser, or a popup this page opened) and since when. */
+interface Consent {
+  via: "desktop" | "popup";
+  popup: Window | null;
+  started: number;
+}
+
+/** Connection status, connect (system browser or popup, then poll until connected, declined, closed or too long) and disconnect. */
+export function DriveConnection({ drive }: { drive: DriveAvailability }) {
+  const [consent, setConsent] = useState<Consent | null>(null);
   const [error, setError] = useState<unknown>(() => {
     const declined = driveErrorIn(window.location.search);
     return declined ? `Google Drive was not connected (${declined}).` : null;
   });
-  const cancelRef = useRef<(() => void) | null>(null);
-  useEffect(() => () => cancelRef.current?.(), []);
-
-  const disconnect = useAction(async () => {
-    await api.disconnectDrive();
-    await reload();
-  });
-
-  /** Polls the status until connected, the popup closes unconnected, or the time runs out. */
-  const poll = (popup: Window | null) => {
-    const started = Date.now();
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const stop = () => {
-      stopped = true;
-      clearTimeout(timer);
-      cancelRef.current = null;
-      setWaiting(null);
-    };
-    cancelRef.current = () => {
-      stop();
+  // While a consent is under way the status is asked again every POLL_MS; each answer (or failure) is checked below.
+  const poll = useQuery({ ...queries.drive(), enabled: consent !== null, refetchInterval: consent ? POLL_MS : false });
+  const consentRef = useRef<Consent | null>(null);
+  consentRef.current = consent;
+  useEffect(
+    () => () => {
+      const popup = consentRef.current?.popup;
       if (popup && !popup.closed) popup.close();
-    };
-    const tick = async () => {
-      if (stopped) return;
-      // Once back on this origin the popup can be read: a declined consent carries drive_error.
-      let declined: string | null = null;
-      try {
-        if (popup && !popup.closed && popup.location.origin === window.location.origin) declined = driveErrorIn(popup.location.search);
-      } catch {
-        // Still on Google's pages (another origin).
-      }
-      const popupClosed = popup?.closed === true;
-      let status: api.DriveStatus | null = null;
-      try {
-        status = await api.driveStatus();
-      } catch (e) {
-        if (!(e instanceof api.ApiError) || e.status !== 0) {
-          stop();
-          setError(e);
-          return;
-        }
-      }
-      if (stopped) return;
-      if (status?.connected) {
-        stop();
-        if (popup && !popup.closed) popup.close();
-        await reload();
-        return;
-      }
-      if (declined) {
-        stop();
-        if (popup && !popup.closed) popup.close();
-        setError(`Google Drive was not connected (${declined}).`);
-        return;
-      }
-      if (popupClosed) {
-        stop();
-        setError("The Google window was closed before Google Drive was connected.");
-        return;
-      }
-      if (Date.now() - started > POLL_LIMIT_MS) {
-        stop();
-        setError("Stopped waiting for Google: click Connect Google Drive to try again.");
-        return;
-      }
-      timer = setTimeout(() => void tick(), POLL_MS);
-    };
-    timer = setTimeout(() => void tick(), POLL_MS);
+    },
+    [],
+  );
+
+  const answeredAt = Math.max(poll.dataUpdatedAt, poll.errorUpdatedAt);
+  useEffect(() => {
+    if (!consent || answeredAt < consent.started) return;
+    const { popup } = consent;
+    // Once back on this origin the popup can be read: a declined consent carries drive_error.
+    let declined: string | null = null;
+    try {
+      if (popup && !popup.closed && popup.location.origin === window.location.origin) declined = driveErrorIn(popup.location.search);
+    } catch {
+      // Still on Google's pages (another origin).
+    }
+    const failure = poll.isError ? poll.error : null;
+    let outcome: { closePopup: boolean; why: unknown } | null = null;
+    // A network failure is waited out; any other failure ends the wait.
+    if (failure && !isApiError(failure, 0)) outcome = { closePopup: false, why: failure };
+    else if (!failure && poll.data?.connected) outcome = { closePopup: true, why: null };
+    else if (declined) outcome = { closePopup: true, why: `Google Drive was not connected (${declined}).` };
+    else if (popup?.closed) outcome = { closePopup: false, why: "The Google window was closed before Google Drive was connected." };
+    else if (Date.now() - consent.started > POLL_LIMIT_MS) outcome = { closePopup: false, why: "Stopped waiting for Google: click Connect Google Drive to try again." };
+    if (!outcome) return;
+    if (outcome.closePopup && popup && !popup.closed) popup.close();
+    setConsent(null);
+    if (outcome.why) setError(outcome.why);
+  }, [answeredAt, consent, poll.data, poll.error, poll.isError]);
+
+  const cancel = () => {
+    if (consent?.popup && !consent.popup.closed) consent.popup.close();
+    setConsent(null);
   };
+
+  const disconnect = useMutation({
+    mutationFn: () => client.DELETE("/integrations/cloud/drive"),
+    onSuccess: () => invalidate(keys.drive),
+  });
 
   const connect = async () => {
     setError(null);
@@ -137,20 +111,17 @@ export function DriveConnection({ drive, reload }: { drive: DriveAvailability; r
       return;
     }
     try {
-      const { auth_url } = await api.connectDrive(currentReturnPath());
-      if (openExternal) {
-        await openExternal(auth_url);
-        setWaiting("desktop");
-      } else {
-        popup!.location.href = auth_url;
-        setWaiting("popup");
-      }
-      poll(popup);
+      const { auth_url } = await api.answer(client.POST("/integrations/cloud/drive/connect", { params: { query: { return_to: currentReturnPath() } } }));
+      if (openExternal) await openExternal(auth_url);
+      else popup!.location.href = auth_url;
+      // Only answers asked for from now on count.
+      setConsent({ via: openExternal ? "desktop" : "popup", popup, started: Date.now() });
     } catch (e) {
       if (popup && !popup.closed) popup.close();
       setError(e);
     }
   };
+  const waiting = consent?.via ?? null;
 
   return (
     <section className="card" aria-labelledby="drive-heading">
@@ -171,8 +142,8 @@ export function DriveConnection({ drive, reload }: { drive: DriveAvailability; r
             Since {formatTime(drive.status.connected_at)} · access: {drive.status.scopes.length ? drive.status.scopes.map(scopeLabel).join(", ") : "—"}
           </p>
           <div className="actions">
-            <button type="button" onClick={() => void disconnect.run()} disabled={disconnect.busy}>
-              {disconnect.busy ? "Disconnecting…" : "Disconnect"}
+            <button type="button" onClick={() => disconnect.mutate()} disabled={disconnect.isPending}>
+              {disconnect.isPending ? "Disconnecting…" : "Disconnect"}
             </button>
           </div>
           <ErrorText error={disconnect.error} />
@@ -187,7 +158,7 @@ export function DriveConnection({ drive, reload }: { drive: DriveAvailability; r
           {waiting ? (
             <div className="actions">
               <Loading label={waiting === "desktop" ? "Finish connecting in your browser…" : "Finish connecting in the Google window…"} />
-              <button type="button" onClick={() => cancelRef.current?.()}>
+              <button type="button" onClick={cancel}>
                 Cancel
               </button>
             </div>
@@ -215,18 +186,21 @@ export function AddDriveSourceForm({ groups, onCreated }: { groups: api.Group[];
   const [group, setGroup] = useState(groups[0]?.id ?? "");
   const [name, setName] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
-  const create = useAction(async () => {
-    const created = await api.createDriveSource(name.trim(), group);
-    setName("");
-    onCreated(created);
+  const create = useMutation({
+    mutationFn: () => api.answer(client.POST("/data_sources/drive", { body: { data_source: { data_source_name: name.trim(), owner_group_id: group } } })),
+    onSuccess: (created) => {
+      setName("");
+      onCreated(created);
+      return invalidateSourceLists();
+    },
   });
   if (groups.length === 0) return null;
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const trimmed = name.trim();
-    const p = !trimmed ? "Give the source a name." : trimmed.length > 100 ? "Use at most 100 characters." : !group ? "Choose the group that will own this source." : null;
+    const p = !trimmed ? "Give the source a name." : trimmed.length > SOURCE_NAME_MAX ? `Use at most ${SOURCE_NAME_MAX} characters.` : !group ? "Choose the group that will own this source." : null;
     setProblem(p);
-    if (!p) void create.run();
+    if (!p) create.mutate();
   };
   return (
     <form onSubmit={submit} aria-label="Add drive source" noValidate className="drive-form">
@@ -260,7 +234,7 @@ export function AddDriveSourceForm({ groups, onCreated }: { groups: api.Group[];
         </div>
       </div>
       <div className="form-actions">
-        <button type="submit" className="primary" disabled={create.busy}>
+        <button type="submit" className="primary" disabled={create.isPending}>
           Add drive source
         </button>
       </div>
@@ -285,22 +259,30 @@ export function DriveSourceTools({ source }: { source: api.DataSource }) {
   const list = parseFileIds(ids);
   const describe = (r: api.DriveFilesResult) =>
     `${r.added} new file${r.added === 1 ? "" : "s"} registered (${r.files.length} in total)${r.files.length ? `: ${r.files.map((f) => f.name).join(", ")}` : ""}. Run the pipeline to index them.`;
-  const add = useAction(async () => {
-    setResult(null);
-    ingestAll.setError(null);
-    const r = await api.addDriveFiles(source.id, list);
-    setIds("");
-    setResult(describe(r));
+  const path = { id: source.id };
+  const add = useMutation({
+    mutationFn: () => api.answer(client.POST("/data_sources/drive/{id}/files", { params: { path }, body: { file_ids: list } })),
+    onMutate: () => {
+      setResult(null);
+      ingestAll.reset();
+    },
+    onSuccess: (r) => {
+      setIds("");
+      setResult(describe(r));
+    },
   });
-  const ingestAll = useAction(async () => {
-    setResult(null);
-    add.setError(null);
-    setResult(describe(await api.ingestAllDrive(source.id)));
+  const ingestAll = useMutation({
+    mutationFn: () => api.answer(client.POST("/data_sources/drive/{id}/ingest_all", { params: { path } })),
+    onMutate: () => {
+      setResult(null);
+      add.reset();
+    },
+    onSuccess: (r) => setResult(describe(r)),
   });
-  const checkPicker = useAction(async () => {
-    setPicker(null);
-    const token = await api.drivePickerToken();
-    setPicker(`Picker access is ready (token valid until ${formatTime(token.expires_at)}).`);
+  const checkPicker = useMutation({
+    mutationFn: () => api.answer(client.GET("/data_sources/drive/picker_token")),
+    onMutate: () => setPicker(null),
+    onSuccess: (token) => setPicker(`Picker access is ready (token valid until ${formatTime(token.expires_at)}).`),
   });
   // Field errors name file_ids.N: show which id each one is about.
   const addError =
@@ -317,7 +299,7 @@ export function DriveSourceTools({ source }: { source: api.DataSource }) {
         aria-label={`Add files to ${source.data_source_name}`}
         onSubmit={(e) => {
           e.preventDefault();
-          if (list.length) void add.run();
+          if (list.length) add.mutate();
         }}
       >
         <label htmlFor={`drive-ids-${source.id}`} className="small">
@@ -333,7 +315,7 @@ export function DriveSourceTools({ source }: { source: api.DataSource }) {
           autoComplete="off"
           aria-invalid={add.error ? true : undefined}
         />
-        <button type="submit" disabled={add.busy || list.length === 0}>
+        <button type="submit" disabled={add.isPending || list.length === 0}>
           Add files by id
         </button>
       </form>
@@ -350,10 +332,10 @@ export function DriveSourceTools({ source }: { source: api.DataSource }) {
         <ErrorText error={add.error} />
       )}
       <div className="actions">
-        <button type="button" onClick={() => void ingestAll.run()} disabled={ingestAll.busy}>
-          {ingestAll.busy ? "Listing Drive…" : "Ingest everything I granted"}
+        <button type="button" onClick={() => ingestAll.mutate()} disabled={ingestAll.isPending}>
+          {ingestAll.isPending ? "Listing Drive…" : "Ingest everything I granted"}
         </button>
-        <button type="button" onClick={() => void checkPicker.run()} disabled={checkPicker.busy}>
+        <button type="button" onClick={() => checkPicker.mutate()} disabled={checkPicker.isPending}>
           Check picker access
         </button>
       </div>

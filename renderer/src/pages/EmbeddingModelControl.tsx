@@ -1,28 +1,36 @@
-import { useEffect, useId, useState, type FormEvent } from "react";
+import { useMutation, useQuery } from "@tanstack/react-query";
+import { useId, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ApiError } from "../api";
-import { ErrorText, Loading, announce, useAction, useLoad } from "../components";
-import { href } from "../router";
+import { ApiError, client, invalidate, keys, queries } from "../api";
+import { ErrorText, Loading, announce } from "../components";
+import { href } from "../navigation";
 
 /**
  * The collection's embedding model (hybrid retrieval): shows the current one and sets or clears
  * it. Every catalog model is offered; the server tries the chosen one on a word and answers 400
  * for a model that cannot embed (a chat model), whose detail is shown on the field.
  */
-export function EmbeddingModelControl({ collection, onChanged }: { collection: api.Collection; onChanged: () => void }) {
-  const models = useLoad(api.listModels);
+export function EmbeddingModelControl({ collection }: { collection: api.Collection }) {
+  const models = useQuery(queries.models());
   const current = collection.embedding_model;
   const [choice, setChoice] = useState(current ?? "");
-  useEffect(() => setChoice(current ?? ""), [current]);
-  const save = useAction(async (model: string | null) => {
-    const saved = await api.setEmbeddingModel(collection.id, model);
-    const jobs = saved.job_ids.length;
-    announce(
-      model === null
-        ? "Embedding model removed: search is by keyword only."
-        : `Embedding model set to ${saved.embedding_model}.${jobs > 0 ? ` ${jobs} ingestion job${jobs === 1 ? "" : "s"} started to embed the documents.` : ""}`,
-    );
-    onChanged();
+  // The saved model (here or elsewhere) becomes the choice shown.
+  const [shownCurrent, setShownCurrent] = useState(current);
+  if (shownCurrent !== current) {
+    setShownCurrent(current);
+    setChoice(current ?? "");
+  }
+  const save = useMutation({
+    mutationFn: (model: string | null) => api.answer(client.PUT("/collections/{id}/embedding", { params: { path: { id: collection.id } }, body: { model } })),
+    onSuccess: (saved, model) => {
+      const jobs = saved.job_ids.length;
+      announce(
+        model === null
+          ? "Embedding model removed: search is by keyword only."
+          : `Embedding model set to ${saved.embedding_model}.${jobs > 0 ? ` ${jobs} ingestion job${jobs === 1 ? "" : "s"} started to embed the documents.` : ""}`,
+      );
+      return invalidate(keys.collections, keys.pipelines);
+    },
   });
   const fieldId = useId();
   const noteId = `${fieldId}-note`;
@@ -30,7 +38,7 @@ export function EmbeddingModelControl({ collection, onChanged }: { collection: a
   const fieldProblem = save.error instanceof ApiError && save.error.status === 400 ? save.error.detail : null;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    void save.run(choice === "" ? null : choice);
+    save.mutate(choice === "" ? null : choice);
   };
   const catalog = models.data ?? [];
   // The current model stays selectable even if it has since left the catalog.
@@ -42,7 +50,7 @@ export function EmbeddingModelControl({ collection, onChanged }: { collection: a
         Embedding model: <strong>{current ?? "none"}</strong>
         {current ? " · searches combine keywords and meaning (hybrid)" : " · search is by keyword only"}
       </p>
-      {models.loading && !models.data ? <Loading label="Loading the model catalog…" /> : null}
+      {models.isPending ? <Loading label="Loading the model catalog…" /> : null}
       <ErrorText error={models.error} />
       {models.data && catalog.length === 0 && !current ? (
         <p className="empty">
@@ -57,11 +65,11 @@ export function EmbeddingModelControl({ collection, onChanged }: { collection: a
               value={choice}
               onChange={(e) => {
                 setChoice(e.target.value);
-                save.setError(null);
+                save.reset();
               }}
               aria-invalid={fieldProblem ? true : undefined}
               aria-describedby={noteId}
-              disabled={save.busy}
+              disabled={save.isPending}
             >
               <option value="">None (keyword search only)</option>
               {names.map((name) => (
@@ -70,8 +78,8 @@ export function EmbeddingModelControl({ collection, onChanged }: { collection: a
                 </option>
               ))}
             </select>
-            <button type="submit" disabled={save.busy || choice === (current ?? "")}>
-              {save.busy ? "Saving…" : choice === "" && current ? "Turn off" : "Save"}
+            <button type="submit" disabled={save.isPending || choice === (current ?? "")}>
+              {save.isPending ? "Saving…" : choice === "" && current ? "Turn off" : "Save"}
             </button>
             <p className={fieldProblem ? "field-error" : "hint"} id={noteId} role={fieldProblem ? "alert" : undefined}>
               {fieldProblem ?? "Pick a model made for embeddings (such as nomic-embed-text); its documents are embedded by an ingestion job. Changing the model embeds them again."}

@@ -1,6 +1,8 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, announce, useAction, useLoad, usePageHeading } from "../components";
+import { client, invalidate, keys, queries } from "../api";
+import { ConfirmButton, Empty, ErrorText, Loading, announce, usePageHeading } from "../components";
 import { GROUP_NAME_RULE, groupNameProblem } from "../names";
 
 /** What a group's permission means, said where it is chosen (the spec: stored and shown; access follows membership). */
@@ -26,19 +28,22 @@ function CreateGroupForm({ onCreated }: { onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
   const [permission, setPermission] = useState<api.GroupPermission>("write");
   const [touched, setTouched] = useState(false);
-  const create = useAction(async () => {
-    const { created_group_id } = await api.createGroup(name, permission);
-    announce(`Group ${name} created.`);
-    setName("");
-    setTouched(false);
-    onCreated(created_group_id);
+  const create = useMutation({
+    mutationFn: () => api.answer(client.POST("/user_groups", { body: { group_name: name, group_permission: permission } })),
+    onSuccess: async ({ created_group_id }) => {
+      announce(`Group ${name} created.`);
+      setName("");
+      setTouched(false);
+      onCreated(created_group_id);
+      await invalidate(keys.groups);
+    },
   });
   const problem = groupNameProblem(name);
   const showProblem = touched && name !== "" && problem;
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTouched(true);
-    if (!problem) void create.run();
+    if (!problem) create.mutate();
   };
   return (
     <form className="card form-grid" onSubmit={submit} aria-label="Create group" noValidate>
@@ -76,8 +81,8 @@ function CreateGroupForm({ onCreated }: { onCreated: (id: string) => void }) {
         </p>
       </div>
       <div className="form-actions">
-        <button type="submit" className="primary" disabled={create.busy || name === ""}>
-          {create.busy ? "Creating…" : "Create group"}
+        <button type="submit" className="primary" disabled={create.isPending || name === ""}>
+          {create.isPending ? "Creating…" : "Create group"}
         </button>
       </div>
       <ErrorText error={create.error} />
@@ -88,12 +93,10 @@ function CreateGroupForm({ onCreated }: { onCreated: (id: string) => void }) {
 function GroupCard({
   group,
   groups,
-  onChanged,
   isNew,
 }: {
   group: api.Group;
   groups: api.Group[];
-  onChanged: () => void;
   /** Just created: its heading takes focus. */
   isNew: boolean;
 }) {
@@ -103,23 +106,28 @@ function GroupCard({
   }, [isNew]);
   const [email, setEmail] = useState("");
   const [parent, setParentValue] = useState(group.parent_group_id ?? "");
-  const add = useAction(async () => {
-    await api.addMember(group.id, email.trim());
-    setEmail("");
-    onChanged();
+  const path = { id: group.id };
+  const add = useMutation({
+    mutationFn: () => client.PUT("/user_groups/{id}/members/{email}", { params: { path: { ...path, email: email.trim() } } }),
+    onSuccess: () => {
+      setEmail("");
+      return invalidate(keys.groups);
+    },
   });
-  const remove = useAction(async (member: string) => {
-    await api.removeMember(group.id, member);
-    onChanged();
+  const remove = useMutation({
+    mutationFn: (member: string) => client.DELETE("/user_groups/{id}/members/{email}", { params: { path: { ...path, email: member } } }),
+    onSuccess: () => invalidate(keys.groups),
   });
-  const reparent = useAction(async () => {
-    await api.setParent(group.id, parent || null);
-    onChanged();
+  const reparent = useMutation({
+    mutationFn: () => client.PUT("/user_groups/{id}/parent", { params: { path }, body: { parent_group_id: parent || null } }),
+    onSuccess: () => invalidate(keys.groups),
   });
-  const del = useAction(async () => {
-    await api.deleteGroup(group.id);
-    announce(`Group ${group.group_name} deleted.`);
-    onChanged();
+  const del = useMutation({
+    mutationFn: () => client.DELETE("/user_groups/{id}", { params: { path } }),
+    onSuccess: () => {
+      announce(`Group ${group.group_name} deleted.`);
+      return invalidate(keys.groups);
+    },
   });
   const label = `group ${group.group_name}`;
   return (
@@ -128,7 +136,7 @@ function GroupCard({
         <h3 ref={heading} tabIndex={-1}>
           {group.group_name} <span className={`badge perm-${group.group_permission}`}>{group.group_permission}</span>
         </h3>
-        {group.is_member && <ConfirmButton label="Delete group" question={`Delete ${group.group_name}?`} onConfirm={() => void del.run()} busy={del.busy} />}
+        {group.is_member && <ConfirmButton label="Delete group" question={`Delete ${group.group_name}?`} onConfirm={() => del.mutate()} busy={del.isPending} />}
       </div>
       <ErrorText error={del.error} />
       {!group.is_member ? (
@@ -140,7 +148,7 @@ function GroupCard({
             {(group.member_emails ?? []).map((member) => (
               <li key={member} className="chip">
                 {member}
-                <button type="button" className="chip-remove" aria-label={`Remove ${member} from ${group.group_name}`} onClick={() => void remove.run(member)}>
+                <button type="button" className="chip-remove" aria-label={`Remove ${member} from ${group.group_name}`} onClick={() => remove.mutate(member)}>
                   ×
                 </button>
               </li>
@@ -151,14 +159,14 @@ function GroupCard({
             className="inline-form"
             onSubmit={(e) => {
               e.preventDefault();
-              if (email.trim()) void add.run();
+              if (email.trim()) add.mutate();
             }}
           >
             <label htmlFor={`add-member-${group.id}`} className="sr-only">
               Email of the member to add to {group.group_name}
             </label>
             <input id={`add-member-${group.id}`} type="email" placeholder="colleague@example.com" value={email} onChange={(e) => setEmail(e.target.value)} />
-            <button type="submit" disabled={add.busy || !email.trim()}>
+            <button type="submit" disabled={add.isPending || !email.trim()}>
               Add member
             </button>
           </form>
@@ -167,7 +175,7 @@ function GroupCard({
             className="inline-form"
             onSubmit={(e) => {
               e.preventDefault();
-              void reparent.run();
+              reparent.mutate();
             }}
           >
             <label htmlFor={`parent-${group.id}`}>Parent group</label>
@@ -181,7 +189,7 @@ function GroupCard({
                   </option>
                 ))}
             </select>
-            <button type="submit" disabled={reparent.busy || parent === (group.parent_group_id ?? "")}>
+            <button type="submit" disabled={reparent.isPending || parent === (group.parent_group_id ?? "")}>
               Set parent
             </button>
           </form>
@@ -192,15 +200,12 @@ function GroupCard({
   );
 }
 
-export function GroupsPage({ me }: { me: api.User }) {
+export function GroupsPage() {
   const heading = usePageHeading("Groups");
-  const groups = useLoad(api.listGroups);
-  const tree = useLoad(api.groupTree);
+  const me = useQuery(queries.me()).data;
+  const groups = useQuery(queries.groups());
+  const tree = useQuery(queries.groupTree());
   const [created, setCreated] = useState<string | null>(null);
-  const reload = () => {
-    void groups.reload();
-    void tree.reload();
-  };
   const mine = (groups.data ?? []).filter((g) => g.is_member);
   const others = (groups.data ?? []).filter((g) => !g.is_member);
   return (
@@ -208,30 +213,25 @@ export function GroupsPage({ me }: { me: api.User }) {
       <h1 ref={heading} tabIndex={-1}>
         Groups
       </h1>
-      <p className="muted">Collections and data sources belong to a group; only its members ({me.email} and colleagues) can use them.</p>
+      <p className="muted">Collections and data sources belong to a group; only its members ({me?.email} and colleagues) can use them.</p>
       <div className="two-col">
         <div>
-          <CreateGroupForm
-            onCreated={(id) => {
-              setCreated(id);
-              void reload();
-            }}
-          />
+          <CreateGroupForm onCreated={setCreated} />
           <section className="card" aria-labelledby="tree-heading">
             <h2 id="tree-heading">Group tree</h2>
-            {tree.loading && !tree.data ? <Loading /> : null}
+            {tree.isPending ? <Loading /> : null}
             <ErrorText error={tree.error} />
             {tree.data && (tree.data.length === 0 ? <Empty>No groups yet.</Empty> : <Tree nodes={tree.data} />)}
           </section>
         </div>
         <section aria-labelledby="my-groups-heading">
           <h2 id="my-groups-heading">Your groups</h2>
-          {groups.loading && !groups.data ? <Loading /> : null}
+          {groups.isPending ? <Loading /> : null}
           <ErrorText error={groups.error} />
           {groups.data && mine.length === 0 && <Empty>You are not in any group yet. Create one to start.</Empty>}
           <ul className="plain">
             {mine.map((g) => (
-              <GroupCard key={g.id} group={g} groups={groups.data ?? []} onChanged={reload} isNew={g.id === created} />
+              <GroupCard key={g.id} group={g} groups={groups.data ?? []} isNew={g.id === created} />
             ))}
           </ul>
           {others.length > 0 && (

@@ -1,8 +1,7 @@
-import { useCallback, useEffect, useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
 import * as api from "../api";
-
-/** While the model server is down, the page asks again this often, so starting it is noticed without a reload. */
-const RECHECK_MS = 10_000;
+import { queries } from "../api";
 
 /**
  * The desktop app (its preload exposes `sluiceDesktop`) is run by the person who can start the
@@ -19,26 +18,14 @@ export function serverDownMessage(status: api.ModelServerStatus | null): string 
 
 export type ServerState = { state: "checking" } | { state: "known"; status: api.ModelServerStatus } | { state: "error"; error: unknown };
 
-/** The model server's status, checked on load, on demand, and every few seconds while it is down. */
+/** The model server's status, checked on load, on demand, and every few seconds while it is down (queries.modelServer). */
 export function useModelServer() {
-  const [server, setServer] = useState<ServerState>({ state: "checking" });
-  const check = useCallback(async () => {
-    try {
-      setServer({ state: "known", status: await api.modelServerStatus() });
-    } catch (error) {
-      setServer({ state: "error", error });
-    }
-  }, []);
-  useEffect(() => {
-    void check();
-  }, [check]);
-  const down = server.state === "known" && !server.status.reachable;
-  useEffect(() => {
-    if (!down) return;
-    const timer = setInterval(() => void check(), RECHECK_MS);
-    return () => clearInterval(timer);
-  }, [down, check]);
-  return { server, down, check };
+  const status = useQuery(queries.modelServer());
+  const server: ServerState = status.data ? { state: "known", status: status.data } : status.error ? { state: "error", error: status.error } : { state: "checking" };
+  const check = async () => {
+    await status.refetch();
+  };
+  return { server, down: status.data?.reachable === false, check };
 }
 
 export function ModelServerBanner({ server, onCheck }: { server: ServerState; onCheck: () => Promise<void> }) {

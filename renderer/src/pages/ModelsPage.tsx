@@ -1,7 +1,10 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
-import { applyPullEvent, formatDuration, isRunning, speedOf, startingPull, type PullState } from "./model-pull";
+import { client, invalidate, keys, queries } from "../api";
+import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, usePageHeading } from "../components";
+import { formatBytes, formatDuration, formatTime } from "../format";
+import { applyPullEvent, isRunning, speedOf, startingPull, type PullState } from "./model-pull";
 import { ModelServerBanner, serverDownMessage, useModelServer } from "./ModelServerBanner";
 import "./models.css";
 
@@ -28,34 +31,17 @@ function LibrarySearch({ controls }: { controls: PullControls }) {
   const { pull, onPull } = controls;
   const pulling = isRunning(pull);
   const [query, setQuery] = useState("");
-  const [results, setResults] = useState<api.LibraryModel[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(false);
-
+  // Asked once typing pauses; each query's answer is cached, and a superseded request is aborted.
+  const [asked, setAsked] = useState("");
   useEffect(() => {
-    const q = query.trim();
-    if (!q) {
-      setResults(null);
-      setError(null);
-      return;
-    }
-    const controller = new AbortController();
-    const timer = setTimeout(async () => {
-      setLoading(true);
-      try {
-        setResults(await api.searchLibrary(q, 10, controller.signal));
-        setError(null);
-      } catch (e) {
-        if ((e as Error).name !== "AbortError") setError(e);
-      } finally {
-        if (!controller.signal.aborted) setLoading(false);
-      }
-    }, DEBOUNCE_MS);
-    return () => {
-      clearTimeout(timer);
-      controller.abort();
-    };
+    const timer = setTimeout(() => setAsked(query.trim()), DEBOUNCE_MS);
+    return () => clearTimeout(timer);
   }, [query]);
+  const library = useQuery(queries.library(asked));
+  const typed = query.trim() !== "" && asked !== "";
+  const results = typed ? (library.data ?? null) : null;
+  const error = typed ? library.error : null;
+  const loading = typed && library.isFetching;
 
   return (
     <section className="card" aria-labelledby="library-heading">
@@ -204,18 +190,16 @@ function PullPanel({ controls, pull }: { controls: PullControls; pull: PullState
 
 function Catalog({
   models,
-  onChanged,
   onAddMine,
   server,
 }: {
   models: api.CatalogModel[];
-  onChanged: () => void;
   onAddMine: (name: string) => void;
   server: api.ModelServerStatus | null;
 }) {
-  const del = useAction(async (id: string) => {
-    await api.deleteModel(id);
-    onChanged();
+  const del = useMutation({
+    mutationFn: (id: string) => client.DELETE("/models/{id}", { params: { path: { id } } }),
+    onSuccess: () => invalidate(keys.models, keys.myModels),
   });
   // A model server that is down answers 503: said in the viewer's words, like the page's banner.
   const deleteError = del.error instanceof api.ApiError && del.error.status === 503 ? `${serverDownMessage(server)} Nothing was deleted.` : del.error;
@@ -268,7 +252,7 @@ function Catalog({
                   <button type="button" onClick={() => onAddMine(m.model_name)} aria-describedby={`catalog-${m.id}`}>
                     Add to my models
                   </button>
-                  <ConfirmButton label="Delete" question={`Delete ${m.model_name} for everyone?`} onConfirm={() => void del.run(m.id)} busy={del.busy} />
+                  <ConfirmButton label="Delete" question={`Delete ${m.model_name} for everyone?`} onConfirm={() => del.mutate(m.id)} busy={del.isPending} />
                 </td>
               </tr>
             ))}
@@ -280,17 +264,19 @@ function Catalog({
   );
 }
 
-function MyModelRow({ record, onChanged }: { record: api.PersonalModel; onChanged: () => void }) {
+function MyModelRow({ record }: { record: api.PersonalModel }) {
   const [editing, setEditing] = useState(false);
   const [notes, setNotes] = useState(record.hardware_notes);
-  const save = useAction(async (value: string) => {
-    await api.updateMyModel(record.model_name, value);
-    setEditing(false);
-    onChanged();
+  const save = useMutation({
+    mutationFn: (value: string) => client.PUT("/models/my", { body: { model_name: record.model_name, hardware_notes: value } }),
+    onSuccess: () => {
+      setEditing(false);
+      return invalidate(keys.myModels);
+    },
   });
-  const remove = useAction(async () => {
-    await api.deleteMyModel(record.id);
-    onChanged();
+  const remove = useMutation({
+    mutationFn: () => client.DELETE("/models/my/{record_id}", { params: { path: { record_id: record.id } } }),
+    onSuccess: () => invalidate(keys.myModels),
   });
   return (
     <li className="my-model">
@@ -309,24 +295,24 @@ function MyModelRow({ record, onChanged }: { record: api.PersonalModel; onChange
             </button>
           )}
           {!editing && record.hardware_notes && (
-            <button type="button" onClick={() => void save.run("")}>
+            <button type="button" onClick={() => save.mutate("")}>
               Clear notes
             </button>
           )}
-          <ConfirmButton label="Remove" confirmLabel="Yes, remove" question={`Remove ${record.model_name} from your list?`} onConfirm={() => void remove.run()} busy={remove.busy} />
+          <ConfirmButton label="Remove" confirmLabel="Yes, remove" question={`Remove ${record.model_name} from your list?`} onConfirm={() => remove.mutate()} busy={remove.isPending} />
         </span>
       </div>
       {editing ? (
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            void save.run(notes);
+            save.mutate(notes);
           }}
         >
           <label htmlFor={`notes-${record.id}`}>Hardware notes</label>
           <textarea id={`notes-${record.id}`} value={notes} onChange={(e) => setNotes(e.target.value)} rows={3} />
           <div className="form-actions">
-            <button type="submit" className="primary" disabled={save.busy}>
+            <button type="submit" className="primary" disabled={save.isPending}>
               Save
             </button>
             <button type="button" onClick={() => setEditing(false)}>
@@ -346,12 +332,10 @@ function MyModelRow({ record, onChanged }: { record: api.PersonalModel; onChange
 function MyModels({
   catalog,
   mine,
-  onChanged,
   preset,
 }: {
   catalog: api.CatalogModel[];
   mine: api.PersonalModel[];
-  onChanged: () => void;
   preset: { name: string; n: number } | null;
 }) {
   const [model, setModel] = useState(preset?.name ?? "");
@@ -370,15 +354,17 @@ function MyModels({
     focusNotes.current = false;
     notesRef.current?.focus();
   }, [model, preset]);
-  const add = useAction(async () => {
-    await api.addMyModel(model, notes);
-    setNotes("");
-    onChanged();
+  const add = useMutation({
+    mutationFn: () => client.POST("/models/my", { body: { model_name: model, hardware_notes: notes } }),
+    onSuccess: () => {
+      setNotes("");
+      return invalidate(keys.myModels);
+    },
   });
   const available = catalog.filter((c) => !mine.some((m) => m.model_name === c.model_name));
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (model) void add.run();
+    if (model) add.mutate();
   };
   return (
     <>
@@ -387,7 +373,7 @@ function MyModels({
       ) : (
         <ul className="plain">
           {mine.map((r) => (
-            <MyModelRow key={r.id} record={r} onChanged={onChanged} />
+            <MyModelRow key={r.id} record={r} />
           ))}
         </ul>
       )}
@@ -408,7 +394,7 @@ function MyModels({
           <input id="my-notes" ref={notesRef} value={notes} onChange={(e) => setNotes(e.target.value)} placeholder="e.g. runs well on M2, 16 GB" />
         </div>
         <div className="form-actions">
-          <button type="submit" className="primary" disabled={add.busy || !model}>
+          <button type="submit" className="primary" disabled={add.isPending || !model}>
             Save to my models
           </button>
         </div>
@@ -420,18 +406,18 @@ function MyModels({
 
 export function ModelsPage() {
   const heading = usePageHeading("Models");
-  const catalog = useLoad(api.listModels);
-  const mine = useLoad(api.listMyModels);
+  const catalog = useQuery(queries.models());
+  const mine = useQuery(queries.myModels());
   const modelServer = useModelServer();
   const [pull, setPull] = useState<PullState | null>(null);
   const [preset, setPreset] = useState<{ name: string; n: number } | null>(null);
-  const cancel = useAction(async (model: string) => {
-    await api.cancelPull(model);
+  const cancel = useMutation({
+    mutationFn: (model: string) => client.POST("/models/cancel", { body: { model_name: model } }),
   });
 
   const startPull = async (model: string, update = false) => {
     setPull(startingPull(model));
-    cancel.setError(null);
+    cancel.reset();
     const change = (next: (s: PullState) => PullState) => setPull((s) => (s && s.model === model ? next(s) : s));
     try {
       await api.pullModel(model, (event) => change((s) => applyPullEvent(s, event, Date.now())), update);
@@ -440,7 +426,8 @@ export function ModelsPage() {
     } catch (e) {
       change((s) => ({ ...s, phase: "failed", error: api.errorMessage(e) }));
     }
-    void catalog.reload();
+    // The stream is the pull's progress; the catalog it ends in is read again.
+    void invalidate(keys.models);
   };
 
   // When a pull ends its Cancel button goes: focus goes back to the Pull button (enabled again by
@@ -457,17 +444,16 @@ export function ModelsPage() {
 
   // A pull that failed because the model server went away: the banner says it (once), after a fresh check.
   const serverDown = pull?.serverDown ?? false;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when serverDown turns on; modelServer is a new object every render
   useEffect(() => {
-    if (serverDown) void modelServer.check();
+    if (serverDown) void invalidate(keys.modelServer);
   }, [serverDown]);
 
   const status = modelServer.server.state === "known" ? modelServer.server.status : null;
   const controls: PullControls = {
     pull,
     onPull: (name, update) => void startPull(name, update),
-    onCancel: () => pull && void cancel.run(pull.model),
-    cancelling: cancel.busy,
+    onCancel: () => pull && cancel.mutate(pull.model),
+    cancelling: cancel.isPending,
     cancelError: cancel.error,
   };
   return (
@@ -478,16 +464,12 @@ export function ModelsPage() {
       <ModelServerBanner server={modelServer.server} onCheck={modelServer.check} />
       <section className="card" aria-labelledby="catalog-heading">
         <h2 id="catalog-heading">Catalog</h2>
-        {catalog.loading && !catalog.data ? <Loading /> : null}
+        {catalog.isPending ? <Loading /> : null}
         <ErrorText error={catalog.error} />
         {catalog.data && (
           <Catalog
             models={catalog.data}
             server={status}
-            onChanged={() => {
-              void catalog.reload();
-              void mine.reload();
-            }}
             onAddMine={(name) => setPreset((p) => ({ name, n: (p?.n ?? 0) + 1 }))}
           />
         )}
@@ -496,9 +478,9 @@ export function ModelsPage() {
         <LibrarySearch controls={controls} />
         <section className="card" aria-labelledby="mine-heading">
           <h2 id="mine-heading">My models</h2>
-          {mine.loading && !mine.data ? <Loading /> : null}
+          {mine.isPending ? <Loading /> : null}
           <ErrorText error={mine.error} />
-          {mine.data && <MyModels catalog={catalog.data ?? []} mine={mine.data} onChanged={() => void mine.reload()} preset={preset} />}
+          {mine.data && <MyModels catalog={catalog.data ?? []} mine={mine.data} preset={preset} />}
         </section>
       </div>
     </div>

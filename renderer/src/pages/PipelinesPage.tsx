@@ -1,26 +1,29 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, announce, formatBytes, formatTime, useAction, useLoad, usePageHeading } from "../components";
-import { href } from "../router";
+import { client, invalidate, keys, queries, queryClient } from "../api";
+import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, announce, usePageHeading } from "../components";
+import { formatBytes, formatDuration, formatTime } from "../format";
+import { href } from "../navigation";
 import { ScheduleControl, describeSchedule } from "./ScheduleControl";
 
-const POLL_MS = 1000;
-
-function CreatePipelineForm({ sources, collections, onCreated }: { sources: api.DataSource[]; collections: api.Collection[]; onCreated: () => void }) {
+function CreatePipelineForm({ sources, collections }: { sources: api.DataSource[]; collections: api.Collection[] }) {
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const [source, setSource] = useState("");
   const [collection, setCollection] = useState("");
-  const create = useAction(async () => {
-    await api.createPipeline({ name: name.trim(), description, data_source_id: source, collection_id: collection });
-    setName("");
-    setDescription("");
-    onCreated();
+  const create = useMutation({
+    mutationFn: () => client.POST("/data_pipelines", { body: { name: name.trim(), description, data_source_id: source, collection_id: collection } }),
+    onSuccess: () => {
+      setName("");
+      setDescription("");
+      return invalidate(keys.pipelines);
+    },
   });
   const ready = name.trim() && source && collection;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (ready) void create.run();
+    if (ready) create.mutate();
   };
   return (
     <form className="card" onSubmit={submit} aria-label="Create pipeline">
@@ -64,8 +67,8 @@ function CreatePipelineForm({ sources, collections, onCreated }: { sources: api.
             </div>
           </div>
           <div className="form-actions">
-            <button type="submit" className="primary" disabled={create.busy || !ready}>
-              {create.busy ? "Creating…" : "Create pipeline"}
+            <button type="submit" className="primary" disabled={create.isPending || !ready}>
+              {create.isPending ? "Creating…" : "Create pipeline"}
             </button>
           </div>
         </>
@@ -207,12 +210,6 @@ function pace(job: api.IngestJob, now: number): { perSecond: number; secondsLeft
   return { perSecond, secondsLeft: left > 0 ? left / perSecond : null };
 }
 
-function formatDuration(seconds: number): string {
-  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
-  const minutes = Math.round(seconds / 60);
-  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
-
 function progressText(job: api.IngestJob): string {
   if (job.status !== "processing") return job.status === "completed" ? "100%" : "";
   if (job.queued) return "waiting for other runs";
@@ -242,12 +239,12 @@ function outcomeClass(job: api.IngestJob): string {
   return label === "completed with errors" ? "status-warning" : `status-${job.status}`;
 }
 
-function JobHistory({ pipelineId, version }: { pipelineId: string; version: number }) {
-  const jobs = useLoad(() => api.listJobs(pipelineId), [pipelineId, version]);
+function JobHistory({ pipelineId }: { pipelineId: string }) {
+  const jobs = useQuery(queries.jobs(pipelineId));
   return (
     <details className="history">
       <summary>Job history{jobs.data ? ` (${jobs.data.length})` : ""}</summary>
-      {jobs.loading && !jobs.data ? <Loading /> : null}
+      {jobs.isPending ? <Loading /> : null}
       <ErrorText error={jobs.error} />
       {jobs.data && jobs.data.length === 0 && <Empty>This pipeline has never run.</Empty>}
       {jobs.data && jobs.data.length > 0 && (
@@ -281,72 +278,46 @@ function PipelineCard({
   sourceName,
   collectionName,
   focused,
-  onStatusChange,
-  onScheduleChange,
 }: {
   pipeline: api.Pipeline;
   sourceName: string;
   collectionName: string;
   focused: boolean;
-  onStatusChange: () => void;
-  onScheduleChange: () => void;
 }) {
-  const [job, setJob] = useState<api.IngestJob | null | undefined>(undefined);
-  const [pollError, setPollError] = useState<unknown>(null);
-  const [historyVersion, setHistoryVersion] = useState(0);
+  // The job's state lives on the server: read on mount (so a reload shows a running job) and every second while it runs.
+  const status = useQuery(queries.ingestStatus(pipeline.id));
+  const job = status.data;
   const ref = useRef<HTMLLIElement>(null);
   const processing = job?.status === "processing";
 
-  // The job's state lives on the server: read it on mount (so a reload shows a running job) and every second while it runs.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: job is read only to know whether to start; polling restarts only when a job starts or stops
+  // A job starting or finishing changes the pipeline's status, its history and the collection's counts.
+  const [wasProcessing, setWasProcessing] = useState<boolean | null>(null);
   useEffect(() => {
-    let cancelled = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      try {
-        const latest = await api.ingestStatus(pipeline.id);
-        if (cancelled) return;
-        setPollError(null);
-        setJob(latest);
-        if (latest?.status === "processing") timer = setTimeout(tick, POLL_MS);
-      } catch (e) {
-        if (cancelled) return;
-        setPollError(e);
-        timer = setTimeout(tick, POLL_MS * 3);
-      }
-    };
-    if (job === undefined || processing) void tick();
-    return () => {
-      cancelled = true;
-      if (timer) clearTimeout(timer);
-    };
-    // Restart polling only when a job starts or stops.
-  }, [pipeline.id, processing]);
-
-  const wasProcessing = useRef(false);
-  // A job starting or finishing changes the pipeline's status and the collection's counts.
-  useEffect(() => {
-    if (job === undefined) return;
-    if (wasProcessing.current !== processing) {
-      // Announced once, when a run ends: the live view itself is not a live region (it would read every file name).
-      if (wasProcessing.current && job) announce(`${pipeline.name}: ${statusLabel(job)}.`);
-      if (!processing) setHistoryVersion((v) => v + 1);
-      onStatusChange();
-    }
-    wasProcessing.current = processing;
-  }, [job, processing, onStatusChange, pipeline.name]);
+    if (job === undefined || wasProcessing === processing) return;
+    setWasProcessing(processing);
+    if (wasProcessing === null) return;
+    // Announced once, when a run ends: the live view itself is not a live region (it would read every file name).
+    if (wasProcessing && job) announce(`${pipeline.name}: ${statusLabel(job)}.`);
+    void invalidate(keys.pipelines, keys.collections);
+  }, [job, processing, wasProcessing, pipeline.name]);
 
   useEffect(() => {
     if (focused) ref.current?.scrollIntoView({ block: "center" });
   }, [focused]);
 
-  const trigger = useAction(async () => {
-    setJob(await api.triggerIngest(pipeline.id));
-    announce(`${pipeline.name} started.`);
-    setHistoryVersion((v) => v + 1);
+  const path = { id: pipeline.id };
+  const showJob = (next: api.IngestJob) => queryClient.setQueryData(queries.ingestStatus(pipeline.id).queryKey, next);
+  const trigger = useMutation({
+    mutationFn: () => api.answer(client.POST("/data_pipelines/{id}/ingest", { params: { path } })),
+    onSuccess: (started) => {
+      showJob(started);
+      announce(`${pipeline.name} started.`);
+      return invalidate(queries.jobs(pipeline.id).queryKey);
+    },
   });
-  const cancel = useAction(async () => {
-    setJob(await api.cancelIngest(pipeline.id));
+  const cancel = useMutation({
+    mutationFn: () => api.answer(client.POST("/data_pipelines/{id}/ingest/cancel", { params: { path } })),
+    onSuccess: showJob,
   });
 
   return (
@@ -365,23 +336,23 @@ function PipelineCard({
           </p>
         </div>
         <div className="row-actions">
-          <button type="button" className="primary" onClick={() => void trigger.run()} disabled={trigger.busy || processing}>
-            {processing ? "Running…" : trigger.busy ? "Starting…" : "Run now"}
+          <button type="button" className="primary" onClick={() => trigger.mutate()} disabled={trigger.isPending || processing}>
+            {processing ? "Running…" : trigger.isPending ? "Starting…" : "Run now"}
           </button>
           {processing && (
             <ConfirmButton
               label="Cancel run"
               confirmLabel="Yes, cancel the run"
               question={`Cancel the run of ${pipeline.name}? Files indexed so far stay searchable.`}
-              onConfirm={() => void cancel.run()}
-              busy={cancel.busy || Boolean(job?.cancel_requested_by)}
+              onConfirm={() => cancel.mutate()}
+              busy={cancel.isPending || Boolean(job?.cancel_requested_by)}
             />
           )}
         </div>
       </div>
       <ErrorText error={trigger.error} />
       <ErrorText error={cancel.error} />
-      <ErrorText error={pollError} />
+      <ErrorText error={status.error} />
       {job === undefined && <Loading label="Checking status…" />}
       {job === null && <p className="muted">Never run.</p>}
       {job && (
@@ -415,20 +386,19 @@ function PipelineCard({
           <JobSkipped job={job} />
         </div>
       )}
-      <ScheduleControl pipeline={pipeline} onChanged={onScheduleChange} />
-      <JobHistory pipelineId={pipeline.id} version={historyVersion} />
+      <ScheduleControl pipeline={pipeline} />
+      <JobHistory pipelineId={pipeline.id} />
     </li>
   );
 }
 
 export function PipelinesPage({ focusId }: { focusId?: string }) {
   const heading = usePageHeading("Pipelines");
-  const pipelines = useLoad(api.listPipelines);
-  const sources = useLoad(api.listDataSources);
-  const collections = useLoad(api.listCollections);
+  const pipelines = useQuery(queries.pipelines());
+  const sources = useQuery(queries.sources());
+  const collections = useQuery(queries.collections());
   const sourceName = (id: string) => sources.data?.find((s) => s.id === id)?.data_source_name ?? "…";
   const collectionName = (id: string) => collections.data?.find((c) => c.id === id)?.name ?? "…";
-  const reloadPipelines = pipelines.reload;
   return (
     <div className="page">
       <h1 ref={heading} tabIndex={-1}>
@@ -438,7 +408,7 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
         <h2 id="pipelines-heading" className="sr-only">
           Your pipelines
         </h2>
-        {pipelines.loading && !pipelines.data ? <Loading /> : null}
+        {pipelines.isPending ? <Loading /> : null}
         <ErrorText error={pipelines.error} />
         {pipelines.data && pipelines.data.length === 0 && <Empty>No pipelines yet. Adding a data source creates one.</Empty>}
         <ul className="plain">
@@ -449,17 +419,12 @@ export function PipelinesPage({ focusId }: { focusId?: string }) {
               sourceName={sourceName(p.data_source_id)}
               collectionName={collectionName(p.collection_id)}
               focused={p.id === focusId}
-              onStatusChange={() => {
-                void reloadPipelines();
-                void collections.reload();
-              }}
-              onScheduleChange={() => void reloadPipelines()}
             />
           ))}
         </ul>
       </section>
       {sources.data && collections.data && (
-        <CreatePipelineForm sources={sources.data} collections={collections.data} onCreated={() => void pipelines.reload()} />
+        <CreatePipelineForm sources={sources.data} collections={collections.data} />
       )}
     </div>
   );

@@ -1,7 +1,10 @@
+import { useMutation } from "@tanstack/react-query";
 import { useMemo, useState, type FormEvent } from "react";
 import { Cron } from "croner";
-import * as api from "../api";
-import { ErrorText, formatTime, useAction } from "../components";
+import type * as api from "../api";
+import { client, invalidate, keys } from "../api";
+import { ErrorText } from "../components";
+import { formatTime } from "../format";
 
 /** The presets the control offers; "custom" takes any five-field cron pattern, "interval" every N minutes. */
 const PRESETS = [
@@ -66,7 +69,7 @@ function presetOf(schedule: api.PipelineSchedule | null): PresetId {
 }
 
 /** Sets, pauses, resumes and removes a pipeline's schedule. */
-export function ScheduleControl({ pipeline, onChanged }: { pipeline: api.Pipeline; onChanged: () => void }) {
+export function ScheduleControl({ pipeline }: { pipeline: api.Pipeline }) {
   const schedule = pipeline.schedule;
   const idBase = `schedule-${pipeline.id}`;
   const [preset, setPreset] = useState<PresetId>(presetOf(schedule));
@@ -81,21 +84,27 @@ export function ScheduleControl({ pipeline, onChanged }: { pipeline: api.Pipelin
   const cronPreview = useMemo(() => (isInterval ? null : preview(pattern, timeZone.trim())), [isInterval, pattern, timeZone]);
   const problem = isInterval ? minutesProblem : cronPreview && "problem" in cronPreview ? cronPreview.problem : null;
 
-  const save = useAction(async () => {
-    await api.setSchedule(pipeline.id, isInterval ? { every_minutes: minutesNumber, timezone: timeZone.trim() } : { cron: pattern.trim(), timezone: timeZone.trim() });
-    onChanged();
+  const path = { id: pipeline.id };
+  const changed = () => invalidate(keys.pipelines);
+  const save = useMutation({
+    mutationFn: () =>
+      client.PUT("/data_pipelines/{id}/schedule", {
+        params: { path },
+        body: isInterval ? { every_minutes: minutesNumber, timezone: timeZone.trim() } : { cron: pattern.trim(), timezone: timeZone.trim() },
+      }),
+    onSuccess: changed,
   });
-  const pause = useAction(async (paused: boolean) => {
-    await api.setSchedule(pipeline.id, { paused });
-    onChanged();
+  const pause = useMutation({
+    mutationFn: (paused: boolean) => client.PUT("/data_pipelines/{id}/schedule", { params: { path }, body: { paused } }),
+    onSuccess: changed,
   });
-  const remove = useAction(async () => {
-    await api.removeSchedule(pipeline.id);
-    onChanged();
+  const remove = useMutation({
+    mutationFn: () => client.DELETE("/data_pipelines/{id}/schedule", { params: { path } }),
+    onSuccess: changed,
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (!problem) void save.run();
+    if (!problem) save.mutate();
   };
 
   return (
@@ -154,16 +163,16 @@ export function ScheduleControl({ pipeline, onChanged }: { pipeline: api.Pipelin
           )}
         </div>
         <div className="form-actions">
-          <button type="submit" className="primary" disabled={save.busy || problem !== null}>
-            {save.busy ? "Saving…" : schedule ? "Replace schedule" : "Save schedule"}
+          <button type="submit" className="primary" disabled={save.isPending || problem !== null}>
+            {save.isPending ? "Saving…" : schedule ? "Replace schedule" : "Save schedule"}
           </button>
           {schedule && (
-            <button type="button" onClick={() => void pause.run(!schedule.paused)} disabled={pause.busy}>
+            <button type="button" onClick={() => pause.mutate(!schedule.paused)} disabled={pause.isPending}>
               {schedule.paused ? "Resume schedule" : "Pause schedule"}
             </button>
           )}
           {schedule && (
-            <button type="button" onClick={() => void remove.run()} disabled={remove.busy}>
+            <button type="button" onClick={() => remove.mutate()} disabled={remove.isPending}>
               Remove schedule
             </button>
           )}

@@ -1,6 +1,8 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import * as api from "../api";
-import { ErrorText, announce, useAction } from "../components";
+import { client } from "../api";
+import { ErrorText, announce } from "../components";
 import { desktopOpener } from "../desktop";
 import { FILE_TYPES, listOfWords, locationForms, queryWords } from "./search-words";
 import { SearchModeSelect } from "./EmbeddingModelControl";
@@ -105,15 +107,17 @@ function CopyableLocation({ id, label, name, value, title, mark }: { id: string;
 /** The desktop app's "Open": the document with this machine's default app, where the machine reaches it. */
 function OpenButton({ location, title }: { location: api.DocumentLocation; title: string }) {
   const opener = desktopOpener();
-  const open = useAction(async () => {
-    const problem = await opener!.openLocation(location);
-    if (problem) throw new Error(problem);
+  const open = useMutation({
+    mutationFn: async () => {
+      const problem = await opener!.openLocation(location);
+      if (problem) throw new Error(problem);
+    },
   });
   if (!opener || (!location.path && !location.url)) return null;
   return (
     <div className="result-open">
-      <button type="button" onClick={() => void open.run()} disabled={open.busy} aria-label={`Open ${title}`}>
-        {open.busy ? "Opening…" : "Open"}
+      <button type="button" onClick={() => open.mutate()} disabled={open.isPending} aria-label={`Open ${title}`}>
+        {open.isPending ? "Opening…" : "Open"}
       </button>
       <ErrorText error={open.error} />
     </div>
@@ -168,10 +172,8 @@ export function SearchPanel({ collectionId, embeddingModel }: { collectionId: st
   const [query, setQuery] = useState("");
   const [mode, setMode] = useState<api.SearchMode>("hybrid");
   const [filters, setFilters] = useState<Filters>({ type: "", folder: "" });
-  const [answer, setAnswer] = useState<Answer | null>(null);
   const [folders, setFolders] = useState<string[]>([]);
   const resultsHeading = useRef<HTMLHeadingElement>(null);
-  const inFlight = useRef<AbortController | null>(null);
   const folderListId = useId();
   const [copied, setCopiedKey] = useState<string | null>(null);
   const copiedTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
@@ -185,43 +187,54 @@ export function SearchPanel({ collectionId, embeddingModel }: { collectionId: st
     },
   };
   useEffect(() => () => clearTimeout(copiedTimer.current), []);
-  const search = useAction(async (q: string, wanted: Filters) => {
-    inFlight.current?.abort();
-    const controller = new AbortController();
-    inFlight.current = controller;
-    const types = wanted.type === "" ? undefined : FILE_TYPES[Number(wanted.type)].types;
-    let found: Awaited<ReturnType<typeof api.searchDocuments>>;
-    try {
-      found = await api.searchDocuments(collectionId, q, TOP_K, { types, folder: wanted.folder.trim() || undefined, mode: embeddingModel ? mode : undefined }, controller.signal);
-    } catch (e) {
-      // Replaced by a newer search (a filter changed meanwhile): that one answers, this one says nothing.
-      if (controller.signal.aborted) return;
-      throw e;
-    }
-    if (controller.signal.aborted) return;
-    setAnswer({ query: q, filters: wanted, documents: found.documents, matched: found.matched });
-    setFolders((known) => [...new Set([...known, ...found.documents.map((d) => d.folder).filter(Boolean)])].sort());
-    const n = found.documents.length;
-    const where = filterWords(wanted);
+  // The search asked for (by Search, or a filter changed after one): each its own cached answer, so a newer one replaces an older without a race.
+  const [asked, setAsked] = useState<{ query: string; filters: Filters; mode: api.SearchMode | undefined; n: number } | null>(null);
+  const search = useQuery({
+    queryKey: ["collections", collectionId, "search", asked],
+    queryFn: async ({ signal }) => {
+      const wanted = asked!;
+      const types = wanted.filters.type === "" ? undefined : FILE_TYPES[Number(wanted.filters.type)].types;
+      const query = { q: wanted.query, top_k: TOP_K, group_by: "document" as const, type: types?.join(","), folder: wanted.filters.folder.trim() || undefined, mode: wanted.mode };
+      const found = await api.answer(client.GET("/collections/{id}/search", { params: { path: { id: collectionId }, query }, signal }));
+      return { query: wanted.query, filters: wanted.filters, documents: found.documents ?? [], matched: found.matched } satisfies Answer;
+    },
+    enabled: asked !== null,
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+  const answer = search.data ?? null;
+  // The last answer stays in view while the next one is fetched, and when it fails.
+  const [lastAnswer, setLastAnswer] = useState<Answer | null>(null);
+  if (answer && answer !== lastAnswer) setLastAnswer(answer);
+  const shown = answer ?? lastAnswer;
+  // Each new answer is said once and its folders offered in the filter.
+  useEffect(() => {
+    if (!answer) return;
+    setFolders((known) => [...new Set([...known, ...answer.documents.map((d) => d.folder).filter(Boolean)])].sort());
+    const n = answer.documents.length;
+    const where = filterWords(answer.filters);
+    const q = answer.query;
     announce(
       n === 0
         ? `No matches for ${q}${where}.`
-        : `${n} result${n === 1 ? "" : "s"} for ${q}${where}.${found.matched === "any" ? " Not every word was found: showing results for any of them." : ""}`,
+        : `${n} result${n === 1 ? "" : "s"} for ${q}${where}.${answer.matched === "any" ? " Not every word was found: showing results for any of them." : ""}`,
     );
-  });
+  }, [answer]);
+  const runSearch = (query: string, filters: Filters) =>
+    // n: asking the same again is a new search (and a new answer to hear), as a press of Search is.
+    setAsked((last) => ({ query, filters, mode: embeddingModel ? mode : undefined, n: (last?.n ?? 0) + 1 }));
+
   // A new answer: focus its heading, so the next Tab or arrow reaches the first result.
   useEffect(() => {
     if (answer) resultsHeading.current?.focus();
   }, [answer]);
-  useEffect(() => () => inFlight.current?.abort(), []);
 
   const run = () => {
-    if (query.trim()) void search.run(query.trim(), filters);
+    if (query.trim()) runSearch(query.trim(), filters);
   };
   const changeFilters = (next: Filters, rerun: boolean) => {
     setFilters(next);
     // A filter changed after a search applies to that search at once; before one, it waits for the first.
-    if (rerun && answer) void search.run(answer.query, next);
+    if (rerun && shown) runSearch(shown.query, next);
   };
   const filtered = filters.type !== "" || filters.folder.trim() !== "";
   return (
@@ -241,8 +254,8 @@ export function SearchPanel({ collectionId, embeddingModel }: { collectionId: st
           </label>
           <input id="search-q" type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search words or phrases…" />
           <SearchModeSelect embeddingModel={embeddingModel} mode={mode} onChange={setMode} />
-          <button type="submit" className="primary" disabled={search.busy || !query.trim()}>
-            {search.busy ? "Searching…" : "Search"}
+          <button type="submit" className="primary" disabled={search.isFetching || !query.trim()}>
+            {search.isFetching ? "Searching…" : "Search"}
           </button>
         </div>
         <fieldset className="search-filters">
@@ -286,21 +299,21 @@ export function SearchPanel({ collectionId, embeddingModel }: { collectionId: st
         </fieldset>
       </form>
       <ErrorText error={search.error} />
-      {answer && (
+      {shown && (
         <h3 ref={resultsHeading} tabIndex={-1} className="results-heading" id="results-heading">
-          {answer.documents.length === 0
-            ? `No matches for “${answer.query}”${filterWords(answer.filters)}.`
-            : `${answer.documents.length} result${answer.documents.length === 1 ? "" : "s"} for “${answer.query}”${filterWords(answer.filters)}`}
+          {shown.documents.length === 0
+            ? `No matches for “${shown.query}”${filterWords(shown.filters)}.`
+            : `${shown.documents.length} result${shown.documents.length === 1 ? "" : "s"} for “${shown.query}”${filterWords(shown.filters)}`}
         </h3>
       )}
-      {answer && answer.matched === "any" && answer.documents.length > 0 && (
+      {shown && shown.matched === "any" && shown.documents.length > 0 && (
         <p className="note any-words" data-matched="any">
-          No document has all of these words. Showing results for any of: {listOfWords(queryWords(answer.query))}.
+          No document has all of these words. Showing results for any of: {listOfWords(queryWords(shown.query))}.
         </p>
       )}
-      {answer && answer.documents.length > 0 && (
+      {shown && shown.documents.length > 0 && (
         <ol className="results" aria-labelledby="results-heading" onKeyDown={moveBetweenResults}>
-          {answer.documents.map((doc, i) => (
+          {shown.documents.map((doc, i) => (
             <li key={doc.document_id}>
               <DocumentResultItem doc={doc} index={i} onFolder={(folder) => changeFilters({ ...filters, folder }, true)} mark={mark} />
             </li>

@@ -1,7 +1,12 @@
+import { useMutation, useQuery } from "@tanstack/react-query";
+import { useNavigate } from "react-router";
 import { useState, type ChangeEvent, type FormEvent, type ReactNode } from "react";
 import * as api from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, formatTime, useAction, useLoad, usePageHeading } from "../components";
-import { href } from "../router";
+import { client, invalidate, invalidateSourceLists, keys, queries, queryClient } from "../api";
+import { ConfirmButton, Empty, ErrorText, Loading, usePageHeading } from "../components";
+import { formatTime } from "../format";
+import { SMB_PORT, SMB_SERVER_NAME, SOURCE_NAME_MAX } from "../names";
+import { href } from "../navigation";
 import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
 
 type SmbForm = {
@@ -33,12 +38,12 @@ function validate(f: SmbForm): Partial<Record<keyof SmbForm, string>> {
   const problems: Partial<Record<keyof SmbForm, string>> = {};
   if (!f.group) problems.group = "Choose the group that will own this source.";
   if (!f.name.trim()) problems.name = "Give the source a name.";
-  else if (f.name.trim().length > 100) problems.name = "Use at most 100 characters.";
+  else if (f.name.trim().length > SOURCE_NAME_MAX) problems.name = `Use at most ${SOURCE_NAME_MAX} characters.`;
   if (!f.server) problems.server = "Enter the file server's host name.";
-  else if (!/^[A-Za-z0-9._-]+$/.test(f.server)) problems.server = "A host name has only letters, digits, dots and hyphens.";
+  else if (!SMB_SERVER_NAME.test(f.server)) problems.server = "A host name has only letters, digits, dots and hyphens.";
   if (f.ip && !IPV4.test(f.ip) && !IPV6.test(f.ip)) problems.ip = "Enter an IPv4 or IPv6 address, or leave empty.";
   const port = Number(f.port);
-  if (!/^\d+$/.test(f.port) || port < 1 || port > 65535) problems.port = "Port is a number from 1 to 65535.";
+  if (!/^\d+$/.test(f.port) || port < SMB_PORT.minimum || port > SMB_PORT.maximum) problems.port = `Port is a number from ${SMB_PORT.minimum} to ${SMB_PORT.maximum}.`;
   if (!f.user) problems.user = "Enter the user name for the share.";
   return problems;
 }
@@ -134,19 +139,30 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
     workstation: "",
   });
   const [submitted, setSubmitted] = useState(false);
-  const create = useAction(async () => {
-    const created = await api.createSmbSource(f.group, {
-      data_source_name: f.name.trim(),
-      remote_system_name: f.server,
-      default_ip: f.ip || null,
-      port: Number(f.port),
-      remote_system_username: f.user,
-      remote_smb_password: f.password,
-      local_system_name: f.workstation,
-    });
-    setF((prev) => ({ ...prev, name: "", password: "" }));
-    setSubmitted(false);
-    onCreated(created);
+  const create = useMutation({
+    mutationFn: () =>
+      api.answer(
+        client.POST("/data_sources/smb/{group_id}", {
+          params: { path: { group_id: f.group } },
+          body: {
+            data_source: { data_source_name: f.name.trim() },
+            smb_source: {
+              remote_system_username: f.user,
+              remote_smb_password: f.password,
+              remote_system_name: f.server,
+              local_system_name: f.workstation,
+              default_ip: f.ip || null,
+              port: Number(f.port),
+            },
+          },
+        }),
+      ),
+    onSuccess: (created) => {
+      setF((prev) => ({ ...prev, name: "", password: "" }));
+      setSubmitted(false);
+      onCreated(created);
+      return invalidateSourceLists();
+    },
   });
   // A failed connection check puts its hint on the field to fix; the note under the form points there.
   const failure = create.error instanceof api.ApiError && create.error.reason && create.error.hint ? create.error : null;
@@ -162,7 +178,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setSubmitted(true);
-    if (Object.keys(validate(f)).length === 0) void create.run();
+    if (Object.keys(validate(f)).length === 0) create.mutate();
   };
   if (groups.length === 0)
     return (
@@ -202,8 +218,8 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
         </Field>
       </div>
       <div className="form-actions">
-        <button type="submit" className="primary" disabled={create.busy}>
-          {create.busy ? "Checking connection…" : "Add share"}
+        <button type="submit" className="primary" disabled={create.isPending}>
+          {create.isPending ? "Checking connection…" : "Add share"}
         </button>
       </div>
       <ErrorText error={formError} id="smb-form-error" />
@@ -212,14 +228,23 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
 }
 
 function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedFolderSource) => void }) {
-  const status = useLoad(api.folderStatus);
+  const status = useQuery(queries.folderStatus());
   const [f, setF] = useState({ group: groups[0]?.id ?? "", name: "", path: "" });
   const [submitted, setSubmitted] = useState(false);
-  const create = useAction(async () => {
-    const created = await api.createFolderSource(f.group, f.name.trim(), f.path.trim());
-    setF((prev) => ({ ...prev, name: "", path: "" }));
-    setSubmitted(false);
-    onCreated(created);
+  const create = useMutation({
+    mutationFn: () =>
+      api.answer(
+        client.POST("/data_sources/folder/{group_id}", {
+          params: { path: { group_id: f.group } },
+          body: { data_source: { data_source_name: f.name.trim() }, folder_source: { path: f.path.trim() } },
+        }),
+      ),
+    onSuccess: (created) => {
+      setF((prev) => ({ ...prev, name: "", path: "" }));
+      setSubmitted(false);
+      onCreated(created);
+      return invalidateSourceLists();
+    },
   });
   const problems: { name?: string; path?: string } = {};
   if (submitted && !f.name.trim()) problems.name = "Give the source a name.";
@@ -228,9 +253,9 @@ function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCre
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setSubmitted(true);
-    if (f.name.trim() && f.path.trim()) void create.run();
+    if (f.name.trim() && f.path.trim()) create.mutate();
   };
-  if (groups.length === 0 || (status.loading && !status.data)) return null;
+  if (groups.length === 0 || status.isPending) return null;
   if (status.data && !status.data.enabled)
     return (
       <section className="card" aria-labelledby="folder-off-heading">
@@ -261,8 +286,8 @@ function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCre
         </Field>
       </div>
       <div className="form-actions">
-        <button type="submit" className="primary" disabled={create.busy}>
-          {create.busy ? "Checking the folder…" : "Add folder"}
+        <button type="submit" className="primary" disabled={create.isPending}>
+          {create.isPending ? "Checking the folder…" : "Add folder"}
         </button>
       </div>
       <ErrorText error={create.error} id="folder-form-error" />
@@ -274,22 +299,25 @@ function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCre
 function SourceRow({
   source,
   groupName,
-  onDeleted,
   driveTools,
 }: {
   source: api.DataSource;
   groupName: string;
-  onDeleted: () => void;
   driveTools: boolean;
 }) {
-  const del = useAction(async () => {
-    await api.deleteDataSource(source.id);
-    onDeleted();
+  const path = { id: source.id };
+  const del = useMutation({
+    mutationFn: () => client.DELETE("/data_sources/{id}", { params: { path } }),
+    onSuccess: invalidateSourceLists,
   });
   const [schedulesNote, setSchedulesNote] = useState("");
-  const schedules = useAction(async (paused: boolean) => {
-    const { schedules_changed: n } = await api.setSourceSchedulesPaused(source.id, paused);
-    setSchedulesNote(`${n} schedule${n === 1 ? "" : "s"} ${paused ? "paused" : "resumed"}.`);
+  const schedules = useMutation({
+    mutationFn: (paused: boolean) =>
+      api.answer(paused ? client.POST("/data_sources/{id}/schedules/pause", { params: { path } }) : client.POST("/data_sources/{id}/schedules/resume", { params: { path } })),
+    onSuccess: ({ schedules_changed: n }, paused) => {
+      setSchedulesNote(`${n} schedule${n === 1 ? "" : "s"} ${paused ? "paused" : "resumed"}.`);
+      return invalidate(keys.pipelines);
+    },
   });
   const smb = source.smb_source;
   return (
@@ -321,17 +349,17 @@ function SourceRow({
               Collection
             </a>
           )}
-          <button type="button" onClick={() => void schedules.run(true)} disabled={schedules.busy} title="For when its server is down for maintenance">
+          <button type="button" onClick={() => schedules.mutate(true)} disabled={schedules.isPending} title="For when its server is down for maintenance">
             Pause all its schedules
           </button>
-          <button type="button" onClick={() => void schedules.run(false)} disabled={schedules.busy}>
+          <button type="button" onClick={() => schedules.mutate(false)} disabled={schedules.isPending}>
             Resume its schedules
           </button>
           <ConfirmButton
             label="Delete"
             question={`Delete ${source.data_source_name} and its auto-created collection?`}
-            onConfirm={() => void del.run()}
-            busy={del.busy}
+            onConfirm={() => del.mutate()}
+            busy={del.isPending}
           />
         </div>
       </div>
@@ -348,16 +376,21 @@ function SourceRow({
 
 /** After adding a source: "Run it now" starts its pipeline, then opens it to show the run. */
 function CreatedNotice({ created }: { created: api.CreatedSmbSource | api.CreatedDriveSource | api.CreatedFolderSource }) {
-  const run = useAction(async () => {
-    await api.triggerIngest(created.pipeline.id);
-    window.location.hash = href("pipelines", created.pipeline.id);
+  const navigate = useNavigate();
+  const run = useMutation({
+    mutationFn: () => api.answer(client.POST("/data_pipelines/{id}/ingest", { params: { path: { id: created.pipeline.id } } })),
+    onSuccess: async (job) => {
+      queryClient.setQueryData(queries.ingestStatus(created.pipeline.id).queryKey, job);
+      await invalidate(keys.pipelines);
+      await navigate(`/pipelines/${encodeURIComponent(created.pipeline.id)}`);
+    },
   });
   return (
     <div className="notice" role="status">
       <p>
         Added {created.data_source.data_source_name}. A pipeline was created for it.{" "}
-        <button type="button" className="primary" onClick={() => void run.run()} disabled={run.busy}>
-          {run.busy ? "Starting…" : "Run it now"}
+        <button type="button" className="primary" onClick={() => run.mutate()} disabled={run.isPending}>
+          {run.isPending ? "Starting…" : "Run it now"}
         </button>
       </p>
       <ErrorText error={run.error} />
@@ -367,10 +400,10 @@ function CreatedNotice({ created }: { created: api.CreatedSmbSource | api.Create
 
 export function SourcesPage() {
   const heading = usePageHeading("Data sources");
-  const sources = useLoad(api.listDataSources);
-  const groups = useLoad(api.listGroups);
+  const sources = useQuery(queries.sources());
+  const groups = useQuery(queries.groups());
   const [created, setCreated] = useState<api.CreatedSmbSource | api.CreatedDriveSource | api.CreatedFolderSource | null>(null);
-  const { drive, reload: reloadDrive } = useDrive();
+  const drive = useDrive();
   const driveReady = drive.state === "ready";
   const driveConnected = drive.state === "ready" && drive.status.connected;
   const myGroups = (groups.data ?? []).filter((g) => g.is_member);
@@ -384,33 +417,24 @@ export function SourcesPage() {
       {created && <CreatedNotice created={created} />}
       <div className="two-col">
         <div>
-          {groups.loading && !groups.data ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={(c) => {
-                setCreated(c);
-                void sources.reload();
-              }} />}
+          {groups.isPending ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={setCreated} />}
           <ErrorText error={groups.error} />
-          {groups.data && <AddFolderSourceForm groups={myGroups} onCreated={(c) => {
-                setCreated(c);
-                void sources.reload();
-              }} />}
-          <DriveConnection drive={drive} reload={reloadDrive} />
+          {groups.data && <AddFolderSourceForm groups={myGroups} onCreated={setCreated} />}
+          <DriveConnection drive={drive} />
           {driveConnected && groups.data && myGroups.length > 0 && (
             <div className="card">
-              <AddDriveSourceForm groups={myGroups} onCreated={(c) => {
-                setCreated(c);
-                void sources.reload();
-              }} />
+              <AddDriveSourceForm groups={myGroups} onCreated={setCreated} />
             </div>
           )}
         </div>
         <section aria-labelledby="sources-heading">
           <h2 id="sources-heading">Your sources</h2>
-          {sources.loading && !sources.data ? <Loading /> : null}
+          {sources.isPending ? <Loading /> : null}
           <ErrorText error={sources.error} />
           {sources.data && sources.data.length === 0 && <Empty>No data sources yet. Add an SMB share, a folder{driveReady ? " or a Google Drive source" : ""} to start.</Empty>}
           <ul className="plain">
             {(sources.data ?? []).map((s) => (
-              <SourceRow key={s.id} source={s} groupName={groupName(s.owner_group_id)} onDeleted={() => void sources.reload()} driveTools={driveReady} />
+              <SourceRow key={s.id} source={s} groupName={groupName(s.owner_group_id)} driveTools={driveReady} />
             ))}
           </ul>
         </section>
@@ -428,8 +452,8 @@ function FolderIcon() {
 }
 
 export function ShareBrowser({ sourceId }: { sourceId: string }) {
-  const listing = useLoad(() => api.listSmbShares(sourceId), [sourceId]);
-  const sources = useLoad(api.listDataSources);
+  const listing = useQuery(queries.shares(sourceId));
+  const sources = useQuery(queries.sources());
   const source = sources.data?.find((s) => s.id === sourceId);
   const shares = listing.data ? Object.entries(listing.data.shares) : [];
   const heading = usePageHeading(source ? `Shares on ${source.data_source_name}` : "Shares");
@@ -442,11 +466,11 @@ export function ShareBrowser({ sourceId }: { sourceId: string }) {
         <h1 ref={heading} tabIndex={-1}>
           Shares{source ? ` on ${source.data_source_name}` : ""}
         </h1>
-        <button type="button" onClick={() => void listing.reload()} disabled={listing.loading}>
+        <button type="button" onClick={() => void listing.refetch()} disabled={listing.isFetching}>
           Refresh
         </button>
       </div>
-      {listing.loading && !listing.data ? <Loading label="Connecting to the file server…" /> : null}
+      {listing.isPending ? <Loading label="Connecting to the file server…" /> : null}
       <ErrorText error={listing.error} />
       {listing.data && shares.length === 0 && <Empty>The server lists no shares.</Empty>}
       <div className="share-grid">

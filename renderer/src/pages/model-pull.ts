@@ -70,10 +70,3 @@ export function speedOf(s: PullState): number | null {
   const seconds = (last.at - first.at) / 1000;
   return seconds >= 0.5 ? (last.bytes - first.bytes) / seconds : null;
 }
-
-export function formatDuration(seconds: number): string {
-  if (seconds < 60) return `${Math.max(1, Math.round(seconds))} s`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
-  const hours = Math.floor(seconds / 3600);
-  return `${hours} h ${Math.round((seconds - hours * 3600) / 60)} min`;
-}
