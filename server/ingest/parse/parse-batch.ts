@@ -5,18 +5,13 @@ import { extractText } from "./extract-text";
 import type { ParseResult } from "./parse-types";
 import { releaseBytes } from "../../connectors/owned-bytes";
 
-export interface ParseRequest {
-  id: number;
-  files: Array<{ fileName: string; bytes: Uint8Array }>;
+/** One file to parse, as it goes to a parser thread. */
+export interface ParseFile {
+  fileName: string;
+  bytes: Uint8Array;
 }
 
 export type ParseOutcome = { ok: true; result: ParseResult } | { ok: false; message: string };
-
-/** One outcome per file of the request, in its order. */
-export interface ParseReply {
-  id: number;
-  results: ParseOutcome[];
-}
 
 export interface ParseWorkerData {
   /** Set by the pool only when SLUICE_PARSER_TEST_HOOKS=1; see runTestHook. */
@@ -62,7 +57,7 @@ async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
  * out, as strings of their own): the memory goes now, not at this thread's next full collection.
  * The sender keeps its own copy for a retry.
  */
-export async function parseBatch(files: ParseRequest["files"], testHooks = false): Promise<ParseOutcome[]> {
+export async function parseBatch(files: readonly ParseFile[], testHooks = false): Promise<ParseOutcome[]> {
   const results: ParseOutcome[] = [];
   for (const file of files) {
     try {

@@ -1,7 +1,9 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { isSupported } from "./file-types";
-import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse-batch";
+import type { ParseWorkerData } from "./parse-batch";
+import type { ParserCalls } from "./parse.worker";
+import type { CallRequest, ReplyOf } from "../../threads/rpc";
 import { ParseError, type ParseResult } from "./parse-types";
 import { PARSER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 
@@ -248,13 +250,16 @@ export class ParserPool {
       stderr: false,
     });
     const slot: Slot = { worker, jobs: [], batchId: 0, timer: null, spare, idleTimer: null };
-    worker.on("message", (reply: ParseReply) => {
+    worker.on("message", (reply: ReplyOf<ParserCalls, "parse">) => {
       if (slot.jobs.length === 0 || slot.batchId !== reply.id) return;
       const jobs = this.release(slot);
+      // parseBatch answers each file's failure in its outcome; a failed call is the thread's own (it should not happen).
+      const outcomes = reply.ok ? reply.result : null;
+      const missing = reply.ok ? "The parser gave no answer for this file" : `The parser failed: ${reply.error.message}`;
       jobs.forEach((job, i) => {
-        const outcome = reply.results[i];
+        const outcome = outcomes?.[i];
         if (outcome?.ok) job.resolve(outcome.result);
-        else job.reject(new ParseError(outcome?.message ?? "The parser gave no answer for this file"));
+        else job.reject(new ParseError(outcome?.message ?? missing));
       });
       this.dispatch();
       this.idle(slot);
@@ -293,7 +298,7 @@ export class ParserPool {
       return { fileName: job.fileName, bytes };
     });
     if (moveOriginal) jobs[0].bytes = new Uint8Array(0);
-    const request: ParseRequest = { id: slot.batchId, files };
+    const request = { id: slot.batchId, method: "parse", args: files } satisfies CallRequest<ParserCalls>;
     this.messagesSent++;
     try {
       slot.worker.postMessage(request, transfer);
