@@ -3,7 +3,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { startHeapTrace } from "../../diagnostics/heap-trace";
 import { lowerThisThreadPriority } from "../../threads/thread-priority";
-import { serve } from "../../threads/rpc";
+import { serve, type CallRequest } from "../../threads/rpc";
 import { parseBatch, type ParseFile, type ParseOutcome, type ParseWorkerData } from "./parse-batch";
 
 /**
@@ -14,6 +14,11 @@ export interface ParserCalls {
   parse(...files: ParseFile[]): Promise<ParseOutcome[]>;
 }
 
+/** What a parser thread tells the pool: a note once its parsers are loaded, when parse time starts to count. */
+export interface ParserHostCalls {
+  ready(): void;
+}
+
 const port = parentPort;
 if (!port) throw new Error("parse.worker must run as a worker thread");
 const { testHooks } = workerData as ParseWorkerData;
@@ -21,3 +26,4 @@ startHeapTrace("parser");
 lowerThisThreadPriority();
 
 serve<ParserCalls>(port, { parse: (...files) => parseBatch(files, testHooks) });
+port.postMessage({ id: 0, method: "ready", args: [] } satisfies CallRequest<ParserHostCalls>);
