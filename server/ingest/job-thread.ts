@@ -103,7 +103,7 @@ export class JobThreads {
     signal.addEventListener("abort", onAbort, { once: true });
     // A running job holds the process (as its work on this thread would); an idle thread does not.
     thread.worker.ref();
-    const ended = thread.calls.callWith(undefined, [writer], "run", id, task, writer);
+    const ended = thread.calls.callWith(undefined, [writer], "run", [id, task, writer]);
     if (signal.aborted) onAbort();
     try {
       await ended;

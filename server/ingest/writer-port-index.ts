@@ -38,7 +38,7 @@ export class WriterPortIndex implements IngestIndex {
 
   private call<M extends Method<IndexWriterJobCalls>>(method: M, ...args: Args<IndexWriterJobCalls, M>): Promise<Result<IndexWriterJobCalls, M>> {
     if (this.stopped) return Promise.reject(this.stopped);
-    return this.writer.call(method, ...args);
+    return this.writer.callWith(undefined, undefined, method, args);
   }
 
   /** Read on the writer's connection, which the job's writes then use: no turn of the API's thread. */

@@ -97,14 +97,14 @@ export class ThreadedSqliteIndex implements SearchIndex {
     this.worker ??= this.spawn();
     const { port1, port2 } = new MessageChannel();
     // The job's first read (its indexed state) had a reader check the file (upgraded()): the writer need not check it again.
-    this.writes.noteWith([port2], "connect", port2, this.checked.has(collectionId) ? [collectionId] : []);
+    this.writes.noteWith([port2], "connect", [port2, this.checked.has(collectionId) ? [collectionId] : []]);
     return port1;
   }
 
   private call<M extends Method<IndexWriterCalls>>(method: M, ...args: Args<IndexWriterCalls, M>): Promise<Result<IndexWriterCalls, M>> {
     if (this.closed) return Promise.reject(new Error("The index is closed"));
     this.worker ??= this.spawn();
-    return this.writes.callWith(args[0], undefined, method, ...args);
+    return this.writes.callWith(args[0], undefined, method, args);
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {

@@ -42,11 +42,14 @@ export class Caller<P extends Protocol<P>, Meta = undefined> {
   }
 
   call<M extends Method<P>>(method: M, ...args: Args<P, M>): Promise<Result<P, M>> {
-    return this.callWith(undefined as Meta, undefined, method, ...args);
+    return this.callWith(undefined as Meta, undefined, method, args);
   }
 
-  /** A call with what this side needs to know at its reply (PendingCalls' meta) and what moves rather than being copied. */
-  callWith<M extends Method<P>>(meta: Meta, transfer: readonly TransferListItem[] | undefined, method: M, ...args: Args<P, M>): Promise<Result<P, M>> {
+  /**
+   * A call with what this side needs to know at its reply (PendingCalls' meta) and what moves
+   * rather than being copied. `args` goes as it is: a caller's own rest array is not copied again.
+   */
+  callWith<M extends Method<P>>(meta: Meta, transfer: readonly TransferListItem[] | undefined, method: M, args: Args<P, M>): Promise<Result<P, M>> {
     return this.pending.call<Result<P, M>>(meta, (id) => this.post({ id, method, args } as CallRequest<P>, transfer));
   }
 
@@ -55,7 +58,7 @@ export class Caller<P extends Protocol<P>, Meta = undefined> {
     this.post({ id: 0, method, args } as CallRequest<P>);
   }
 
-  noteWith<M extends Method<P>>(transfer: readonly TransferListItem[], method: M, ...args: Args<P, M>): void {
+  noteWith<M extends Method<P>>(transfer: readonly TransferListItem[], method: M, args: Args<P, M>): void {
     this.post({ id: 0, method, args } as CallRequest<P>, transfer);
   }
 
@@ -85,7 +88,7 @@ export function serve<P extends Protocol<P>>(port: MessagePort | Worker, handler
     if (isReply(message)) return onReply?.(message);
     const handler = handlers[message.method] as (...args: unknown[]) => unknown;
     if (message.id === 0) return void handler.apply(handlers, message.args);
-    void answerCall(post, message.id, async () => handler.apply(handlers, message.args));
+    void answerCall(post, message.id, () => handler.apply(handlers, message.args));
   });
 }
 

@@ -79,12 +79,12 @@ describe("typed calls between threads", () => {
     const { caller, close } = channel();
     try {
       const bytes = new TextEncoder().encode("moved, not copied");
-      assert.equal(await caller.callWith(undefined, [bytes.buffer], "size", bytes), 17);
+      assert.equal(await caller.callWith(undefined, [bytes.buffer], "size", [bytes]), 17);
       assert.equal(bytes.byteLength, 0, "the sender's view is detached");
 
       const { port1, port2 } = new MessageChannel();
       const echoed = new Promise((resolve) => port1.once("message", resolve));
-      caller.noteWith([port2], "echoOn", port2, "over the port it was given");
+      caller.noteWith([port2], "echoOn", [port2, "over the port it was given"]);
       assert.equal(await echoed, "over the port it was given");
       port1.close();
     } finally {
