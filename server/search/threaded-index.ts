@@ -26,7 +26,8 @@ export const DEFAULT_SEARCH_CACHE_BYTES = 32 * 1024 * 1024;
  */
 export class ThreadedSqliteIndex implements SearchIndex {
   /**
-   * The caller's thread: index status and counts for listings, a job's indexed state; read-only.
+   * The caller's thread: index status and counts for listings, the indexed state of a job run on
+   * this thread (a job on its own thread reads it on the writer's, over writerPort); read-only.
    * It runs no quick_check: that reads every page of the file, 0.2 to 0.4 s of this thread for a
    * 1,700-file collection, during which no request moved (the load bench's answers over 1 s at
    * an ingestion's start, issue 20). Every read here first has a reader thread check the file
@@ -88,15 +89,15 @@ export class ThreadedSqliteIndex implements SearchIndex {
 
   /**
    * A channel of its own to the writer thread, for another thread (an ingestion job's): its
-   * writes reach the writer, and their answers come back, without a turn of this thread's event
-   * loop. It closes when the writer stops. Damage found through it reaches noteDamaged through
+   * writes, and the read of the indexed state it starts from, reach the writer and are answered
+   * without a turn of this thread's event loop. It closes when the writer stops. Damage found through it reaches noteDamaged through
    * the job: it sets the file aside (moveAside) or fails with IndexDamagedError (job-thread.ts).
    */
   writerPort(collectionId: string): MessagePort {
     if (this.closed) throw new Error("The index is closed");
     this.worker ??= this.spawn();
     const { port1, port2 } = new MessageChannel();
-    // The job's first read (its indexed state) had a reader check the file (upgraded()): the writer need not check it again.
+    // A reader has checked the file since this process started (a listing's upgraded()): the writer need not check it again.
     this.writes.noteWith([port2], "connect", [port2, this.checked.has(collectionId) ? [collectionId] : []]);
     return port1;
   }
