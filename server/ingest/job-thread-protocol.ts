@@ -1,8 +1,6 @@
 import type { MessagePort } from "node:worker_threads";
 import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import type { ProgressRow } from "./job-counters";
-import type { CallReply } from "../threads/pending-calls";
-import type { WireError } from "../threads/wire-error";
 
 /** The job thread's workerData: what every job on it shares. */
 export interface JobThreadData {
@@ -17,15 +15,21 @@ export interface JobThreadTask {
   collectionId: string;
 }
 
-/** The API's thread to the job thread. `run` names one job on it. */
-export type ToJobThread =
-  | { type: "start"; run: number; task: JobThreadTask; /** Its own channel to the index writer thread (ThreadedSqliteIndex.writerPort). */ writer: MessagePort }
-  | { type: "cancel"; run: number }
-  | ({ type: "answer" } & CallReply);
+/** What the API's thread calls on the job thread (threads/rpc.ts). `run` names one job on it. */
+export interface JobThreadCalls {
+  /**
+   * Runs one job; the reply is how it ended, after its last counters. `writer`: its own channel
+   * to the index writer thread (ThreadedSqliteIndex.writerPort), in the transfer list.
+   */
+  run(run: number, task: JobThreadTask, writer: MessagePort): Promise<void>;
+  /** A note: the job is cancelled (or the server stops); it ends as interrupted. */
+  cancel(run: number): void;
+}
 
-/** The job thread to the API's: a job's counters, a question on the index, and how the job ended (its last message). */
-export type FromJobThread =
-  | { type: "progress"; run: number; row: ProgressRow; /** Flushed there: written now, not at the next periodic write. */ flush: boolean }
-  | { type: "ask"; id: number; method: "indexedState" | "moveAside"; args: string[] }
-  | { type: "done"; run: number }
-  | { type: "failed"; run: number; error: WireError };
+/** What the job thread calls on the API's thread. */
+export interface JobHostCalls {
+  /** A note: a job's counters. `flush`: flushed there, so written now, not at the next periodic write. */
+  progress(run: number, row: ProgressRow, flush: boolean): void;
+  /** Sets a damaged index file aside once every thread (the API's, the search readers, the writer) has let go of it. */
+  moveAside(collectionId: string): Promise<string | null>;
+}

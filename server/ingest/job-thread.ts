@@ -1,13 +1,11 @@
 import { Worker, type MessagePort } from "node:worker_threads";
 import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import { IndexDamagedError } from "../search/index-damage";
-import type { IndexedState } from "../search/search-index";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import { trimMalloc } from "../memory/glibc-malloc";
 import type { JobCounters } from "./job-counters";
-import type { FromJobThread, JobThreadData, ToJobThread } from "./job-thread-protocol";
-import { answerCall } from "../threads/pending-calls";
-import { fromWire } from "../threads/wire-error";
+import type { JobHostCalls, JobThreadCalls, JobThreadData } from "./job-thread-protocol";
+import { Caller, serve } from "../threads/rpc";
 import { JOB_ERROR_KINDS } from "./job-interrupted";
 
 const WORKER = workerScript(__filename, "job-thread.worker");
@@ -40,7 +38,6 @@ const JOB_THREAD_OLD_GENERATION_MB = 1024;
 export interface ThreadableIndex {
   writerPort(collectionId: string): MessagePort;
   noteDamaged(collectionId: string): void;
-  indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   moveAside(collectionId: string): Promise<string | null>;
 }
 
@@ -63,10 +60,10 @@ export interface ThreadTask {
   collectionId: string;
 }
 
-interface Run {
-  collectionId: string;
-  progress: JobCounters;
-  end(error: Error | null): void;
+/** The job thread and the calls waiting for its answers (a run's answer is how it ended). */
+interface JobThread {
+  worker: Worker;
+  calls: Caller<JobThreadCalls>;
 }
 
 /**
@@ -77,8 +74,9 @@ interface Run {
  * job ends as it would here.
  */
 export class JobThreads {
-  private worker: Worker | null = null;
-  private readonly runs = new Map<number, Run>();
+  private current: JobThread | null = null;
+  /** Each running job's counters, by its run number. */
+  private readonly runs = new Map<number, JobCounters>();
   private nextRun = 1;
   private idle: NodeJS.Timeout | null = null;
   private afterWorkTimer: NodeJS.Timeout | null = null;
@@ -95,33 +93,32 @@ export class JobThreads {
     this.afterWork = options.afterWork ?? trimMalloc;
   }
 
-  run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
+  async run(task: ThreadTask, progress: JobCounters, signal: AbortSignal): Promise<void> {
     this.cancelAfterWork();
-    const worker = this.thread();
+    const thread = this.thread();
     const id = this.nextRun++;
     const writer = this.index.writerPort(task.collectionId);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => this.send(worker, { type: "cancel", run: id });
-      this.runs.set(id, {
-        collectionId: task.collectionId,
-        progress,
-        end: (error) => {
-          signal.removeEventListener("abort", onAbort);
-          this.runs.delete(id);
-          if (this.runs.size === 0) {
-            this.idleFrom(worker);
-            this.afterWorkSoon();
-          }
-          if (error) reject(error);
-          else resolve();
-        },
-      });
-      signal.addEventListener("abort", onAbort, { once: true });
-      // A running job holds the process (as its work on this thread would); an idle thread does not.
-      worker.ref();
-      worker.postMessage({ type: "start", run: id, task, writer } satisfies ToJobThread, [writer]);
-      if (signal.aborted) onAbort();
-    });
+    const onAbort = () => thread.calls.note("cancel", id);
+    this.runs.set(id, progress);
+    signal.addEventListener("abort", onAbort, { once: true });
+    // A running job holds the process (as its work on this thread would); an idle thread does not.
+    thread.worker.ref();
+    const ended = thread.calls.callWith(undefined, [writer], "run", [id, task, writer]);
+    if (signal.aborted) onAbort();
+    try {
+      await ended;
+    } catch (error) {
+      if (error instanceof IndexDamagedError) this.index.noteDamaged(task.collectionId);
+      throw error;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      this.runs.delete(id);
+      if (this.runs.size === 0) {
+        // A thread that has stopped (closed, died) is ending already: it needs no idle time.
+        if (this.current === thread) this.idleFrom(thread.worker);
+        this.afterWorkSoon();
+      }
+    }
   }
 
   private afterWorkSoon(): void {
@@ -143,32 +140,44 @@ export class JobThreads {
   async close(): Promise<void> {
     this.cancelAfterWork();
     if (this.idle) clearTimeout(this.idle);
-    const worker = this.worker;
-    this.worker = null;
-    this.fail(new Error("The ingestion job thread stopped"));
-    await worker?.terminate();
+    const thread = this.current;
+    this.current = null;
+    thread?.calls.failAll(new Error("The ingestion job thread stopped"));
+    await thread?.worker.terminate();
   }
 
-  private thread(): Worker {
+  private thread(): JobThread {
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
-    if (this.worker) return this.worker;
+    if (this.current) return this.current;
     const worker = new Worker(WORKER.file, {
       workerData: { disk: this.disk } satisfies JobThreadData,
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, maxOldGenerationSizeMb: JOB_THREAD_OLD_GENERATION_MB },
     });
-    worker.on("message", (message: FromJobThread) => this.receive(worker, message));
+    const thread: JobThread = {
+      worker,
+      // Nothing goes to a thread that has ended (a cancel after it died): its calls have failed already.
+      calls: new Caller<JobThreadCalls>((message, transfer) => this.current === thread && worker.postMessage(message, transfer), JOB_ERROR_KINDS),
+    };
+    serve<JobHostCalls>(
+      worker,
+      {
+        progress: (run, row, flush) => this.runs.get(run)?.adopt(row, flush),
+        moveAside: (collectionId) => this.index.moveAside(collectionId),
+      },
+      (reply) => void thread.calls.settle(reply),
+    );
     // A thread that dies (out of memory, an uncaught error) fails its jobs, never the process; the next job starts another.
     const died = (error: Error) => {
-      if (this.worker !== worker) return;
-      this.worker = null;
-      this.fail(new Error(`The ingestion job thread stopped: ${error.message}`));
+      if (this.current !== thread) return;
+      this.current = null;
+      thread.calls.failAll(new Error(`The ingestion job thread stopped: ${error.message}`));
     };
     worker.on("error", died);
     worker.on("exit", (code) => died(new Error(`exit code ${code}`)));
-    this.worker = worker;
-    return worker;
+    this.current = thread;
+    return thread;
   }
 
   private idleFrom(worker: Worker): void {
@@ -176,45 +185,11 @@ export class JobThreads {
     if (this.idle) clearTimeout(this.idle);
     this.idle = setTimeout(() => {
       this.idle = null;
-      if (this.runs.size > 0 || !this.worker) return;
-      const worker = this.worker;
-      this.worker = null;
+      if (this.runs.size > 0 || !this.current) return;
+      const { worker } = this.current;
+      this.current = null;
       void worker.terminate().then(() => this.afterWork());
     }, this.idleMs);
     this.idle.unref();
-  }
-
-  private fail(error: Error): void {
-    for (const run of [...this.runs.values()]) run.end(error);
-  }
-
-  private send(worker: Worker, message: ToJobThread): void {
-    if (this.worker === worker) worker.postMessage(message);
-  }
-
-  private receive(worker: Worker, message: FromJobThread): void {
-    if (message.type === "ask") {
-      const [collectionId, sourceId] = message.args;
-      void answerCall((reply) => this.send(worker, { type: "answer", ...reply }), message.id, () =>
-        message.method === "indexedState" ? this.index.indexedState(collectionId, sourceId) : this.index.moveAside(collectionId),
-      );
-      return;
-    }
-    const run = this.runs.get(message.run);
-    if (!run) return;
-    switch (message.type) {
-      case "progress":
-        run.progress.adopt(message.row, message.flush);
-        break;
-      case "done":
-        run.end(null);
-        break;
-      case "failed": {
-        const error = fromWire(message.error, JOB_ERROR_KINDS);
-        if (error instanceof IndexDamagedError) this.index.noteDamaged(run.collectionId);
-        run.end(error);
-        break;
-      }
-    }
   }
 }

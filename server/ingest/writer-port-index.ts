@@ -1,55 +1,49 @@
 import crypto from "node:crypto";
 import type { MessagePort } from "node:worker_threads";
-import type { WriterReply, WriterRequest } from "../search/index-writer.worker";
+import type { IndexWriterJobCalls } from "../search/index-writer.worker";
 import type { DocumentHeader, DocumentInput, IndexedState, StagedDocument } from "../search/search-index";
 import { stagedDocument } from "../search/staged-document";
 import type { IngestIndex } from "./sync-source";
-import { PendingCalls } from "../threads/pending-calls";
+import type { CallReply } from "../threads/pending-calls";
+import { Caller, type Args, type Method, type Result } from "../threads/rpc";
 import { INDEX_ERROR_KINDS } from "../search/index-damage";
 import { GROUP_COMMIT, type BatchPolicy } from "./batched-index-writer";
 
-/** What an ingestion job's thread asks the API's thread for (reads on its connection, setting a damaged file aside). */
-export interface AskIndex {
-  indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
-  moveAside(collectionId: string): Promise<string | null>;
-}
-
 /**
- * The collection index as an ingestion job's own thread sees it: writes go straight to the
- * index writer thread over a channel of their own (ThreadedSqliteIndex.writerPort), the two
- * reads a job makes once go to the API's thread, which holds the read connection.
+ * The collection index as an ingestion job's own thread sees it: its writes, and the indexed
+ * state it starts from, go straight to the index writer thread over a channel of their own
+ * (ThreadedSqliteIndex.writerPort); setting a damaged file aside, which every thread holding it
+ * must take part in, goes to the API's thread (`moveAside`).
  */
 export class WriterPortIndex implements IngestIndex {
   /** One writer thread takes every write of the file, one after the other: batches grow to its pace. */
   readonly batching: BatchPolicy = GROUP_COMMIT;
-  private readonly calls = new PendingCalls(INDEX_ERROR_KINDS);
+  private readonly writer: Caller<IndexWriterJobCalls>;
   private stopped: Error | null = null;
 
   constructor(
     private readonly port: MessagePort,
-    private readonly ask: AskIndex,
+    readonly moveAside: (collectionId: string) => Promise<string | null>,
   ) {
-    port.on("message", (reply: WriterReply) => void this.calls.settle(reply));
+    this.writer = new Caller<IndexWriterJobCalls>((message, transfer) => port.postMessage(message, transfer), INDEX_ERROR_KINDS);
+    port.on("message", (reply: CallReply) => void this.writer.settle(reply));
     // The writer thread died (it is started again for the next caller): what it had fails, and so does what comes after.
     port.on("close", () => this.fail(new Error("The index writer stopped")));
   }
 
   private fail(error: Error): void {
     this.stopped ??= error;
-    this.calls.failAll(error);
+    this.writer.failAll(error);
   }
 
-  private call<T>(method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
+  private call<M extends Method<IndexWriterJobCalls>>(method: M, ...args: Args<IndexWriterJobCalls, M>): Promise<Result<IndexWriterJobCalls, M>> {
     if (this.stopped) return Promise.reject(this.stopped);
-    return this.calls.call<T>(undefined, (id) => this.port.postMessage({ id, method, args } satisfies WriterRequest));
+    return this.writer.callWith(undefined, undefined, method, args);
   }
 
+  /** Read on the writer's connection, which the job's writes then use: no turn of the API's thread. */
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
-    return this.ask.indexedState(collectionId, sourceId);
-  }
-
-  moveAside(collectionId: string): Promise<string | null> {
-    return this.ask.moveAside(collectionId);
+    return this.call("indexedState", collectionId, sourceId);
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {

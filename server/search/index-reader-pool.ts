@@ -1,10 +1,11 @@
 import { Worker } from "node:worker_threads";
 import { ServiceUnavailableError } from "../errors";
 import { INDEX_ERROR_KINDS } from "./index-damage";
-import { PendingCalls } from "../threads/pending-calls";
+import { PendingCalls, type CallReply } from "../threads/pending-calls";
+import type { Args, CallRequest, Result } from "../threads/rpc";
 import { fromWire } from "../threads/wire-error";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
-import type { ReaderReply, ReaderRequest } from "./index-reader.worker";
+import type { IndexReaderCalls } from "./index-reader.worker";
 
 const WORKER = workerScript(__filename, "index-reader.worker");
 
@@ -20,8 +21,13 @@ export interface ReaderPoolOptions {
   queueLimit: number;
 }
 
+/** Calls that take a thread for their time and queue for one; the others go to a given thread (or all) at once. */
+type PooledMethod = "search" | "listDocuments";
+type ControlMethod = "check" | "release" | "markDamaged";
+
 interface Task {
-  method: ReaderRequest["method"];
+  /** A call run() checked against IndexReaderCalls. */
+  method: PooledMethod;
   args: unknown[];
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -53,10 +59,10 @@ export class IndexReaderPool {
 
   constructor(private readonly options: ReaderPoolOptions) {}
 
-  run<T>(method: "search" | "listDocuments", ...args: unknown[]): Promise<T> {
+  run<M extends PooledMethod>(method: M, ...args: Args<IndexReaderCalls, M>): Promise<Result<IndexReaderCalls, M>> {
     if (this.closed) return Promise.reject(new Error("The index is closed"));
     this.startThreads();
-    return new Promise<T>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const task: Task = { method, args, resolve: resolve as (value: unknown) => void, reject };
       const idle = this.readers.find((r) => r.busy === null);
       if (idle) return this.dispatch(idle, task);
@@ -66,7 +72,7 @@ export class IndexReaderPool {
   }
 
   /** Every thread lets go of one collection's file (it is about to be deleted or moved), or takes it for damaged. */
-  async broadcast(method: "release" | "markDamaged", collectionId: string): Promise<void> {
+  async broadcast(method: Exclude<ControlMethod, "check">, collectionId: string): Promise<void> {
     await Promise.all(this.readers.map((reader) => this.controlMessage(reader, method, collectionId)));
   }
 
@@ -79,13 +85,13 @@ export class IndexReaderPool {
     if (this.closed) return Promise.reject(new Error("The index is closed"));
     if (this.readers.length === 0) this.readers.push(this.spawn());
     const reader = this.readers.reduce((least, r) => (r.outstanding < least.outstanding ? r : least));
-    return this.controlMessage(reader, "check", collectionId) as Promise<"missing" | "older" | "current">;
+    return this.controlMessage(reader, "check", collectionId);
   }
 
-  private controlMessage(reader: Reader, method: "check" | "release" | "markDamaged", collectionId: string): Promise<unknown> {
+  private controlMessage<M extends ControlMethod>(reader: Reader, method: M, collectionId: string): Promise<Result<IndexReaderCalls, M>> {
     return this.control.call(reader, (id) => {
       this.sent(reader);
-      reader.worker.postMessage({ id: -id, method, args: [collectionId] } satisfies ReaderRequest);
+      reader.worker.postMessage({ id: -id, method, args: [collectionId] } satisfies CallRequest<IndexReaderCalls>);
     });
   }
 
@@ -108,7 +114,7 @@ export class IndexReaderPool {
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
     const reader: Reader = { worker, busy: null, outstanding: 0 };
-    worker.on("message", (reply: ReaderReply) => {
+    worker.on("message", (reply: CallReply) => {
       if (--reader.outstanding === 0) worker.unref();
       // Control messages go with negative ids, pooled tasks with positive ones.
       if (reply.id < 0) return void this.control.settle({ ...reply, id: -reply.id });
@@ -150,6 +156,6 @@ export class IndexReaderPool {
   private dispatch(reader: Reader, task: Task): void {
     reader.busy = task;
     this.sent(reader);
-    reader.worker.postMessage({ id: this.nextTask++, method: task.method, args: task.args } satisfies ReaderRequest);
+    reader.worker.postMessage({ id: this.nextTask++, method: task.method, args: task.args } as CallRequest<IndexReaderCalls>);
   }
 }

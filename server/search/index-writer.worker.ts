@@ -1,44 +1,36 @@
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { SqliteFtsIndex } from "./sqlite";
 import { startHeapTrace } from "../diagnostics/heap-trace";
-import { answerCall, type CallReply } from "../threads/pending-calls";
+import { methodsOf, serve } from "../threads/rpc";
 
 /** The index's write side on its own thread: FTS5 tokenizing would otherwise stall the API. */
 
-export interface WriterRequest {
-  id: number;
-  method: "upsertDocuments" | "stageChunks" | "commitStaged" | "discardStaged" | "removeUnfinished" | "removeDocuments" | "release" | "upgrade" | "close";
-  args: unknown[];
-}
+/** What an ingestion job's thread asks over its own channel: its writes, and the indexed state it starts from. */
+const JOB_CALLS = ["upsertDocuments", "stageChunks", "commitStaged", "discardStaged", "removeUnfinished", "removeDocuments", "indexedState"] as const;
+export type IndexWriterJobCalls = Pick<SqliteFtsIndex, (typeof JOB_CALLS)[number]>;
 
 /**
- * Another thread's own channel to the writer (an ingestion job's thread): requests on it are
- * answered on it. `checked`: its collection, when a search reader has just found its file sound (trustChecked).
+ * What the API's thread asks: the same, letting go of or upgrading a file, closing, and `connect`
+ * (a note): another thread's own channel to the writer, whose calls are answered on it; `checked`:
+ * its collection, when a search reader has just found its file sound (trustChecked).
  */
-export interface WriterConnect {
-  connect: MessagePort;
-  checked: string[];
-}
+export type IndexWriterCalls = IndexWriterJobCalls &
+  Pick<SqliteFtsIndex, "release" | "upgrade" | "close"> & {
+    connect(port: MessagePort, checked: string[]): void;
+  };
 
-/** An error keeps its code: SQLite's or the OS's (SQLITE_FULL, ENOSPC) or SLUICE_INDEX_DAMAGED, so the caller can tell those apart. */
-export type WriterReply = CallReply;
-
+// An error keeps its code: SQLite's or the OS's (SQLITE_FULL, ENOSPC) or SLUICE_INDEX_DAMAGED, so the caller can tell those apart.
 const index = new SqliteFtsIndex({ dir: (workerData as { dir: string }).dir });
 startHeapTrace("index writer");
+const jobCalls = methodsOf(index, JOB_CALLS);
 
-function answer(port: MessagePort | NonNullable<typeof parentPort>, request: WriterRequest): Promise<void> {
-  const method = index[request.method] as (...args: unknown[]) => Promise<unknown>;
-  return answerCall((reply) => port.postMessage(reply), request.id, () => method.apply(index, request.args));
-}
-
-parentPort!.on("message", (request: WriterRequest | WriterConnect) => {
-  if ("connect" in request) {
-    index.trustChecked(request.checked);
-    const port = request.connect;
-    port.on("message", (r: WriterRequest) => void answer(port, r));
+serve<IndexWriterCalls>(parentPort!, {
+  ...jobCalls,
+  ...methodsOf(index, ["release", "upgrade", "close"]),
+  connect(port, checked) {
+    index.trustChecked(checked);
+    serve<IndexWriterJobCalls>(port, jobCalls);
     // A channel whose other thread ended must not keep this one alive.
     port.unref();
-    return;
-  }
-  void answer(parentPort!, request);
+  },
 });

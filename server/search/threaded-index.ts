@@ -1,12 +1,13 @@
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
-import type { WriterConnect, WriterReply, WriterRequest } from "./index-writer.worker";
+import type { IndexWriterCalls } from "./index-writer.worker";
 import crypto from "node:crypto";
 import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite";
 import { INDEX_ERROR_KINDS, IndexDamagedError } from "./index-damage";
-import { PendingCalls } from "../threads/pending-calls";
+import type { CallReply } from "../threads/pending-calls";
+import { Caller, type Args, type Method, type Result } from "../threads/rpc";
 import { IndexReaderPool } from "./index-reader-pool";
 import { SearchResultCache } from "./search-result-cache";
 
@@ -25,7 +26,8 @@ export const DEFAULT_SEARCH_CACHE_BYTES = 32 * 1024 * 1024;
  */
 export class ThreadedSqliteIndex implements SearchIndex {
   /**
-   * The caller's thread: index status and counts for listings, a job's indexed state; read-only.
+   * The caller's thread: index status and counts for listings, the indexed state of a job run on
+   * this thread (a job on its own thread reads it on the writer's, over writerPort); read-only.
    * It runs no quick_check: that reads every page of the file, 0.2 to 0.4 s of this thread for a
    * 1,700-file collection, during which no request moved (the load bench's answers over 1 s at
    * an ingestion's start, issue 20). Every read here first has a reader thread check the file
@@ -35,8 +37,8 @@ export class ThreadedSqliteIndex implements SearchIndex {
   private readonly dir: string;
   /** The writer thread; null until first needed and after it stopped (the next call starts another). */
   private worker: Worker | null = null;
-  /** Calls to the writer thread waiting for its answer, each with its first argument (the collection, for damage found). */
-  private readonly calls = new PendingCalls<unknown>(INDEX_ERROR_KINDS);
+  /** Calls to the writer thread, each with its first argument (the collection, for damage found) kept for its answer. */
+  private readonly writes = new Caller<IndexWriterCalls, unknown>((message, transfer) => this.worker?.postMessage(message, transfer), INDEX_ERROR_KINDS);
   private closed = false;
 
   /** Searches and document pages run on reader threads (index-reader-pool.ts); the rest reads on the caller's thread. */
@@ -59,8 +61,8 @@ export class ThreadedSqliteIndex implements SearchIndex {
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
-    worker.on("message", (reply: WriterReply) => {
-      const settled = this.calls.settle(reply);
+    worker.on("message", (reply: CallReply) => {
+      const settled = this.writes.settle(reply);
       if (settled?.error instanceof IndexDamagedError && typeof settled.meta === "string") this.noteDamaged(settled.meta);
     });
     // A writer that dies (out of memory, an uncaught error) fails what it had, not the process;
@@ -68,7 +70,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
     const fail = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = null;
-      this.calls.failAll(new Error(`The index writer stopped: ${error.message}`));
+      this.writes.failAll(new Error(`The index writer stopped: ${error.message}`));
     };
     worker.on("error", fail);
     worker.on("exit", (code) => fail(new Error(`exit code ${code}`)));
@@ -87,26 +89,23 @@ export class ThreadedSqliteIndex implements SearchIndex {
 
   /**
    * A channel of its own to the writer thread, for another thread (an ingestion job's): its
-   * writes reach the writer, and their answers come back, without a turn of this thread's event
-   * loop. It closes when the writer stops; damage found through it is passed to noteDamaged.
+   * writes, and the read of the indexed state it starts from, reach the writer and are answered
+   * without a turn of this thread's event loop. It closes when the writer stops. Damage found through it reaches noteDamaged through
+   * the job: it sets the file aside (moveAside) or fails with IndexDamagedError (job-thread.ts).
    */
   writerPort(collectionId: string): MessagePort {
     if (this.closed) throw new Error("The index is closed");
     this.worker ??= this.spawn();
     const { port1, port2 } = new MessageChannel();
-    // The job's first read (its indexed state) had a reader check the file (upgraded()): the writer need not check it again.
-    this.worker.postMessage({ connect: port2, checked: this.checked.has(collectionId) ? [collectionId] : [] } satisfies WriterConnect, [port2]);
+    // A reader has checked the file since this process started (a listing's upgraded()): the writer need not check it again.
+    this.writes.noteWith([port2], "connect", [port2, this.checked.has(collectionId) ? [collectionId] : []]);
     return port1;
   }
 
-  private call<T>(method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
+  private call<M extends Method<IndexWriterCalls>>(method: M, ...args: Args<IndexWriterCalls, M>): Promise<Result<IndexWriterCalls, M>> {
     if (this.closed) return Promise.reject(new Error("The index is closed"));
     this.worker ??= this.spawn();
-    return this.send(this.worker, method, ...args);
-  }
-
-  private send<T>(worker: Worker, method: WriterRequest["method"], ...args: unknown[]): Promise<T> {
-    return this.calls.call<T>(args[0], (id) => worker.postMessage({ id, method, args } satisfies WriterRequest));
+    return this.writes.callWith(args[0], undefined, method, args);
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {
@@ -185,7 +184,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
     let flight = this.inFlight.get(flightKey);
     if (!flight) {
       flight = this.readers
-        .run<SearchHit[]>("search", collectionId, query, topK, options)
+        .run("search", collectionId, query, topK, options)
         .then((hits) => this.results!.set(key, collectionId, version, hits) as SearchHit[])
         .finally(() => this.inFlight.delete(flightKey));
       this.inFlight.set(flightKey, flight);
@@ -262,7 +261,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
     await this.reader.close();
     const worker = this.worker;
     if (worker) {
-      await this.send(worker, "close").catch(() => undefined);
+      await this.writes.call("close").catch(() => undefined);
       this.worker = null;
       await worker.terminate();
     }

@@ -54,8 +54,8 @@ export class PendingCalls<Meta = undefined> {
   }
 }
 
-/** The answering side: runs one request's work and posts its reply, the error as it can cross. */
-export async function answerCall(post: (reply: CallReply) => void, id: number, work: () => Promise<unknown>): Promise<void> {
+/** The answering side: runs one request's work (its result, or a promise of it) and posts its reply, the error as it can cross. */
+export async function answerCall(post: (reply: CallReply) => void, id: number, work: () => unknown): Promise<void> {
   try {
     post({ id, ok: true, result: await work() });
   } catch (error) {

@@ -68,14 +68,14 @@ describe("IndexReaderPool", () => {
 
   it("sees what the writer commits after it opened the file, and a collection created after a search found none", async () => {
     const readers = pool(1, 8);
-    assert.equal((await readers.run<unknown[]>("search", collection, "platypus", 5)).length, 0);
+    assert.equal((await readers.run("search", collection, "platypus", 5)).length, 0);
     await writer.upsertDocument(collection, doc(1000, "platypus"));
-    assert.equal((await readers.run<Array<{ path: string }>>("search", collection, "platypus", 5))[0]?.path, "folder-6/file-1000.md");
+    assert.equal((await readers.run("search", collection, "platypus", 5))[0]?.path, "folder-6/file-1000.md");
 
     const later = crypto.randomUUID();
     assert.deepEqual(await readers.run("search", later, "heron", 5), []);
     await writer.upsertDocument(later, doc(2000, "heron"));
-    assert.deepEqual((await readers.run<Array<{ path: string }>>("search", later, "heron", 5)).map((h) => h.path), Array(3).fill("folder-5/file-2000.md"), "its three chunks");
+    assert.deepEqual((await readers.run("search", later, "heron", 5)).map((h) => h.path), Array(3).fill("folder-5/file-2000.md"), "its three chunks");
   });
 
   it("sheds what its bounded queue cannot hold with 503 and Retry-After, and answers the rest", async () => {
@@ -101,7 +101,7 @@ describe("IndexReaderPool", () => {
     const readers = pool(2, 8);
     const gone = crypto.randomUUID();
     await writer.upsertDocument(gone, doc(3000, "walrus"));
-    assert.equal((await readers.run<unknown[]>("search", gone, "walrus", 5)).length, 3, "its three chunks");
+    assert.equal((await readers.run("search", gone, "walrus", 5)).length, 3, "its three chunks");
     await readers.broadcast("release", gone);
     await writer.drop(gone);
     assert.deepEqual(await readers.run("search", gone, "walrus", 5), []);

@@ -7,7 +7,7 @@ import { after, describe, it } from "node:test";
 import { isDiskFull } from "../../server/disk/disk-space";
 import { JobCounters, type ProgressRow } from "../../server/ingest/job-counters";
 import { JOB_ERROR_KINDS, JobInterrupted } from "../../server/ingest/job-interrupted";
-import { AFTER_WORK_DELAY_MS, JobThreads, type ThreadTask } from "../../server/ingest/job-thread";
+import { AFTER_WORK_DELAY_MS, JobThreads, type ThreadableIndex, type ThreadTask } from "../../server/ingest/job-thread";
 import { fromWire, toWire } from "../../server/threads/wire-error";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
@@ -108,7 +108,32 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     }
   });
 
-  it("a damaged index file, found through this thread's reader, is set aside and rebuilt by the job", async () => {
+  it("reads its indexed state over its own channel to the writer thread: the API's thread lends it only that channel", async () => {
+    const collectionId = randomUUID();
+    let setAside = 0;
+    // What ThreadableIndex asks for and no more: this thread has no indexedState for the job to ask.
+    const lent: ThreadableIndex = {
+      writerPort: (id) => index.writerPort(id),
+      noteDamaged: (id) => index.noteDamaged(id),
+      moveAside: (id) => {
+        setAside++;
+        return index.moveAside(id);
+      },
+    };
+    const own = new JobThreads(lent, null);
+    try {
+      await own.run(task(collectionId), new Adopted(), new AbortController().signal);
+      const second = new Adopted();
+      await own.run(task(collectionId), second, new AbortController().signal);
+      assert.equal(second.filesUnchanged, 2, "the second run found what the first wrote");
+      assert.equal(second.filesAdded, 0);
+      assert.equal(setAside, 0);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("a damaged index file, found by the writer thread as the job reads its state, is set aside through this thread and rebuilt by the job", async () => {
     const collectionId = randomUUID();
     fs.mkdirSync(path.join(dir, "indexes"), { recursive: true });
     fs.writeFileSync(path.join(dir, "indexes", `${collectionId}.db`), "this is not a database ".repeat(500));

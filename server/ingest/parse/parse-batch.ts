@@ -1,22 +1,18 @@
 // What a parser thread does with a batch of files (parse.worker.ts is the thread's entry; this is
 // apart so it can be tested on the calling thread).
+import fs from "node:fs";
 import { chunkText } from "./chunker";
 import { extractText } from "./extract-text";
 import type { ParseResult } from "./parse-types";
 import { releaseBytes } from "../../connectors/owned-bytes";
 
-export interface ParseRequest {
-  id: number;
-  files: Array<{ fileName: string; bytes: Uint8Array }>;
+/** One file to parse, as it goes to a parser thread. */
+export interface ParseFile {
+  fileName: string;
+  bytes: Uint8Array;
 }
 
 export type ParseOutcome = { ok: true; result: ParseResult } | { ok: false; message: string };
-
-/** One outcome per file of the request, in its order. */
-export interface ParseReply {
-  id: number;
-  results: ParseOutcome[];
-}
 
 export interface ParseWorkerData {
   /** Set by the pool only when SLUICE_PARSER_TEST_HOOKS=1; see runTestHook. */
@@ -49,8 +45,15 @@ async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
     });
   }
   if (base.startsWith("__sluice_test_oom__")) {
+    // 8 MB at a time: the heap's limit comes after a few collections, not hundreds (seconds of a loaded core).
     const hog: number[][] = [];
-    for (;;) hog.push(Array.from({ length: 100_000 }, (_, i) => i * Math.random()));
+    for (;;) hog.push(new Array<number>(1_000_000).fill(0.5));
+  }
+  if (base.startsWith("__sluice_test_wait__")) {
+    // Busy until the test creates the file named by this one's contents: a slow parse that ends when the test says, not after a time.
+    const released = new TextDecoder().decode(bytes);
+    while (!fs.existsSync(released)) await new Promise((resolve) => setTimeout(resolve, 10));
+    throw new Error("test hook: released");
   }
   if (base.startsWith("__sluice_test_hang__")) {
     for (;;);
@@ -62,7 +65,7 @@ async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
  * out, as strings of their own): the memory goes now, not at this thread's next full collection.
  * The sender keeps its own copy for a retry.
  */
-export async function parseBatch(files: ParseRequest["files"], testHooks = false): Promise<ParseOutcome[]> {
+export async function parseBatch(files: readonly ParseFile[], testHooks = false): Promise<ParseOutcome[]> {
   const results: ParseOutcome[] = [];
   for (const file of files) {
     try {

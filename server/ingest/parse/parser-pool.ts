@@ -1,14 +1,16 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import { isSupported } from "./file-types";
-import type { ParseReply, ParseRequest, ParseWorkerData } from "./parse-batch";
+import type { ParseWorkerData } from "./parse-batch";
+import type { ParserCalls, ParserHostCalls } from "./parse.worker";
+import { isReply, type CallRequest, type ReplyOf } from "../../threads/rpc";
 import { ParseError, type ParseResult } from "./parse-types";
 import { PARSER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 
 export interface ParserPoolOptions {
   /** Worker threads. Default: the CPUs less one, 1 to 4 (see defaultPoolSize). */
   size?: number;
-  /** A parse taking longer than this is killed (worker terminated and replaced). Default 60 000. */
+  /** A parse taking longer than this, from when its thread is ready, is killed (worker terminated and replaced). Default 60 000. */
   timeoutMs?: number;
   /** V8 old-generation heap limit per worker; a parse going over it is killed. Default 256. */
   maxHeapMb?: number;
@@ -51,6 +53,11 @@ interface Slot {
   jobs: Job[];
   batchId: number;
   timer: NodeJS.Timeout | null;
+  /**
+   * The thread has loaded its parsers (its `ready` note): a parse's time limit runs from then,
+   * since loading them took seconds on a loaded machine (pdf.js and the rest at nice 10).
+   */
+  ready: boolean;
   /** Started beyond the pool's size for a backlog; stops when idle for spareIdleMs. */
   spare: boolean;
   idleTimer: NodeJS.Timeout | null;
@@ -102,8 +109,9 @@ function defaultSpares(size: number): number {
  * memory-hungry parser costs one file, never the server. Requests beyond the pool size queue.
  *
  * Test hooks: when SLUICE_PARSER_TEST_HOOKS=1 is set in this process at construction time, file
- * names starting with __sluice_test_crash__ / __sluice_test_oom__ / __sluice_test_hang__ make the
- * worker crash / allocate until out of memory / loop forever (see parse.worker.ts). Tests only.
+ * names starting with __sluice_test_crash__ / __sluice_test_oom__ / __sluice_test_hang__ /
+ * __sluice_test_wait__ make the worker crash / allocate until out of memory / loop forever / wait
+ * until the file its contents name exists (see parse-batch.ts). Tests only.
  */
 export class ParserPool {
   private readonly size: number;
@@ -247,14 +255,23 @@ export class ParserPool {
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker, jobs: [], batchId: 0, timer: null, spare, idleTimer: null };
-    worker.on("message", (reply: ParseReply) => {
+    const slot: Slot = { worker, jobs: [], batchId: 0, timer: null, ready: false, spare, idleTimer: null };
+    worker.on("message", (message: ReplyOf<ParserCalls, "parse"> | CallRequest<ParserHostCalls>) => {
+      if (!isReply(message)) {
+        slot.ready = true;
+        if (slot.jobs.length > 0) this.limitTime(slot);
+        return;
+      }
+      const reply = message;
       if (slot.jobs.length === 0 || slot.batchId !== reply.id) return;
       const jobs = this.release(slot);
+      // parseBatch answers each file's failure in its outcome; a failed call is the thread's own (it should not happen).
+      const outcomes = reply.ok ? reply.result : null;
+      const missing = reply.ok ? "The parser gave no answer for this file" : `The parser failed: ${reply.error.message}`;
       jobs.forEach((job, i) => {
-        const outcome = reply.results[i];
+        const outcome = outcomes?.[i];
         if (outcome?.ok) job.resolve(outcome.result);
-        else job.reject(new ParseError(outcome?.message ?? "The parser gave no answer for this file"));
+        else job.reject(new ParseError(outcome?.message ?? missing));
       });
       this.dispatch();
       this.idle(slot);
@@ -276,10 +293,7 @@ export class ParserPool {
     slot.idleTimer = null;
     slot.jobs = jobs;
     slot.batchId = this.nextBatchId++;
-    slot.timer = setTimeout(() => {
-      const seconds = Number((this.timeoutMs / 1000).toFixed(1));
-      this.replace(slot, new ParseError(`Parsing timed out after ${seconds} s`));
-    }, this.timeoutMs);
+    if (slot.ready) this.limitTime(slot);
     // A lone file's buffer moves to a steady worker (nothing kept here). A batch, or a file on a
     // spare, goes as a copy: if the worker dies, each of its files is parsed again on its own, and
     // a file too big for a spare's heap again on a steady worker. Copies are exact and
@@ -293,7 +307,7 @@ export class ParserPool {
       return { fileName: job.fileName, bytes };
     });
     if (moveOriginal) jobs[0].bytes = new Uint8Array(0);
-    const request: ParseRequest = { id: slot.batchId, files };
+    const request = { id: slot.batchId, method: "parse", args: files } satisfies CallRequest<ParserCalls>;
     this.messagesSent++;
     try {
       slot.worker.postMessage(request, transfer);
@@ -304,6 +318,14 @@ export class ParserPool {
         this.replace(slot, new ParseError(`Could not hand the file to a parser: ${err instanceof Error ? err.message : String(err)}`));
       }
     }
+  }
+
+  /** The running batch's time limit: past it the thread is taken for hung. */
+  private limitTime(slot: Slot): void {
+    slot.timer = setTimeout(() => {
+      const seconds = Number((this.timeoutMs / 1000).toFixed(1));
+      this.replace(slot, new ParseError(`Parsing timed out after ${seconds} s`));
+    }, this.timeoutMs);
   }
 
   /** Takes the slot's batch off it and clears its timer. */
