@@ -77,6 +77,18 @@ export interface Config {
   minFreeDiskBytes: number;
 }
 
+/**
+ * What the configuration chose, as the composition root computed it (composition/compose.ts:
+ * modeOf): the rest of the code is handed this, or what was built for it, and never looks at
+ * DATABASE_URL or REDIS_URL itself.
+ */
+export interface Mode {
+  /** "sqlite": the desktop's files under DATA_DIR; "postgres": a team server's database (DATABASE_URL). */
+  database: "sqlite" | "postgres";
+  /** "in-process": the serial queue of one server; "redis": BullMQ, shared by every process of a team server (REDIS_URL). */
+  queue: "in-process" | "redis";
+}
+
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 

@@ -30,7 +30,7 @@ export interface BullmqQueueOptions {
   /** How the running job rides out a database outage (DB_OUTAGE_GRACE_S). */
   outage?: DatabaseOutage;
   /** Jobs running at once across every process (INGEST_CONCURRENCY), and in this one at most. */
-  concurrency?: number;
+  concurrency: number;
 }
 
 /**
@@ -64,7 +64,7 @@ export class BullmqJobQueue implements IngestQueue {
   ) {
     this.redis = options.redis;
     this.outage = options.outage ?? new DatabaseOutage(0);
-    this.concurrency = options.concurrency ?? 1;
+    this.concurrency = options.concurrency;
     this.ownerId = String(options.redis.options.connectionName);
     this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
     this.queue.on("error", (error) => this.logError("ingestion queue", error));

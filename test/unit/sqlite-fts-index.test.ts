@@ -8,6 +8,7 @@ import type { DataSource } from "typeorm";
 import Database from "better-sqlite3";
 import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex, parseQuery } from "../../server/search/sqlite-fts-index";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+import { loadConfig } from "../../server/config";
 import { PostgresFtsIndex } from "../../server/search/postgres-fts-index";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
@@ -711,7 +712,7 @@ test("SQLite threaded: reader threads answer from a version-1 file (the writer u
   const { dir, collection } = await sqlite.newIndex();
   fs.mkdirSync(dir!, { recursive: true });
   writeVersion1File(path.join(dir!, `${collection}.db`));
-  const index = new ThreadedSqliteIndex({ dir: dir!, readers: { threads: 1, queueLimit: 8 } });
+  const index = new ThreadedSqliteIndex({ dir: dir!, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: loadConfig({}).searchCacheBytes });
   closers.push(() => index.close());
   const hits = await index.search(collection, "highlighter", 10);
   assert.equal(hits[0]?.path, "rare/pens.txt");
