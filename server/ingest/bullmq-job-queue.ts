@@ -15,6 +15,14 @@ const QUEUE_NAME = "ingest";
 const SWEEP_EVERY_MS = 3_000;
 /** The worker's longest wait for a job (BZPOPMIN), kept under the connection's command timeout (REDIS_TIMEOUT_MS). */
 const WORKER_BLOCK_SECONDS = 2;
+/**
+ * BullMQ's lock on a job a worker holds, renewed at half this while it runs, and how often the
+ * workers look for jobs whose lock has lapsed. A job handed out to a process that died before it
+ * marked the row running is handed out again within their sum (20 s): queued jobs of a dead
+ * process run after a restart as on the desktop. A running one is recorded failed at once by the sweep.
+ */
+const LOCK_MS = 15_000;
+const STALLED_CHECK_MS = 5_000;
 /** How long a job waits before looking again when another job is writing into its collection. */
 const COLLECTION_BUSY_RETRY_MS = 1_000;
 
@@ -85,8 +93,8 @@ export class BullmqJobQueue implements IngestQueue {
         connection: this.redis,
         prefix: this.options.prefix,
         concurrency: this.concurrency,
-        lockDuration: 15_000,
-        stalledInterval: 5_000,
+        lockDuration: LOCK_MS,
+        stalledInterval: STALLED_CHECK_MS,
         drainDelay: WORKER_BLOCK_SECONDS,
       });
       this.worker.on("error", (error) => this.logError("ingestion worker", error));
