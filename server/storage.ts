@@ -31,7 +31,7 @@ export interface SqliteStorage extends Storage {
   index: ThreadedSqliteIndex;
 }
 
-type StorageLogger = { warn(message: string): void; info?(message: string): void };
+export type StorageLogger = { warn(message: string): void; info?(message: string): void };
 
 /** The SQLite index's sizing, taken from the validated configuration (its defaults live in config.ts only). */
 export function sqliteIndexOptions(config: Pick<Config, "searchReaders" | "searchQueueLimit" | "searchCacheBytes">) {
@@ -47,8 +47,13 @@ export async function openSqliteStorage(
   secrets: SecretStore,
 ): Promise<SqliteStorage> {
   const db = await openDatabase({ dataDir: config.dataDir, entities: KIND_ENTITIES });
-  const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), ...sqliteIndexOptions(config) });
-  return { db, index, vectors: new SqliteVecStore(path.join(config.dataDir, "vectors")), secrets };
+  try {
+    const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), ...sqliteIndexOptions(config) });
+    return { db, index, vectors: new SqliteVecStore(path.join(config.dataDir, "vectors")), secrets };
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
 }
 
 /**

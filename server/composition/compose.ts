@@ -17,7 +17,7 @@ import { modelsOptions } from "../llm/models.options";
 import { SharedPulls } from "../llm/shared-pulls";
 import { openRedis } from "../redis/redis-connection";
 import { openSecretStore } from "../secrets/secrets";
-import { keepDataDirPrivate, openPostgresStorage, openSqliteStorage, type Storage } from "../storage";
+import { keepDataDirPrivate, openPostgresStorage, openSqliteStorage, type Storage, type StorageLogger } from "../storage";
 
 /** The mode decision, made here once: the rest of the code is handed what was built, or this value. */
 export function modeOf(config: Pick<Config, "databaseUrl" | "redisUrl">): Mode {
@@ -119,14 +119,14 @@ async function compose(config: Config, logger: Logger, role: "api" | "worker"): 
 }
 
 /** The mode's storage alone (database, index, vectors, secrets), opened as a process opens it: for tools and tests beside a server. */
-export async function openStorage(config: Config, logger: Logger | { warn(message: string): void; info?(message: string): void }): Promise<Storage> {
+export async function openStorage(config: Config, logger: StorageLogger): Promise<Storage> {
   const { storage, parts } = await openEngines(config, logger);
   await parts.threads?.close();
   return storage;
 }
 
 /** The storage engines of the mode, and what of the ingestion wiring goes with them. */
-async function openEngines(config: Config, logger: { warn(message: string): void; info?(message: string): void }): Promise<{ storage: Storage; parts: Omit<IngestionParts, "queue"> }> {
+async function openEngines(config: Config, logger: StorageLogger): Promise<{ storage: Storage; parts: Omit<IngestionParts, "queue"> }> {
   keepDataDirPrivate(config.dataDir, logger);
   const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
   if (config.databaseUrl) {
@@ -141,7 +141,7 @@ async function openEngines(config: Config, logger: { warn(message: string): void
 }
 
 /** How a job batches its writes to the team's database: one at a time when the database shares a small machine with this process. */
-function teamBatches(url: string, logger: { info?(message: string): void }) {
+function teamBatches(url: string, logger: StorageLogger) {
   const cores = os.availableParallelism();
   const batching = databaseBatches(cores, databaseOnThisMachine(url));
   if (batching.writesInFlight === 1) {

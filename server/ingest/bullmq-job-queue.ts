@@ -49,8 +49,10 @@ export interface BullmqQueueOptions {
  * pipelines run side by side, except two into one collection: the later waits (a job's start
  * clears what a killed job left half-written in its collection, which would be the other's work).
  * The same pipeline never has two jobs (recordQueuedJob's 409). The process running a job names itself in Redis (an owner key holding the name
- * of its connection), so when that process dies, any other marks the row failed "Interrupted by
- * shutdown" at once instead of running the job again; BullMQ's stalled check then drops it.
+ * of its connection), so when that process dies, any other (or itself, restarted) marks the row
+ * failed "Interrupted by shutdown", as the desktop's queue does at start-up, instead of running the
+ * job again; BullMQ's stalled check then drops it. A process is dead once its connection is closed,
+ * or silent for longer than BullMQ's lock (LOCK_MS), which it renews on that connection while it runs a job.
  */
 export class BullmqJobQueue implements IngestQueue {
   private readonly redis: Redis;
@@ -219,16 +221,12 @@ export class BullmqJobQueue implements IngestQueue {
     }
   }
 
-  /** Marks failed every running job whose process no longer holds a connection to Redis. */
+  /** Marks failed every running job whose process no longer holds a live connection to Redis. */
   private async sweep(): Promise<void> {
     if (this.stopped) return;
     const running = await this.db.manager.find(IngestJob, { where: { runState: "running" } });
     if (running.length === 0) return;
-    const live = new Set(
-      String(await this.redis.client("LIST"))
-        .split("\n")
-        .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? ""),
-    );
+    const live = await this.liveConnections();
     for (const job of running) {
       const owner = await this.redis.get(this.ownerKey(job.id));
       if (owner && live.has(owner)) continue;
@@ -241,6 +239,22 @@ export class BullmqJobQueue implements IngestQueue {
       await this.redis.del(`${this.options.prefix}:${QUEUE_NAME}:${job.id}:lock`);
       this.logger.warn(`ingestion job ${job.id} was interrupted (its process is gone) and is marked failed`);
     }
+  }
+
+  /**
+   * The names of the connections Redis lists and has heard from within LOCK_MS. A process running
+   * a job renews its BullMQ lock on its connection every LOCK_MS / 2, so a connection silent for
+   * longer holds no lock: its process is gone without closing it (a machine that lost power, whose
+   * connection Redis keeps until its TCP keepalive gives up, 300 s by default), or frozen.
+   */
+  private async liveConnections(): Promise<Set<string>> {
+    const live = new Set<string>();
+    for (const line of String(await this.redis.client("LIST")).split("\n")) {
+      const name = /(?:^| )name=(\S*)/.exec(line)?.[1];
+      const idleSeconds = Number(/(?:^| )idle=(\d+)/.exec(line)?.[1] ?? 0);
+      if (name && idleSeconds * 1000 < LOCK_MS) live.add(name);
+    }
+    return live;
   }
 
   /** Connection errors reach here too (BullMQ forwards them); the connection's own log line has them already. */

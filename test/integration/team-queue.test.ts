@@ -243,6 +243,28 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     }
   });
 
+  it("a worker frozen mid-run (SIGSTOP: its connection stays open, as a machine that lost power leaves it) is recorded interrupted once its lock lapses", async () => {
+    // api is API-only here (SLUICE_WORKER=0): it sweeps but takes no jobs.
+    const frozen = startWorker(teamEnv);
+    try {
+      await waitFor(async () => frozen.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      const stuck = await addSource("Team bulk frozen");
+      await request("POST", `/data_pipelines/${stuck.pipeline.id}/ingest`, { token: owner.token });
+      await waitFor(async () => {
+        const now = await status(stuck.pipeline.id);
+        return now.status === "processing" && now.queued === false;
+      }, "the job to run");
+      frozen.child.kill("SIGSTOP");
+      // Redis still lists the frozen worker's connection; its silence past BullMQ's lock (15 s) is what tells.
+      const failed = await done(stuck.pipeline.id);
+      assert.equal(failed.status, "failed", JSON.stringify(failed));
+      assert.equal(failed.error_message, "Interrupted by shutdown");
+    } finally {
+      frozen.child.kill("SIGKILL");
+      await frozen.exited;
+    }
+  });
+
   it("a queued job still runs when Redis has lost its data: the database rows are the source of truth", async () => {
     await api.stop();
     api = await startSluice({ dataDir, env: { ...teamEnv, SLUICE_WORKER: "0" } });
