@@ -5,7 +5,7 @@ import { z } from "zod";
 import { parseOllamaHost } from "./net/ollama-host";
 import { parseNetworkEntry } from "./net/network-entry";
 
-/** Everything the server reads from the environment, validated once at start-up (README: Configuration). */
+/** Everything the server reads from the environment, validated once at start-up (docs/configuration.md, generated from SETTINGS below). */
 export interface Config {
   port: number;
   host: string;
