@@ -1,7 +1,7 @@
 import { DelayedError, Queue, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { DataSource, EntityManager } from "typeorm";
-import { DatabaseOutage } from "../data/database-outage";
+import type { DatabaseOutage } from "../data/database-outage";
 import { isDatabaseUnreachable } from "../data/db-errors";
 import { ServiceUnavailableError } from "../errors";
 import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
@@ -36,7 +36,7 @@ export interface BullmqQueueOptions {
   /** Take jobs in this process (API processes with SLUICE_WORKER=1, and `npm run worker`). */
   runWorker: boolean;
   /** How the running job rides out a database outage (DB_OUTAGE_GRACE_S). */
-  outage?: DatabaseOutage;
+  outage: DatabaseOutage;
   /** Jobs running at once across every process (INGEST_CONCURRENCY), and in this one at most. */
   concurrency: number;
 }
@@ -73,7 +73,7 @@ export class BullmqJobQueue implements IngestQueue {
     private readonly options: BullmqQueueOptions,
   ) {
     this.redis = options.redis;
-    this.outage = options.outage ?? new DatabaseOutage(0);
+    this.outage = options.outage;
     this.concurrency = options.concurrency;
     this.ownerId = String(options.redis.options.connectionName);
     this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
