@@ -7,7 +7,7 @@ import cookieParser from "cookie-parser";
 import express, { type Express } from "express";
 import type { Redis } from "ioredis";
 import type { DataSource } from "typeorm";
-import type { Config } from "./config";
+import type { Config, Mode } from "./config";
 import type { Logger } from "./logger";
 import type { SecretStore } from "./secrets/secrets";
 import { AccountsService } from "./accounts/accounts.service";
@@ -49,6 +49,8 @@ import { readinessRoutes } from "./health";
 
 export interface AppDeps {
   config: Config;
+  /** What the composition root built this process on (composition/compose.ts: modeOf). */
+  mode: Mode;
   /** The address browsers use: PUBLIC_URL, or the one the server listens on. */
   publicUrl: string;
   db: DataSource;
@@ -70,7 +72,7 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
+export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
     ...DEFAULT_ACCOUNT_LIMITS,
@@ -98,7 +100,7 @@ export async function createApp({ config, publicUrl, db, secrets, logger, index,
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
-  api.use(instanceRoutes(config.databaseUrl !== null));
+  api.use(instanceRoutes(mode.database === "postgres"));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));
   api.use(dataSourcesRoutes(sources, schedules));

@@ -3,16 +3,9 @@ import type { AddressInfo, Socket } from "node:net";
 import type { Express } from "express";
 import http from "node:http";
 import { createApp } from "./app";
-import { openStorage } from "./storage";
 import type { Config } from "./config";
-import { openIngestion } from "./ingestion";
 import type { Logger } from "./logger";
-import { ModelsService } from "./llm/models.service";
-import { modelsOptions } from "./llm/models.options";
-import { openRedis } from "./redis/redis-connection";
-import { RedisAttemptStore } from "./accounts/redis-attempt-store";
-import { SharedPulls } from "./llm/shared-pulls";
-import { acquireInstanceLock } from "./instance-lock";
+import { composeApi } from "./composition/compose";
 import { requestTurns } from "./http/request-turns";
 
 export interface RunningServer {
@@ -24,72 +17,38 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Opens storage and secrets, builds the app, listens and starts the job queue: shared by `npm start` and the Electron shell. */
+/** Builds the process from the composition root, listens, and starts the job queue: shared by `npm start` and the Electron shell. */
 export async function startServer(config: Config, logger: Logger): Promise<RunningServer> {
-  // One server per DATA_DIR on the desktop (one job at a time); team mode (REDIS_URL) shares storage on purpose.
-  const lock = config.redisUrl ? null : acquireInstanceLock(config.dataDir);
+  const composition = await composeApi(config, logger);
+  let serving: { server: Server; sockets: Set<Socket> } | null = null;
+  const close = () =>
+    composition.close(async () => {
+      if (serving) await closeHttp(serving.server, serving.sockets);
+    });
   try {
-    const running = await serve(config, logger);
-    lock?.setUrl(running.url);
-    return {
-      ...running,
-      close: async () => {
-        try {
-          await running.close();
-        } finally {
-          lock?.release();
-        }
-      },
-    };
+    // Listen first: with PORT=0 the address (and so the OAuth redirect URI) is only known then.
+    const server = await listen(config.port, config.host);
+    const sockets = new Set<Socket>();
+    serving = { server, sockets };
+    const port = (server.address() as AddressInfo).port;
+    const url = `http://${config.host}:${port}`;
+    composition.listening(url);
+    const { storage, ingestion, mode, models, attemptStore, redis } = composition;
+    const app = await createApp({ ...storage, config, mode, publicUrl: config.publicUrl ?? url, logger, kinds: ingestion.kinds, queue: ingestion.queue, models, attemptStore, redis });
+    // New connections are taken between short turns while they keep coming (http/request-turns.ts).
+    const turns = requestTurns(app);
+    server.on("request", turns.request);
+    server.on("connection", turns.connection);
+    await composition.start();
+    server.on("connection", (socket) => {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+    });
+    return { url, port, app, close };
   } catch (error) {
-    lock?.release();
+    await close().catch(() => undefined);
     throw error;
   }
-}
-
-async function serve(config: Config, logger: Logger): Promise<RunningServer> {
-  const storage = await openStorage(config, logger);
-  const { db, index, secrets } = storage;
-  // Team mode (REDIS_URL): one connection for the queue, pull locks and sign-in counts.
-  const redis = config.redisUrl ? openRedis({ redisUrl: config.redisUrl, redisSentinels: config.redisSentinels }, logger) : null;
-  const ingestion = openIngestion(config, storage, logger, config.runWorker, redis);
-  const { kinds, queue } = ingestion;
-  // Listen first: with PORT=0 the address (and so the OAuth redirect URI) is only known then.
-  const server = await listen(config.port, config.host);
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.host}:${port}`;
-  const sharedPulls = redis ? SharedPulls.open(redis, config.redisPrefix, db, logger) : undefined;
-  const models = new ModelsService(db, modelsOptions(config), logger, sharedPulls);
-  const attemptStore = redis ? new RedisAttemptStore(redis, config.redisPrefix) : undefined;
-  const app = await createApp({ config, publicUrl: config.publicUrl ?? url, db, secrets, logger, index, vectors: storage.vectors, kinds, queue, models, attemptStore, redis });
-  // New connections are taken between short turns while they keep coming (http/request-turns.ts).
-  const turns = requestTurns(app);
-  server.on("request", turns.request);
-  server.on("connection", turns.connection);
-  await queue.start();
-  ingestion.scheduler.start();
-
-  const sockets = new Set<Socket>();
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  return {
-    url,
-    port,
-    app,
-    close: async () => {
-      await ingestion.close();
-      // Ends every POST /models stream with an error event, so the HTTP server can close.
-      await models.close();
-      await sharedPulls?.close();
-      await closeHttp(server, sockets);
-      await redis?.quit();
-      await index.close();
-      await storage.vectors.close();
-      if (db.isInitialized) await db.destroy();
-    },
-  };
 }
 
 function listen(port: number, host: string): Promise<Server> {

@@ -5,13 +5,12 @@ import type { Config } from "./config";
 import { KIND_ENTITIES } from "./connectors/registry";
 import { openDatabase } from "./data/data-source";
 import { makeDataDirPrivate } from "./data/private-data-dir";
-import { PostgresFtsIndex } from "./search/postgres";
+import { PostgresFtsIndex, PostgresVectorStore } from "./search/postgres";
 import type { SearchIndex } from "./search/search-index";
 import { ThreadedSqliteIndex } from "./search/threaded-index";
 import type { VectorStore } from "./search/vector-store";
 import { SqliteVecStore } from "./search/sqlite";
-import { PostgresVectorStore } from "./search/postgres";
-import { openSecretStore, type SecretStore } from "./secrets/secrets";
+import type { SecretStore } from "./secrets/secrets";
 import { DatabaseSecretStore } from "./secrets/database-store";
 import { SEAL_KEY_BYTES } from "./secrets/seal";
 
@@ -26,24 +25,49 @@ export interface Storage {
   secrets: SecretStore;
 }
 
+/** The desktop's storage, with its index as the SQLite engine it is: the job threads write through its writer thread. */
+export interface SqliteStorage extends Storage {
+  index: ThreadedSqliteIndex;
+}
+
+export type StorageLogger = { warn(message: string): void; info?(message: string): void };
+
+/** The SQLite index's sizing, taken from the validated configuration (its defaults live in config.ts only). */
+export function sqliteIndexOptions(config: Pick<Config, "searchReaders" | "searchQueueLimit" | "searchCacheBytes">) {
+  return { readers: { threads: config.searchReaders, queueLimit: config.searchQueueLimit }, searchCacheBytes: config.searchCacheBytes };
+}
+
 /**
- * The database, the collection index and the secret store, chosen in one place for API and
- * worker processes. A team server (DATABASE_URL) keeps all three in PostgreSQL, secrets sealed
- * with SECRETS_KEY, so every process on every machine reads the same ones. The desktop keeps
- * SQLite under DATA_DIR with one FTS5 file per collection, and secrets in the OS keychain.
+ * The desktop's storage: SQLite under DATA_DIR with one FTS5 file per collection, vectors beside
+ * them, and secrets in the store the composition root opened (the OS keychain or the encrypted file).
  */
-export async function openStorage(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "secretsBackend" | "secretsKey"> & Partial<Pick<Config, "searchReaders" | "searchQueueLimit" | "searchCacheBytes">>,
-  logger: { warn(message: string): void; info?(message: string): void },
-): Promise<Storage> {
-  keepDataDirPrivate(config.dataDir, logger);
-  const local = await openSecretStore({ dataDir: config.dataDir, logger, preferKeychain: config.secretsBackend === "auto" });
-  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, entities: KIND_ENTITIES });
+export async function openSqliteStorage(
+  config: Pick<Config, "dataDir" | "searchReaders" | "searchQueueLimit" | "searchCacheBytes">,
+  secrets: SecretStore,
+): Promise<SqliteStorage> {
+  const db = await openDatabase({ dataDir: config.dataDir, entities: KIND_ENTITIES });
   try {
-    if (!config.databaseUrl) {
-      const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), readers: readerOptions(config), searchCacheBytes: config.searchCacheBytes });
-      return { db, index, vectors: new SqliteVecStore(path.join(config.dataDir, "vectors")), secrets: local };
-    }
+    const index = new ThreadedSqliteIndex({ dir: path.join(config.dataDir, "indexes"), ...sqliteIndexOptions(config) });
+    return { db, index, vectors: new SqliteVecStore(path.join(config.dataDir, "vectors")), secrets };
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+}
+
+/**
+ * A team server's storage: all in PostgreSQL, secrets sealed with SECRETS_KEY, so every process
+ * on every machine reads the same ones (`url`: DATABASE_URL). `local` is this machine's own store (a key made without
+ * SECRETS_KEY, secrets kept there before the shared store existed).
+ */
+export async function openPostgresStorage(
+  config: Pick<Config, "dataDir" | "secretsKey">,
+  url: string,
+  local: SecretStore,
+  logger: StorageLogger,
+): Promise<Storage> {
+  const db = await openDatabase({ dataDir: config.dataDir, databaseUrl: url, entities: KIND_ENTITIES });
+  try {
     const secrets = await DatabaseSecretStore.open(db, await teamSecretsKey(config.secretsKey, local, logger), local);
     const vectors = await PostgresVectorStore.open(db);
     // Said at every start: an operator can tell whether similarity search uses pgvector or the fallback.
@@ -56,7 +80,7 @@ export async function openStorage(
 }
 
 /** Before anything is written there: DATA_DIR and what Sluice keeps in it are the user's alone, and the log says what had to change. */
-function keepDataDirPrivate(dataDir: string, logger: { warn(message: string): void }): void {
+export function keepDataDirPrivate(dataDir: string, logger: { warn(message: string): void }): void {
   const { tightened, failed } = makeDataDirPrivate(dataDir);
   if (tightened.length > 0) {
     logger.warn(`DATA_DIR ${dataDir} was open to other users: removed group and other access from ${tightened.join(", ")}`);
@@ -71,10 +95,4 @@ async function teamSecretsKey(configured: Buffer | null, local: SecretStore, log
   );
   const made = await local.getOrCreate(LOCAL_TEAM_KEY_NAME, () => randomBytes(SEAL_KEY_BYTES).toString("base64"));
   return Buffer.from(made, "base64");
-}
-
-/** The search reader threads' sizing, from SEARCH_READERS and SEARCH_QUEUE_LIMIT (defaults in config.ts). */
-function readerOptions(config: Partial<Pick<Config, "searchReaders" | "searchQueueLimit">>): { threads: number; queueLimit: number } | undefined {
-  if (config.searchReaders === undefined || config.searchQueueLimit === undefined) return undefined;
-  return { threads: config.searchReaders, queueLimit: config.searchQueueLimit };
 }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { ConfigError, loadConfig } from "../config";
 import { backupDataDir, restoreDataDir } from "./backup";
+import { modeOf } from "../composition/compose";
 
 /**
  * `npm run backup -- DIR` / `npm run restore -- DIR`: DATA_DIR (as the server reads it) to and
@@ -10,7 +11,7 @@ async function main(): Promise<void> {
   const [command, dir] = process.argv.slice(2);
   if (!["backup", "restore"].includes(command) || !dir) throw new Error("usage: npm run backup -- DIR | npm run restore -- DIR");
   const config = loadConfig();
-  if (config.databaseUrl) {
+  if (modeOf(config).database === "postgres") {
     throw new Error("DATABASE_URL is set: a team server's data is in PostgreSQL; back it up with pg_dump (README: Backups)");
   }
   const target = path.resolve(dir);

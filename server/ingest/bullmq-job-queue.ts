@@ -1,7 +1,7 @@
 import { DelayedError, Queue, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { DataSource, EntityManager } from "typeorm";
-import { DatabaseOutage } from "../data/database-outage";
+import type { DatabaseOutage } from "../data/database-outage";
 import { isDatabaseUnreachable } from "../data/db-errors";
 import { ServiceUnavailableError } from "../errors";
 import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
@@ -15,6 +15,14 @@ const QUEUE_NAME = "ingest";
 const SWEEP_EVERY_MS = 3_000;
 /** The worker's longest wait for a job (BZPOPMIN), kept under the connection's command timeout (REDIS_TIMEOUT_MS). */
 const WORKER_BLOCK_SECONDS = 2;
+/**
+ * BullMQ's lock on a job a worker holds, renewed at half this while it runs, and how often the
+ * workers look for jobs whose lock has lapsed. A job handed out to a process that died before it
+ * marked the row running is handed out again within their sum (20 s): queued jobs of a dead
+ * process run after a restart as on the desktop. A running one is recorded failed at once by the sweep.
+ */
+const LOCK_MS = 15_000;
+const STALLED_CHECK_MS = 5_000;
 /** How long a job waits before looking again when another job is writing into its collection. */
 const COLLECTION_BUSY_RETRY_MS = 1_000;
 
@@ -28,9 +36,9 @@ export interface BullmqQueueOptions {
   /** Take jobs in this process (API processes with SLUICE_WORKER=1, and `npm run worker`). */
   runWorker: boolean;
   /** How the running job rides out a database outage (DB_OUTAGE_GRACE_S). */
-  outage?: DatabaseOutage;
+  outage: DatabaseOutage;
   /** Jobs running at once across every process (INGEST_CONCURRENCY), and in this one at most. */
-  concurrency?: number;
+  concurrency: number;
 }
 
 /**
@@ -41,8 +49,10 @@ export interface BullmqQueueOptions {
  * pipelines run side by side, except two into one collection: the later waits (a job's start
  * clears what a killed job left half-written in its collection, which would be the other's work).
  * The same pipeline never has two jobs (recordQueuedJob's 409). The process running a job names itself in Redis (an owner key holding the name
- * of its connection), so when that process dies, any other marks the row failed "Interrupted by
- * shutdown" at once instead of running the job again; BullMQ's stalled check then drops it.
+ * of its connection), so when that process dies, any other (or itself, restarted) marks the row
+ * failed "Interrupted by shutdown", as the desktop's queue does at start-up, instead of running the
+ * job again; BullMQ's stalled check then drops it. A process is dead once its connection is closed,
+ * or silent for longer than BullMQ's lock (LOCK_MS), which it renews on that connection while it runs a job.
  */
 export class BullmqJobQueue implements IngestQueue {
   private readonly redis: Redis;
@@ -63,8 +73,8 @@ export class BullmqJobQueue implements IngestQueue {
     private readonly options: BullmqQueueOptions,
   ) {
     this.redis = options.redis;
-    this.outage = options.outage ?? new DatabaseOutage(0);
-    this.concurrency = options.concurrency ?? 1;
+    this.outage = options.outage;
+    this.concurrency = options.concurrency;
     this.ownerId = String(options.redis.options.connectionName);
     this.queue = new Queue(QUEUE_NAME, { connection: options.redis, prefix: options.prefix });
     this.queue.on("error", (error) => this.logError("ingestion queue", error));
@@ -85,8 +95,8 @@ export class BullmqJobQueue implements IngestQueue {
         connection: this.redis,
         prefix: this.options.prefix,
         concurrency: this.concurrency,
-        lockDuration: 15_000,
-        stalledInterval: 5_000,
+        lockDuration: LOCK_MS,
+        stalledInterval: STALLED_CHECK_MS,
         drainDelay: WORKER_BLOCK_SECONDS,
       });
       this.worker.on("error", (error) => this.logError("ingestion worker", error));
@@ -211,16 +221,12 @@ export class BullmqJobQueue implements IngestQueue {
     }
   }
 
-  /** Marks failed every running job whose process no longer holds a connection to Redis. */
+  /** Marks failed every running job whose process no longer holds a live connection to Redis. */
   private async sweep(): Promise<void> {
     if (this.stopped) return;
     const running = await this.db.manager.find(IngestJob, { where: { runState: "running" } });
     if (running.length === 0) return;
-    const live = new Set(
-      String(await this.redis.client("LIST"))
-        .split("\n")
-        .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? ""),
-    );
+    const live = await this.liveConnections();
     for (const job of running) {
       const owner = await this.redis.get(this.ownerKey(job.id));
       if (owner && live.has(owner)) continue;
@@ -233,6 +239,22 @@ export class BullmqJobQueue implements IngestQueue {
       await this.redis.del(`${this.options.prefix}:${QUEUE_NAME}:${job.id}:lock`);
       this.logger.warn(`ingestion job ${job.id} was interrupted (its process is gone) and is marked failed`);
     }
+  }
+
+  /**
+   * The names of the connections Redis lists and has heard from within LOCK_MS. A process running
+   * a job renews its BullMQ lock on its connection every LOCK_MS / 2, so a connection silent for
+   * longer holds no lock: its process is gone without closing it (a machine that lost power, whose
+   * connection Redis keeps until its TCP keepalive gives up, 300 s by default), or frozen.
+   */
+  private async liveConnections(): Promise<Set<string>> {
+    const live = new Set<string>();
+    for (const line of String(await this.redis.client("LIST")).split("\n")) {
+      const name = /(?:^| )name=(\S*)/.exec(line)?.[1];
+      const idleSeconds = Number(/(?:^| )idle=(\d+)/.exec(line)?.[1] ?? 0);
+      if (name && idleSeconds * 1000 < LOCK_MS) live.add(name);
+    }
+    return live;
   }
 
   /** Connection errors reach here too (BullMQ forwards them); the connection's own log line has them already. */

@@ -3,7 +3,7 @@ import type { DataSource, EntityManager } from "typeorm";
 import { ConflictError } from "../errors";
 import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
-import { DatabaseOutage } from "../data/database-outage";
+import type { DatabaseOutage } from "../data/database-outage";
 import type { Logger } from "../logger";
 import { JobProgress } from "./job-progress";
 import { independentWrite } from "../data/serial-transactions";
@@ -114,7 +114,8 @@ export class JobQueue implements IngestQueue {
     private readonly db: DataSource,
     private readonly handler: JobHandler,
     private readonly logger: Logger,
-    private readonly outage: DatabaseOutage = new DatabaseOutage(0),
+    /** How the running job rides out a database outage (DB_OUTAGE_GRACE_S). */
+    private readonly outage: DatabaseOutage,
   ) {}
 
   /** Marks jobs interrupted by a crash as failed, then starts on whatever is queued. */

@@ -14,8 +14,6 @@ import { SearchResultCache } from "./search-result-cache";
 const WORKER = workerScript(__filename, "index-writer.worker");
 /** Document pages ending within this many rows are read on the caller's thread (listDocuments). */
 export const MAIN_THREAD_PAGE_ROWS = 2_000;
-/** SEARCH_CACHE_MB's default (config.ts), for callers that do not pass one. */
-export const DEFAULT_SEARCH_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * The SQLite FTS5 index with its writes on a worker thread and its reads on the caller's:
@@ -47,12 +45,12 @@ export class ThreadedSqliteIndex implements SearchIndex {
   /** Recent search results, each valid while its collection file is unchanged; null with SEARCH_CACHE_MB=0. */
   private readonly results: SearchResultCache | null;
 
-  constructor(options: { dir: string; readers?: { threads: number; queueLimit: number }; searchCacheBytes?: number }) {
+  /** `readers` and `searchCacheBytes` from SEARCH_READERS, SEARCH_QUEUE_LIMIT and SEARCH_CACHE_MB (their defaults live in config.ts only). */
+  constructor(options: { dir: string; readers: { threads: number; queueLimit: number }; searchCacheBytes: number }) {
     this.reader = new SqliteFtsIndex({ dir: options.dir, readOnly: true, smallCache: true });
     this.dir = options.dir;
-    this.readers = new IndexReaderPool({ dir: options.dir, threads: 2, queueLimit: 256, ...options.readers });
-    const cacheBytes = options.searchCacheBytes ?? DEFAULT_SEARCH_CACHE_BYTES;
-    this.results = cacheBytes > 0 ? new SearchResultCache(cacheBytes) : null;
+    this.readers = new IndexReaderPool({ dir: options.dir, ...options.readers });
+    this.results = options.searchCacheBytes > 0 ? new SearchResultCache(options.searchCacheBytes) : null;
   }
 
   private spawn(): Worker {

@@ -4,7 +4,9 @@ import { describe, it } from "node:test";
 import bcrypt from "bcryptjs";
 import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
 import { User } from "../../server/data/entities/user.entity";
-import { openStorage, type Storage } from "../../server/storage";
+import type { Storage } from "../../server/storage";
+import { openStorage } from "../../server/composition/compose";
+import { loadConfig } from "../../server/config";
 import { GOOD_PASSWORD, signUp, uniqueEmail } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 
@@ -23,7 +25,9 @@ function sign(claims: { email?: unknown; sub?: string }, secret: string, lifetim
 
 /** The server's storage opened beside it (its DATA_DIR's SQLite file, or on a team server its database), as the server reads it. */
 async function withStorage<T>(use: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await openStorage({ dataDir: sluice.server.dataDir, databaseUrl: sluice.server.databaseUrl, secretsBackend: "file", secretsKey: null }, { warn: () => undefined });
+  const { dataDir, databaseUrl } = sluice.server;
+  const config = loadConfig({ DATA_DIR: dataDir, SLUICE_SECRETS: "file", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  const storage = await openStorage(config, { warn: () => undefined });
   try {
     return await use(storage);
   } finally {

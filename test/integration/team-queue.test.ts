@@ -136,6 +136,38 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     assert.equal(after.status, "completed", JSON.stringify(after));
   });
 
+  it("an API process killed mid-run (SIGKILL): at its restart the job is failed as on the desktop, queued ones run, and the next run completes", async () => {
+    // The desktop's counterpart: ingestion.test.ts, "a job killed mid-run (SIGKILL)".
+    const longRun = await addSource("Team bulk crash restart");
+    await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
+    const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(queued.status, 202);
+    await waitFor(async () => {
+      const now = await status(longRun.pipeline.id);
+      return now.status === "processing" && now.queued === false;
+    }, "the long job to run");
+    await api.kill();
+
+    api = await startSluice({ dataDir, env: teamEnv });
+    request = client(api.api);
+    // Read as soon as the restarted process listens: no wait for BullMQ's lock to expire.
+    const interrupted = await status(longRun.pipeline.id);
+    assert.equal(interrupted.status, "failed", JSON.stringify(interrupted));
+    assert.equal(interrupted.error_message, "Interrupted by shutdown");
+    assert.match(interrupted.completed_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/);
+    const pipeline = await request("GET", `/data_pipelines/${longRun.pipeline.id}`, { token: owner.token });
+    assert.equal(pipeline.body.status, "failed");
+
+    const after = await done(docs.pipeline.id);
+    assert.equal(after.job_id, queued.body.job_id);
+    assert.equal(after.status, "completed", JSON.stringify(after));
+    const again = await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
+    assert.equal(again.status, 202, again.text);
+    const rerun = await done(longRun.pipeline.id);
+    assert.equal(rerun.status, "completed", JSON.stringify(rerun));
+    assert.equal(rerun.entities_processed, rerun.entities_discovered);
+  });
+
   it("two API processes share one DATA_DIR and queue; `npm run worker` takes the job; progress shows in both; sessions work in both", async () => {
     await api.stop();
     const apiOnly = { ...teamEnv, SLUICE_WORKER: "0" };
@@ -208,6 +240,28 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     } finally {
       await first.stop();
       await second?.stop();
+    }
+  });
+
+  it("a worker frozen mid-run (SIGSTOP: its connection stays open, as a machine that lost power leaves it) is recorded interrupted once its lock lapses", async () => {
+    // api is API-only here (SLUICE_WORKER=0): it sweeps but takes no jobs.
+    const frozen = startWorker(teamEnv);
+    try {
+      await waitFor(async () => frozen.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      const stuck = await addSource("Team bulk frozen");
+      await request("POST", `/data_pipelines/${stuck.pipeline.id}/ingest`, { token: owner.token });
+      await waitFor(async () => {
+        const now = await status(stuck.pipeline.id);
+        return now.status === "processing" && now.queued === false;
+      }, "the job to run");
+      frozen.child.kill("SIGSTOP");
+      // Redis still lists the frozen worker's connection; its silence past BullMQ's lock (15 s) is what tells.
+      const failed = await done(stuck.pipeline.id);
+      assert.equal(failed.status, "failed", JSON.stringify(failed));
+      assert.equal(failed.error_message, "Interrupted by shutdown");
+    } finally {
+      frozen.child.kill("SIGKILL");
+      await frozen.exited;
     }
   });
 

@@ -11,6 +11,8 @@ import { AFTER_WORK_DELAY_MS, JobThreads, type ThreadableIndex, type ThreadTask 
 import { fromWire, toWire } from "../../server/threads/wire-error";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+import { loadConfig } from "../../server/config";
+import { sqliteIndexOptions } from "../../server/storage";
 
 /** The counters a job's thread posted, as the API's thread took them on. */
 class Adopted extends JobCounters {
@@ -30,7 +32,7 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
   fs.writeFileSync(path.join(share, "otters.txt"), "Otters hold hands while they sleep.");
   fs.writeFileSync(path.join(share, "sub", "herons.md"), "# Herons\n\nHerons stand still in the shallows.");
   fs.writeFileSync(path.join(share, "empty.txt"), "");
-  const index = new ThreadedSqliteIndex({ dir: path.join(dir, "indexes") });
+  const index = new ThreadedSqliteIndex({ dir: path.join(dir, "indexes"), ...sqliteIndexOptions(loadConfig({})) });
   const threads = new JobThreads(index, null);
   const task = (collectionId: string, folder = share): ThreadTask => ({ connector: { kind: "folder", folder, roots: [dir] }, sourceId: "source-1", collectionId });
   after(async () => {

@@ -8,6 +8,7 @@ import type { SearchHit } from "../../server/search/search-index";
 import { SearchResultCache } from "../../server/search/search-result-cache";
 import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+import { loadConfig } from "../../server/config";
 import { fillerParagraph } from "../fixtures/documents";
 
 function hit(text: string): SearchHit {
@@ -54,7 +55,7 @@ describe("ThreadedSqliteIndex search cache", () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-search-cache-"));
   const dir = path.join(root, "indexes");
   const collection = crypto.randomUUID();
-  const index = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 16 } });
+  const index = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 16 }, searchCacheBytes: loadConfig({}).searchCacheBytes });
   // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
   const alive = setInterval(() => undefined, 1000);
   after(async () => {

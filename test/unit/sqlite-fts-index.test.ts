@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex } from "../../server/search/sqlite";
 import { parseQuery } from "../../server/search/query";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+import { loadConfig } from "../../server/config";
 import { PostgresFtsIndex } from "../../server/search/postgres";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
@@ -713,7 +714,7 @@ test("SQLite threaded: reader threads answer from a version-1 file (the writer u
   const { dir, collection } = await sqlite.newIndex();
   fs.mkdirSync(dir!, { recursive: true });
   writeVersion1File(path.join(dir!, `${collection}.db`));
-  const index = new ThreadedSqliteIndex({ dir: dir!, readers: { threads: 1, queueLimit: 8 } });
+  const index = new ThreadedSqliteIndex({ dir: dir!, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: loadConfig({}).searchCacheBytes });
   closers.push(() => index.close());
   const hits = await index.search(collection, "highlighter", 10);
   assert.equal(hits[0]?.path, "rare/pens.txt");

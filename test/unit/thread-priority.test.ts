@@ -8,6 +8,8 @@ import { JobCounters } from "../../server/ingest/job-counters";
 import { JobThreads } from "../../server/ingest/job-thread";
 import { ParserPool } from "../../server/ingest/parse/parser-pool";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+import { loadConfig } from "../../server/config";
+import { sqliteIndexOptions } from "../../server/storage";
 import { FEEDER_NICENESS } from "../../server/threads/thread-priority";
 
 /** Every thread of this process and its nice value (Linux: field 19 of /proc/self/task/TID/stat). */
@@ -37,7 +39,7 @@ describe("threads that feed an ingestion run below the API's thread and the inde
   const share = path.join(dir, "share");
   fs.mkdirSync(share);
   fs.writeFileSync(path.join(share, "otters.txt"), "Otters hold hands while they sleep.");
-  const index = new ThreadedSqliteIndex({ dir: path.join(dir, "indexes") });
+  const index = new ThreadedSqliteIndex({ dir: path.join(dir, "indexes"), ...sqliteIndexOptions(loadConfig({})) });
   const threads = new JobThreads(index, null);
   // The index's and the job's threads do not hold the process (the server's sockets do): this test holds it.
   const hold = setInterval(() => undefined, 1000);
