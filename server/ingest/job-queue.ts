@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { DataSource, EntityManager } from "typeorm";
+import { Not, type DataSource, type EntityManager } from "typeorm";
 import { ConflictError } from "../errors";
 import { IngestJob, type JobTrigger } from "../data/entities/ingest-job.entity";
 import { Pipeline } from "../data/entities/pipeline.entity";
@@ -305,7 +305,13 @@ export async function finishJob(db: DataSource, jobId: string, pipelineId: strin
   await db.transaction((tx) => finishJobIn(tx, jobId, pipelineId, status, errorMessage));
 }
 
+/**
+ * Records how a job ended, once: a job already done keeps its record. A team-server process
+ * frozen past its lock (its job failed "Interrupted by shutdown" by a sweep) that wakes up and
+ * finishes must not turn that record into "completed" after the fact.
+ */
 async function finishJobIn(tx: EntityManager, jobId: string, pipelineId: string, status: "completed" | "failed", errorMessage: string | null): Promise<void> {
-  await tx.update(IngestJob, { id: jobId }, { status, runState: "done", errorMessage, completedAt: new Date() });
+  const ended = await tx.update(IngestJob, { id: jobId, runState: Not("done") }, { status, runState: "done", errorMessage, completedAt: new Date() });
+  if (ended.affected === 0) return;
   await tx.update(Pipeline, { id: pipelineId }, { status: status === "completed" ? "active" : "failed" });
 }

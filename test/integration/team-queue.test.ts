@@ -259,6 +259,16 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
       const failed = await done(stuck.pipeline.id);
       assert.equal(failed.status, "failed", JSON.stringify(failed));
       assert.equal(failed.error_message, "Interrupted by shutdown");
+      // Woken up, the worker goes on with the job it thinks it holds; once it has exited, every
+      // write it could make is made, and the record the sweep wrote must still stand.
+      frozen.child.kill("SIGCONT");
+      await frozen.stop();
+      const after = await status(stuck.pipeline.id);
+      assert.deepEqual(
+        { status: after.status, error_message: after.error_message, completed_at: after.completed_at },
+        { status: "failed", error_message: "Interrupted by shutdown", completed_at: failed.completed_at },
+        "a job already recorded as ended keeps its record",
+      );
     } finally {
       frozen.child.kill("SIGKILL");
       await frozen.exited;
