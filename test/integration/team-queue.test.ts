@@ -305,8 +305,7 @@ describe("team server mode: one model pull shared by two API processes", { skip 
     });
     assert.deepEqual((await cancelled!).body, { model_name: "smollm2:135m", download_stopped: true });
     assert.equal(res.events[res.events.length - 1].status, "cancelled", res.raw);
-    const deadline = Date.now() + 5000;
-    while (fake.abortedPulls("smollm2:135m") === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => fake.abortedPulls("smollm2:135m") > 0, "the fake Ollama to see the upstream download stopped");
     assert.equal(fake.abortedPulls("smollm2:135m"), 1, "the upstream download was stopped");
     const models = await client(second.api)("GET", "/models", { token: a });
     assert.ok(!models.body.some((m: { model_name: string }) => m.model_name === "smollm2:135m"));
