@@ -9,8 +9,9 @@ const root = path.resolve(__dirname, "..");
 const SOURCE_DIRS = ["server", "main", "test", "scripts"];
 
 function newestMtime(dir, matches = (name) => name.endsWith(".ts")) {
-  let newest = 0;
-  if (!fs.existsSync(dir)) return newest;
+  if (!fs.existsSync(dir)) return 0;
+  // The folder's own time too: a file moved in (git mv keeps its time) or deleted changes only that.
+  let newest = fs.statSync(dir).mtimeMs;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestMtime(full, matches));

@@ -8,6 +8,7 @@ import path from "node:path";
 import type { APIRequestContext } from "playwright-core";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { waitFor } from "../fixtures/wait-for";
 
 export interface DemoInstance {
   sluice: SluiceServer;
@@ -69,13 +70,15 @@ export async function seedDemoData(
     }),
   );
   await ok(request.post(`${base}/data_pipelines/${created.pipeline.id}/ingest`));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const status = await ok<{ status?: string } | null>(request.get(`${base}/data_pipelines/${created.pipeline.id}/ingest/status`));
-    if (status?.status === "completed") break;
-    if (status?.status === "failed" || Date.now() > deadline) throw new Error(`the demo ingestion ended as ${JSON.stringify(status)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let status: { status?: string } | null = null;
+  await waitFor(
+    async () => {
+      status = await ok<{ status?: string } | null>(request.get(`${base}/data_pipelines/${created.pipeline.id}/ingest/status`));
+      if (status?.status === "failed") throw new Error(`the demo ingestion ended as ${JSON.stringify(status)}`);
+      return status?.status === "completed";
+    },
+    () => `the demo ingestion to complete (last status: ${JSON.stringify(status)})`,
+  );
   const collections = await ok<{ id: string; name: string }[]>(request.get(`${base}/collections`));
   const collectionName = collections.find((c) => c.id === created.pipeline.collection_id)!.name;
   return { groupId, collectionId: created.pipeline.collection_id, collectionName, pipelineId: created.pipeline.id };

@@ -11,6 +11,7 @@ import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, GOOD_PASSWORD, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { mountSmallFs, type SmallFs } from "../fixtures/small-fs";
+import { WAIT_LIMIT_MS } from "../fixtures/wait-for";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
@@ -49,10 +50,10 @@ describe("fault warnings in the UI", { skip: "skip" in small ? small.skip : fals
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
 
     const banner = page.getByRole("status").filter({ hasText: "Disk space is low" });
-    await banner.waitFor({ timeout: 15_000 });
+    await banner.waitFor({ timeout: WAIT_LIMIT_MS });
     // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText() is the text as shown, which is what is checked
     assert.match(await banner.innerText(), /MB free where Sluice keeps its data\. Free some space/);
     const row = page.getByRole("row", { name: "collection Faulty" });
-    await row.getByText("index damaged: re-run its pipeline to rebuild").waitFor({ timeout: 15_000 });
+    await row.getByText("index damaged: re-run its pipeline to rebuild").waitFor({ timeout: WAIT_LIMIT_MS });
   });
 });

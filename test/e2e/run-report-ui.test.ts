@@ -12,6 +12,7 @@ import { launchChromium } from "../fixtures/chromium";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, GOOD_PASSWORD, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { WAIT_LIMIT_MS } from "../fixtures/wait-for";
 
 let docsSamba: SambaServer;
 let bulkSamba: SambaServer;
@@ -96,7 +97,7 @@ describe("run reports", () => {
     const c = card("Report docs");
     await c.getByRole("button", { name: "Run now" }).click();
     const summary = lastRun(c).locator("[data-job-summary]");
-    await summary.filter({ hasText: "No changes" }).waitFor({ timeout: 60_000 });
+    await summary.filter({ hasText: "No changes" }).waitFor({ timeout: WAIT_LIMIT_MS });
     const job = (await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: user.token })).body;
     assert.equal(
       (await summary.textContent())?.trim(),
@@ -113,17 +114,17 @@ describe("run reports", () => {
     await page.getByLabel("User name").fill(bulkSamba.username);
     await page.getByLabel("Password", { exact: true }).fill(bulkSamba.password);
     await page.getByRole("button", { name: "Add share" }).click();
-    await page.getByRole("status").filter({ hasText: "Added Report bulk" }).getByRole("button", { name: "Run it now" }).click({ timeout: 30_000 });
+    await page.getByRole("status").filter({ hasText: "Added Report bulk" }).getByRole("button", { name: "Run it now" }).click({ timeout: WAIT_LIMIT_MS });
 
     const c = page.locator("li.pipeline.focused");
     const run = lastRun(c);
-    await run.locator('[data-job-status="processing"]').waitFor({ timeout: 15_000 });
+    await run.locator('[data-job-status="processing"]').waitFor({ timeout: WAIT_LIMIT_MS });
     // A percentage as soon as files are found, then the pace and the time left.
     // Generous: on a busy CI machine the walk of 3,000 files can take a while to find its first ones.
     await run
       .locator("[data-progress]")
       .filter({ hasText: /^\d+\.\d% · \d+ of \d+ files found so far · [\d.]+ files\/s · about .+ left$/ })
-      .waitFor({ timeout: 60_000 })
+      .waitFor({ timeout: WAIT_LIMIT_MS })
       .catch(async (error: Error) => {
         throw new Error(`${error.message}\nthe run showed: ${(await run.textContent())?.replace(/\s+/g, " ")}`);
       });
@@ -135,7 +136,7 @@ describe("run reports", () => {
     // On a timeout, say what the run showed instead (a run that finished first, a refused cancel).
     await run
       .locator('[data-job-outcome="cancelled"]')
-      .waitFor({ timeout: 30_000 })
+      .waitFor({ timeout: WAIT_LIMIT_MS })
       .catch(async (error: Error) => {
         throw new Error(`${error.message}\nthe run showed: ${(await run.textContent())?.replace(/\s+/g, " ")}\nthe page said: ${await page.getByRole("status").allTextContents()}`);
       });
@@ -150,7 +151,7 @@ describe("run reports", () => {
     const c = card("Report docs");
     await c.getByRole("button", { name: "Run now" }).click();
     const run = lastRun(c);
-    await run.locator('[data-job-outcome="failed"]').waitFor({ timeout: 60_000 });
+    await run.locator('[data-job-outcome="failed"]').waitFor({ timeout: WAIT_LIMIT_MS });
     assert.match((await run.locator("[data-job-error]").textContent()) ?? "", /^The file server (refused the connection|did not answer in time)/);
     const raw = run.locator("[data-job-error-raw]");
     assert.equal(await raw.isVisible(), false, "the raw error is one click away");

@@ -7,6 +7,7 @@ import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { countRows, startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { postSse, type SseResult } from "../fixtures/sse-client";
+import { waitFor } from "../fixtures/wait-for";
 
 // Asking a collection over real sockets: a real server with a folder source ingested for real,
 // the fake Ollama answering /api/chat as Ollama does (streamed NDJSON), errors included.
@@ -68,14 +69,6 @@ beforeEach(() => {
 const ask = (body: Record<string, unknown>, opts: Parameters<typeof postSse>[3] = {}, token = owner.token, collection = collectionId) =>
   postSse(`${server.api}/collections/${collection}/ask`, token, body, opts);
 const statuses = (r: SseResult) => r.events.map((e) => e.status as string);
-const waitFor = async (check: () => boolean | Promise<boolean>, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
 describe("POST /collections/{id}/ask", () => {
   it("streams sources, the answer as written, then completed with citations that point at listed sources", async () => {
     const r = await ask({ question: "How do sluice gates control water?", model: "tinyllama" });
@@ -173,7 +166,7 @@ describe("POST /collections/{id}/ask", () => {
     const aborted = fake.abortedChats;
     const controller = new AbortController();
     await ask({ question: "sluice gates", model: MODEL }, { signal: controller.signal, onEvent: (e) => e.status === "answering" && controller.abort() });
-    await waitFor(() => fake.abortedChats === aborted + 1);
+    await waitFor(() => fake.abortedChats === aborted + 1, "the fake Ollama to see the chat aborted");
   });
 
   it("keeps a passage that says to ignore instructions inside its fence, in the user message only", async () => {

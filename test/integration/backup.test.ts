@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, GOOD_PASSWORD, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { waitFor } from "../fixtures/wait-for";
 
 /** The checkout: dist/test/integration -> the root. */
 const ROOT = path.resolve(__dirname, "..", "..", "..");
@@ -55,13 +56,12 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
     const collectionId = source.pipeline.collection_id;
     assert.equal((await request("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: owner.token })).status, 202);
 
-    // Wait until some documents are in, then back up while the job goes on.
-    const deadline = Date.now() + 60_000;
-    let status: Record<string, any>;
-    do {
-      await new Promise((r) => setTimeout(r, 50));
-      status = (await request("GET", `/data_pipelines/${source.pipeline.id}/ingest/status`, { token: owner.token })).body;
-    } while (status.entities_processed < 1 && status.status === "processing" && Date.now() < deadline);
+    // Wait until some documents are in the index (files_added: counted once their batch is
+    // written; a skipped file counts as processed before any write), then back up while the job goes on.
+    const status = await waitFor(async () => {
+      const now = (await request("GET", `/data_pipelines/${source.pipeline.id}/ingest/status`, { token: owner.token })).body;
+      return (now.files_added > 0 || now.status !== "processing") && (now as Record<string, any>);
+    }, "the first documents in the index");
     assert.equal(status.status, "processing", "the backup must be taken while the ingestion runs");
     const backupDir = path.join(tempDir("sluice-backup-"), "copy");
     const backup = await runCli("backup", backupDir, server.dataDir);

@@ -114,7 +114,7 @@ describe("a full disk under DATA_DIR", { skip: skip || (process.env.SLUICE_TEST_
     const before = fs.readdirSync(path.join(fsys.dir, "indexes")).map((f) => [f, fs.statSync(path.join(fsys.dir, "indexes", f)).mtimeMs]);
     const trigger = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token });
     assert.equal(trigger.status, 202, trigger.text);
-    const done = await waitForJobEnd(request, token, pipelineId, 30_000);
+    const done = await waitForJobEnd(request, token, pipelineId);
     assert.equal(done.status, "failed");
     assert.match(done.error_message, /^Not enough disk space in DATA_DIR: \d+\.\d MB free$/);
     assert.equal(done.entities_discovered, 0, "it did not even list the source");

@@ -7,6 +7,7 @@ import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-ro
 import { startSluice, type SluiceServer, storedText, tempDir } from "../fixtures/sluice-server";
 import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
+import { waitFor } from "../fixtures/wait-for";
 
 const DOC = "application/vnd.google-apps.document";
 const SHEET = "application/vnd.google-apps.spreadsheet";
@@ -60,14 +61,16 @@ async function connectedUser(prefix = "drive") {
   return user;
 }
 
-async function waitForJob(pipelineId: string, token: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
-    if (res.status === 200 && res.body.status !== "processing") return res.body;
-    if (Date.now() > deadline) throw new Error(`job did not finish: ${res.text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+async function waitForJob(pipelineId: string, token: string) {
+  let last = "";
+  return waitFor(
+    async () => {
+      const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
+      last = res.text;
+      return res.status === 200 && res.body.status !== "processing" && res.body;
+    },
+    () => `the job of pipeline ${pipelineId} to end (last status: ${last})`,
+  );
 }
 
 async function ingest(pipelineId: string, token: string) {

@@ -8,6 +8,7 @@ import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fix
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse } from "../fixtures/sse-client";
 import { onPostgres } from "../fixtures/postgres";
+import { WAIT_LIMIT_MS } from "../fixtures/wait-for";
 
 // Hybrid retrieval (issue 23 item 4) end to end: a folder source, the fake Ollama's /api/embed
 // (hashed bags of words with synonyms folded: "car" ~ "automobile", "doctor" ~ "physician"),
@@ -116,7 +117,7 @@ describe("PUT /collections/{id}/embedding", () => {
     assert.equal(res.body.embedding_model, "nomic-embed-text:latest");
     assert.equal(res.body.job_ids.length, 1);
     let sawStage = false;
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + WAIT_LIMIT_MS;
     while (Date.now() < deadline) {
       const status = (await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token: owner.token })).body;
       if (/Embedding/.test(status.current_entity ?? "")) sawStage = true;

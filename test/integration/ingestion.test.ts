@@ -8,6 +8,7 @@ import { sharedPostgres } from "../fixtures/postgres";
 import { addSmbSource, createGroup, signUp } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 import { makeDocx, makeEml, makeEncryptedPdf, makeOdt, makePdf } from "../fixtures/documents";
+import { waitFor } from "../fixtures/wait-for";
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 
@@ -70,14 +71,16 @@ function addSource(target: SambaServer, name: string, token = owner.token, group
   return addSmbSource(request, token, groupId, target, name);
 }
 
-async function waitForJob(pipelineId: string, token = owner.token, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
-    if (res.status === 200 && res.body.status !== "processing") return res.body;
-    if (Date.now() > deadline) throw new Error(`job did not finish: ${res.text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+async function waitForJob(pipelineId: string, token = owner.token) {
+  let last = "";
+  return waitFor(
+    async () => {
+      const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
+      last = res.text;
+      return res.status === 200 && res.body.status !== "processing" && res.body;
+    },
+    () => `the job of pipeline ${pipelineId} to end (last status: ${last})`,
+  );
 }
 
 async function search(collectionId: string, q: string, token = owner.token) {

@@ -6,6 +6,7 @@ import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { signUp } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 import { postSse, type SseResult } from "../fixtures/sse-client";
+import { waitFor } from "../fixtures/wait-for";
 
 let fake: FakeOllama;
 let token: string;
@@ -41,14 +42,6 @@ const cancel = (modelName: string, as = token) => request("POST", "/models/cance
 const inCatalog = async (modelName: string) => (await request("GET", "/models", { token })).body.some((m: { model_name: string }) => m.model_name === modelName);
 const statuses = (r: SseResult) => r.events.map((e) => e.status as string);
 const last = (r: SseResult) => r.events[r.events.length - 1];
-const waitFor = async (check: () => Promise<boolean>, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
-
 describe("GET /models/library/search", () => {
   it("finds models despite typos and answers the decided fields", async () => {
     const res = await request("GET", "/models/library/search?q=mistrl&top_k=3", { token });
@@ -205,7 +198,8 @@ describe("POST /models", () => {
     const before = fake.pullCount("smollm2:135m");
     const leaver = new AbortController();
     const a = pull("smollm2:135m", { signal: leaver.signal, onEvent: () => leaver.abort() });
-    await new Promise((r) => setTimeout(r, 120));
+    // The second client comes once the first has left, however long that took: the pull is still under way upstream.
+    await a;
     const b = pull("smollm2:135m");
     const [ra, rb] = await Promise.all([a, b]);
     assert.ok(ra.events.length >= 1 && !statuses(ra).includes("completed"));
@@ -216,7 +210,7 @@ describe("POST /models", () => {
     await request("DELETE", `/models/${last(rb).model.id}`, { token });
     const alone = new AbortController();
     await pull("smollm2:135m", { signal: alone.signal, onEvent: () => alone.abort() });
-    await waitFor(async () => (await request("GET", "/models", { token })).body.some((m: { model_name: string }) => m.model_name === "smollm2:135m"));
+    await waitFor(async () => (await request("GET", "/models", { token })).body.some((m: { model_name: string }) => m.model_name === "smollm2:135m"), "smollm2:135m in GET /models");
     assert.equal(fake.pullCount("smollm2:135m") - before, 2);
   });
 
@@ -250,7 +244,7 @@ describe("POST /models", () => {
     assert.equal(last(res).download_stopped, true);
     assert.match(last(res).message, /cancelled/);
     assert.ok(!statuses(res).includes("completed") && !statuses(res).includes("benchmarking"));
-    await waitFor(async () => fake.abortedPulls("qwen2.5-coder:7b") === abortedBefore + 1);
+    await waitFor(async () => fake.abortedPulls("qwen2.5-coder:7b") === abortedBefore + 1, "the fake Ollama to see the pull aborted");
     assert.equal(fake.pullCount("qwen2.5-coder:7b"), before + 1);
     assert.ok(!(await inCatalog("qwen2.5-coder:7b")));
     // Nothing left to cancel.
@@ -310,7 +304,7 @@ describe("POST /models", () => {
       }, other);
     assert.equal((await cancelled!).body.download_stopped, false);
     assert.equal(last(res).status, "cancelled");
-    await waitFor(() => inCatalog("tinyllama:latest"), 15_000);
+    await waitFor(() => inCatalog("tinyllama:latest"), "tinyllama:latest in the catalog");
     assert.equal(fake.pullCount("tinyllama"), before + 1, "the second user joined the same download");
     assert.equal(fake.abortedPulls("tinyllama"), abortedBefore);
   });

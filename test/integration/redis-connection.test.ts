@@ -7,6 +7,7 @@ import { TooManyRequestsError } from "../../server/errors";
 import type { LogFields, Logger } from "../../server/logger";
 import { openRedis, openSubscriber } from "../../server/redis/redis-connection";
 import { redisMissingReason, startRedis, startSentinel, type RedisServer } from "../fixtures/redis";
+import { waitFor } from "../fixtures/wait-for";
 
 const skip = redisMissingReason() ?? false;
 
@@ -24,14 +25,6 @@ async function timed<T>(work: Promise<T>): Promise<{ ms: number; error: Error | 
     return { ms: Date.now() - start, error: null };
   } catch (error) {
     return { ms: Date.now() - start, error: error as Error };
-  }
-}
-
-async function waitFor(check: () => Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -129,7 +122,7 @@ describe("the process's Redis connection (ioredis, options from the configuratio
 
       back = await startRedis({ port: own.port });
       // The back-off is at most 3 s between attempts.
-      await waitFor(async () => (await connection.set("k", "v")) === "OK", "the connection to come back", 6_000);
+      await waitFor(async () => (await connection.set("k", "v").catch(() => null)) === "OK", "the connection to come back within its 3 s back-off", { timeoutMs: 6_000 });
       assert.equal(await connection.get("k"), "v");
     } finally {
       connection.disconnect();

@@ -7,6 +7,7 @@ import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-serv
 import { startWorker, type SluiceWorker } from "../fixtures/sluice-worker";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
+import { waitFor } from "../fixtures/wait-for";
 
 // A team server: two API processes and `npm run worker` share the database and Redis, and each
 // runs a scheduler. All of them read one test clock (SLUICE_TEST_CLOCK_FILE); each due run must
@@ -25,16 +26,6 @@ let worker: SluiceWorker | null = null;
 let clockFile: string;
 
 const setClock = (ms: number) => fs.writeFileSync(clockFile, new Date(ms).toISOString());
-
-async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("scheduled runs on a team server", { skip }, () => {
   before(async () => {

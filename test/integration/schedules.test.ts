@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { waitFor } from "../fixtures/wait-for";
 
 // Schedules run on a clock the test controls (SLUICE_TEST_CLOCK_FILE): moving the file's time
 // makes runs due at once, with the scheduler looking every TICK_MS.
@@ -44,16 +45,6 @@ async function pipeline(pipelineId: string): Promise<Record<string, any>> {
   const res = await request("GET", `/data_pipelines/${pipelineId}`, { token: owner.token });
   assert.equal(res.status, 200, res.text);
   return res.body;
-}
-
-async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function putSchedule(pipelineId: string, body: unknown, token = owner.token) {

@@ -12,6 +12,10 @@ import { redisMissingReason, startRedis, startSentinel, type RedisServer } from 
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse, type SseResult } from "../fixtures/sse-client";
 import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-robin-proxy";
+import { waitFor } from "../fixtures/wait-for";
+
+/** A team job over the bulk share: slower than most waits on a busy machine. */
+const QUEUE_WAIT = { timeoutMs: 90_000 };
 
 // Team server mode: REDIS_URL puts the ingestion queue on BullMQ; several processes share it.
 const skip = redisMissingReason() ?? false;
@@ -48,16 +52,6 @@ async function status(pipelineId: string, via: Request = request) {
   return res.body;
 }
 
-async function waitFor<T>(check: () => Promise<T | undefined | false>, what: string, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 // "The job is running" below is its discovery count: written the moment the walk ends, while
 // indexing the bulk share's 1,500 files takes far longer than one poll. (Waiting for processed
 // files instead raced a fast run to its end.)
@@ -65,7 +59,7 @@ const done = (pipelineId: string, via: Request = request) =>
   waitFor(async () => {
     const s = await status(pipelineId, via);
     return s.status !== "processing" && s;
-  }, `job of ${pipelineId} to end`);
+  }, `job of ${pipelineId} to end`, QUEUE_WAIT);
 
 describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, () => {
   let bulk: Awaited<ReturnType<typeof addSource>>;
@@ -100,7 +94,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     assert.equal(second.status, 202);
     assert.equal((await request("POST", `/data_pipelines/${bulk.pipeline.id}/ingest`, { token: owner.token })).status, 409);
     assert.equal((await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token })).status, 409);
-    await waitFor(async () => (await status(bulk.pipeline.id)).entities_discovered > 0, "the first job to run");
+    await waitFor(async () => (await status(bulk.pipeline.id)).entities_discovered > 0, "the first job to run", QUEUE_WAIT);
     const waiting = await status(docs.pipeline.id);
     assert.equal(waiting.status, "processing");
     assert.equal(waiting.queued, true, "the second job waits while the first runs");
@@ -123,7 +117,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     await waitFor(async () => {
       const now = await status(longRun.pipeline.id);
       return now.status === "processing" && now.queued === false;
-    }, "the long job to run");
+    }, "the long job to run", QUEUE_WAIT);
     assert.equal(await api.stop(), 0);
 
     api = await startSluice({ dataDir, env: teamEnv });
@@ -188,13 +182,13 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
       assert.equal(idle.queued, true, "no process takes jobs yet");
 
       worker = startWorker(teamEnv);
-      await waitFor(async () => worker!.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      await waitFor(async () => worker!.output().includes("worker ready") || undefined, "the worker to start");
       // The worker's job, running, as the other API process sees it (its counters are checked at the end: on its
       // own thread the job may finish within one progress write).
       const seen = await waitFor(async () => {
         const s = await status(fresh.pipeline.id, otherRequest);
         return (s.status !== "processing" || s.queued === false) && s;
-      }, "progress visible from the other API process");
+      }, "progress visible from the other API process", QUEUE_WAIT);
       assert.equal(seen.queued, false);
       const end = await done(fresh.pipeline.id, otherRequest);
       assert.equal(end.status, "completed", JSON.stringify(end));
@@ -216,14 +210,14 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     const first = startWorker(teamEnv);
     let second: SluiceWorker | null = null;
     try {
-      await waitFor(async () => first.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      await waitFor(async () => first.output().includes("worker ready") || undefined, "the worker to start");
       const crash = await addSource("Team bulk crash");
       await request("POST", `/data_pipelines/${crash.pipeline.id}/ingest`, { token: owner.token });
       // Killed as soon as the job runs: on its own thread it may otherwise end before a wait for its first counters does.
       await waitFor(async () => {
         const now = await status(crash.pipeline.id);
         return now.status === "processing" && now.queued === false;
-      }, "the job to run");
+      }, "the job to run", QUEUE_WAIT);
       first.child.kill("SIGKILL");
       await first.exited;
       const failed = await done(crash.pipeline.id);
@@ -247,7 +241,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     // api is API-only here (SLUICE_WORKER=0): it sweeps but takes no jobs.
     const frozen = startWorker(teamEnv);
     try {
-      await waitFor(async () => frozen.output().includes("worker ready") || undefined, "the worker to start", 30_000);
+      await waitFor(async () => frozen.output().includes("worker ready") || undefined, "the worker to start");
       const stuck = await addSource("Team bulk frozen");
       await request("POST", `/data_pipelines/${stuck.pipeline.id}/ingest`, { token: owner.token });
       await waitFor(async () => {
@@ -375,8 +369,7 @@ describe("team server mode: one model pull shared by two API processes", { skip 
     });
     assert.deepEqual((await cancelled!).body, { model_name: "smollm2:135m", download_stopped: true });
     assert.equal(res.events[res.events.length - 1].status, "cancelled", res.raw);
-    const deadline = Date.now() + 5000;
-    while (fake.abortedPulls("smollm2:135m") === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => fake.abortedPulls("smollm2:135m") > 0, "the fake Ollama to see the upstream download stopped");
     assert.equal(fake.abortedPulls("smollm2:135m"), 1, "the upstream download was stopped");
     const models = await client(second.api)("GET", "/models", { token: a });
     assert.ok(!models.body.some((m: { model_name: string }) => m.model_name === "smollm2:135m"));
@@ -514,7 +507,7 @@ describe("team server mode: connections per process, and Redis going away", { sk
 
   /** Waits until the count is reached, then checks it stays there (no connection opened late). */
   async function settlesAt(count: number, what: string): Promise<string[]> {
-    await waitFor(async () => (await connections()).length >= count || undefined, `${count} connections (${what})`, 30_000);
+    await waitFor(async () => (await connections()).length >= count || undefined, `${count} connections (${what})`);
     await new Promise((r) => setTimeout(r, 1500));
     const names = await connections();
     assert.equal(names.length, count, `${what}: ${JSON.stringify(names)}`);
@@ -573,7 +566,7 @@ describe("team server mode: connections per process, and Redis going away", { sk
     assert.equal(failed.body.status, "failed", failed.text);
 
     own = await startRedis({ port: own.port });
-    await waitFor(async () => (await request("POST", "/signin", { body: { email: user.email, password: GOOD_PASSWORD } })).status === 200 || undefined, "sign-in to work again", 15_000);
+    await waitFor(async () => (await request("POST", "/signin", { body: { email: user.email, password: GOOD_PASSWORD } })).status === 200 || undefined, "sign-in to work again");
     assert.equal((await request("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token: user.token })).status, 202);
     const job = await waitForJobEnd(request, user.token, source.pipeline.id);
     assert.equal(job.status, "completed", JSON.stringify(job));
@@ -620,7 +613,7 @@ describe("team server mode: INGEST_CONCURRENCY with two `npm run worker` process
   async function startWorkers(extra: Record<string, string>): Promise<void> {
     for (const worker of workers) assert.equal(await worker.stop(), 0, worker.output());
     workers = [0, 1].map(() => startSluiceWorker({ DATA_DIR: dataDir, ...(api.databaseUrl ? { DATABASE_URL: api.databaseUrl } : {}), ...env(), ...extra }));
-    for (const worker of workers) await waitFor(async () => worker.output().includes("worker ready") || undefined, "a worker to start", 30_000);
+    for (const worker of workers) await waitFor(async () => worker.output().includes("worker ready") || undefined, "a worker to start");
   }
 
   async function folderPipeline(folder: string): Promise<{ id: string; collection: string; source: string }> {

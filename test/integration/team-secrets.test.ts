@@ -7,6 +7,7 @@ import { startWorker, type SluiceWorker } from "../fixtures/sluice-worker";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { postgresBinDir, startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { redisMissingReason, startRedis, type RedisServer } from "../fixtures/redis";
+import { waitFor } from "../fixtures/wait-for";
 
 // A team server on several machines: each machine has its own DATA_DIR (and so its own
 // keychain or secrets file); the secrets every process needs live in the shared database,
@@ -46,13 +47,14 @@ describe("team server secrets: shared through the database, sealed with SECRETS_
     await postgres?.stop();
   });
 
-  const waitForOutput = async (worker: SluiceWorker, text: string) => {
-    const deadline = Date.now() + 30_000;
-    while (!worker.output().includes(text)) {
-      if (worker.child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not print "${text}":\n${worker.output()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const waitForOutput = (worker: SluiceWorker, text: string) =>
+    waitFor(
+      () => {
+        if (worker.child.exitCode !== null) throw new Error(`worker exited before it printed "${text}":\n${worker.output()}`);
+        return worker.output().includes(text);
+      },
+      () => `the worker to print "${text}":\n${worker.output()}`,
+    );
 
   it("a worker on another machine reads the SMB password stored through the API, and the database holds it only sealed", async () => {
     const created = await addSmbSource(request, owner.token, group, samba, "Shared secrets");

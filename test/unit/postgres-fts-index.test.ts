@@ -8,6 +8,7 @@ import { wordsOf } from "../../server/search/postgres/postgres-fts-words";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
+import { waitFor } from "../fixtures/wait-for";
 
 // What only the PostgreSQL engine has: tsvectors written by its INSERT (schema 3) and the
 // upgrade from generated columns (schema 2). Search behaviour on both engines is in sqlite-fts-index.test.ts.
@@ -517,14 +518,6 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     const [row] = (await db.query("SELECT reltuples FROM pg_class WHERE oid = 'search_chunks'::regclass")) as { reltuples: number }[];
     return Number(row.reltuples);
   }
-  async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) assert.fail(`timed out waiting: ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
   test("the search tables get statistics as this process writes them: past the floor, then each time the table has doubled", async () => {
     const db = await newDatabase();
     const index = new PostgresFtsIndex(db, { analyzeFloor: 100 });

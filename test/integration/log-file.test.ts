@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import { openRotatingLog } from "../../main/log-file";
 import { stopServer, waitForListening } from "../../main/server-process";
 import { serverEntryArgs, tempDir } from "../fixtures/sluice-server";
+import { WAIT_LIMIT_MS, waitFor } from "../fixtures/wait-for";
 
 /** The log files in dir, oldest first, with their sizes. */
 function logFiles(dir: string): Array<{ name: string; size: number }> {
@@ -56,8 +57,7 @@ describe("the desktop log (rotating file)", () => {
     log.attach(output);
     assert.ok(fs.existsSync(path.join(dir, "sluice.0.log")) && !fs.existsSync(path.join(dir, "sluice.log")), "sluice.log is now the oldest file");
     output.write("appended\n");
-    await settle();
-    assert.equal(fs.readFileSync(path.join(dir, "sluice.5.log"), "utf8"), "older run\nappended\n", "the newest file is written on");
+    await waitFor(() => fs.readFileSync(path.join(dir, "sluice.5.log"), "utf8") === "older run\nappended\n", "the newest file (sluice.5.log) to be written on");
     output.write(`${"y".repeat(1000)}\n`);
     await settle();
     await log.close();
@@ -73,7 +73,7 @@ describe("the desktop log (rotating file)", () => {
     });
     log.attach(child.stdout);
     log.attach(child.stderr);
-    const url = await waitForListening(child, 30_000);
+    const url = await waitForListening(child, WAIT_LIMIT_MS);
     assert.equal((await fetch(`${url}/api/health?probe=secret-query`)).status, 200);
     const exited = new Promise((resolve) => child.once("exit", resolve));
     await stopServer(child, 10_000);

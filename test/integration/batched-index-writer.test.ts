@@ -11,6 +11,7 @@ import { BatchedIndexWriter, GROUP_COMMIT } from "../../server/ingest/batched-in
 import { JobProgress } from "../../server/ingest/job-progress";
 import type { DocumentInput } from "../../server/search/search-index";
 import { SqliteFtsIndex } from "../../server/search/sqlite";
+import { waitFor } from "../fixtures/wait-for";
 
 describe("BatchedIndexWriter on a real FTS5 index", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-batched-writer-"));
@@ -35,14 +36,16 @@ describe("BatchedIndexWriter on a real FTS5 index", () => {
   it("writes batches two at a time, holds callers back beyond that, and flush waits for all", async () => {
     db = await openDatabase(dir);
     const collectionId = randomUUID();
-    // The real index, observed: each batch write is slowed so that writes overlap.
+    // The real index, observed: a write lasts until a second one runs beside it (the writer let
+    // the next batch go) or the lanes have nothing left to add, so writes overlap however slow the machine.
     let writing = 0;
     let mostAtOnce = 0;
+    let added = 0;
     const observed = Object.create(index) as SqliteFtsIndex;
     observed.upsertDocuments = async (id: string, docs: DocumentInput[]) => {
       writing++;
       mostAtOnce = Math.max(mostAtOnce, writing);
-      await new Promise((r) => setTimeout(r, 30));
+      await waitFor(() => writing >= 2 || added === 512, "a second write beside the first", { intervalMs: 1 });
       try {
         return await index.upsertDocuments(id, docs);
       } finally {
@@ -54,7 +57,10 @@ describe("BatchedIndexWriter on a real FTS5 index", () => {
     // Eight lanes adding 64 documents each, as the ingestion job's lanes do: eight batches.
     await Promise.all(
       Array.from({ length: 8 }, async (_, lane) => {
-        for (let i = 0; i < 64; i++) await writer.add(doc(lane * 64 + i), 10);
+        for (let i = 0; i < 64; i++) {
+          added++;
+          await writer.add(doc(lane * 64 + i), 10);
+        }
       }),
     );
     await writer.flush();
@@ -72,13 +78,15 @@ describe("BatchedIndexWriter on a real FTS5 index", () => {
     let mostAtOnce = 0;
     const sizes: number[] = [];
     let heldBack = 0;
+    let heldNow = 0;
     const observed = Object.create(index) as SqliteFtsIndex;
     observed.upsertDocuments = async (id: string, docs: DocumentInput[]) => {
       writing++;
       mostAtOnce = Math.max(mostAtOnce, writing);
       sizes.push(docs.length);
-      // A slow writer: the lanes fill the next batch meanwhile.
-      await new Promise((r) => setTimeout(r, 40));
+      // A slow writer: a write lasts until the lanes filled the next batch (a caller is held
+      // back) or have nothing left to add, so batches grow meanwhile however slow the machine.
+      await waitFor(() => heldNow > 0 || next === total, "the next batch to fill up while the writes are busy", { intervalMs: 1 });
       try {
         return await index.upsertDocuments(id, docs);
       } finally {
@@ -97,8 +105,13 @@ describe("BatchedIndexWriter on a real FTS5 index", () => {
           let settled = false;
           void queued.then(() => (settled = true));
           await Promise.resolve();
-          if (!settled) heldBack++;
+          const held = !settled;
+          if (held) {
+            heldBack++;
+            heldNow++;
+          }
           await queued;
+          if (held) heldNow--;
         }
       }),
     );

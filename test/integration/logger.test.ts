@@ -8,6 +8,7 @@ import { requestLog } from "../../server/http/request-log.middleware";
 import { stopServer, waitForListening } from "../../main/server-process";
 import { createLogger } from "../../server/logger";
 import { serverEntryArgs, tempDir } from "../fixtures/sluice-server";
+import { WAIT_LIMIT_MS, waitFor } from "../fixtures/wait-for";
 
 /** A destination that keeps each written line, parsed. */
 function memory() {
@@ -63,7 +64,7 @@ describe("the server's logger", () => {
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
-    const url = await waitForListening(child, 30_000);
+    const url = await waitForListening(child, WAIT_LIMIT_MS);
     assert.equal((await fetch(`${url}/api/health`)).status, 200);
     const exited = new Promise((resolve) => child.once("exit", resolve));
     await stopServer(child, 10_000);
@@ -103,7 +104,7 @@ describe("the server's logger", () => {
       const { detail } = (await res.json()) as { detail: string };
       const id = /^Internal error \(request id ([0-9a-f-]{36})\)$/.exec(detail)?.[1];
       assert.ok(id, detail);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => err.lines.length > 0 && out.lines.length > 0, "the error and the request line to be logged");
       assert.deepEqual(err.lines.map((l) => [l.level, l.reqId, l.msg]), [["error", id, "GET /boom failed: TypeError: cannot read the thing"]]);
       assert.equal(out.lines.length, 1);
       assert.equal(out.lines[0].reqId, id);

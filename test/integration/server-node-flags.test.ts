@@ -5,6 +5,7 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { MAIN_THREAD_OLD_GENERATION_MB, SERVER_NODE_FLAGS } from "../../server/worker-script";
 import { tempDir } from "../fixtures/sluice-server";
+import { WAIT_LIMIT_MS, waitFor } from "../fixtures/wait-for";
 
 const ROOT = path.resolve(__dirname, __filename.endsWith(".ts") ? "../.." : "../../..");
 const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
@@ -17,6 +18,7 @@ function nodeFlagsOf(script: string): string[] {
 }
 
 interface TraceLine {
+  t: number;
   thread: string;
   newSpace: number;
   rss?: number;
@@ -81,7 +83,7 @@ describe("the server's Node flags (its main thread's young generation and heap c
     try {
       let output = "";
       const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+        const timer = setTimeout(() => reject(new Error(`server did not start in ${WAIT_LIMIT_MS / 1000} s:\n${output}`)), WAIT_LIMIT_MS);
         child.stdout!.on("data", (chunk) => {
           output += chunk;
           const match = /listening on (http:\/\/\S+)/.exec(output);
@@ -94,13 +96,19 @@ describe("the server's Node flags (its main thread's young generation and heap c
       });
       // Some work for the main thread, so its nursery would grow if it could (V8's default: to 32 MB).
       for (let i = 0; i < 300; i++) assert.equal((await fetch(`${url}/api/openapi.json`)).status, 200);
-      await new Promise((r) => setTimeout(r, 250));
-      const main = fs
-        .readFileSync(trace, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as TraceLine)
-        .filter((l) => l.thread === "main");
+      // Two samples (one each 100 ms) taken after the work, however late a busy machine takes them.
+      const workDone = Date.now();
+      const traced = () =>
+        fs
+          .readFileSync(trace, "utf8")
+          .split("\n")
+          .filter((l) => l.endsWith("}"))
+          .map((l) => JSON.parse(l) as TraceLine)
+          .filter((l) => l.thread === "main");
+      const main = await waitFor(() => {
+        const lines = traced();
+        return lines.filter((l) => l.t >= workDone).length >= 2 && lines;
+      }, "two heap trace lines of the main thread after the work");
       assert.ok(main.length >= 2, "the main thread traced its heap");
       assert.ok(main.every((l) => typeof l.rss === "number" && l.rss > 0), "with the process's RSS");
       const largest = Math.max(...main.map((l) => l.newSpace));

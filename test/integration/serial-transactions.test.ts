@@ -5,6 +5,7 @@ import type { DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
 import { independentWrite } from "../../server/data/serial-transactions";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
+import { WAIT_LIMIT_MS } from "../fixtures/wait-for";
 
 // On PostgreSQL every db.transaction takes one writer lock; ingestion's progress writes
 // (independentWrite) must neither wait for it nor hold it.
@@ -27,12 +28,12 @@ test("PostgreSQL: an independent write goes through while an API transaction hol
     await held;
   });
   await inside;
-  assert.equal(await settled(independentWrite(db, (tx) => tx.query("SELECT 1")), 2000), "done");
+  assert.equal(await settled(independentWrite(db, (tx) => tx.query("SELECT 1")), WAIT_LIMIT_MS), "done");
   const locked = db.transaction((tx) => tx.query("SELECT 1"));
   assert.equal(await settled(locked, 300), "waiting");
   release();
   await api;
-  assert.equal(await settled(locked, 2000), "done");
+  assert.equal(await settled(locked, WAIT_LIMIT_MS), "done");
 });
 
 test("SQLite: an independent write is an ordinary serialized transaction", async () => {

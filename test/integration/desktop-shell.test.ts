@@ -10,6 +10,7 @@ import { readSettings, serverBinding, writeSettings } from "../../main/settings"
 import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "../../main/url-guards";
 import { CONTENT_SECURITY_POLICY } from "../../server/http/security-headers";
 import { serverEntryArgs, tempDir } from "../fixtures/sluice-server";
+import { WAIT_LIMIT_MS } from "../fixtures/wait-for";
 
 describe("URL guards", () => {
   const app = "http://127.0.0.1:8420";
@@ -164,7 +165,7 @@ describe("server start/stop handshake", () => {
       env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: tempDir(), SLUICE_SECRETS: "file" },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const url = await waitForListening(child, 30_000);
+    const url = await waitForListening(child, WAIT_LIMIT_MS);
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const health = await fetch(`${url}/api/health`);
     assert.equal(health.status, 200);
