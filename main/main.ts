@@ -220,7 +220,7 @@ if (!app.requestSingleInstanceLock()) {
   });
   void app.whenReady().then(async () => {
     // The app-data folder holds the database, secrets and logs: what the shell writes there (settings,
-    // logs) is the user's alone too; the server does the same for its own (docs/decisions.md: Data directory).
+    // logs) is the user's alone too; the server does the same for its own (docs/decisions/0025-private-data-directory.md).
     if (process.platform !== "win32") process.umask(0o077);
     settings = readSettings(app.getPath("userData"));
     lockDownSession();

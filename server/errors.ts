@@ -28,7 +28,7 @@ export class ForbiddenError extends HttpError {
   }
 }
 
-/** Used for a missing id AND a denied id alike, so the two cannot be told apart (docs/decisions.md: Access rules). */
+/** Used for a missing id AND a denied id alike, so the two cannot be told apart (docs/decisions/0001-access-rules.md). */
 export class NotFoundError extends HttpError {
   constructor(detail = "Not found") {
     super(404, detail);

@@ -19,7 +19,7 @@ export function workerScript(callerFilename: string, baseName: string): { file: 
  * 2 MB semi-spaces, as the main thread's (SERVER_NODE_FLAGS). V8's default lets each isolate's
  * nursery grow to 32 MB, and a server runs six or seven isolates during a job; these threads
  * allocate little or in short bursts, so a small nursery only means more, shorter scavenges.
- * Measured with `npm run bench -- --memory` (docs/decisions.md, "Memory").
+ * Measured with `npm run bench -- --memory` (docs/decisions/0191-small-young-generations.md).
  */
 export const WORKER_YOUNG_GENERATION_MB = 4;
 
@@ -34,7 +34,7 @@ export const PARSER_YOUNG_GENERATION_MB = 8;
  * its last full collection when the ceiling is 2 GB or more (its default on a machine with this
  * much memory), 1.3 to 2 times below it. On a team server the ingestion job runs on the main
  * thread and makes garbage at the pace files arrive: its heap swelled to 100-135 MB between full
- * collections (docs/decisions.md, "Memory"), as the job thread's did before its own 1 GB
+ * collections (docs/decisions/0200-main-thread-old-generation-1gb.md), as the job thread's did before its own 1 GB
  * ceiling. The API itself keeps far less than this (its caches are bounded: SEARCH_CACHE_MB).
  */
 export const MAIN_THREAD_OLD_GENERATION_MB = 1024;

@@ -12,7 +12,7 @@ import type { Actor } from "./actor";
 import { findMemberOwnedById, rowExists } from "../data/plain-queries";
 
 /**
- * The one place that decides who may touch which id (docs/decisions.md: Access rules).
+ * The one place that decides who may touch which id (docs/decisions/0001-access-rules.md).
  * Membership is direct only. Every "may not" for an existing id throws the same
  * NotFoundError as a missing id, through the same code path, so the two cannot
  * answer differently. The single 403 is assertCanCreateCollectionIn.
@@ -50,7 +50,7 @@ export async function requireGroupMembership(db: EntityManager, actor: Actor, gr
   return group;
 }
 
-/** Creating a collection: 400 for a group that does not exist, 403 for one the actor is not in (docs/decisions.md: Access rules). */
+/** Creating a collection: 400 for a group that does not exist, 403 for one the actor is not in (docs/decisions/0001-access-rules.md). */
 export async function assertCanCreateCollectionIn(db: EntityManager, actor: Actor, groupId: string): Promise<Group> {
   const group = await db.findOne(Group, { where: { id: groupId } });
   if (!group) throw new BadRequestError("Owner group does not exist");
@@ -60,7 +60,7 @@ export async function assertCanCreateCollectionIn(db: EntityManager, actor: Acto
   return group;
 }
 
-/** A collection and everything that touches it: members of its owner group only (docs/decisions.md: Access rules). */
+/** A collection and everything that touches it: members of its owner group only (docs/decisions/0001-access-rules.md). */
 export async function requireCollectionAccess(db: EntityManager, actor: Actor, collectionId: string): Promise<Collection> {
   // The row and the membership in one statement: a search pays this on every request.
   const collection = await findMemberOwnedById(db, Collection, collectionId, actor.userId);
@@ -68,7 +68,7 @@ export async function requireCollectionAccess(db: EntityManager, actor: Actor, c
   return collection;
 }
 
-/** A data source: members of its owner group only (docs/decisions.md: Access rules). */
+/** A data source: members of its owner group only (docs/decisions/0001-access-rules.md). */
 export async function requireDataSourceAccess(db: EntityManager, actor: Actor, dataSourceId: string): Promise<DataSourceRecord> {
   const source = await db.findOne(DataSourceRecord, { where: { id: dataSourceId } });
   if (!source || !(await isMember(db, actor, source.ownerGroupId))) throw new NotFoundError("Data source not found");
@@ -106,7 +106,7 @@ export async function accessiblePipelines(db: EntityManager, actor: Actor): Prom
 
 /**
  * Someone's groups as the actor may see them: all of one's own; of another user only the
- * groups both belong to, since member lists are visible to members only (docs/decisions.md: Access rules).
+ * groups both belong to, since member lists are visible to members only (docs/decisions/0001-access-rules.md).
  * An unknown user is a 404.
  */
 export async function visibleGroupsOf(db: EntityManager, actor: Actor, userId: string): Promise<Group[]> {
@@ -123,7 +123,7 @@ export async function visibleGroupsOf(db: EntityManager, actor: Actor, userId: s
 
 /**
  * Member emails (sorted) of every group the actor belongs to, keyed by group id. A group
- * missing from the map is not the actor's: its members stay hidden (docs/decisions.md: Access rules).
+ * missing from the map is not the actor's: its members stay hidden (docs/decisions/0001-access-rules.md).
  */
 export async function visibleMemberEmails(db: EntityManager, actor: Actor): Promise<Map<string, string[]>> {
   const mine = await memberGroupIds(db, actor);

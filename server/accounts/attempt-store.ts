@@ -1,7 +1,7 @@
 /**
  * Counting attempts against limits, atomically: a check and its count are one step, so
  * however many requests arrive at once, no more than a rule's limit ever get past it per
- * window (docs/decisions.md: Sign-in and sign-up limits).
+ * window (docs/decisions/0017-sign-in-attempts-reserved-atomically.md).
  */
 
 /** One sliding-window limit on one counter. */

@@ -43,7 +43,7 @@ export class IdentityProvider {
     }
     const email = typeof payload.email === "string" ? payload.email.trim().toLowerCase() : "";
     if (!payload.sub || !email) throw new UnauthorizedError("Identity provider session token lacks a subject or email");
-    // Only an explicit false (some providers send a string) is refused: OIDC makes the claim optional and some providers omit it (docs/decisions.md: Accounts and sessions).
+    // Only an explicit false (some providers send a string) is refused: OIDC makes the claim optional and some providers omit it (docs/decisions/0013-social-sign-in.md).
     if (payload.email_verified === false || payload.email_verified === "false") {
       throw new UnauthorizedError("The identity provider has not verified this email address; verify it with the provider, then sign in again");
     }

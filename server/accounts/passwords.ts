@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import bcrypt from "bcryptjs";
 
 /**
- * Password hashing (docs/decisions.md: Passwords). bcrypt reads at most 72 bytes, so a longer
+ * Password hashing (docs/decisions/0015-password-prehash.md). bcrypt reads at most 72 bytes, so a longer
  * password would be cut silently; each password is first reduced with HMAC-SHA256 and written
  * in base64 (44 bytes, no NUL), and bcrypt hashes that. Such hashes carry PREHASHED in front,
  * so hashes made before (bcrypt over the password itself) are still recognised and checked.

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import { TooManyRequestsError } from "../errors";
 import { MemoryAttemptStore, type AttemptRule, type AttemptStore } from "./attempt-store";
 
-/** The limits on sign-in and sign-up (docs/decisions.md: Sign-in and sign-up limits). */
+/** The limits on sign-in and sign-up (docs/decisions/0018-sign-in-limit-values.md). */
 export interface AccountLimits {
   /** Attempts at one account from one address: the attacker's own budget, never the owner's elsewhere. */
   perAccountAndAddress: { limit: number; windowMs: number };

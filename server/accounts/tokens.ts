@@ -12,7 +12,7 @@ const SECRET_KEY = "jwt-signing-secret";
 export const VERIFIED_TOKENS_KEPT = 10_000;
 const ALGORITHM = "HS256";
 
-/** Service access tokens: HS256 JWTs with sub, email, iat, exp (docs/decisions.md: Accounts and sessions). */
+/** Service access tokens: HS256 JWTs with sub, email, iat, exp (docs/decisions/0010-tokens-signed-with-jose.md). */
 export class TokenService {
   /** The secret imported once as an HMAC key: importing it per request costs more than the HMAC itself. */
   private constructor(private readonly key: crypto.webcrypto.CryptoKey) {}
@@ -20,7 +20,7 @@ export class TokenService {
   /**
    * Tokens that passed verify(), by their exact text, with their expiry: the same bytes verify the
    * same way until `exp`, so a client's every request after its first skips the HMAC and the
-   * claim checks (docs/decisions.md: Verified-token cache). Failures are never kept.
+   * claim checks (docs/decisions/0021-verified-token-cache.md). Failures are never kept.
    */
   private readonly verified = new Map<string, { actor: Actor; expiresAtMs: number }>();
 

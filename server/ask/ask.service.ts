@@ -168,7 +168,7 @@ export class AskService {
 /**
  * What retrieval searches for. A follow-up ("and the second one?") rarely names its subject,
  * so the previous question is searched with it: cheap and without a model call
- * (docs/decisions.md: Ask a collection).
+ * (docs/decisions/0137-ask-standalone-question.md).
  */
 export function standaloneQuestion(question: string, earlier: EarlierTurn[]): string {
   const previous = earlier.at(-1);

@@ -78,7 +78,7 @@ export class CollectionsService {
    * Sets (or with null, clears) the collection's embedding model: a model in the catalog that
    * the model server embeds with (tried on a word). A collection that already has documents
    * gets an ingestion job per pipeline into it, whose embedding stage embeds them
-   * (docs/decisions.md: Hybrid retrieval). Answers the collection and the jobs started.
+   * (docs/decisions/0127-embeddings-on-enqueues-jobs.md). Answers the collection and the jobs started.
    */
   async setEmbeddingModel(actor: Actor, collectionId: string, rawModel: string | null): Promise<{ collection: Collection; jobIds: string[] }> {
     const collection = await requireCollectionAccess(this.db.manager, actor, collectionId);

@@ -10,7 +10,7 @@ export const HITS_PER_DOCUMENT = PASSAGES_PER_DOCUMENT;
  * Chunk results (no grouping): at most this many chunks of one document before the other
  * documents' (SearchOptions.firstPerDocument; its other chunks follow, none dropped): each
  * document's best chunk first, so a short file with a rare word is not pushed off the page by
- * a few long documents' many chunks with it (issue 14 item 6; docs/decisions.md: Search).
+ * a few long documents' many chunks with it (issue 14 item 6; docs/decisions/0081-results-spread-by-document.md).
  */
 export const RESULTS_FIRST_PER_DOCUMENT = 1;
 

@@ -13,7 +13,7 @@ sink.close();
  * through a file's read and parse has been promoted to the old generation, and V8 frees a dead
  * one there only at a full collection, which it starts once ~64 MB of them have piled up: a job
  * reading thousands of files kept 30-70 MB of finished files' bytes on its thread, and only a
- * long job reached that (docs/decisions.md, "Memory"). Handing the buffer to V8 as garbage
+ * long job reached that (docs/decisions/0196-bytes-freed-once-parsed.md). Handing the buffer to V8 as garbage
  * (dropping it, or a transfer to a new unreferenced one) waits for a collection either way; a
  * transfer to the closed port frees it at once. The caller's view is left empty. Only a view
  * spanning its whole ArrayBuffer is released (one made for this file alone: nothing else can be

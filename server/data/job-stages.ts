@@ -1,5 +1,5 @@
 /**
- * The stages of an ingestion, in pipeline order (docs/decisions.md: Where an ingestion's time went).
+ * The stages of an ingestion, in pipeline order (docs/decisions/0063-job-stage-timings.md).
  * Apart from the entity so an ingestion job's own thread can time them without loading TypeORM.
  */
 export const STAGES = ["listing", "read", "parse", "chunk", "index", "commit"] as const;

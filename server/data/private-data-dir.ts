@@ -33,7 +33,7 @@ export interface DataDirPrivacy {
 }
 
 /**
- * Makes DATA_DIR private to the user running Sluice (docs/decisions.md: Data directory): creates
+ * Makes DATA_DIR private to the user running Sluice (docs/decisions/0025-private-data-directory.md): creates
  * it 0700, sets this process's umask to 077 so every file and folder created from now on
  * (SQLite's database, -wal and -shm, index files, the secrets file, temp files, logs) is
  * 0600/0700 whoever creates it, and takes group and other access away from what an earlier

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Request schemas of sign-up and sign-in, with the contract's limits (docs/decisions.md: Limits). */
+/** Request schemas of sign-up and sign-in, with the contract's limits (docs/decisions/0002-limits.md). */
 
 export const PASSWORD = z
   .string()

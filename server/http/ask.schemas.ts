@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ID } from "../routing/common.schemas";
 
-/** Request schemas of asking a collection (docs/decisions.md: Limits). */
+/** Request schemas of asking a collection (docs/decisions/0002-limits.md). */
 
 export const askBody = z.object({
   question: z.string().trim().min(1, "is required").max(2000, "must be at most 2,000 characters"),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ID } from "../routing/common.schemas";
 
-/** Request schemas of the collection routes (docs/decisions.md: Limits). */
+/** Request schemas of the collection routes (docs/decisions/0002-limits.md). */
 
 export const COLLECTION_NAME = z
   .string()

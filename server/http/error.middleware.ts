@@ -40,7 +40,7 @@ export function errorHandler(logger: Logger) {
       return;
     }
     // The router could not percent-decode a path parameter (`%FF`): such a path names nothing,
-    // so it answers as any unknown id does (docs/decisions.md: HTTP).
+    // so it answers as any unknown id does (docs/decisions/0007-http-rules.md).
     if (error instanceof URIError && bodyError.status === 400) {
       res.status(404).json({ detail: "Not found" });
       return;

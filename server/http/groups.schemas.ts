@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ID } from "../routing/common.schemas";
 import { GROUP_PERMISSIONS } from "../data/entities/group.entity";
 
-/** Request schemas of the group routes (docs/decisions.md: Limits). */
+/** Request schemas of the group routes (docs/decisions/0002-limits.md). */
 
 export const GROUP_NAME = z
   .string()

@@ -38,7 +38,7 @@ export function ingestRoutes(ingest: IngestService): Router {
     errors: { 202: "The pipeline never ran: `{detail}`, which is not a job record", 404: "No such pipeline among the caller's" },
   }, async ({ params: { id } }, _req, res) => {
     const job = await ingest.latest(actorOf(res), id);
-    // 202 with a detail, not a job record: the pipeline never ran (docs/decisions.md: Ingestion job).
+    // 202 with a detail, not a job record: the pipeline never ran (docs/decisions/0004-ingestion-job-contract.md).
     if (!job) res.status(202).json({ detail: NO_JOBS_YET });
     else res.json(presentJob(job));
   });

@@ -35,7 +35,7 @@ export const PARALLEL_BATCHES: BatchPolicy = { writesInFlight: 2, documents: 64,
  * the API's answers waited for one: `GET /collections` p99 during an ingestion 84-92 ms with two,
  * 36-54 ms with one, for an ingestion ~25 % longer (the database's CPU is the same; it is spent
  * on one core instead of two). On a larger machine, or with the database on a host of its own,
- * there is a core to spare for the API either way (docs/decisions.md, "Ingestion speed").
+ * there is a core to spare for the API either way (docs/decisions/0122-postgres-one-index-write-on-small-machines.md).
  */
 export function databaseBatches(cores: number, databaseOnThisMachine: boolean): BatchPolicy {
   return databaseOnThisMachine && cores <= 2 ? { ...PARALLEL_BATCHES, writesInFlight: 1 } : PARALLEL_BATCHES;
@@ -47,7 +47,7 @@ export function databaseBatches(cores: number, databaseOnThisMachine: boolean): 
  * batches grow to the writer's pace: each FTS5 commit writes a segment of nearly every term
  * of the vocabulary, which later merges rewrite, and 256 documents per transaction with an
  * 8 MB term buffer (sqlite/sqlite-fts-schema.ts) took the writer's CPU on the bench corpus ~20 % below
- * 64 per transaction (docs/decisions.md, "Ingestion speed"). Two in flight, so the writer
+ * 64 per transaction (docs/decisions/0184-fts5-hashsize-and-256-batches.md). Two in flight, so the writer
  * thread finds the next batch queued when one ends: with one, each answer and the next batch
  * crossing threads left it idle 6-28 ms per batch on a busy machine. The first batch goes at
  * 16 documents: the writer has nothing else to do while the first files are read and parsed.

@@ -38,7 +38,7 @@ const FILES_IN_FLIGHT = 32;
  * (with its copies) for nothing; a job with 20 of them never filled 64 MB and one with 200 did,
  * so the peak grew with the corpus (`npm run bench -- --memory --binary 100`, with each file's
  * bytes freed once parsed on both sides: the job thread's buffers at most 20 MB against 39, peak
- * RSS 281 against 332 MB; docs/decisions.md, "Memory"). Small files are bounded by
+ * RSS 281 against 332 MB; docs/decisions/0196-bytes-freed-once-parsed.md). Small files are bounded by
  * FILES_IN_FLIGHT long before this.
  */
 const BYTES_IN_FLIGHT = 16 * 1024 * 1024;

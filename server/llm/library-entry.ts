@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** One model of the public library, as search answers it (docs/decisions.md: Model pull events). */
+/** One model of the public library, as search answers it (docs/decisions/0006-model-pull-events.md). */
 export const libraryEntrySchema = z.object({
   name: z.string().min(1).max(200),
   description: z.string().max(2000).default(""),

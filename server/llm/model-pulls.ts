@@ -1,9 +1,9 @@
 import type { ModelRecord } from "../data/entities/model.entity";
 
-/** Why a pull ended in an error, for clients to put in their own words (docs/decisions.md: Model pulls people can follow). */
+/** Why a pull ended in an error, for clients to put in their own words (docs/decisions/0145-model-server-status-and-words.md). */
 export type PullErrorCode = "model_server_unreachable";
 
-/** One event of the POST /models stream (docs/decisions.md: Model pull events); which fields it carries depends on its status. */
+/** One event of the POST /models stream (docs/decisions/0006-model-pull-events.md); which fields it carries depends on its status. */
 export interface PullEvent {
   /** "pulling <layer>", "retrying", "benchmarking", "completed", "cancelled" or "error". */
   status: string;

@@ -16,7 +16,7 @@ import type { PersonalModel } from "./personal-model";
 import type { SharedPulls } from "./shared-pulls";
 import { canonicalModelName, OllamaClient, OllamaError, OllamaUnreachableError, type GenerateTimings, type PullProgress } from "./ollama.client";
 
-/** A failed download is retried automatically twice (docs/decisions.md: Limits). */
+/** A failed download is retried automatically twice (docs/decisions/0002-limits.md). */
 export const PULL_ATTEMPTS = 3;
 /** The fixed benchmark: same prompt, greedy decoding, bounded output, so runs compare. */
 export const BENCHMARK_PROMPT = "Explain in three short paragraphs how a hydroelectric sluice gate controls the flow of water.";
@@ -116,7 +116,7 @@ export class ModelsService {
 
   /**
    * Withdraws the caller from the model's pull: their streams end with `cancelled`. The download
-   * itself stops only when nobody else who asked for it is still waiting (docs/decisions.md).
+   * itself stops only when nobody else who asked for it is still waiting (docs/decisions/0144-model-pull-cancel.md).
    */
   async cancel(actor: Actor, rawName: string): Promise<{ modelName: string; downloadStopped: boolean }> {
     const name = canonicalModelName(rawName);

@@ -5,7 +5,7 @@
  * own (up to 8 per core), while its moving mmap threshold sent ever larger buffers into them: at
  * a PDF-heavy ingestion's peak they held ~100 MB of freed memory, never returned to the OS. The
  * calls go through koffi (an FFI whose prebuilt binary comes in an npm package per platform),
- * loaded only where it is used. Measured in docs/decisions.md, "Memory".
+ * loaded only where it is used. Measured in docs/decisions/0197-glibc-malloc-in-process.md.
  */
 
 /** mallopt's parameter numbers (glibc's malloc.h). */

@@ -9,7 +9,7 @@ const UUID = z.regexes.uuid();
  * An id in a path, query or body (spec: identifiers are UUIDs), so services and engines get only
  * UUIDs. A UUID in either case goes on in lowercase, the form every id is stored in. Anything
  * else names nothing: it goes on as NO_SUCH_ID, so the route answers exactly as for a missing id
- * (spec Access rules 3: same status, same detail; docs/decisions.md: HTTP). A NUL goes on as sent,
+ * (spec Access rules 3: same status, same detail; docs/decisions/0007-http-rules.md). A NUL goes on as sent,
  * for validate.ts to refuse with 422 as on every field.
  */
 export const ID = z

@@ -26,7 +26,7 @@ export function presentPipelineView(view: PipelineView) {
   return presentPipeline(view.pipeline, view);
 }
 
-/** Either every_minutes or cron, never both (docs/decisions.md: Scheduled pipelines). */
+/** Either every_minutes or cron, never both (docs/decisions/0147-schedule-updates-and-storage.md). */
 export function presentSchedule(schedule: PipelineSchedule) {
   return {
     ...(schedule.cron !== null ? { cron: schedule.cron } : { every_minutes: schedule.everyMinutes! }),
@@ -37,7 +37,7 @@ export function presentSchedule(schedule: PipelineSchedule) {
   };
 }
 
-/** null until discovery has counted something; 100.0 once complete (docs/decisions.md: Ingestion job). */
+/** null until discovery has counted something; 100.0 once complete (docs/decisions/0004-ingestion-job-contract.md). */
 export function progressPercentage(job: IngestJob): number | null {
   if (job.status === "completed") return 100.0;
   if (job.entitiesDiscovered === 0) return null;
@@ -71,7 +71,7 @@ export function presentJob(job: IngestJob) {
     queued: job.runState === "queued",
     started_at: isoNoZone(job.startedAt),
     completed_at: isoNoZone(job.completedAt),
-    // Where the time went (docs/decisions.md): null for jobs recorded before it was kept.
+    // Where the time went (docs/decisions/0063-job-stage-timings.md): null for jobs recorded before it was kept.
     timings: job.stats?.timings ?? null,
     by_type: job.stats?.by_type ?? null,
   };

@@ -7,7 +7,7 @@ const NUL_MESSAGE = "must not contain NUL characters";
 /** What parsing one part of a request gives: its value, or the field errors it answers 422 with. */
 export type PartResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-/** Parses one part of a request with its schema (docs/decisions.md: Wire conventions); the router calls it, routes never do. */
+/** Parses one part of a request with its schema (docs/decisions/0003-wire-conventions.md); the router calls it, routes never do. */
 export function parsePart<S extends z.ZodType>(schema: S, value: unknown, location: Location): PartResult<z.output<S>> {
   const result = schema.safeParse(value ?? (location === "body" ? undefined : {}), { error: requestMessages(location) });
   if (!result.success) {
@@ -23,7 +23,7 @@ export function parsePart<S extends z.ZodType>(schema: S, value: unknown, locati
 /**
  * Every parsed string holding a NUL character, as a field error. PostgreSQL text cannot hold
  * NUL (it refuses the whole query), so no id, name or text of ours can carry one: refusing it
- * here, for every route, makes both back ends answer the same 422 (docs/decisions.md: HTTP).
+ * here, for every route, makes both back ends answer the same 422 (docs/decisions/0007-http-rules.md).
  * Walks what the schema kept, iteratively, so no input nests deep enough to matter.
  */
 function fieldsWithNul(data: unknown, location: Location): FieldError[] {

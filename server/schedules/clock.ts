@@ -1,6 +1,6 @@
 import fs from "node:fs";
 
-/** Where schedules read the time: the system clock, or a test's (docs/decisions.md: Scheduled pipelines). */
+/** Where schedules read the time: the system clock, or a test's (docs/decisions/0150-schedule-test-clock.md). */
 export type Clock = () => Date;
 
 export const systemClock: Clock = () => new Date();

@@ -93,7 +93,7 @@ export interface SearchOptions extends SearchFilter {
   /**
    * At most this many chunks of one document come before the other documents' chunks of the
    * same tier (exact, then stemmed); its other chunks follow them, none dropped: a page of
-   * chunks one long document cannot fill (docs/decisions.md: Search). Ignored with perDocument.
+   * chunks one long document cannot fill (docs/decisions/0081-results-spread-by-document.md). Ignored with perDocument.
    */
   firstPerDocument?: number;
 }

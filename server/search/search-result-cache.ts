@@ -16,7 +16,7 @@ const HIT_OVERHEAD_BYTES = 200;
  * budget (SEARCH_CACHE_MB). An entry answers only while the collection file's version is the one
  * read before its search ran: any commit to the file (an ingestion's batch, a deletion) by any
  * connection, thread or process changes it, and so does replacing or truncating the file, so a
- * cached answer is the answer the index would give now (docs/decisions.md: Search result cache). Hits are frozen: callers
+ * cached answer is the answer the index would give now (docs/decisions/0094-search-result-cache.md). Hits are frozen: callers
  * share them.
  */
 export class SearchResultCache {

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 
-/** The auto-provisioned collection of a source: `<slug-of-source-name>_<8 hex chars>` (docs/decisions.md: Data source creation). */
+/** The auto-provisioned collection of a source: `<slug-of-source-name>_<8 hex chars>` (docs/decisions/0005-data-source-creation.md). */
 export function autoCollectionName(sourceName: string): string {
   const slug =
     sourceName

@@ -6,7 +6,7 @@ import { Pipeline } from "../data/entities/pipeline.entity";
 import { autoCollectionName } from "./collection-name";
 
 /**
- * The rows every new source comes with (docs/decisions.md: Data source creation): the source, its
+ * The rows every new source comes with (docs/decisions/0005-data-source-creation.md): the source, its
  * auto-provisioned collection and the pipeline between them. Call inside the creating
  * transaction, so all three exist or none does.
  */

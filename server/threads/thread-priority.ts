@@ -7,7 +7,7 @@ import { setPriority } from "node:os";
  * the index writer is an ingestion's critical path and the API's thread answers the LAN; the
  * feeding threads run ahead of the writer (it always has a batch queued) and lose little by
  * waiting. Measured: SQLite ingestion of the bench corpus 6 % faster at 5 and at 10
- * (docs/decisions.md, "Ingestion speed": thread priorities).
+ * (docs/decisions/0189-feeder-threads-nice-10.md).
  */
 export const FEEDER_NICENESS = 10;
 

@@ -5,7 +5,7 @@ import { queries } from "../api";
 
 /**
  * The desktop app (its preload exposes `sluiceDesktop`) is run by the person who can start the
- * model server and change its settings; a browser on a LAN server is not (docs/decisions.md).
+ * model server and change its settings; a browser on a LAN server is not (docs/decisions/0145-model-server-status-and-words.md).
  */
 export const isDesktopApp = (): boolean => (window as unknown as { sluiceDesktop?: unknown }).sluiceDesktop !== undefined;
 

@@ -158,7 +158,7 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
           ))}
         </dl>
       ) : (
-        // Drive answers no location yet (docs/decisions.md, Search): what Sluice stored it as, to tell documents apart.
+        // Drive answers no location yet (docs/decisions/0091-document-locations.md): what Sluice stored it as, to tell documents apart.
         <p className="result-location muted small">
           Stored as <code>{doc.path}</code>
         </p>

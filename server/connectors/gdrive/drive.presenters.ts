@@ -15,7 +15,7 @@ export function presentDriveStatus(grant: DriveGrant | null) {
   };
 }
 
-/** The one place an OAuth token leaves the server (docs/decisions.md: Wire conventions). */
+/** The one place an OAuth token leaves the server (docs/decisions/0003-wire-conventions.md). */
 export function presentPickerToken(token: { token: string; expiresAt: Date }) {
   return { access_token: token.token, expires_at: isoNoZone(token.expiresAt) };
 }

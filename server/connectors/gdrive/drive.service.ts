@@ -93,7 +93,7 @@ export class DriveService {
     if (target === null) throw new BadRequestError("return_to must be a path on this server");
     const { verifier, challenge } = pkcePair();
     // Google sends the browser back to a loopback address and the caller is on this machine:
-    // the desktop app, whose consent opens in the system browser (docs/decisions.md: Google Drive).
+    // the desktop app, whose consent opens in the system browser (docs/decisions/0175-drive-consent-bound-to-browser.md).
     const thisMachineOnly = isThisMachineOnlyHost(new URL(this.redirectUri).hostname) && isLoopbackAddress(peer);
     const { state, browserKey } = await (await this.oauthStates()).issue({ userId: actor.userId, codeVerifier: verifier, returnTo: target, thisMachineOnly });
     return { authUrl: drive.tokens.oauth.authorizationUrl({ redirectUri: this.redirectUri, state, codeChallenge: challenge }), browserKey };

@@ -15,7 +15,7 @@ export const SMB_CONNECT_LIMITS: SmbConnectLimits = { limit: 10, windowMs: 60_00
  * Counts, per signed-in user, the requests that make Sluice connect to an SMB server of the
  * caller's choosing (creating a source, listing its shares), successful or not; past the limit
  * they answer 429 with `Retry-After` until the window ends. Counts are in this process's memory
- * (docs/decisions.md: Data sources and pipelines).
+ * (docs/decisions/0044-smb-connect-rate-limit.md).
  */
 export function smbConnectLimiter(limits: SmbConnectLimits = SMB_CONNECT_LIMITS): RequestHandler {
   return rateLimit({

@@ -24,7 +24,7 @@ export const SMB_CHECK_TIMEOUT_MS = 4_000;
 /**
  * The whole answer for a server that can't be reached: a closed port, a silent one, a name that
  * does not resolve and a protocol error all read the same, so the API is no port scanner
- * (docs/decisions.md: Data sources and pipelines).
+ * (docs/decisions/0042-smb-failures-one-answer.md).
  */
 export const SMB_SERVER_UNREACHABLE = "SMB server unreachable";
 

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
 
-/** Direct membership only: parent groups do not inherit (docs/decisions.md: Access rules). */
+/** Direct membership only: parent groups do not inherit (docs/decisions/0001-access-rules.md). */
 @Entity({ name: "group_members" })
 export class GroupMember {
   @PrimaryColumn({ type: "varchar", name: "group_id" })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from "typeorm";
 
-/** inactive until the first job; processing while one runs; then active or failed (docs/decisions.md: Ingestion job). */
+/** inactive until the first job; processing while one runs; then active or failed (docs/decisions/0004-ingestion-job-contract.md). */
 export type PipelineStatus = "inactive" | "processing" | "active" | "failed";
 
 /** Joins one data source to one collection; one per (source, collection) pair. */

@@ -119,7 +119,7 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     await q.query(`CREATE INDEX ${ID_RANGES} ON search_chunks USING brin (id) WITH (autosummarize = on)`);
   },
   5: async (q) => {
-    // No row changes: the lexemes are the same (docs/decisions.md, "PostgreSQL: ASCII words skip unaccent").
+    // No row changes: the lexemes are the same (docs/decisions/0105-postgres-ascii-skips-unaccent.md).
     await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH sluice_stem`);
     await q.query(`ALTER TEXT SEARCH CONFIGURATION ${EXACT_CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH simple`);
   },

@@ -34,7 +34,7 @@ interface PlanNode {
  * A prefix attempt's other units drive its index lookup (TsquerySplit) when their estimated
  * matches times this are fewer than the prefix's: checking the prefix on a row cost 2-3 µs,
  * collecting one of the prefix's index entries ~0.11 µs (1,000,000 chunks in memory; a row read
- * from disk would cost more, an entry not). docs/decisions.md.
+ * from disk would cost more, an entry not). docs/decisions/0115-postgres-prefix-drive.md.
  */
 const PREFIX_DRIVE_ROW_COST = 25;
 
@@ -98,7 +98,7 @@ export async function windowSpans(db: DataSource, spanEstimates: SpanEstimates, 
  * there, and every word outside the statistics' most common elements, estimated at 5,000, read
  * all its matches, up to ~11,000 pages). Past SPAN_MIN_MATCHES a span spares at least 1,500 rows,
  * and at the sizes where a span is hundreds of thousands of chunks the table is beyond
- * shared_buffers, so most rows spared are page reads from outside it. docs/decisions.md.
+ * shared_buffers, so most rows spared are page reads from outside it. docs/decisions/0113-postgres-brin-and-second-span.md.
  */
 export function windowSpan(matches: number, chunks: number): number | null {
   if (!(matches > SPAN_MIN_MATCHES && chunks > 0) || chunks / matches < SPAN_MIN_CHUNKS_PER_MATCH) return null;

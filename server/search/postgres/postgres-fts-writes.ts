@@ -17,7 +17,7 @@ const GIN_PENDING_LIST_KB = 64 * 1024;
  * end, flushes them first. And their GIN entries wait in the indexes' pending lists up to
  * GIN_PENDING_LIST_KB (PostgreSQL's default is 4 MB) before a write folds them in, so a job
  * folds each index a few times rather than every few hundred chunks; settleWrites() folds the
- * rest when the job ends. See docs/decisions.md.
+ * rest when the job ends. See docs/decisions/0121-gin-pending-list-and-fold.md.
  */
 const INDEX_WRITE = `SELECT set_config('synchronous_commit', 'off', true), set_config('gin_pending_list_limit', '${GIN_PENDING_LIST_KB}', true)`;
 /**

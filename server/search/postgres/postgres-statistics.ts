@@ -19,7 +19,7 @@ export interface SearchStatisticsOptions {
  * collection newest first for a common word, the GIN index for a rare one). A freshly ingested
  * collection has no statistics until autovacuum gets round to it (a minute or more after the
  * writes): meanwhile every estimate is a default, and a word in 96 % of 26,000 chunks was read
- * by bitmap, all of its matches, in 65 ms instead of 5.6 ms (docs/decisions.md).
+ * by bitmap, all of its matches, in 65 ms instead of 5.6 ms (docs/decisions/0106-postgres-background-analyze.md).
  *
  * An ANALYZE is due once this process has written `floor` rows, then each time as many rows as
  * the table had at its last ANALYZE (doubling steps). It runs when the writes pause for

@@ -15,7 +15,7 @@ const PLAIN_WORD = /^[\p{L}\p{N}]+$/u;
  * assumes the collection's chunks are spread evenly among the others'; but a collection's chunks
  * come in runs, and the first of four collections ingested into the same tables was reached
  * only after the 78,000 newer chunks of the other three (200-500 ms, 6 % of the bench's
- * searches; docs/decisions.md). Same estimates as `=` (one value's frequency).
+ * searches; docs/decisions/0107-postgres-collection-walk.md). Same estimates as `=` (one value's frequency).
  */
 export const IN_COLLECTION = "c.collection_id = ANY(ARRAY[$1]::varchar[])";
 export const NEWEST_FIRST = "c.collection_id DESC, c.id DESC";

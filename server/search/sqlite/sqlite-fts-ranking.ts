@@ -24,7 +24,7 @@ export interface RankingLimits {
 }
 
 /**
- * The window measured on the search bench (100,000 chunks, 500 queries; docs/decisions.md): its
+ * The window measured on the search bench (100,000 chunks, 500 queries; docs/decisions/0085-sqlite-rank-window.md): its
  * top 10s agree with an unwindowed ranking's on 91.5 % of their chunks at 3,000 (97.5 % at
  * 10,000, 87.6 % at 2,000), at a p95 of ~5 ms against ~7 ms with 10,000.
  */
@@ -243,7 +243,7 @@ function windowedChunks(db: Database.Database, table: RankedTable, query: Window
  * in rank order, one rowid seek each, until `limit` pass (with a per-document cap, counting only
  * those that pass). Same rows, order and scores as the AND; but the AND seeks a common word's
  * doclist (a million entries at 1,000,000 chunks) for every match of the rarer words, and that
- * was most of such a search's time (docs/decisions.md). Answers null when the scored match has
+ * was most of such a search's time (docs/decisions/0088-sqlite-search-at-a-million.md). Answers null when the scored match has
  * more matches than the window: which are the newest that match `also` is then the AND's to find.
  */
 function checkedAlso(db: Database.Database, table: RankedTable, query: WindowedQuery & { also: string }, limit: number, scope: RankScope): RankedRow[] | null {
