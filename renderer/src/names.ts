@@ -1,6 +1,6 @@
 /**
- * The naming rules, in the words the forms, their validation messages and the README use
- * (README: "Names"). The limits and allowed characters are the server's own, read from its
+ * The naming rules, in the words the forms, their validation messages and the user guide use
+ * (docs/user-guide.md: Names). The limits and allowed characters are the server's own, read from its
  * OpenAPI document at build time (generated/form-rules.ts, from the zod schemas in
  * server/http/groups.schemas.ts and collections.schemas.ts), so the two cannot drift; the
  * server answers a duplicate with its own message.

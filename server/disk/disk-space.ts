@@ -1,6 +1,6 @@
 import { promises as fsp } from "node:fs";
 
-/** Below this much free space in DATA_DIR the UI warns (README: When things go wrong). */
+/** Below this much free space in DATA_DIR the UI warns (docs/user-guide.md: When things go wrong). */
 export const LOW_DISK_BYTES = 1024 ** 3;
 /** ...or below this share of the file system. */
 export const LOW_DISK_RATIO = 0.05;

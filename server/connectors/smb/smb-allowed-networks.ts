@@ -3,7 +3,7 @@ import { BlockList, isIP } from "node:net";
 import { SmbUnreachableError } from "./smb-errors";
 
 /**
- * SMB_ALLOWED_NETWORKS: the networks SMB sources may point at (README: Security: data and
+ * SMB_ALLOWED_NETWORKS: the networks SMB sources may point at (docs/security.md: Data and
  * sources). Unset, any address is allowed. Set, every connection (creating a source, listing
  * its shares, each ingestion run) resolves the server's name itself, checks the address and
  * dials that very address, so a name that points elsewhere, now or after a DNS change, is refused.

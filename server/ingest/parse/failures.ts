@@ -1,6 +1,6 @@
 import { ParseError } from "./parse-types";
 
-// Every format's failures read the same way to a user (README, "Ingestion"): what the file is,
+// Every format's failures read the same way to a user (docs/user-guide.md: Failed and skipped files): what the file is,
 // not what the parser library said. One place, so the wording stays consistent.
 
 /** The file is not what its extension says, or is damaged. `what`: "PDF", "DOCX package", ... */

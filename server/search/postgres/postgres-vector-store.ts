@@ -10,7 +10,7 @@ type Engine = "pgvector" | "exact";
  * A team server's vectors in PostgreSQL. Where the database has the pgvector extension, a
  * `vector` column searched with its cosine-distance operator `<=>`; otherwise a plain
  * `real[]` column with exact cosine similarity computed in SQL (vectors are stored at unit
- * length, so it is a dot product), which README.md says is quick enough up to a measured
+ * length, so it is a dot product), which docs/user-guide.md ("Hybrid retrieval") says is quick enough up to a measured
  * number of chunks per collection. The pgvector path follows pgvector's documented operators;
  * the tests run the fallback (Debian 12's PostgreSQL has no pgvector).
  */
