@@ -231,7 +231,9 @@ describe("a file is quick_checked once per process: a reader thread's check stan
     const { Worker } = await import("node:worker_threads");
     const post = Worker.prototype.postMessage;
     Worker.prototype.postMessage = function (this: InstanceType<typeof Worker>, message: unknown, transfer?: never) {
-      if (message && typeof message === "object" && "connect" in message) sent.push((message as unknown as { checked: string[] }).checked);
+      // The writer's `connect` note (threads/rpc.ts): args are the job's port and the collections a reader checked.
+      const call = message as { method?: unknown; args?: unknown[] } | null;
+      if (call && typeof call === "object" && call.method === "connect") sent.push(call.args?.[1]);
       return post.call(this, message, transfer);
     };
     try {
