@@ -5,9 +5,8 @@ import { after, before, describe, it } from "node:test";
 import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
 import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-robin-proxy";
 import { startSluice, type SluiceServer, storedText, tempDir } from "../fixtures/sluice-server";
-import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
+import { client, createGroup, signUp, waitForJobEnd, type ApiResponse, type Request } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
-import { waitFor } from "../fixtures/wait-for";
 
 const DOC = "application/vnd.google-apps.document";
 const SHEET = "application/vnd.google-apps.spreadsheet";
@@ -61,16 +60,8 @@ async function connectedUser(prefix = "drive") {
   return user;
 }
 
-async function waitForJob(pipelineId: string, token: string) {
-  let last = "";
-  return waitFor(
-    async () => {
-      const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
-      last = res.text;
-      return res.status === 200 && res.body.status !== "processing" && res.body;
-    },
-    () => `the job of pipeline ${pipelineId} to end (last status: ${last})`,
-  );
+function waitForJob(pipelineId: string, token: string) {
+  return waitForJobEnd(request, token, pipelineId);
 }
 
 async function ingest(pipelineId: string, token: string) {

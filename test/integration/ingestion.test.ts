@@ -5,10 +5,9 @@ import { after, before, describe, it } from "node:test";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { tempDir } from "../fixtures/sluice-server";
 import { sharedPostgres } from "../fixtures/postgres";
-import { addSmbSource, createGroup, signUp } from "../fixtures/http-client";
+import { addSmbSource, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
 import { makeDocx, makeEml, makeEncryptedPdf, makeOdt, makePdf } from "../fixtures/documents";
-import { waitFor } from "../fixtures/wait-for";
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 
@@ -71,16 +70,8 @@ function addSource(target: SambaServer, name: string, token = owner.token, group
   return addSmbSource(request, token, groupId, target, name);
 }
 
-async function waitForJob(pipelineId: string, token = owner.token) {
-  let last = "";
-  return waitFor(
-    async () => {
-      const res = await request("GET", `/data_pipelines/${pipelineId}/ingest/status`, { token });
-      last = res.text;
-      return res.status === 200 && res.body.status !== "processing" && res.body;
-    },
-    () => `the job of pipeline ${pipelineId} to end (last status: ${last})`,
-  );
+function waitForJob(pipelineId: string, token = owner.token) {
+  return waitForJobEnd(request, token, pipelineId);
 }
 
 async function search(collectionId: string, q: string, token = owner.token) {

@@ -61,6 +61,23 @@ const done = (pipelineId: string, via: Request = request) =>
     return s.status !== "processing" && s;
   }, `job of ${pipelineId} to end`, QUEUE_WAIT);
 
+/**
+ * A long job running on a fresh collection (re-runs of an indexed share are quick) with another
+ * pipeline's job queued behind it. It returns as soon as the job runs: on its own thread the job
+ * does not wait for the API's turns, and a wait for its first counters could see it near its end.
+ */
+async function longRunWithOneQueued(name: string, queuedPipelineId: string) {
+  const longRun = await addSource(name);
+  await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
+  const queued = await request("POST", `/data_pipelines/${queuedPipelineId}/ingest`, { token: owner.token });
+  assert.equal(queued.status, 202);
+  await waitFor(async () => {
+    const now = await status(longRun.pipeline.id);
+    return now.status === "processing" && now.queued === false;
+  }, "the long job to run", QUEUE_WAIT);
+  return { longRun, queued };
+}
+
 describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, () => {
   let bulk: Awaited<ReturnType<typeof addSource>>;
   let docs: Awaited<ReturnType<typeof addSource>>;
@@ -107,17 +124,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
   });
 
   it("a job queued when the API stops runs after its restart; the running one is recorded interrupted", async () => {
-    // Re-runs of an indexed share are quick: a fresh collection makes the bulk run long enough.
-    const longRun = await addSource("Team bulk again");
-    await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
-    const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
-    assert.equal(queued.status, 202);
-    // Stopped as soon as the job runs: on its own thread the job no longer waits for the API's turns, and a wait for
-    // its first counters could see it near its end.
-    await waitFor(async () => {
-      const now = await status(longRun.pipeline.id);
-      return now.status === "processing" && now.queued === false;
-    }, "the long job to run", QUEUE_WAIT);
+    const { longRun, queued } = await longRunWithOneQueued("Team bulk again", docs.pipeline.id);
     assert.equal(await api.stop(), 0);
 
     api = await startSluice({ dataDir, env: teamEnv });
@@ -132,14 +139,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
 
   it("an API process killed mid-run (SIGKILL): at its restart the job is failed as on the desktop, queued ones run, and the next run completes", async () => {
     // The desktop's counterpart: ingestion.test.ts, "a job killed mid-run (SIGKILL)".
-    const longRun = await addSource("Team bulk crash restart");
-    await request("POST", `/data_pipelines/${longRun.pipeline.id}/ingest`, { token: owner.token });
-    const queued = await request("POST", `/data_pipelines/${docs.pipeline.id}/ingest`, { token: owner.token });
-    assert.equal(queued.status, 202);
-    await waitFor(async () => {
-      const now = await status(longRun.pipeline.id);
-      return now.status === "processing" && now.queued === false;
-    }, "the long job to run");
+    const { longRun, queued } = await longRunWithOneQueued("Team bulk crash restart", docs.pipeline.id);
     await api.kill();
 
     api = await startSluice({ dataDir, env: teamEnv });
