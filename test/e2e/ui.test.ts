@@ -308,6 +308,28 @@ test("add an SMB source: wrong password shown inline, then the right one", async
   await shot(page, "05-sources");
 });
 
+test("a group made after the page read the groups owns the next source: the form sends the group its select shows", async () => {
+  const { page, token } = await signedIn();
+  // The collections page has read the groups (none yet) when the group is made elsewhere: Data
+  // sources then opens on that cached list, and the fresh one arrives a moment later.
+  await page.getByText("Collections belong to a group.").waitFor();
+  const group = await newGroup(token);
+  await page.getByRole("link", { name: "Data sources" }).click();
+  const form = page.getByRole("form", { name: "Add SMB share" });
+  await form.waitFor();
+  assert.equal(await form.getByLabel("Owner group").inputValue(), group.id);
+  await form.getByLabel("Source name").fill(unique("Late group share"));
+  await form.getByLabel("Server name").fill("localhost");
+  await form.getByLabel("IP address (optional)").fill("127.0.0.1");
+  await form.getByLabel("Port", { exact: true }).fill(String(samba.port));
+  await form.getByLabel("User name").fill(samba.username);
+  await form.getByLabel("Password", { exact: true }).fill("wrong-password-2");
+  await form.getByRole("button", { name: "Add share" }).click();
+  // The server answered (a group kept from the form's first render would stop it at "Choose the group").
+  await page.locator("#smb-form-error").filter({ hasText: /Invalid SMB credentials/ }).waitFor();
+  assert.equal(await form.getByLabel("Owner group").getAttribute("aria-invalid"), null);
+});
+
 test("browse the shares of the source", async () => {
   const { page, token } = await signedIn({ goto: false });
   await smbSource(token);

@@ -8,10 +8,12 @@ import { COLLECTION_NAME_RULE, collectionNameProblem } from "../names";
 import { href } from "../navigation";
 import { EmbeddingModelControl } from "./EmbeddingModelControl";
 import { SearchPanel } from "./SearchPanel";
+import { ownerGroup } from "./owner-group";
 
 function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
-  const [group, setGroup] = useState(groups[0]?.id ?? "");
+  const [chosenGroup, setGroup] = useState("");
+  const group = ownerGroup(chosenGroup, groups);
   const create = useMutation({
     mutationFn: () => api.answer(client.POST("/collections", { body: { name, owner_group_id: group } })),
     onSuccess: (created) => {
@@ -21,9 +23,6 @@ function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCr
       return invalidate(keys.collections);
     },
   });
-  useEffect(() => {
-    if (!group && groups[0]) setGroup(groups[0].id);
-  }, [groups, group]);
   const problem = name ? collectionNameProblem(name) : null;
   const submit = (e: FormEvent) => {
     e.preventDefault();

@@ -5,6 +5,7 @@ import { client, invalidate, invalidateSourceLists, isApiError, keys, queries } 
 import { AdminSettingNote, ErrorText, Loading } from "../components";
 import { formatTime } from "../format";
 import { SOURCE_NAME_MAX } from "../names";
+import { ownerGroup } from "./owner-group";
 
 /** What the desktop app's preload exposes (main/preload.ts); undefined in a LAN browser. */
 interface SluiceDesktop {
@@ -183,7 +184,8 @@ function scopeLabel(scope: string): string {
 
 /** A drive source for a group; only offered once Drive is connected. */
 export function AddDriveSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedDriveSource) => void }) {
-  const [group, setGroup] = useState(groups[0]?.id ?? "");
+  const [chosenGroup, setGroup] = useState("");
+  const group = ownerGroup(chosenGroup, groups);
   const [name, setName] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
   const create = useMutation({

@@ -8,6 +8,7 @@ import { formatTime } from "../format";
 import { SMB_PORT, SMB_SERVER_NAME, SOURCE_NAME_MAX } from "../names";
 import { href } from "../navigation";
 import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
+import { ownerGroup } from "./owner-group";
 
 type SmbForm = {
   group: string;
@@ -128,8 +129,8 @@ function OwnerGroupField({
 }
 
 function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedSmbSource) => void }) {
-  const [f, setF] = useState<SmbForm>({
-    group: groups[0]?.id ?? "",
+  const [entered, setF] = useState<SmbForm>({
+    group: "",
     name: "",
     server: "",
     ip: "",
@@ -138,6 +139,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
     password: "",
     workstation: "",
   });
+  const f = { ...entered, group: ownerGroup(entered.group, groups) };
   const [submitted, setSubmitted] = useState(false);
   const create = useMutation({
     mutationFn: () =>
@@ -229,7 +231,8 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
 
 function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedFolderSource) => void }) {
   const status = useQuery(queries.folderStatus());
-  const [f, setF] = useState({ group: groups[0]?.id ?? "", name: "", path: "" });
+  const [entered, setF] = useState({ group: "", name: "", path: "" });
+  const f = { ...entered, group: ownerGroup(entered.group, groups) };
   const [submitted, setSubmitted] = useState(false);
   const create = useMutation({
     mutationFn: () =>
