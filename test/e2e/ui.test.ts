@@ -254,9 +254,12 @@ test("create a group, with the name rule shown inline", async () => {
 });
 
 test("create a collection and see it listed with 0 documents", async () => {
-  const { page, token } = await signedIn();
+  // The group first, then the page: opened before it, the page may read the groups before the
+  // group exists, and clicking Collections on Collections reads nothing again.
+  const { page, token } = await signedIn({ goto: false });
   await newGroup(token);
   const COLLECTION = unique("e2e_notes").replace("-", "_");
+  await page.goto(sluice.url);
   await page.getByRole("link", { name: "Collections" }).click();
   await page.getByLabel("Name", { exact: true }).fill(COLLECTION);
   await page.getByRole("button", { name: "Create collection" }).click();
