@@ -237,10 +237,11 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     }
   });
 
-  // On PostgreSQL a worker frozen inside a transaction keeps its row locks until PostgreSQL drops
-  // its session, so the API's reads of that job wait and answer 503 meanwhile (seen once under two
-  // busy loops); until sessions idle in a transaction are ended (idle_in_transaction_session_timeout), this runs on SQLite + Redis only.
-  const frozenSkip = process.env.SLUICE_TEST_BACKEND === "postgres" ? "PostgreSQL keeps a frozen worker's row locks (see the comment above)" : false;
+  // On PostgreSQL, once under two busy loops, the API answered the job's status 503 "The database
+  // is unreachable" while the worker was frozen: likely its open transaction holding what the API
+  // waits for (a frozen session is never ended by PostgreSQL by default). Not yet explained, so it
+  // runs on SQLite + Redis only until it is (docs/decisions/0219-dead-team-process-detection.md).
+  const frozenSkip = process.env.SLUICE_TEST_BACKEND === "postgres" ? "PostgreSQL: a frozen worker's session made the API answer 503 once; not yet explained" : false;
   it("a worker frozen mid-run (SIGSTOP: its connection stays open, as a machine that lost power leaves it) is recorded interrupted once its lock lapses", { skip: frozenSkip }, async () => {
     // api is API-only here (SLUICE_WORKER=0): it sweeps but takes no jobs.
     const frozen = startWorker(teamEnv);
