@@ -103,22 +103,34 @@ export async function openDatabase(options: StorageOptions | string): Promise<Da
 }
 
 /**
- * Turns PostgreSQL's JIT compilation off on every connection of the pool, the first time each is
- * checked out (the SET is queued ahead of the caller's statement on that connection). PostgreSQL
- * compiles a statement whose estimated cost passes `jit_above_cost` (100,000): a search's
- * ranking estimates the walks it may never finish (a LIMIT stops them), so at 1,000,000 chunks
- * most searches were compiled, ~55 ms each (EXPLAIN ANALYZE: 194 functions, emission 48 ms), for
- * a statement that ran in ~25 ms. Nothing Sluice runs is long enough to repay compiling. A SET
- * rather than the `options` startup parameter, which connection poolers such as PgBouncer refuse.
+ * Session settings for every connection of the pool, set the first time each is checked out (the
+ * SETs are queued ahead of the caller's statement on that connection). SETs rather than the
+ * `options` startup parameter, which connection poolers such as PgBouncer refuse.
+ *
+ * `jit = off`: PostgreSQL compiles a statement whose estimated cost passes `jit_above_cost`
+ * (100,000): a search's ranking estimates the walks it may never finish (a LIMIT stops them), so
+ * at 1,000,000 chunks most searches were compiled, ~55 ms each (EXPLAIN ANALYZE: 194 functions,
+ * emission 48 ms), for a statement that ran in ~25 ms. Nothing Sluice runs is long enough to
+ * repay compiling.
+ *
+ * `idle_in_transaction_session_timeout`: a process that stops inside a transaction without its
+ * connection closing (power lost, frozen, network gone) would otherwise hold that transaction's
+ * locks, the writer lock of every transaction among them, until TCP notices (hours): every write
+ * of every other process would wait, and the API's pool run dry (503s). PostgreSQL ends such a
+ * session instead (decision 0236). No transaction here waits on anything but its own statements.
  */
-function withoutJit(db: DataSource): void {
+/** Longer than any pause inside one of Sluice's transactions on a loaded machine; short enough that the dead process's job is recorded within about 40 s (BullMQ's 15 s lock, then this). */
+const IDLE_IN_TRANSACTION_LIMIT_MS = 20_000;
+const SESSION_SETTINGS = ["SET jit = off", `SET idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_LIMIT_MS}`];
+
+function withSessionSettings(db: DataSource): void {
   const pool = (db.driver as unknown as { master: Pool }).master;
   const set = new WeakSet<PoolClient>();
   pool.on("acquire", (client) => {
     if (set.has(client)) return;
     set.add(client);
     // A failure here fails the caller's statement on the same connection too, which reports it.
-    client.query("SET jit = off").catch(() => undefined);
+    for (const statement of SESSION_SETTINGS) client.query(statement).catch(() => undefined);
   });
 }
 
@@ -144,7 +156,7 @@ async function openPostgres(url: string, entities: Function[]): Promise<DataSour
     extra: { max: 10, connectionTimeoutMillis: 10_000 },
   });
   await db.initialize();
-  withoutJit(db);
+  withSessionSettings(db);
   // The API and worker processes may start together: one migrates, the other waits for it.
   const lock = db.createQueryRunner();
   try {

@@ -63,6 +63,8 @@ export class BullmqJobQueue implements IngestQueue {
   private readonly abort = new AbortController();
   private sweeper: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** The sweep in flight, if any. */
+  private sweeping: Promise<void> | null = null;
   private readonly outage: DatabaseOutage;
   private readonly concurrency: number;
 
@@ -221,8 +223,20 @@ export class BullmqJobQueue implements IngestQueue {
     }
   }
 
-  /** Marks failed every running job whose process no longer holds a live connection to Redis. */
-  private async sweep(): Promise<void> {
+  /**
+   * Marks failed every running job whose process no longer holds a live connection to Redis. One
+   * sweep at a time: a sweep that waits (its write queued behind a lock a dead process held until
+   * PostgreSQL ended that session) must not be joined by one more every interval, each holding a
+   * pooled connection the API's requests need.
+   */
+  private sweep(): Promise<void> {
+    this.sweeping ??= this.sweepOnce().finally(() => {
+      this.sweeping = null;
+    });
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
     if (this.stopped) return;
     const running = await this.db.manager.find(IngestJob, { where: { runState: "running" } });
     if (running.length === 0) return;

@@ -72,22 +72,32 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     for (const db of databases) await db.destroy();
   });
 
-  test("every connection of the pool has JIT compilation off (the cluster's default is on)", async () => {
+  test("every connection of the pool has JIT compilation off and an idle-in-transaction limit (the cluster's defaults: on, none)", async () => {
     const cluster = await sharedPostgres();
     const url = await cluster.createDatabase();
-    const [{ jit: clusterDefault }] = await cluster.query<{ jit: string }>(url, "SHOW jit");
-    assert.equal(clusterDefault, "on");
+    const [clusterDefault] = await cluster.query<{ jit: string; idle: string }>(url, "SELECT current_setting('jit') AS jit, current_setting('idle_in_transaction_session_timeout') AS idle");
+    assert.deepEqual(clusterDefault, { jit: "on", idle: "0" });
     const db = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: url });
     databases.push(db);
     // Four at once, so the pool opens connections beside the one it already had.
-    const settings = (await Promise.all(Array.from({ length: 4 }, () => db.query("SELECT current_setting('jit') AS jit, pg_backend_pid() AS pid, pg_sleep(0.05)")))).map(
-      ([row]) => row as { jit: string; pid: number },
-    );
+    const settings = (
+      await Promise.all(
+        Array.from({ length: 4 }, () =>
+          db.query("SELECT current_setting('jit') AS jit, current_setting('idle_in_transaction_session_timeout') AS idle, pg_backend_pid() AS pid, pg_sleep(0.05)"),
+        ),
+      )
+    ).map(([row]) => row as { jit: string; idle: string; pid: number });
     assert.ok(new Set(settings.map((s) => s.pid)).size > 1, "several connections");
-    assert.deepEqual(settings.map((s) => s.jit), ["off", "off", "off", "off"]);
+    assert.deepEqual(
+      settings.map(({ jit, idle }) => ({ jit, idle })),
+      Array.from({ length: 4 }, () => ({ jit: "off", idle: "20s" })),
+    );
     const runner = db.createQueryRunner();
     await runner.connect();
     assert.deepEqual(await runner.query("SHOW jit"), [{ jit: "off" }]);
+    // Inside a transaction too: the limit is what ends the session of a process frozen there.
+    const inTransaction = await db.transaction((tx) => tx.query("SHOW idle_in_transaction_session_timeout"));
+    assert.deepEqual(inTransaction, [{ idle_in_transaction_session_timeout: "20s" }]);
     await runner.release();
   });
 

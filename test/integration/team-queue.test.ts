@@ -237,12 +237,10 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     }
   });
 
-  // On PostgreSQL, once under two busy loops, the API answered the job's status 503 "The database
-  // is unreachable" while the worker was frozen: likely its open transaction holding what the API
-  // waits for (a frozen session is never ended by PostgreSQL by default). Not yet explained, so it
-  // runs on SQLite + Redis only until it is (docs/decisions/0219-dead-team-process-detection.md).
-  const frozenSkip = process.env.SLUICE_TEST_BACKEND === "postgres" ? "PostgreSQL: a frozen worker's session made the API answer 503 once; not yet explained" : false;
-  it("a worker frozen mid-run (SIGSTOP: its connection stays open, as a machine that lost power leaves it) is recorded interrupted once its lock lapses", { skip: frozenSkip }, async () => {
+  // On PostgreSQL a worker frozen inside a transaction holds the writer lock every transaction
+  // takes: only PostgreSQL's idle-in-transaction limit (data-source.ts) lets the sweep record the
+  // job and the API write again, so this case runs on both back ends (decision 0236).
+  it("a worker frozen mid-run (SIGSTOP: its connection stays open, as a machine that lost power leaves it) is recorded interrupted once its lock lapses", async () => {
     // api is API-only here (SLUICE_WORKER=0): it sweeps but takes no jobs.
     const frozen = startWorker(teamEnv);
     try {
