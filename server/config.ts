@@ -42,6 +42,8 @@ export interface Config {
    * the same on every machine. Null: a key made once and kept in this machine's secret store.
    */
   secretsKey: Buffer | null;
+  /** BACKUP_PASSPHRASE: what `npm run backup` seals a backup with (and `restore` opens it with); null: a plain backup without the secrets' key. */
+  backupPassphrase: string | null;
   /** MODEL_LIBRARY_URL: a JSON catalog ({models:[...]} or an array) to refresh the model library from; null: the shipped one. */
   modelLibraryUrl: string | null;
   /** SLUICE_SSE_KEEPALIVE_MS: a `: keep-alive` comment after this long without an event. */
@@ -283,6 +285,11 @@ const SETTINGS = {
       secret: true,
     },
   ),
+  BACKUP_PASSPHRASE: optional(z.string().min(12, { error: "must be at least 12 characters" }), {
+    description:
+      "the passphrase `npm run backup` seals every file of a backup with (scrypt + AES-256-GCM), the secrets' key included, and `npm run restore` opens it with; `--passphrase-file FILE` does the same. Unset: a plain backup, the secrets' key left out",
+    secret: true,
+  }),
   MODEL_LIBRARY_URL: optional(z.url({ error: "must be a URL" }).transform((value) => new URL(value).toString()), {
     description: "a JSON model catalog (`{\"models\": [...]}` or an array) to refresh the model library from; unset keeps the catalog that ships with the app",
   }),
@@ -439,6 +446,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestConcurrency: e.INGEST_CONCURRENCY,
     jwtSecret: e.JWT_SECRET ?? null,
     secretsKey: e.SECRETS_KEY ?? null,
+    backupPassphrase: e.BACKUP_PASSPHRASE ?? null,
     modelLibraryUrl: e.MODEL_LIBRARY_URL ?? null,
     sseKeepAliveMs: e.SLUICE_SSE_KEEPALIVE_MS,
     pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,

@@ -14,9 +14,12 @@ const ROOT = path.resolve(__dirname, "..", "..", "..");
 const CLI = path.join(ROOT, "dist", "server", "backup", "backup-cli.js");
 
 /** `npm run backup|restore -- DIR` as the user runs it (the compiled CLI, DATA_DIR from the environment). */
-function runCli(command: "backup" | "restore", dir: string, dataDir: string): Promise<{ code: number | null; output: string }> {
+function runCli(command: "backup" | "restore", dir: string, dataDir: string, options: { passphrase?: string; args?: string[] } = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, command, dir], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "" }, stdio: ["ignore", "pipe", "pipe"] });
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "" };
+    if (options.passphrase) env.BACKUP_PASSPHRASE = options.passphrase;
+    else delete env.BACKUP_PASSPHRASE;
+    const child = spawn(process.execPath, [CLI, command, dir, ...(options.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
@@ -25,7 +28,14 @@ function runCli(command: "backup" | "restore", dir: string, dataDir: string): Pr
 }
 
 const FILES = 1500;
+/** A word only the small share's files hold, to look for in a sealed backup's bytes. */
+const OSPREY = "ospreyq7kestrel";
 let samba: SambaServer;
+
+/** The mode bits of a path, as octal text ("700"). */
+const modeOf = (p: string) => (fs.statSync(p).mode & 0o777).toString(8);
+/** Every file below a folder. */
+const filesUnder = (dir: string): string[] => fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile());
 
 before(async () => {
   const share = tempDir("sluice-kestrel-");
@@ -71,10 +81,19 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
     await server.stop();
 
     const manifest = JSON.parse(fs.readFileSync(path.join(backupDir, "manifest.json"), "utf8"));
-    assert.equal(manifest.format, 1);
+    assert.equal(manifest.format, 2);
+    assert.equal(manifest.sealing, null);
     const indexEntry = manifest.files.find((f: { path: string }) => f.path === `indexes/${collectionId}.db`);
     assert.ok(indexEntry, JSON.stringify(manifest));
-    assert.ok(manifest.files.some((f: { kind: string }) => f.kind === "secrets"), "the sealed secrets file is in the backup");
+    assert.match(indexEntry.sha256, /^[0-9a-f]{64}$/);
+    // Without a passphrase the secrets' key would open them for whoever holds the backup: both stay out, and the CLI says so.
+    assert.equal(manifest.secrets, "left-out");
+    assert.ok(!manifest.files.some((f: { kind: string }) => f.kind === "secrets"), JSON.stringify(manifest.files));
+    assert.ok(!fs.existsSync(path.join(backupDir, "secret.key")));
+    assert.match(backup.output, /Saved SMB passwords and Drive sign-ins kept in DATA_DIR were left out/);
+    // The owner's alone: password hashes and every document's text are in there.
+    assert.deepEqual([modeOf(backupDir), modeOf(path.join(backupDir, "indexes"))], ["700", "700"]);
+    for (const file of filesUnder(backupDir)) assert.equal(modeOf(file), "600", file);
     const copy = new Database(path.join(backupDir, "indexes", `${collectionId}.db`), { readonly: true });
     const paths = copy.prepare("SELECT path FROM documents").pluck().all() as string[];
     copy.close();
@@ -88,6 +107,8 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
     const fresh = path.join(tempDir("sluice-restored-"), "data");
     const restore = await runCli("restore", backupDir, fresh);
     assert.equal(restore.code, 0, restore.output);
+    assert.equal(modeOf(fresh), "700");
+    for (const file of filesUnder(fresh)) assert.equal(modeOf(file), "600", file);
     restored = await startSluice({ dataDir: fresh });
     const again = client(restored.api);
     const signin = await again("POST", "/signin", { body: { email: owner.email, password: GOOD_PASSWORD } });
@@ -104,4 +125,133 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
       assert.ok(res.body.results.some((r: { path: string }) => r.path === p), `${p} not found after restore`);
     }
   });
+
+  it("a backup sealed with a passphrase holds nothing readable, keeps the saved passwords, and opens only with that passphrase", async () => {
+    const osprey = tempDir("sluice-osprey-");
+    for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(osprey, `nest-${i}.txt`), `Nest ${i}: ${OSPREY} seen at dawn.`);
+    fs.chmodSync(osprey, 0o755);
+    const small = await startSamba({ extraShares: { osprey } });
+    try {
+      await sealedBackupRoundTrip(small);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  /** The sealed test's body, with its own Samba serving only the small share. */
+  async function sealedBackupRoundTrip(small: SambaServer): Promise<void> {
+    server = await startSluice();
+    const request: Request = client(server.api);
+    const owner = await signUp(request, "sealed");
+    const group = await createGroup(request, owner.token);
+    const source = await addSmbSource(request, owner.token, group, small, "Osprey");
+    const run = async (via: Request, token: string) => {
+      assert.equal((await via("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token })).status, 202);
+      return waitForJobEnd(via, token, source.pipeline.id, 120_000);
+    };
+    assert.equal((await run(request, owner.token)).status, "completed");
+    await server.stop();
+
+    const passphrase = "kestrel osprey harrier";
+    const sealedDir = path.join(tempDir("sluice-sealed-"), "copy");
+    const backup = await runCli("backup", sealedDir, server.dataDir, { passphrase });
+    assert.equal(backup.code, 0, backup.output);
+    assert.match(backup.output, /sealed with the passphrase/);
+    assert.doesNotMatch(backup.output, /left out/);
+    const manifest = JSON.parse(fs.readFileSync(path.join(sealedDir, "manifest.json"), "utf8"));
+    assert.equal(manifest.secrets, "included");
+    assert.equal(manifest.sealing.cipher, "aes-256-gcm");
+    assert.match(manifest.seal, /^[0-9a-f]{64}$/);
+    assert.ok(manifest.files.some((f: { path: string }) => f.path === "secret.key"), "the key goes along, sealed");
+    for (const file of filesUnder(sealedDir).filter((f) => !f.endsWith("manifest.json"))) {
+      const bytes = fs.readFileSync(file);
+      assert.equal(bytes.includes("SQLite format 3"), false, `${file} is a readable database`);
+      assert.equal(bytes.includes(OSPREY), false, `${file} holds a document's words in clear`);
+      assert.equal(modeOf(file), "600", file);
+    }
+
+    const wrong = path.join(tempDir("sluice-wrong-"), "data");
+    const refused = await runCli("restore", sealedDir, wrong, { passphrase: "not the passphrase" });
+    assert.equal(refused.code, 1);
+    assert.match(refused.output, /The passphrase is wrong, or the backup's manifest was changed after it was written; nothing was restored/);
+    assert.equal(fs.existsSync(wrong), false, "nothing written for a wrong passphrase");
+    const none = await runCli("restore", sealedDir, wrong);
+    assert.match(none.output, /This backup is sealed with a passphrase: give it/);
+
+    // The passphrase from a file this time (its first line), as a script would give it.
+    const passphraseFile = path.join(tempDir("sluice-pass-"), "passphrase");
+    fs.writeFileSync(passphraseFile, `${passphrase}\n`, { mode: 0o600 });
+    const fresh = path.join(tempDir("sluice-unsealed-"), "data");
+    const restore = await runCli("restore", sealedDir, fresh, { args: ["--passphrase-file", passphraseFile] });
+    assert.equal(restore.code, 0, restore.output);
+    restored = await startSluice({ dataDir: fresh });
+    const again = client(restored.api);
+    const signin = await again("POST", "/signin", { body: { email: owner.email, password: GOOD_PASSWORD } });
+    assert.equal(signin.status, 200, signin.text);
+    const token = signin.body.access_token as string;
+    // A new run logs in to the share with the SMB password the backup carried sealed.
+    const rerun = await run(again, token);
+    assert.equal(rerun.status, "completed", JSON.stringify(rerun));
+    const hits = await again("GET", `/collections/${source.pipeline.collection_id}/search?q=${OSPREY}`, { token });
+    assert.equal(hits.body.results.length, 3, hits.text);
+    await restored.stop();
+
+    // Changed after it was written: a sealed file, or the manifest, and nothing lands.
+    const flipped = copyOf(sealedDir);
+    const index = filesUnder(path.join(flipped, "indexes"))[0];
+    const bytes = fs.readFileSync(index);
+    bytes[bytes.length >> 1] ^= 0x01;
+    fs.writeFileSync(index, bytes);
+    const target = path.join(tempDir("sluice-flipped-"), "data");
+    const changed = await runCli("restore", flipped, target, { passphrase });
+    assert.equal(changed.code, 1);
+    assert.match(changed.output, /The backup was changed after it was written: indexes\/.*\.db does not match its digest/);
+    assert.equal(fs.existsSync(target), false);
+    const edited = copyOf(sealedDir);
+    const editedManifest = JSON.parse(fs.readFileSync(path.join(edited, "manifest.json"), "utf8"));
+    editedManifest.files[0].counts.users = 99;
+    fs.writeFileSync(path.join(edited, "manifest.json"), JSON.stringify(editedManifest));
+    const sealBroken = await runCli("restore", edited, target, { passphrase });
+    assert.match(sealBroken.output, /the backup's manifest was changed after it was written; nothing was restored/);
+    assert.equal(fs.existsSync(target), false);
+  }
+
+  it("a plain backup whose file or manifest was changed is refused before anything is written, and no name leads out of DATA_DIR", async () => {
+    server = await startSluice();
+    await signUp(client(server.api), "plain");
+    await server.stop();
+    const plainBackup = path.join(tempDir("sluice-plain-"), "copy");
+    const backup = await runCli("backup", plainBackup, server.dataDir);
+    assert.equal(backup.code, 0, backup.output);
+    const target = path.join(tempDir("sluice-refused-"), "data");
+    const damaged = copyOf(plainBackup);
+    const main = path.join(damaged, "sluice.db");
+    const bytes = fs.readFileSync(main);
+    bytes[bytes.length - 100] ^= 0x01;
+    fs.writeFileSync(main, bytes);
+    const changed = await runCli("restore", damaged, target);
+    assert.equal(changed.code, 1);
+    assert.match(changed.output, /The backup was changed after it was written: sluice\.db does not match its digest/);
+    assert.equal(fs.existsSync(target), false);
+
+    const outside = tempDir("sluice-outside-");
+    const escaping = copyOf(plainBackup);
+    const manifest = JSON.parse(fs.readFileSync(path.join(escaping, "manifest.json"), "utf8"));
+    const escapeTo = path.relative(target, path.join(outside, "escaped.db")).split(path.sep).join("/");
+    manifest.files.push({ path: escapeTo, kind: "index", bytes: 0 });
+    // The name alone is refused, before any file is looked at: none needs to exist where it points.
+    fs.writeFileSync(path.join(escaping, "manifest.json"), JSON.stringify(manifest));
+    const refused = await runCli("restore", escaping, target);
+    assert.equal(refused.code, 1);
+    assert.match(refused.output, /The backup's manifest names a file a Sluice backup never holds \("\.\.\/.*escaped\.db"\); nothing was restored/);
+    assert.deepEqual(fs.readdirSync(outside), []);
+    assert.equal(fs.existsSync(target), false);
+  });
 });
+
+/** A copy of a backup folder, to change. */
+function copyOf(dir: string): string {
+  const copy = path.join(tempDir("sluice-copy-"), "backup");
+  fs.cpSync(dir, copy, { recursive: true });
+  return copy;
+}
