@@ -129,6 +129,12 @@ describe("run reports", () => {
         throw new Error(`${error.message}\nthe run showed: ${(await run.textContent())?.replace(/\s+/g, " ")}`);
       });
 
+    // Cancelled only once something is indexed: what it checks below is that what was indexed stays
+    // (on a loaded machine the walk may still be finding files when the pace first shows).
+    await run
+      .locator('[data-count="indexed"]')
+      .filter({ hasText: /^[1-9]\d*$/ })
+      .waitFor({ timeout: WAIT_LIMIT_MS });
     await c.getByRole("button", { name: "Cancel run" }).click();
     const dialog = page.getByRole("dialog");
     await dialog.getByText("Files indexed so far stay searchable").waitFor();
