@@ -195,7 +195,7 @@ function mapError(path: string, e: unknown, o: SmbConnectorOptions): Error {
   if (e instanceof Smb2Unreachable) return new SmbUnreachableError(e.reason, e.message);
   if (e instanceof Smb2ConnectionLost) return new ConnectorUnreachableError(`${e.message} (${where})`);
   const msg = e instanceof Error ? e.message : String(e);
-  return new ConnectorUnreachableError(`SMB protocol error talking to ${where}: ${msg}`);
+  return new SmbUnreachableError("protocol_error", `SMB protocol error talking to ${where}: ${msg}`);
 }
 
 function entryMessage(path: string, status: number): string {

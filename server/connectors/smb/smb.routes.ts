@@ -22,7 +22,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     status: 201,
     returns: "`{data_source, smb_source, pipeline}`",
     errors: {
-      400: "`Invalid SMB credentials`: the server refused them or could not be reached, with `reason` (`logon_failure`, `host_not_found`, `connection_refused`, `timed_out`, `share_not_found`, `access_denied`, `signing_required`, `encryption_required`, `bad_signature`) and a `hint` naming what to fix; a silent server fails within 5 s. Or its address is outside `SMB_ALLOWED_NETWORKS`. Nothing was created",
+      400: "`Invalid SMB credentials`: the server refused them or could not be reached, with `reason` (`logon_failure`, `host_not_found`, `connection_refused`, `timed_out`, `protocol_error`, `share_not_found`, `access_denied`, `signing_required`, `encryption_required`, `bad_signature`) and a `hint` naming what to fix; a silent server fails within 5 s. Or its address is outside `SMB_ALLOWED_NETWORKS`. Nothing was created",
       404: "No such group among the caller's",
       429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
     },
