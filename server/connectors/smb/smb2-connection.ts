@@ -142,7 +142,8 @@ export class Smb2Connection {
     return this.closedError === undefined;
   }
 
-  static open(host: string, port: number, timeoutMs: number): Promise<Smb2Connection> {
+  /** `checkPeer` sees the address the socket reached and throws when it may not be used (SMB_ALLOWED_NETWORKS). */
+  static open(host: string, port: number, timeoutMs: number, checkPeer?: (remoteAddress: string | undefined) => void): Promise<Smb2Connection> {
     const conn = new Smb2Connection(timeoutMs);
     return new Promise((resolve, reject) => {
       // The socket reads into one buffer for the connection's life (see Smb2FrameReader).
@@ -166,6 +167,13 @@ export class Smb2Connection {
       socket.once("connect", () => {
         clearTimeout(timer);
         socket.off("error", onError);
+        try {
+          checkPeer?.(socket.remoteAddress);
+        } catch (error) {
+          socket.destroy();
+          reject(error);
+          return;
+        }
         conn.attach(socket);
         resolve(conn);
       });
