@@ -23,6 +23,8 @@ export interface Config {
   smbTimeoutMs: number;
   /** SMB_ALLOWED_NETWORKS: the networks (`address/prefix`) SMB sources may point at; null: any address. */
   smbAllowedNetworks: string[] | null;
+  /** SMB_CHECK_DEADLINE_S, in ms: the most a source check or share listing may take, whatever the server does. */
+  smbCheckDeadlineMs: number;
   /** SMB_ALLOWED_PORTS: the ports SMB sources may dial; null: any on the desktop, 445 and 139 on a LAN server. */
   smbAllowedPorts: number[] | null;
   /** OLLAMA_REGISTRIES: the registry hosts (`host` or `host:port`, lower case) a model name may name (`host/ns/model`). */
@@ -230,6 +232,10 @@ const SETTINGS = {
       namesItsEntries: true,
     },
   ),
+  SMB_CHECK_DEADLINE_S: withDefault("25", integer(1, 30, "must be a whole number of seconds from 1 to 30"), {
+    description:
+      "the most a source's connection check (creation) or a share listing may take, whatever the server does (answers STATUS_PENDING, lists without end, drips replies); past it the check answers as a server that did not answer in time",
+  }),
   SMB_ALLOWED_PORTS: optional(
     z.string().transform((value, ctx) => {
       const entries = value.split(/[\s,]+/).filter(Boolean);
@@ -469,6 +475,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smbTimeoutMs: e.SMB_TIMEOUT_MS,
     smbAllowedNetworks: e.SMB_ALLOWED_NETWORKS ?? null,
     smbAllowedPorts: e.SMB_ALLOWED_PORTS ?? null,
+    smbCheckDeadlineMs: e.SMB_CHECK_DEADLINE_S * 1000,
     ollamaRegistries: e.OLLAMA_REGISTRIES,
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,

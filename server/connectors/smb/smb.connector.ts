@@ -50,9 +50,11 @@ export interface SmbDetails {
   port: number;
 }
 
-/** How this instance connects to SMB servers (SMB_TIMEOUT_MS, SMB_ALLOWED_NETWORKS). */
+/** How this instance connects to SMB servers (SMB_TIMEOUT_MS, SMB_CHECK_DEADLINE_S, SMB_ALLOWED_NETWORKS and _PORTS). */
 export interface SmbSettings {
   timeoutMs: number;
+  /** The most a check (creation's test, a share listing) may take in all. */
+  checkDeadlineMs: number;
   allowedNetworks: SmbAllowedNetworks;
 }
 

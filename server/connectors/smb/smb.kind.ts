@@ -64,6 +64,7 @@ export const smbKind: SourceKindModule = {
       secrets,
       {
         timeoutMs: config.smbTimeoutMs,
+        checkDeadlineMs: config.smbCheckDeadlineMs,
         allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks, { ports: config.smbAllowedPorts, lan: isLanBinding(config.host) }),
       },
       config.smbConnectsPerMinute,
