@@ -4,9 +4,11 @@
 // reported here, not asserted: the bench (test/bench/hostile-smb.bench.ts) measures them alone.
 import assert from "node:assert/strict";
 import { after, before, describe, it, type TestContext } from "node:test";
-import { createGroup, signUp } from "../fixtures/http-client";
+import { createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { startHostileSmb, type HostileSmbServer, type HostileTrap } from "../fixtures/hostile-smb";
 import { useSluice } from "../fixtures/use-sluice";
+import { waitFor } from "../fixtures/wait-for";
+import { SMB_CHECKS_AT_ONCE } from "../../server/connectors/smb/smb-check-thread";
 
 let hostile: HostileSmbServer;
 before(async () => {
@@ -64,6 +66,7 @@ function report(t: TestContext, what: string, run: { elapsedMs: number; health: 
 
 let owner: { token: string; group: string };
 let sourceId: string;
+let pipelineId: string;
 
 describe("source checks against a hostile SMB server", () => {
   before(async () => {
@@ -73,6 +76,7 @@ describe("source checks against a hostile SMB server", () => {
     const made = await request("POST", `/data_sources/smb/${owner.group}`, { token, body: smbBody(`Hostile ${Date.now()}`) });
     assert.equal(made.status, 201, made.text);
     sourceId = made.body.data_source.id;
+    pipelineId = made.body.pipeline.id;
   });
 
   for (const [trap, reason] of [
@@ -101,6 +105,34 @@ describe("source checks against a hostile SMB server", () => {
       assert.equal(run.result.status, 503, run.result.text);
       assert.deepEqual(run.result.body, { detail: "SMB server unreachable" });
       assert.ok(run.health.length > 0 && run.health.every((h) => h.status === 200), "health requests were answered meanwhile");
+    });
+  }
+
+  it(`at most ${SMB_CHECKS_AT_ONCE} checks at once: one more answers 503 with Retry-After while they hold their threads`, async () => {
+    hostile.trap = "drip";
+    const list = () => request("GET", `/data_sources/smb/list/${sourceId}`, { token: owner.token });
+    const connectionsBefore = hostile.connections;
+    const holding = Array.from({ length: SMB_CHECKS_AT_ONCE }, list);
+    // The drip holds every listing to the check deadline; asked meanwhile, one more finds no thread.
+    await waitFor(() => hostile.connections >= connectionsBefore + SMB_CHECKS_AT_ONCE, "every check's connection to the server");
+    const extra = await list();
+    assert.equal(extra.status, 503, extra.text);
+    assert.match(extra.body.detail, new RegExp(`^${SMB_CHECKS_AT_ONCE} SMB checks are under way already; try again in a few seconds$`));
+    assert.equal(extra.headers.get("retry-after"), "5");
+    for (const res of await Promise.all(holding)) assert.deepEqual(res.body, { detail: "SMB server unreachable" });
+  });
+
+  for (const [trap, message] of [
+    ["endless-listing", /more than 100000 entries/],
+    ["pending", /kept saying STATUS_PENDING/],
+  ] as Array<[HostileTrap, RegExp]>) {
+    it(`an ingestion against ${trap} fails with the bound it met`, async () => {
+      hostile.trap = trap;
+      const started = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token: owner.token });
+      assert.equal(started.status, 202, started.text);
+      const job = await waitForJobEnd(request, owner.token, pipelineId);
+      assert.equal(job.status, "failed", JSON.stringify(job));
+      assert.match(job.error_message, message);
     });
   }
 

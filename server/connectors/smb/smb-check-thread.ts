@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { ServiceUnavailableError } from "../../errors";
 import { Caller } from "../../threads/rpc";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 import { fromCheckFailure, type SmbCheckCalls, type SmbCheckResult } from "./smb-check-protocol";
@@ -6,12 +7,21 @@ import { SmbUnreachableError } from "./smb-errors";
 import type { ShareListing, SmbConnectorOptions } from "./smb.connector";
 
 const WORKER = workerScript(__filename, "smb-check.worker");
+/** Retry-After when every check thread is taken: a check rarely lasts longer. */
+const CHECKS_BUSY_RETRY_S = 5;
 
 /**
  * The most a check may take, from the call to its answer: a source check gives up within 30 s
  * (issue 34) whatever the server does, however many requests it drags out to their own deadlines.
  */
 export const SMB_CHECK_DEADLINE_MS = 25_000;
+
+/**
+ * Checks under way at once, per process: each holds a thread (an isolate of some 10-20 MB) for up
+ * to the deadline, and the per-user rate limit alone does not bound many users together.
+ */
+export const SMB_CHECKS_AT_ONCE = 8;
+let checksRunning = 0;
 
 /** A check's thread holds one SMB conversation: a small heap, so a server's absurd sizes end it rather than the process. */
 const CHECK_THREAD_OLD_GENERATION_MB = 128;
@@ -33,6 +43,18 @@ export function listSmbShares(options: SmbConnectorOptions, deadlineMs = SMB_CHE
  * thread per check means one server cannot stall another user's check.
  */
 async function onCheckThread<T>(call: (calls: Caller<SmbCheckCalls>) => Promise<SmbCheckResult<T>>, deadlineMs: number): Promise<T> {
+  if (checksRunning >= SMB_CHECKS_AT_ONCE) {
+    throw new ServiceUnavailableError(`${SMB_CHECKS_AT_ONCE} SMB checks are under way already; try again in a few seconds`, CHECKS_BUSY_RETRY_S);
+  }
+  checksRunning++;
+  try {
+    return await checkOnNewThread(call, deadlineMs);
+  } finally {
+    checksRunning--;
+  }
+}
+
+async function checkOnNewThread<T>(call: (calls: Caller<SmbCheckCalls>) => Promise<SmbCheckResult<T>>, deadlineMs: number): Promise<T> {
   const worker = new Worker(WORKER.file, {
     execArgv: WORKER.execArgv,
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, maxOldGenerationSizeMb: CHECK_THREAD_OLD_GENERATION_MB },
