@@ -91,6 +91,12 @@ describe("a hostile SMB server", () => {
     });
   });
 
+  it("a folder entry of 16 EB is malformed, not a size to read up to", async () => {
+    await withClient("absurd-file-size", async (client) => {
+      await assert.rejects(client.listDirectory(HOSTILE_SHARE, ""), /malformed QUERY_DIRECTORY entry \(a size of 18446744073709551615 bytes\)/);
+    });
+  });
+
   it("the connector words each as an SMB protocol error (reason protocol_error)", async () => {
     hostile.trap = "zero-fragment";
     const connector = new SmbConnector({ host: "127.0.0.1", port: hostile.port, serverName: "hostile", username: "anyone", password: "anything", timeoutMs: TIMEOUT_MS });

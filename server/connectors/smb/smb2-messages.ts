@@ -152,6 +152,13 @@ export function fieldOf(m: Buffer, off: number, len: number, what: string): Buff
   return m.subarray(off, off + len);
 }
 
+/** A 64-bit size of a reply: past 2^53 - 1 (8 PB) no real file is, and a Number could not count its bytes. */
+function sizeAt(b: Buffer, off: number, what: string): number {
+  const size = b.readBigUInt64LE(off);
+  if (size > BigInt(Number.MAX_SAFE_INTEGER)) throw new Smb2MalformedReply(`${what} (a size of ${size} bytes)`);
+  return Number(size);
+}
+
 /** FILETIME (100 ns ticks since 1601) to Date. */
 export function filetimeToDate(b: Buffer, off: number): Date {
   const ticks = b.readBigUInt64LE(off);
@@ -351,7 +358,7 @@ export function parseCreate(m: Buffer): CreateResponse {
   const o = HEADER_SIZE;
   return {
     modifiedAt: filetimeToDate(m, o + 24),
-    size: Number(m.readBigUInt64LE(o + 48)),
+    size: sizeAt(m, o + 48, "CREATE reply"),
     attributes: m.readUInt32LE(o + 56),
     fileId: Buffer.from(m.subarray(o + 64, o + 80)),
   };
@@ -401,7 +408,7 @@ export function parseQueryDirectory(m: Buffer): DirectoryEntry[] {
     if (p + 64 + nameLen > buf.length || (next !== 0 && next < 64 + nameLen)) throw new Smb2MalformedReply("QUERY_DIRECTORY entry");
     out.push({
       modifiedAt: filetimeToDate(buf, p + 24),
-      size: Number(buf.readBigUInt64LE(p + 40)),
+      size: sizeAt(buf, p + 40, "QUERY_DIRECTORY entry"),
       attributes: buf.readUInt32LE(p + 56),
       name: buf.toString("utf16le", p + 64, p + 64 + nameLen),
     });
