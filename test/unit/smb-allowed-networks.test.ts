@@ -48,7 +48,7 @@ describe("SMB destinations on a LAN server (HOST not loopback)", () => {
   const lan = new SmbAllowedNetworks(null, { lan: true });
 
   it("refuses loopback, link-local, 0.0.0.0/8, multicast and broadcast (IPv4, IPv6, IPv4-mapped), allows the rest", () => {
-    for (const address of ["127.0.0.1", "127.8.9.10", "0.0.0.0", "0.1.2.3", "169.254.169.254", "169.254.0.1", "224.0.0.251", "239.255.255.250", "255.255.255.255", "::1", "::", "fe80::1", "febf::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "not-an-ip"]) {
+    for (const address of ["127.0.0.1", "127.8.9.10", "0.0.0.0", "0.1.2.3", "169.254.169.254", "169.254.0.1", "224.0.0.251", "239.255.255.250", "255.255.255.255", "::1", "::", "::127.0.0.1", "fe80::1", "febf::1", "ff02::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:169.254.169.254", "not-an-ip"]) {
       assert.equal(lan.allows(address), false, address);
     }
     for (const address of ["192.168.1.10", "10.0.0.5", "172.16.0.1", "8.8.8.8", "fd00::5", "2001:db8::1", "::ffff:192.168.1.10"]) {

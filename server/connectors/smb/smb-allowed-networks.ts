@@ -26,8 +26,8 @@ SPECIAL.addSubnet("0.0.0.0", 8, "ipv4");
 SPECIAL.addSubnet("169.254.0.0", 16, "ipv4");
 SPECIAL.addSubnet("224.0.0.0", 4, "ipv4");
 SPECIAL.addAddress("255.255.255.255", "ipv4");
-SPECIAL.addAddress("::1", "ipv6");
-SPECIAL.addAddress("::", "ipv6");
+// ::/96 holds ::, ::1 and the deprecated IPv4-compatible forms (::127.0.0.1).
+SPECIAL.addSubnet("::", 96, "ipv6");
 SPECIAL.addSubnet("fe80::", 10, "ipv6");
 SPECIAL.addSubnet("ff00::", 8, "ipv6");
 
