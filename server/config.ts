@@ -23,6 +23,12 @@ export interface Config {
   smbTimeoutMs: number;
   /** SMB_ALLOWED_NETWORKS: the networks (`address/prefix`) SMB sources may point at; null: any address. */
   smbAllowedNetworks: string[] | null;
+  /** SMB_CHECK_DEADLINE_S, in ms: the most a source check or share listing may take, whatever the server does. */
+  smbCheckDeadlineMs: number;
+  /** SMB_ALLOWED_PORTS: the ports SMB sources may dial; null: any on the desktop, 445 and 139 on a LAN server. */
+  smbAllowedPorts: number[] | null;
+  /** OLLAMA_REGISTRIES: the registry hosts (`host` or `host:port`, lower case) a model name may name (`host/ns/model`). */
+  ollamaRegistries: string[];
   /** DATABASE_URL (postgres:// or postgresql://): team server storage and search on PostgreSQL; null keeps SQLite under dataDir. */
   databaseUrl: string | null;
   /** REDIS_URL (team server mode): the ingestion queue on BullMQ, shared sign-in counts. Null: in-process queue on the database. */
@@ -225,6 +231,43 @@ const SETTINGS = {
       description:
         "the networks SMB sources may point at: IPv4/IPv6 addresses and CIDR networks separated by commas, e.g. `192.168.10.0/24, 10.20.0.5, fd00::/8`; a server name is checked by the address it resolves to, at every connection",
       defaultText: "unset (any address)",
+      namesItsEntries: true,
+    },
+  ),
+  SMB_CHECK_DEADLINE_S: withDefault("25", integer(1, 30, "must be a whole number of seconds from 1 to 30"), {
+    description:
+      "the most a source's connection check (creation) or a share listing may take, whatever the server does (answers STATUS_PENDING, lists without end, drips replies); past it the check answers as a server that did not answer in time",
+  }),
+  SMB_ALLOWED_PORTS: optional(
+    z.string().transform((value, ctx) => {
+      const entries = value.split(/[\s,]+/).filter(Boolean);
+      const ports: number[] = [];
+      for (const entry of entries) {
+        if (/^\d{1,5}$/.test(entry) && Number(entry) >= 1 && Number(entry) <= 65535) ports.push(Number(entry));
+        else ctx.addIssue({ code: "custom", message: `must be ports from 1 to 65535 separated by commas; "${entry}" is not one` });
+      }
+      if (entries.length === 0) ctx.addIssue({ code: "custom", message: "must list at least one port" });
+      return ports;
+    }),
+    {
+      description:
+        "the ports SMB sources may dial, separated by commas, e.g. `445, 10445`; set, it applies on the desktop too",
+      defaultText: "unset (any port on the desktop; `445` and `139` when `HOST` is not a loopback address)",
+      namesItsEntries: true,
+    },
+  ),
+  OLLAMA_REGISTRIES: withDefault(
+    "registry.ollama.ai",
+    z.string().transform((value, ctx) => {
+      const entries = value.split(/[\s,]+/).filter(Boolean).map((entry) => entry.toLowerCase());
+      for (const entry of entries) {
+        if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?$/.test(entry)) ctx.addIssue({ code: "custom", message: `entries must be host names such as registry.example.com or registry.example.com:5000; "${entry}" is not one` });
+      }
+      return entries;
+    }),
+    {
+      description:
+        "the registries a model name may pull from when it names one (`host[:port]/namespace/model`), separated by commas; a name with any other registry host is refused, so nobody can make the model server fetch from an address of their choosing. Names without a host (`llama3.2`, `namespace/model`) use Ollama's own registry",
       namesItsEntries: true,
     },
   ),
@@ -438,6 +481,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsBackend: e.SLUICE_SECRETS,
     smbTimeoutMs: e.SMB_TIMEOUT_MS,
     smbAllowedNetworks: e.SMB_ALLOWED_NETWORKS ?? null,
+    smbAllowedPorts: e.SMB_ALLOWED_PORTS ?? null,
+    smbCheckDeadlineMs: e.SMB_CHECK_DEADLINE_S * 1000,
+    ollamaRegistries: e.OLLAMA_REGISTRIES,
     databaseUrl: e.DATABASE_URL ?? null,
     redisUrl: e.REDIS_URL ?? null,
     redisSentinels: e.REDIS_SENTINELS ?? null,

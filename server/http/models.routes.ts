@@ -51,6 +51,7 @@ export function modelsRoutes(models: ModelsService): Router {
     returns:
       "Events with a `status`: `pulling <layer>` (completed, total bytes of the layer; completed_bytes, total_bytes of the whole download), `benchmarking`, then `completed` with the catalog record, `cancelled`, or `error`. " +
       "A model already in the catalog answers one `completed` event with `already_present: true` and downloads nothing, unless `update` is true",
+    errors: { 400: "The name carries a registry host (`host[:port]/namespace/model`) that is not in `OLLAMA_REGISTRIES`; nothing was pulled" },
   }, async ({ body }, req, res) => {
     const actor = actorOf(res);
     const pull = await models.pull(actor, body.model_name, body.update);

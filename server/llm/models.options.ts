@@ -11,6 +11,8 @@ export interface ModelsOptions {
   keepAliveMs: number;
   /** SLUICE_PULL_RETRY_DELAY_MS: wait before retrying a failed download (doubles per retry). */
   retryDelayMs: number;
+  /** OLLAMA_REGISTRIES: the registry hosts a pulled model's name may carry. */
+  registries: string[];
 }
 
 export function modelsOptions(config: Config): ModelsOptions {
@@ -20,5 +22,6 @@ export function modelsOptions(config: Config): ModelsOptions {
     libraryUrl: config.modelLibraryUrl,
     keepAliveMs: config.sseKeepAliveMs,
     retryDelayMs: config.pullRetryDelayMs,
+    registries: config.ollamaRegistries,
   };
 }

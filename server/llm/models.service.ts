@@ -12,6 +12,7 @@ import { isThisMachineOnlyHost } from "../net/local-addresses";
 import type { ModelServerStatus } from "./model-server-status";
 import { PullRegistry, type PullEvent, type RunningPull } from "./model-pulls";
 import type { ModelsOptions } from "./models.options";
+import { checkModelRegistry } from "./model-registry";
 import type { PersonalModel } from "./personal-model";
 import type { SharedPulls } from "./shared-pulls";
 import { canonicalModelName, OllamaClient, OllamaError, OllamaUnreachableError, type GenerateTimings, type PullProgress } from "./ollama.client";
@@ -90,6 +91,7 @@ export class ModelsService {
    * on the model server is not downloaded again unless `update` asks for it: the answer is its record.
    */
   async pull(actor: Actor, rawName: string, update = false): Promise<RunningPull | ModelRecord> {
+    checkModelRegistry(rawName, this.options.registries);
     const name = canonicalModelName(rawName);
     if (!update && !this.pulls.get(name)) {
       const existing = await this.db.manager.findOneBy(ModelRecord, { modelName: name });

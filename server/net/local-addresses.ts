@@ -16,6 +16,15 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return family !== 0 && LOOPBACK.check(ip, family === 4 ? "ipv4" : "ipv6");
 }
 
+/**
+ * Whether a server bound to HOST is reachable from the LAN: anything but `localhost` and a
+ * loopback address (0.0.0.0 and :: listen on every interface). Such a server applies the LAN
+ * rules (SMB destinations, docs/security.md).
+ */
+export function isLanBinding(host: string): boolean {
+  return !(host.trim().toLowerCase() === "localhost" || isLoopbackAddress(host.trim()));
+}
+
 /** A host (as URL.hostname gives it) that only reaches this machine: a loopback name, or 0.0.0.0 / [::]. */
 export function isThisMachineOnlyHost(hostname: string): boolean {
   const host = hostname.toLowerCase();

@@ -329,6 +329,16 @@ describe("POST /models", () => {
     assert.equal(res.body.errors[0].field, "model_name");
     assert.equal((await request("POST", "/models", { body: { model_name: "tinyllama" } })).status, 401);
   });
+
+  it("refuses a model name whose registry host is not in OLLAMA_REGISTRIES (400, nothing asked of the model server)", async () => {
+    const before = fake.pullCount();
+    for (const name of ["127.0.0.1:22/ns/model", "169.254.169.254/latest/meta-data"]) {
+      const res = await request("POST", "/models", { token, body: { model_name: name } });
+      assert.equal(res.status, 400, res.text);
+      assert.match(res.body.detail, /names the registry .+, which is not one this instance pulls from \(OLLAMA_REGISTRIES\)/);
+    }
+    assert.equal(fake.pullCount(), before, "no pull reached the model server");
+  });
 });
 
 describe("personal model lists", () => {

@@ -153,6 +153,33 @@ describe("loadConfig", () => {
     assert.throws(() => loadConfig({ SMB_ALLOWED_NETWORKS: " , " }), /SMB_ALLOWED_NETWORKS must list at least one IP address or network/);
   });
 
+  it("SMB_ALLOWED_PORTS: unset is null (the LAN rule decides); ports split on commas or spaces; a bad entry is named, the value not repeated", () => {
+    assert.equal(loadConfig({}).smbAllowedPorts, null);
+    assert.deepEqual(loadConfig({ SMB_ALLOWED_PORTS: "445, 10445 139" }).smbAllowedPorts, [445, 10445, 139]);
+    assert.throws(
+      () => loadConfig({ SMB_ALLOWED_PORTS: "445, 0, 70000, smb" }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.length === 3 &&
+        error.problems.every((p) => p.startsWith("SMB_ALLOWED_PORTS must be ports from 1 to 65535") && !p.includes("got")) &&
+        error.problems[2].endsWith('"smb" is not one'),
+    );
+    assert.throws(() => loadConfig({ SMB_ALLOWED_PORTS: " , " }), /SMB_ALLOWED_PORTS must list at least one port/);
+  });
+
+  it("SMB_CHECK_DEADLINE_S: 25 s by default, 1 to 30", () => {
+    assert.equal(loadConfig({}).smbCheckDeadlineMs, 25_000);
+    assert.equal(loadConfig({ SMB_CHECK_DEADLINE_S: "6" }).smbCheckDeadlineMs, 6_000);
+    assert.throws(() => loadConfig({ SMB_CHECK_DEADLINE_S: "31" }), /SMB_CHECK_DEADLINE_S must be a whole number of seconds from 1 to 30, got "31"/);
+    assert.throws(() => loadConfig({ SMB_CHECK_DEADLINE_S: "0" }), /SMB_CHECK_DEADLINE_S must be a whole number of seconds from 1 to 30/);
+  });
+
+  it("OLLAMA_REGISTRIES: Ollama's own registry by default; host names (with a port) in lower case; a bad entry is named", () => {
+    assert.deepEqual(loadConfig({}).ollamaRegistries, ["registry.ollama.ai"]);
+    assert.deepEqual(loadConfig({ OLLAMA_REGISTRIES: "registry.ollama.ai, Models.Corp.Example:5000" }).ollamaRegistries, ["registry.ollama.ai", "models.corp.example:5000"]);
+    assert.throws(() => loadConfig({ OLLAMA_REGISTRIES: "http://evil.example/x" }), /OLLAMA_REGISTRIES entries must be host names such as registry\.example\.com .*"http:\/\/evil\.example\/x" is not one/);
+  });
+
   it("FOLDER_SOURCE_ROOTS: absolute paths split on the platform's delimiter; unset or empty is none", () => {
     assert.deepEqual(loadConfig({}).folderSourceRoots, []);
     assert.deepEqual(loadConfig({ FOLDER_SOURCE_ROOTS: "" }).folderSourceRoots, []);

@@ -56,8 +56,11 @@ export class SmbLogonError extends ConnectorAuthError {
   }
 }
 
-/** Why the server could not be reached at all (smb2-connection.ts tells them apart by the socket's error). */
-export type SmbUnreachableReason = "host_not_found" | "connection_refused" | "timed_out";
+/**
+ * Why the server could not be reached at all (smb2-connection.ts tells them apart by the socket's
+ * error), or `protocol_error`: it answered, but broke SMB's rules or Sluice's bounds (issue 34).
+ */
+export type SmbUnreachableReason = "host_not_found" | "connection_refused" | "timed_out" | "protocol_error";
 
 /** The server name does not resolve, nothing listens on the port, or the server stays silent. */
 export class SmbUnreachableError extends ConnectorUnreachableError {

@@ -12,6 +12,7 @@ export type SmbFailureReason =
   | "host_not_found"
   | "connection_refused"
   | "timed_out"
+  | "protocol_error"
   | "share_not_found"
   | "access_denied"
   | "signing_required"
@@ -28,6 +29,8 @@ const HINTS: Record<SmbFailureReason, string> = {
   host_not_found: "No computer with this server name was found. Check the spelling, or enter the server's IP address.",
   connection_refused: "The server refused the connection: nothing accepts file sharing on this port there. Check the IP address and the port (usually 445).",
   timed_out: "The server did not answer in time. Check the server name, IP address and port, and that a firewall lets this computer reach it.",
+  protocol_error:
+    "The server answered, but not as a file server should (malformed replies, or lists and waits without end), so Sluice stopped. Check the IP address and port, or ask the server's administrator.",
   share_not_found: "The server has no share with this name. Check the share's name.",
   access_denied: "This user may not open the share. Ask the server's administrator for access, or use another account.",
   signing_required: "The server requires signed connections, which a guest or anonymous sign-in cannot provide. Sign in with a user name and password.",

@@ -5,7 +5,8 @@ import { BadRequestError, HttpError, ServiceUnavailableError } from "../../error
 import { ConnectorAuthError, ConnectorUnreachableError } from "../connector";
 import type { CreatedSource, SourceCreator, SourceKind } from "../source-kind";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
-import { type SmbConnector, openSmbConnector, type ShareListing, type SmbDetails, type SmbSettings } from "./smb.connector";
+import { smbConnectorOptions, type ShareListing, type SmbDetails, type SmbSettings } from "./smb.connector";
+import { checkSmbConnection, listSmbShares } from "./smb-check-thread";
 import { SmbAddressNotAllowedError } from "./smb-allowed-networks";
 import { smbFailure } from "./smb-failure";
 
@@ -64,17 +65,15 @@ export class SmbSources {
   async shareListing(actor: Actor, dataSourceId: string): Promise<ShareListing> {
     const source = await requireDataSourceAccess(this.db.manager, actor, dataSourceId);
     if (source.kind !== this.kind.name) throw new BadRequestError("This data source is not an SMB share");
-    let connector: SmbConnector | undefined;
     try {
-      connector = (await this.kind.connector(this.db.manager, source)) as SmbConnector;
-      return await connector.shareListing();
+      const spec = await this.kind.threadConnector?.(this.db.manager, source);
+      if (spec?.kind !== "smb") throw new BadRequestError("This data source is not an SMB share");
+      return await listSmbShares(spec.options, this.settings.checkDeadlineMs);
     } catch (error) {
       if (error instanceof SmbAddressNotAllowedError) throw new BadRequestError(error.message);
       if (error instanceof ConnectorUnreachableError) throw new ServiceUnavailableError(SMB_SERVER_UNREACHABLE);
       if (error instanceof ConnectorAuthError) throw new BadRequestError(`${INVALID_SMB_CREDENTIALS}: the server refused the stored user name or password`);
       throw error;
-    } finally {
-      await connector?.close();
     }
   }
 
@@ -84,18 +83,15 @@ export class SmbSources {
    * SMB_ALLOWED_NETWORKS says so, and nothing is sent to it.
    */
   private async verify(input: NewSmbSource): Promise<void> {
-    let connector: SmbConnector | undefined;
     try {
       const timeoutMs = Math.min(this.settings.timeoutMs, SMB_CHECK_TIMEOUT_MS);
-      connector = await openSmbConnector(input, input.password, { ...this.settings, timeoutMs });
-      await connector.test();
+      const options = await smbConnectorOptions(input, input.password, { ...this.settings, timeoutMs });
+      await checkSmbConnection(options, this.settings.checkDeadlineMs);
     } catch (error) {
       if (error instanceof SmbAddressNotAllowedError) throw new BadRequestError(error.message);
       const failure = smbFailure(error);
       if (failure) throw new HttpError(400, INVALID_SMB_CREDENTIALS, { ...failure });
       throw error;
-    } finally {
-      await connector?.close();
     }
   }
 }

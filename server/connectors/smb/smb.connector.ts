@@ -21,7 +21,7 @@ import {
 import { SmbLogonError, SmbShareError, SmbUnreachableError } from "./smb-errors";
 import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
 import { smbFailure } from "./smb-failure";
-import type { SmbAllowedNetworks } from "./smb-allowed-networks";
+import { SmbAddressNotAllowedError, type SmbAllowedNetworks, type SmbDialRules } from "./smb-allowed-networks";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -37,6 +37,8 @@ export interface SmbConnectorOptions {
   /** local_system_name sent in NTLM. */
   workstation?: string;
   timeoutMs?: number;
+  /** Where this instance may dial; the address the socket reached is checked again (absent: anywhere). */
+  dialRules?: SmbDialRules;
 }
 
 /** The stored connection details of an SMB source (smb_sources), the password aside. */
@@ -48,9 +50,11 @@ export interface SmbDetails {
   port: number;
 }
 
-/** How this instance connects to SMB servers (SMB_TIMEOUT_MS, SMB_ALLOWED_NETWORKS). */
+/** How this instance connects to SMB servers (SMB_TIMEOUT_MS, SMB_CHECK_DEADLINE_S, SMB_ALLOWED_NETWORKS and _PORTS). */
 export interface SmbSettings {
   timeoutMs: number;
+  /** The most a check (creation's test, a share listing) may take in all. */
+  checkDeadlineMs: number;
   allowedNetworks: SmbAllowedNetworks;
 }
 
@@ -66,13 +70,14 @@ export async function openSmbConnector(details: SmbDetails, password: string, se
 /** What openSmbConnector connects with, as plain data (an ingestion job's thread opens its connector from it). */
 export async function smbConnectorOptions(details: SmbDetails, password: string, settings: SmbSettings): Promise<SmbConnectorOptions> {
   return {
-    host: await settings.allowedNetworks.addressFor(details.defaultIp || details.remoteSystemName),
+    host: await settings.allowedNetworks.addressFor(details.defaultIp || details.remoteSystemName, details.port),
     port: details.port,
     serverName: details.remoteSystemName,
     username: details.remoteSystemUsername,
     password,
     workstation: details.localSystemName || undefined,
     timeoutMs: settings.timeoutMs,
+    dialRules: settings.allowedNetworks.restricted ? settings.allowedNetworks.rules : undefined,
   };
 }
 
@@ -181,7 +186,7 @@ function splitPath(path: string): { share: string; rest: string; parts: string[]
 
 function mapError(path: string, e: unknown, o: SmbConnectorOptions): Error {
   const where = `${o.host}:${o.port}`;
-  if (e instanceof ConnectorAuthError || e instanceof ConnectorEntryError || e instanceof ConnectorUnreachableError) return e;
+  if (e instanceof ConnectorAuthError || e instanceof ConnectorEntryError || e instanceof ConnectorUnreachableError || e instanceof SmbAddressNotAllowedError) return e;
   if (e instanceof Smb2StatusError) {
     // Any refusal of the session itself is a failed login, never a problem with one path.
     if (AUTH_FAILURES.has(e.status) || e.command === Command.SESSION_SETUP) {
@@ -195,7 +200,7 @@ function mapError(path: string, e: unknown, o: SmbConnectorOptions): Error {
   if (e instanceof Smb2Unreachable) return new SmbUnreachableError(e.reason, e.message);
   if (e instanceof Smb2ConnectionLost) return new ConnectorUnreachableError(`${e.message} (${where})`);
   const msg = e instanceof Error ? e.message : String(e);
-  return new ConnectorUnreachableError(`SMB protocol error talking to ${where}: ${msg}`);
+  return new SmbUnreachableError("protocol_error", `SMB protocol error talking to ${where}: ${msg}`);
 }
 
 function entryMessage(path: string, status: number): string {

@@ -8,6 +8,7 @@ import { SmbSources } from "./smb-sources.service";
 import { openSmbConnector, smbConnectorOptions, type SmbConnector, type SmbSettings } from "./smb.connector";
 import type { ThreadConnectorSpec } from "../thread-connector";
 import { SmbAllowedNetworks } from "./smb-allowed-networks";
+import { isLanBinding } from "../../net/local-addresses";
 import { presentSmbSource } from "./smb.presenters";
 import { smbRoutes } from "./smb.routes";
 
@@ -59,5 +60,13 @@ export const smbKind: SourceKindModule = {
   name: SMB,
   entities: [SmbSourceRecord],
   open: ({ secrets, config }) =>
-    new SmbKind(secrets, { timeoutMs: config.smbTimeoutMs, allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks) }, config.smbConnectsPerMinute),
+    new SmbKind(
+      secrets,
+      {
+        timeoutMs: config.smbTimeoutMs,
+        checkDeadlineMs: config.smbCheckDeadlineMs,
+        allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks, { ports: config.smbAllowedPorts, lan: isLanBinding(config.host) }),
+      },
+      config.smbConnectsPerMinute,
+    ),
 };

@@ -22,9 +22,10 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     status: 201,
     returns: "`{data_source, smb_source, pipeline}`",
     errors: {
-      400: "`Invalid SMB credentials`: the server refused them or could not be reached, with `reason` (`logon_failure`, `host_not_found`, `connection_refused`, `timed_out`, `share_not_found`, `access_denied`, `signing_required`, `encryption_required`, `bad_signature`) and a `hint` naming what to fix; a silent server fails within 5 s. Or its address is outside `SMB_ALLOWED_NETWORKS`. Nothing was created",
+      400: "`Invalid SMB credentials`: the server refused them or could not be reached, with `reason` (`logon_failure`, `host_not_found`, `connection_refused`, `timed_out`, `protocol_error`, `share_not_found`, `access_denied`, `signing_required`, `encryption_required`, `bad_signature`) and a `hint` naming what to fix; a silent server fails within 5 s. Or its destination may not be dialled: an address outside `SMB_ALLOWED_NETWORKS` (on a LAN server without it, loopback, link-local, 0.0.0.0/8 or multicast) or a port outside `SMB_ALLOWED_PORTS` (445 and 139 on a LAN server); one answer whatever listens there. A check gives up after `SMB_CHECK_DEADLINE_S` (25 s). Nothing was created",
       404: "No such group among the caller's",
       429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
+      503: "8 SMB checks are under way already (`Retry-After` says when to try again); nothing was created",
     },
   }, connectAttempts, async ({ params: { group_id }, body: { data_source, smb_source } }, _req, res) => {
     const created = await smb.create(actorOf(res), group_id, {
@@ -48,10 +49,10 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     params: idParams,
     returns: "`{shares: {<share>: [<entry names>] or {error, reason?, hint?}}}` (`reason`: `share_not_found` or `access_denied`)",
     errors: {
-      400: "Not an SMB source, the server refused the stored credentials, or its address is outside `SMB_ALLOWED_NETWORKS`",
+      400: "Not an SMB source, the server refused the stored credentials, or its destination may not be dialled (`SMB_ALLOWED_NETWORKS`, `SMB_ALLOWED_PORTS`)",
       404: "No such data source among the caller's",
       429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
-      503: "`SMB server unreachable`: a closed port, a silent server and a name that does not resolve all answer the same",
+      503: "`SMB server unreachable`: a closed port, a silent server, a name that does not resolve and a server that breaks SMB's rules or Sluice's bounds all answer the same; a listing gives up after `SMB_CHECK_DEADLINE_S` (25 s). Or 8 SMB checks are under way already (`Retry-After`)",
     },
   }, connectAttempts, async ({ params: { id } }, _req, res) => {
     res.json({ shares: await smb.shareListing(actorOf(res), id) });

@@ -40,6 +40,22 @@ export interface OpenFile {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
+/**
+ * Bounds on the loops a server drives (issue 34): a folder's entries, its listing's pages
+ * ("more" rounds), and a pipe reply's bytes and reads. Real servers stay far below them: a
+ * 64 KB page holds at least ~110 entries, so 100 000 entries take under 1 000 pages.
+ */
+export const LISTING_LIMITS = { maxEntries: 100_000, maxPages: 4_096 };
+export const PIPE_LIMITS = { maxReplyBytes: 1024 * 1024, maxReads: 64 };
+
+/** The server broke one of the bounds above: what it sent is not used. */
+export class Smb2LimitExceeded extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "Smb2LimitExceeded";
+  }
+}
+
 export class Smb2Client {
   private session: Promise<Session> | undefined;
   private sessionValue: Session | undefined;
@@ -173,33 +189,46 @@ export class Smb2Client {
       const pipe = await this.open(s, "IPC$", "srvsvc", Access.PIPE_READ_WRITE, 0);
       try {
         const maxOut = Math.min(65536, s.negotiated.maxTransactSize);
+        // One budget of bytes and reads for the whole exchange: a server that keeps saying "more" stops here.
+        let bytes = 0;
+        let reads = 0;
+        const take = (chunk: Buffer, more: boolean): Buffer => {
+          bytes += chunk.length;
+          if (bytes > PIPE_LIMITS.maxReplyBytes) throw new Smb2LimitExceeded(`The SMB server's share list is over ${PIPE_LIMITS.maxReplyBytes} bytes`);
+          if (more && chunk.length === 0) throw new Smb2LimitExceeded("The SMB server said more of the share list follows and sent none of it");
+          return chunk;
+        };
+        const readPipe = async (): Promise<{ chunk: Buffer; more: boolean }> => {
+          if (++reads > PIPE_LIMITS.maxReads) throw new Smb2LimitExceeded(`The SMB server's share list did not end within ${PIPE_LIMITS.maxReads} reads`);
+          const rr = await s.conn.request(Command.READ, readRequest(pipe.fileId, 0, maxOut), {
+            treeId: pipe.treeId,
+            accept: [Status.BUFFER_OVERFLOW],
+          });
+          const more = rr.header.status === Status.BUFFER_OVERFLOW;
+          return { chunk: take(parseRead(rr.message), more), more };
+        };
         const transceive = async (pdu: Buffer): Promise<Buffer> => {
           const r = await s.conn.request(Command.IOCTL, ioctlRequest(FSCTL_PIPE_TRANSCEIVE, pipe.fileId, pdu, maxOut), {
             treeId: pipe.treeId,
             accept: [Status.BUFFER_OVERFLOW],
           });
-          let data = Buffer.from(parseIoctl(r.message));
           // A long reply continues in further reads from the pipe.
           let more = r.header.status === Status.BUFFER_OVERFLOW;
+          const parts = [take(Buffer.from(parseIoctl(r.message)), more)];
           while (more) {
-            const rr = await s.conn.request(Command.READ, readRequest(pipe.fileId, 0, maxOut), {
-              treeId: pipe.treeId,
-              accept: [Status.BUFFER_OVERFLOW],
-            });
-            data = Buffer.concat([data, parseRead(rr.message)]);
-            more = rr.header.status === Status.BUFFER_OVERFLOW;
+            const next = await readPipe();
+            parts.push(next.chunk);
+            more = next.more;
           }
-          return data;
+          return Buffer.concat(parts);
         };
         checkBindAck(await transceive(bindPdu(1)));
         let data = await transceive(netrShareEnumPdu(2, this.opts.serverName ?? this.opts.host));
         let stub = reassembleResponse(data);
         while (!stub) {
-          const rr = await s.conn.request(Command.READ, readRequest(pipe.fileId, 0, maxOut), {
-            treeId: pipe.treeId,
-            accept: [Status.BUFFER_OVERFLOW],
-          });
-          data = Buffer.concat([data, parseRead(rr.message)]);
+          const next = await readPipe();
+          if (next.chunk.length === 0) throw new Smb2LimitExceeded("The SMB server's share list ended before its last fragment");
+          data = Buffer.concat([data, next.chunk]);
           stub = reassembleResponse(data);
         }
         return parseNetrShareEnum(stub);
@@ -216,13 +245,19 @@ export class Smb2Client {
       try {
         const out: DirectoryEntry[] = [];
         const outLen = Math.min(65536, s.negotiated.maxTransactSize);
-        for (let first = true; ; first = false) {
-          const r = await s.conn.request(Command.QUERY_DIRECTORY, queryDirectoryRequest(dir.fileId, first, outLen), {
+        const where = path ? `${share}\\${path}` : share;
+        for (let page = 0; ; page++) {
+          if (page >= LISTING_LIMITS.maxPages) throw new Smb2LimitExceeded(`The SMB server's listing of ${where} did not end within ${LISTING_LIMITS.maxPages} pages`);
+          const r = await s.conn.request(Command.QUERY_DIRECTORY, queryDirectoryRequest(dir.fileId, page === 0, outLen), {
             treeId: dir.treeId,
             accept: [Status.NO_MORE_FILES],
           });
           if (r.header.status === Status.NO_MORE_FILES) break;
-          for (const e of parseQueryDirectory(r.message)) if (e.name !== "." && e.name !== "..") out.push(e);
+          const entries = parseQueryDirectory(r.message);
+          // A page without entries says nothing, and "more" after it could go on for ever (MS-SMB2: SUCCESS brings at least one).
+          if (entries.length === 0) throw new Smb2LimitExceeded(`The SMB server sent an empty page in the listing of ${where}`);
+          for (const e of entries) if (e.name !== "." && e.name !== "..") out.push(e);
+          if (out.length > LISTING_LIMITS.maxEntries) throw new Smb2LimitExceeded(`The folder ${where} has more than ${LISTING_LIMITS.maxEntries} entries, more than Sluice lists in one folder`);
         }
         return out;
       } finally {

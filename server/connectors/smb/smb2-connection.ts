@@ -78,6 +78,8 @@ interface Pending {
   resolve(r: Smb2Response): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
+  /** When the request fails whatever the server says meanwhile (Date.now() ms): STATUS_PENDING never moves it. */
+  deadline: number;
   command: number;
   /** Statuses the caller handles itself instead of getting an Smb2StatusError. */
   accept: readonly number[];
@@ -89,6 +91,13 @@ interface Pending {
  * longer knows has no key to sign with. Nothing in them is used but the status.
  */
 const UNSIGNED_STATUSES: ReadonlySet<number> = new Set([Status.NETWORK_SESSION_EXPIRED, Status.USER_SESSION_DELETED]);
+
+/**
+ * A request's overall deadline, in timeouts: STATUS_PENDING restarts the wait for the final reply
+ * (a busy server may take a while) but never past this, so a server that answers PENDING forever
+ * fails the request (issue 34).
+ */
+export const REQUEST_DEADLINE_TIMEOUTS = 4;
 
 /** Credits to ask for in every request, so multi-credit reads never starve. */
 const CREDIT_REQUEST = 256;
@@ -133,7 +142,8 @@ export class Smb2Connection {
     return this.closedError === undefined;
   }
 
-  static open(host: string, port: number, timeoutMs: number): Promise<Smb2Connection> {
+  /** `checkPeer` sees the address the socket reached and throws when it may not be used (SMB_ALLOWED_NETWORKS). */
+  static open(host: string, port: number, timeoutMs: number, checkPeer?: (remoteAddress: string | undefined) => void): Promise<Smb2Connection> {
     const conn = new Smb2Connection(timeoutMs);
     return new Promise((resolve, reject) => {
       // The socket reads into one buffer for the connection's life (see Smb2FrameReader).
@@ -157,6 +167,13 @@ export class Smb2Connection {
       socket.once("connect", () => {
         clearTimeout(timer);
         socket.off("error", onError);
+        try {
+          checkPeer?.(socket.remoteAddress);
+        } catch (error) {
+          socket.destroy();
+          reject(error);
+          return;
+        }
         conn.attach(socket);
         resolve(conn);
       });
@@ -234,11 +251,11 @@ export class Smb2Connection {
     const p = this.pending.get(header.messageId);
     if (!p) return; // e.g. an oplock break; we never ask for oplocks
     if (header.status === Status.PENDING && header.flags & Flags.ASYNC) {
-      // Interim response: the real one follows with the same MessageId. Give it a fresh timeout.
-      // It carries nothing but that promise, so it is taken even unsigned.
+      // Interim response: the real one follows with the same MessageId. Wait for it afresh, up to
+      // the request's deadline. It carries nothing but that promise, so it is taken even unsigned.
       this.onInterim?.();
       clearTimeout(p.timer);
-      p.timer = this.startTimer(p.command);
+      p.timer = this.startTimer(p.command, p.deadline);
       return;
     }
     clearTimeout(p.timer);
@@ -275,11 +292,17 @@ export class Smb2Connection {
     return undefined;
   }
 
-  private startTimer(command: number): NodeJS.Timeout {
+  /** The wait for a reply: a timeout's worth, or what is left before the request's deadline. */
+  private startTimer(command: number, deadline: number): NodeJS.Timeout {
+    const left = deadline - Date.now();
+    const pastDeadline = left <= this.timeoutMs;
     return setTimeout(() => {
       // After a lost answer we can't know the server's state: drop the connection.
-      this.fail(new Smb2Unreachable(`SMB server did not answer within ${this.timeoutMs} ms (command ${command})`, "timed_out"));
-    }, this.timeoutMs);
+      const why = pastDeadline
+        ? `SMB server gave no final answer within ${this.timeoutMs * REQUEST_DEADLINE_TIMEOUTS} ms (command ${command}; it kept saying STATUS_PENDING)`
+        : `SMB server did not answer within ${this.timeoutMs} ms (command ${command})`;
+      this.fail(new Smb2Unreachable(why, "timed_out"));
+    }, Math.max(0, Math.min(this.timeoutMs, left)));
   }
 
   private async acquireCredits(n: number): Promise<void> {
@@ -353,6 +376,7 @@ export class Smb2Connection {
       if (protection === "signed") this.signer!.sign(message);
       if (this.preauth && setup) this.preauth.update(message);
       messages.push(message);
+      const deadline = Date.now() + this.timeoutMs * REQUEST_DEADLINE_TIMEOUTS;
       answers.push(
         new Promise<Smb2Response>((resolve, reject) => {
           this.pending.set(messageId, {
@@ -361,7 +385,8 @@ export class Smb2Connection {
             command: req.command,
             accept: req.accept ?? [],
             protection,
-            timer: this.startTimer(req.command),
+            deadline,
+            timer: this.startTimer(req.command, deadline),
           });
         }),
       );

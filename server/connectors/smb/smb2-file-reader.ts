@@ -2,7 +2,7 @@
 import { Readable } from "node:stream";
 import { ownedCopy, releaseBytes } from "../owned-bytes";
 import { Smb2ConnectionLost } from "./smb2-connection";
-import { Access, Command, CreateOptions, RELATED_FILE_ID, Status, closeRequest, createRequest, parseRead, readRequest, type CreateResponse } from "./smb2-messages";
+import { Access, Command, CreateOptions, RELATED_FILE_ID, Smb2MalformedReply, Status, closeRequest, createRequest, parseRead, readRequest, type CreateResponse } from "./smb2-messages";
 import type { Session } from "./smb2-session";
 
 /** What reading needs from the client: operations run on a live session (reconnecting once), trees and handles on it. */
@@ -64,7 +64,7 @@ export async function openReadStream(
       accept: [Status.END_OF_FILE],
     });
     if (r.header.status === Status.END_OF_FILE) return null;
-    const data = ownReadData(r.message);
+    const data = ownReadData(r.message, len);
     return data.length ? data : null;
   };
   const stream: Readable = new Readable({
@@ -143,7 +143,7 @@ async function readIfSmall(
     ],
     treeId,
   );
-  const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : ownReadData(read.message);
+  const data = read.header.status === Status.END_OF_FILE ? Buffer.alloc(0) : ownReadData(read.message, asked);
   return { data, asked };
 }
 
@@ -154,8 +154,10 @@ async function readIfSmall(
  * on as a dead frame until V8's next full collection (owned-bytes.ts). A frame in Node's shared
  * pool of small buffers (never larger than Buffer.poolSize) is left alone.
  */
-function ownReadData(message: Buffer): Buffer {
+function ownReadData(message: Buffer, asked: number): Buffer {
   const data = parseRead(message);
+  // More than was asked for is a broken or hostile server: reads are paced by what we ask.
+  if (data.length > asked) throw new Smb2MalformedReply(`READ reply (${data.length} bytes for ${asked} asked)`);
   const own = ownedCopy([data], data.length);
   if (message.buffer.byteLength > Buffer.poolSize) releaseBytes(new Uint8Array(message.buffer));
   return own;

@@ -134,6 +134,31 @@ export function decodeHeader(m: Buffer): Smb2Header {
 
 export const utf16 = (s: string): Buffer => Buffer.from(s, "utf16le");
 
+/** A reply whose offsets or lengths point outside its own message: a broken or hostile server. */
+export class Smb2MalformedReply extends Error {
+  constructor(what: string) {
+    super(`The SMB server sent a malformed ${what}`);
+    this.name = "Smb2MalformedReply";
+  }
+}
+
+/**
+ * The `len` bytes at `off` of a reply, after checking they lie inside it (past the header):
+ * Buffer.subarray would silently clamp an absurd length instead.
+ */
+export function fieldOf(m: Buffer, off: number, len: number, what: string): Buffer {
+  if (len === 0) return m.subarray(0, 0);
+  if (off < HEADER_SIZE || off + len > m.length) throw new Smb2MalformedReply(what);
+  return m.subarray(off, off + len);
+}
+
+/** A 64-bit size of a reply: past 2^53 - 1 (8 PB) no real file is, and a Number could not count its bytes. */
+function sizeAt(b: Buffer, off: number, what: string): number {
+  const size = b.readBigUInt64LE(off);
+  if (size > BigInt(Number.MAX_SAFE_INTEGER)) throw new Smb2MalformedReply(`${what} (a size of ${size} bytes)`);
+  return Number(size);
+}
+
 /** FILETIME (100 ns ticks since 1601) to Date. */
 export function filetimeToDate(b: Buffer, off: number): Date {
   const ticks = b.readBigUInt64LE(off);
@@ -242,7 +267,7 @@ export function parseNegotiate(m: Buffer): NegotiateResponse {
     capabilities: m.readUInt32LE(o + 24),
     maxTransactSize: m.readUInt32LE(o + 28),
     maxReadSize: m.readUInt32LE(o + 32),
-    securityBuffer: secLen ? Buffer.from(m.subarray(secOff, secOff + secLen)) : Buffer.alloc(0),
+    securityBuffer: Buffer.from(fieldOf(m, secOff, secLen, "NEGOTIATE reply (security buffer)")),
   };
   if (out.dialect !== 0x0311) return out;
   const count = m.readUInt16LE(o + 6);
@@ -275,7 +300,7 @@ export function parseSessionSetup(m: Buffer): { sessionFlags: number; token: Buf
   const o = HEADER_SIZE;
   const off = m.readUInt16LE(o + 4);
   const len = m.readUInt16LE(o + 6);
-  return { sessionFlags: m.readUInt16LE(o + 2), token: m.subarray(off, off + len) };
+  return { sessionFlags: m.readUInt16LE(o + 2), token: fieldOf(m, off, len, "SESSION_SETUP reply (security buffer)") };
 }
 
 // ---- TREE_CONNECT ----
@@ -333,7 +358,7 @@ export function parseCreate(m: Buffer): CreateResponse {
   const o = HEADER_SIZE;
   return {
     modifiedAt: filetimeToDate(m, o + 24),
-    size: Number(m.readBigUInt64LE(o + 48)),
+    size: sizeAt(m, o + 48, "CREATE reply"),
     attributes: m.readUInt32LE(o + 56),
     fileId: Buffer.from(m.subarray(o + 64, o + 80)),
   };
@@ -374,14 +399,16 @@ export interface DirectoryEntry {
 export function parseQueryDirectory(m: Buffer): DirectoryEntry[] {
   const off = m.readUInt16LE(HEADER_SIZE + 2);
   const len = m.readUInt32LE(HEADER_SIZE + 4);
-  const buf = m.subarray(off, off + len);
+  const buf = fieldOf(m, off, len, "QUERY_DIRECTORY reply");
   const out: DirectoryEntry[] = [];
   for (let p = 0; p + 64 <= buf.length; ) {
     const next = buf.readUInt32LE(p);
     const nameLen = buf.readUInt32LE(p + 60);
+    // Each entry holds its name, and the next starts after it: no overlapping or backward steps.
+    if (p + 64 + nameLen > buf.length || (next !== 0 && next < 64 + nameLen)) throw new Smb2MalformedReply("QUERY_DIRECTORY entry");
     out.push({
       modifiedAt: filetimeToDate(buf, p + 24),
-      size: Number(buf.readBigUInt64LE(p + 40)),
+      size: sizeAt(buf, p + 40, "QUERY_DIRECTORY entry"),
       attributes: buf.readUInt32LE(p + 56),
       name: buf.toString("utf16le", p + 64, p + 64 + nameLen),
     });
@@ -406,7 +433,7 @@ export function readRequest(fileId: Buffer, offset: number, length: number): Buf
 export function parseRead(m: Buffer): Buffer {
   const off = m.readUInt8(HEADER_SIZE + 2);
   const len = m.readUInt32LE(HEADER_SIZE + 4);
-  return m.subarray(off, off + len);
+  return fieldOf(m, off, len, "READ reply");
 }
 
 // ---- IOCTL (named pipe transceive) ----
@@ -428,5 +455,5 @@ export function ioctlRequest(ctlCode: number, fileId: Buffer, input: Buffer, max
 export function parseIoctl(m: Buffer): Buffer {
   const off = m.readUInt32LE(HEADER_SIZE + 32);
   const len = m.readUInt32LE(HEADER_SIZE + 36);
-  return m.subarray(off, off + len);
+  return fieldOf(m, off, len, "IOCTL reply");
 }

@@ -5,6 +5,7 @@ import { decodeChallenge, encodeAuthenticate, encodeNegotiate, ntlmGetMic, ntlmV
 import { Cipher, Dialect, MessageCipher, MessageSigner, PreauthHash, SigningAlgorithm, deriveSessionKeys, type CipherId, type SigningAlgorithmId } from "./smb-crypto";
 import { SmbBadSignatureError, SmbEncryptionRequiredError, SmbSigningRequiredError } from "./smb-errors";
 import { parseSmbUsername } from "./smb-username";
+import { SmbAllowedNetworks, type SmbDialRules } from "./smb-allowed-networks";
 import { NTLMSSP_OID, NegState, mechTypeList, negTokenInit, negTokenResp, offeredMechs, parseNegTokenResp, type ServerNegTokenResp } from "./spnego";
 import { Smb2Connection, Smb2ConnectionLost, Smb2StatusError } from "./smb2-connection";
 import {
@@ -34,6 +35,8 @@ export interface Smb2ClientOptions {
   workstation?: string;
   /** Bound on connecting and on each request. */
   timeoutMs?: number;
+  /** Where this instance may dial (smb-allowed-networks.ts): the address the socket reached is checked against it. */
+  dialRules?: SmbDialRules;
 }
 
 /** What the client has been through; for diagnostics and tests. */
@@ -74,7 +77,8 @@ const SHA_512 = 1;
 /** A new connection with a signed-in session on it; the connection is destroyed if any step fails. */
 export async function establishSession(opts: Smb2ClientOptions, timeoutMs: number, stats: Smb2ClientStats): Promise<Session> {
   const where = `${opts.host}:${opts.port}`;
-  const conn = await Smb2Connection.open(opts.host, opts.port, timeoutMs);
+  const rules = opts.dialRules && SmbAllowedNetworks.fromRules(opts.dialRules);
+  const conn = await Smb2Connection.open(opts.host, opts.port, timeoutMs, rules && ((address) => rules.checkPeer(opts.host, address)));
   conn.onInterim = () => stats.interimResponses++;
   conn.onFrameSent = () => stats.framesSent++;
   try {

@@ -123,6 +123,8 @@ export function reassembleResponse(data: Buffer): Buffer | undefined {
     const flags = data.readUInt8(off + 3);
     const fragLen = data.readUInt16LE(off + 8);
     const authLen = data.readUInt16LE(off + 10);
+    // A fragment shorter than its headers would never move `off` on (issue 34: an endless loop).
+    if (fragLen < 24) throw new Error(`srvsvc: a DCE/RPC fragment of ${fragLen} bytes, shorter than its header`);
     if (off + fragLen > data.length) return undefined;
     if (ptype === PTYPE.FAULT) {
       throw new Error(`srvsvc call failed: DCE/RPC fault 0x${data.readUInt32LE(off + 24).toString(16)}`);
