@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { capPerDocument, folderPrefix, spreadPerDocument, type MatchAttempt, type QueryUnit } from "../query";
 import type { SearchFilter } from "../search-index";
+import { readableSql } from "./sqlite-fts-acls";
 
 /**
  * How one table's matches are ranked (sqlite-fts-search.ts runs it per tier): bm25 over the
@@ -77,6 +78,8 @@ export function filterSql(filter: SearchFilter): SqlFilter | null {
     const prefix = folderPrefix(filter.folder);
     conditions.push(`substr(d.path, 1, ${prefix.length}) = ${param(prefix)}`);
   }
+  const readable = readableSql(filter, param);
+  if (readable !== null) conditions.push(readable);
   if (conditions.length === 0) return null;
   return {
     sql: (table) => `EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ${table}.rowid AND ${conditions.join(" AND ")})`,
