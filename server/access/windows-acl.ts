@@ -71,3 +71,11 @@ export function parseAcl(text: string): FileAcl {
 export function aclHash(server: string, normalised: string): string {
   return crypto.createHash("sha256").update(server).update("\u0000").update(normalised).digest("hex");
 }
+
+/** Hex digits of the hash kept as an ACL's id (what documents store and searches filter on): 128 bits. */
+const ID_HEX = 32;
+
+/** The stored id of an ACL read from `server`. */
+export function aclIdOf(server: string, acl: FileAcl): string {
+  return aclHash(server, normaliseAcl(acl)).slice(0, ID_HEX);
+}

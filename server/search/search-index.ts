@@ -77,8 +77,8 @@ export interface IndexedState {
   version: string | null;
   /** The change time stored with its permissions; null for a document without any. */
   changedAt: Date | null;
-  /** Whether it has permissions (an ACL), i.e. was indexed by a source with source_permissions. */
-  hasAcl: boolean;
+  /** Its ACL's id (StoredAcl.id); null: no permissions (a source without source_permissions). */
+  aclId: string | null;
 }
 
 export interface DocumentSummary {

@@ -1,5 +1,5 @@
 import type { DataSource, QueryRunner } from "typeorm";
-import { aclHash, normaliseAcl, parseAcl } from "../../access/windows-acl";
+import { aclIdOf, normaliseAcl, parseAcl } from "../../access/windows-acl";
 import type { DocumentPermissions, PermissionsUpdate, ReadableFilter, StoredAcl } from "../search-index";
 import { pgText } from "./postgres-fts-words";
 import { inTransaction } from "./postgres-transaction";
@@ -10,16 +10,13 @@ import { inTransaction } from "./postgres-transaction";
  * and searches filter on (the same ids as the SQLite engine's).
  */
 
-/** Hex digits of the sha256 kept as an ACL's id: 128 bits. */
-const ID_HEX = 32;
-
 /** Each document's ACL id (null without permissions), its ACL stored if new, inside the caller's transaction. */
 export async function aclIdsOf(q: QueryRunner, collection: string, permissions: Array<DocumentPermissions | null | undefined>): Promise<Array<string | null>> {
   const fresh = new Map<string, { server: string; normal: string }>();
   const ids = permissions.map((p) => {
     if (!p) return null;
     const normal = normaliseAcl(p.acl);
-    const id = aclHash(p.server, normal).slice(0, ID_HEX);
+    const id = aclIdOf(p.server, p.acl);
     fresh.set(id, { server: p.server, normal });
     return id;
   });

@@ -7,13 +7,13 @@ import { readableCondition } from "./postgres-fts-acls";
 
 export async function readIndexedState(db: DataSource, collection: string, sourceId: string): Promise<Map<string, IndexedState>> {
   const rows = (await db.query(
-    "SELECT path, size, modified_at, version, changed_at, acl IS NOT NULL AS has_acl FROM search_documents WHERE collection_id = $1 AND source_id = $2",
+    "SELECT path, size, modified_at, version, changed_at, acl FROM search_documents WHERE collection_id = $1 AND source_id = $2",
     [collection, sourceId],
-  )) as Array<Pick<DocumentRow, "path" | "size" | "modified_at" | "version"> & { changed_at: string | null; has_acl: boolean }>;
+  )) as Array<Pick<DocumentRow, "path" | "size" | "modified_at" | "version"> & { changed_at: string | null; acl: string | null }>;
   const state = new Map<string, IndexedState>();
   for (const row of rows) {
     const changedAt = row.changed_at === null ? null : new Date(Number(row.changed_at));
-    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, hasAcl: row.has_acl });
+    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, aclId: row.acl });
   }
   return state;
 }

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type Database from "better-sqlite3";
-import { aclHash, normaliseAcl, parseAcl } from "../../access/windows-acl";
+import { aclIdOf as storedIdOf, normaliseAcl, parseAcl } from "../../access/windows-acl";
 import type { DocumentPermissions, PermissionsUpdate, ReadableFilter, StoredAcl } from "../search-index";
 
 /**
@@ -8,14 +8,11 @@ import type { DocumentPermissions, PermissionsUpdate, ReadableFilter, StoredAcl 
  * keyed by its hash (what documents.acl holds and searches filter on), and the filter's SQL.
  */
 
-/** Hex digits of the sha256 kept as an ACL's id: 128 bits, so two distinct ACLs never share one. */
-const ID_HEX = 32;
-
 /** The ACL id of a document's permissions, stored in `acls` if new (inside the caller's transaction); null without permissions. */
 export function aclIdOf(db: Database.Database, permissions: DocumentPermissions | null | undefined): string | null {
   if (!permissions) return null;
   const normal = normaliseAcl(permissions.acl);
-  const id = aclHash(permissions.server, normal).slice(0, ID_HEX);
+  const id = storedIdOf(permissions.server, permissions.acl);
   db.prepare("INSERT INTO acls (hash, server, acl) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING").run(id, permissions.server, normal);
   return id;
 }

@@ -7,12 +7,12 @@ import { readableSql } from "./sqlite-fts-acls";
 
 export function readIndexedState(db: Database.Database, sourceId: string): Map<string, IndexedState> {
   const state = new Map<string, IndexedState>();
-  const rows = db.prepare("SELECT path, size, modified_at, version, changed_at, acl IS NOT NULL AS has_acl FROM documents WHERE source_id = ?").iterate(sourceId) as Iterable<
-    Pick<DocumentRow, "path" | "size" | "modified_at" | "version"> & { changed_at: number | null; has_acl: number }
+  const rows = db.prepare("SELECT path, size, modified_at, version, changed_at, acl FROM documents WHERE source_id = ?").iterate(sourceId) as Iterable<
+    Pick<DocumentRow, "path" | "size" | "modified_at" | "version"> & { changed_at: number | null; acl: string | null }
   >;
   for (const row of rows) {
     const changedAt = row.changed_at === null ? null : new Date(row.changed_at);
-    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, hasAcl: row.has_acl === 1 });
+    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, aclId: row.acl });
   }
   return state;
 }
