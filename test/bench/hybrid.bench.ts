@@ -9,9 +9,6 @@ import { hybridSearch } from "../../server/search/hybrid";
 import { CollectionRetrieval } from "../../server/collections/collection-retrieval";
 import { retrievePassages } from "../../server/ask/retrieval";
 import { DocumentPermissions } from "../../server/access/document-permissions";
-
-/** Who asks in the bench: no linked account (the product's default, which reads the collection's ACL version per ask). */
-const BENCH_ACTOR = { userId: "00000000-0000-4000-8000-000000000001", email: "bench@example.com" };
 import { buildGroundedPrompt } from "../../server/ask/grounded-prompt";
 import { PostgresFtsIndex } from "../../server/search/postgres";
 import { PostgresVectorStore } from "../../server/search/postgres";
@@ -21,6 +18,9 @@ import { SqliteVecStore } from "../../server/search/sqlite";
 import { normalise, type VectorStore } from "../../server/search/vector-store";
 import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { prose, seeded, vocabulary, zipfWord } from "./corpus";
+
+/** Who asks in the bench: no linked account (the product's default, which reads the collection's ACL version per ask). */
+const BENCH_ACTOR = { userId: "00000000-0000-4000-8000-000000000001", email: "bench@example.com" };
 
 /**
  * Hybrid retrieval on a synthetic collection, straight against the index and the vector store

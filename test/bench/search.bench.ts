@@ -9,14 +9,14 @@ import type { SearchIndex } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { retrievePassages } from "../../server/ask/retrieval";
 import { DocumentPermissions } from "../../server/access/document-permissions";
-
-/** Who asks in the bench: no linked account (the product's default, which reads the collection's ACL version per ask). */
-const BENCH_ACTOR = { userId: "00000000-0000-4000-8000-000000000001", email: "bench@example.com" };
 import { CollectionRetrieval } from "../../server/collections/collection-retrieval";
 import type { VectorStore } from "../../server/search/vector-store";
 import type { Embedder } from "../../server/search/embed-collection";
 import { buildGroundedPrompt } from "../../server/ask/grounded-prompt";
 import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
+
+/** Who asks in the bench: no linked account (the product's default, which reads the collection's ACL version per ask). */
+const BENCH_ACTOR = { userId: "00000000-0000-4000-8000-000000000001", email: "bench@example.com" };
 
 /**
  * Search latency on a synthetic collection, straight against the index (no HTTP): chunks of
