@@ -68,7 +68,7 @@ export class CollectionsService {
     const perDocument = grouped ? { perDocument: PASSAGES_PER_DOCUMENT } : { firstPerDocument: RESULTS_FIRST_PER_DOCUMENT };
     // The caller's readable ACLs are part of the query, so top_k readable hits come back when that many exist.
     const found = await this.permissions.readable(actor, collectionId, (readable) =>
-      this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, ...perDocument, ...readable }, mode),
+      this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, ...perDocument, readableAcls: readable.readableAcls }, mode),
     );
     const locate = await this.locators(found);
     const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));

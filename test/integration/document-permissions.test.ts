@@ -204,6 +204,22 @@ for (const engine of ENGINES) {
       assert.ok(!(await visible("bob")).includes("big.txt"));
     });
 
+    test("a batch with a new ACL committed while an unfiltered search ran: the search runs again with a filter", async () => {
+      const index = await engine.open();
+      const collection = crypto.randomUUID();
+      await index.upsertDocuments(collection, [doc("canteen.txt", "harbour canteen menu", ACLS.everyone)]);
+      const permissions = new DocumentPermissions(index, async (userId) => SIDS[userId]);
+      const filters: Array<readonly string[] | undefined> = [];
+      const found = await permissions.readable(actor("bob"), collection, async (filter) => {
+        filters.push(filter.readableAcls);
+        // Every ACL Bob's SIDs meet so far is readable, so no filter goes with the first try; a job commits meanwhile.
+        if (filters.length === 1) await index.upsertDocuments(collection, [doc("salaries.txt", "harbour salaries", ACLS.hrOnly)]);
+        return (await index.search(collection, "harbour", 10, filter)).map((hit) => hit.title);
+      });
+      assert.deepEqual(filters, [undefined, [aclIdOf(SERVER, ACLS.everyone)]]);
+      assert.deepEqual(found, ["canteen.txt"]);
+    });
+
     test("a vector hit's documents are checked by the same filter", async () => {
       const { index, collection, permissions } = await setUp();
       const ids = (await index.listDocuments(collection, 0, 10)).items;

@@ -126,11 +126,11 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     await q.query(`ALTER TEXT SEARCH CONFIGURATION ${EXACT_CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH simple`);
   },
   6: async (q) => {
-    // Nullable columns: no row is rewritten.
-    await q.query("ALTER TABLE search_documents ADD COLUMN acl text, ADD COLUMN changed_at bigint");
+    // Nullable columns: no row is rewritten. IF NOT EXISTS: a database an older build was pointed back at keeps them.
+    await q.query("ALTER TABLE search_documents ADD COLUMN IF NOT EXISTS acl text, ADD COLUMN IF NOT EXISTS changed_at bigint");
     // Counts and listings of what a caller may read; a ranking reaches each candidate's document by its key.
-    await q.query("CREATE INDEX search_documents_acl ON search_documents (collection_id, acl)");
-    await q.query(`CREATE TABLE search_acls (
+    await q.query("CREATE INDEX IF NOT EXISTS search_documents_acl ON search_documents (collection_id, acl)");
+    await q.query(`CREATE TABLE IF NOT EXISTS search_acls (
       collection_id varchar NOT NULL,
       hash text NOT NULL,
       seq bigserial NOT NULL,
