@@ -79,10 +79,12 @@ export function filterSql(filter: SearchFilter): SqlFilter | null {
     conditions.push(`substr(d.path, 1, ${prefix.length}) = ${param(prefix)}`);
   }
   const readable = readableSql(filter, param);
+  // Permissions alone need only each document's (id, acl): the covering index answers a candidate in one probe, where the planner takes the primary key and then the row.
+  const documents = readable !== null && conditions.length === 0 ? "documents d INDEXED BY documents_acl" : "documents d";
   if (readable !== null) conditions.push(readable);
   if (conditions.length === 0) return null;
   return {
-    sql: (table) => `EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ${table}.rowid AND ${conditions.join(" AND ")})`,
+    sql: (table) => `EXISTS (SELECT 1 FROM chunks c JOIN ${documents} ON d.id = c.document_id WHERE c.rowid = ${table}.rowid AND ${conditions.join(" AND ")})`,
     params,
   };
 }

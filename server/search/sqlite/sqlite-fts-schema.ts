@@ -18,7 +18,8 @@ import type Database from "better-sqlite3";
  *
  * - Since 5, file-server permissions (issue 33): `acls`, each distinct ACL once (keyed by its
  *   hash, sqlite-fts-acls.ts), and each document's `acl` (null: every member may read it) and
- *   `changed_at` (the change time its permissions were read at).
+ *   `changed_at` (the change time its permissions were read at); `documents_acl` (id, acl) answers a
+ *   search's per-candidate permission check from the index alone (one probe, not two).
  *
  * A file of an older version is upgraded when it is opened (version 1 → 2 fills
  * `chunks_exact` from the stored text, 2 → 3 makes it again with positions, 3 → 4 sets the
@@ -92,7 +93,7 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
   5: `
     ALTER TABLE documents ADD COLUMN acl TEXT;
     ALTER TABLE documents ADD COLUMN changed_at INTEGER;
-    CREATE INDEX documents_acl ON documents (acl) WHERE acl IS NOT NULL;
+    CREATE INDEX documents_acl ON documents (id, acl);
     CREATE TABLE acls (seq INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, server TEXT NOT NULL, acl TEXT NOT NULL);
   `,
 };
