@@ -220,6 +220,33 @@ for (const engine of ENGINES) {
       assert.deepEqual(found, ["canteen.txt"]);
     });
 
+    test("the collection's ACLs are read again only when their version moves, and each person's SIDs are asked per request", async () => {
+      const { index, collection } = await setUp();
+      let aclReads = 0;
+      const asked: string[] = [];
+      const permissions = new DocumentPermissions(
+        {
+          acls: (id) => {
+            aclReads++;
+            return index.acls(id);
+          },
+          aclVersion: (id) => index.aclVersion(id),
+        },
+        async (userId) => {
+          asked.push(userId);
+          return SIDS[userId];
+        },
+      );
+      const first = await permissions.filterOf(actor("alice"), collection);
+      await permissions.filterOf(actor("bob"), collection);
+      assert.deepEqual((await permissions.filterOf(actor("alice"), collection)).filter, first.filter);
+      assert.equal(aclReads, 1);
+      assert.deepEqual(asked, ["alice", "bob", "alice"]);
+      await index.upsertDocuments(collection, [doc("new.txt", "harbour news", { file: [allow(BOB)], share: OPEN_SHARE })]);
+      assert.notEqual((await permissions.filterOf(actor("alice"), collection)).version, first.version);
+      assert.equal(aclReads, 2);
+    });
+
     test("a vector hit's documents are checked by the same filter", async () => {
       const { index, collection, permissions } = await setUp();
       const ids = (await index.listDocuments(collection, 0, 10)).items;
