@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { CollectionRetrieval } from "./collections/collection-retrieval";
+import { DocumentPermissions, EVERYONE_ONLY, type SidsOfUser } from "./access/document-permissions";
 import { OllamaClient } from "./llm/ollama.client";
 import type { VectorStore } from "./search/vector-store";
 import path from "node:path";
@@ -66,13 +67,15 @@ export interface AppDeps {
   models: ModelsService;
   /** Team mode's Redis connection, for the readiness check. */
   redis?: Redis | null;
+  /** A person's SIDs on a file server, for the file server's permissions; default: Everyone only (access/document-permissions.ts). */
+  sidsOfUser?: SidsOfUser;
 }
 
 const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
+export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis, sidsOfUser }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
     ...DEFAULT_ACCOUNT_LIMITS,
@@ -81,7 +84,8 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp));
   const groups = new GroupsService(db);
   const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
-  const collections = new CollectionsService(db, index, queue, retrieval, kinds);
+  const permissions = new DocumentPermissions(index, sidsOfUser ?? EVERYONE_ONLY);
+  const collections = new CollectionsService(db, index, queue, retrieval, kinds, permissions);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
   const schedules = new SchedulesService(db, clockOf(config));
@@ -108,7 +112,7 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   api.use(pipelinesRoutes(pipelines, schedules));
   api.use(ingestRoutes(new IngestService(db, queue)));
   api.use(modelsRoutes(models));
-  api.use(askRoutes(new AskService(db, retrieval, models.ollama, logger), models.options.keepAliveMs));
+  api.use(askRoutes(new AskService(db, retrieval, permissions, models.ollama, logger), models.options.keepAliveMs));
   api.use(notFound);
   openApi = openApiDocument(api);
 

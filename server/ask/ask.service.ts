@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import type { DataSource } from "typeorm";
 import { requireCollectionAccess, requireConversationOwner } from "../access/access";
 import type { Actor } from "../access/actor";
+import type { DocumentPermissions } from "../access/document-permissions";
 import { BadRequestError, HttpError, NotFoundError } from "../errors";
 import { Conversation } from "../data/entities/conversation.entity";
 import { ConversationTurn } from "../data/entities/conversation-turn.entity";
@@ -38,6 +39,7 @@ export class AskService {
   constructor(
     private readonly db: DataSource,
     private readonly retrieval: PassageFinder,
+    private readonly permissions: DocumentPermissions,
     private readonly ollama: OllamaClient,
     private readonly logger?: Logger,
   ) {}
@@ -66,7 +68,7 @@ export class AskService {
   async run(actor: Actor, ask: PreparedAsk, send: (event: AskEvent) => void, signal: AbortSignal): Promise<void> {
     try {
       const standalone = standaloneQuestion(ask.question, ask.earlier);
-      const passages = await retrievePassages(this.retrieval, ask.collectionId, ask.embeddingModel, standalone, ask.topK);
+      const passages = await retrievePassages(this.retrieval, this.permissions, actor, { collectionId: ask.collectionId, embeddingModel: ask.embeddingModel, query: standalone, topK: ask.topK });
       let answer = "";
       let used: Passage[] = [];
       let timings = { eval_count: 0, eval_duration: 0 };

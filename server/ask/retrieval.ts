@@ -1,4 +1,6 @@
-import type { SearchHit } from "../search/search-index";
+import type { Actor } from "../access/actor";
+import type { DocumentPermissions } from "../access/document-permissions";
+import type { ReadableFilter, SearchHit } from "../search/search-index";
 
 /** One passage an answer may use: a chunk of a document of the collection. */
 export interface Passage {
@@ -19,16 +21,23 @@ export interface Passage {
  * each hit its chunk's whole text. An interface here, as ask/ stands below collections/.
  */
 export interface PassageFinder {
-  passages(collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<SearchHit[]>;
+  passages(collectionId: string, embeddingModel: string | null, query: string, topK: number, filter: ReadableFilter): Promise<SearchHit[]>;
 }
 
 /**
  * The passages of one collection that best answer `query`, best first: the one seam between
  * asking and how passages are found. The collection's retrieval decides how (hybrid, keyword
  * and vector rankings fused, where the collection has an embedding model; keyword otherwise)
- * and gives each passage its chunk's whole text. The caller has already checked access.
+ * and gives each passage its chunk's whole text. The caller has already checked access; only
+ * passages of documents the asker may read are found (the filter is part of the query), so the
+ * `sources` event, the citations and the prompt never see another.
  */
-export async function retrievePassages(retrieval: PassageFinder, collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<Passage[]> {
-  const hits = await retrieval.passages(collectionId, embeddingModel, query, topK);
+export async function retrievePassages(
+  retrieval: PassageFinder,
+  permissions: DocumentPermissions,
+  actor: Actor,
+  ask: { collectionId: string; embeddingModel: string | null; query: string; topK: number },
+): Promise<Passage[]> {
+  const hits = await permissions.readable(actor, ask.collectionId, (filter) => retrieval.passages(ask.collectionId, ask.embeddingModel, ask.query, ask.topK, filter));
   return hits.map((hit) => ({ documentId: hit.documentId, title: hit.title, path: hit.path, snippet: hit.snippet, text: hit.text, score: hit.score }));
 }

@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { SearchHit, SearchIndex, SearchOptions } from "../search/search-index";
+import type { ReadableFilter, SearchHit, SearchIndex, SearchOptions } from "../search/search-index";
 import type { VectorHit, VectorStore } from "../search/vector-store";
 import { normalise } from "../search/vector-store";
 import { hybridSearch, vectorHitAsSearchHit } from "../search/hybrid";
@@ -49,9 +49,9 @@ export class CollectionRetrieval {
    * whole text of each hit is read from the full-text index by (document, chunk): at most topK
    * rows by key, and the vector store keeps no second copy of every chunk.
    */
-  async passages(collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<SearchHit[]> {
+  async passages(collectionId: string, embeddingModel: string | null, query: string, topK: number, filter: ReadableFilter = {}): Promise<SearchHit[]> {
     const mode = defaultMode(embeddingModel);
-    const hits = await this.search(collectionId, embeddingModel, query, topK, {}, mode);
+    const hits = await this.search(collectionId, embeddingModel, query, topK, { ...filter }, mode);
     if (mode === "keyword" || hits.length === 0) return hits;
     const texts = await this.index.chunkTexts(collectionId, hits);
     // A chunk gone since the vectors were read (a re-run replaced its document) is left out.
@@ -59,17 +59,29 @@ export class CollectionRetrieval {
   }
 
   /**
-   * The vector ranking with the search's filters (type, folder, chunks per document) applied
-   * to its nearest chunks: the vector stores rank a whole collection, so a filtered search
-   * reads more of them and keeps those that pass.
+   * The vector ranking with the search's filters (type, folder, readable documents, chunks per
+   * document) applied to its nearest chunks: the vector stores rank a whole collection and keep
+   * no permissions (an ACL change must not rewrite vectors), so a filtered search reads more of
+   * them and keeps those that pass, reading further until topK pass or the collection is exhausted
+   * (docs/decisions/0320-permissions-in-the-query.md).
    */
   private async semantic(collectionId: string, vector: Float32Array, topK: number, options: SearchOptions): Promise<VectorHit[]> {
-    const filtered = Boolean(options.types?.length || options.folder || options.perDocument !== undefined);
-    const hits = await this.vectors.search(collectionId, vector, filtered ? topK * FILTERED_OVERFETCH : topK);
+    const filtered = Boolean(options.types?.length || options.folder || options.perDocument !== undefined || options.readableAcls !== undefined);
     const types = options.types?.length ? new Set(options.types) : null;
     const prefix = options.folder ? folderPrefix(options.folder) : null;
-    const kept = hits.filter((hit) => (!types || types.has(path.posix.extname(hit.path).slice(1).toLowerCase())) && (!prefix || hit.path.startsWith(prefix)));
-    return spread(capPerDocument(kept, options.perDocument, (hit) => hit.documentId), options).slice(0, topK);
+    let depth = filtered ? topK * FILTERED_OVERFETCH : topK;
+    for (;;) {
+      const hits = await this.vectors.search(collectionId, vector, depth);
+      let kept = hits.filter((hit) => (!types || types.has(path.posix.extname(hit.path).slice(1).toLowerCase())) && (!prefix || hit.path.startsWith(prefix)));
+      if (options.readableAcls !== undefined && kept.length > 0) {
+        const readable = await this.index.readableDocuments(collectionId, [...new Set(kept.map((hit) => hit.documentId))], options);
+        kept = kept.filter((hit) => readable.has(hit.documentId));
+      }
+      const page = spread(capPerDocument(kept, options.perDocument, (hit) => hit.documentId), options).slice(0, topK);
+      // Fewer than asked came back: there are no more to read.
+      if (page.length >= topK || hits.length < depth || !filtered) return page;
+      depth *= FILTERED_OVERFETCH;
+    }
   }
 
   private async embedQuery(model: string, query: string): Promise<Float32Array> {

@@ -4,6 +4,7 @@ import { BadRequestError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
 import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } from "../access/access";
 import type { Actor } from "../access/actor";
+import type { DocumentPermissions } from "../access/document-permissions";
 import type { IngestQueue } from "../ingest/job-queue";
 import type { CollectionStats, DocumentSummary, SearchFilter, SearchHit, SearchIndex } from "../search/search-index";
 import { ALREADY_RUNNING } from "../ingest/job-queue";
@@ -37,6 +38,8 @@ export class CollectionsService {
     private readonly queue: IngestQueue,
     private readonly retrieval: CollectionRetrieval,
     private readonly kinds: KindRegistry,
+    /** Who may see which documents (the file server's permissions of sources that use them). */
+    private readonly permissions: DocumentPermissions,
   ) {}
 
   async create(actor: Actor, name: string, ownerGroupId: string): Promise<Collection> {
@@ -51,7 +54,7 @@ export class CollectionsService {
 
   async list(actor: Actor): Promise<Array<{ collection: Collection; stats: CollectionStats }>> {
     const collections = await listGroupOwned(this.db.manager, actor, Collection, "name");
-    return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.index.stats(collection.id) })));
+    return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.readableStats(actor, collection.id) })));
   }
 
   async search(actor: Actor, collectionId: string, request: SearchRequest): Promise<CollectionSearch> {
@@ -63,7 +66,10 @@ export class CollectionsService {
     const grouped = request.groupBy === "document";
     const fetch = grouped ? Math.min(MAX_TOP_K, request.topK * HITS_PER_DOCUMENT) : request.topK;
     const perDocument = grouped ? { perDocument: PASSAGES_PER_DOCUMENT } : { firstPerDocument: RESULTS_FIRST_PER_DOCUMENT };
-    const found = await this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, ...perDocument }, mode);
+    // The caller's readable ACLs are part of the query, so top_k readable hits come back when that many exist.
+    const found = await this.permissions.readable(actor, collectionId, (readable) =>
+      this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, ...perDocument, readableAcls: readable.readableAcls }, mode),
+    );
     const locate = await this.locators(found);
     const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));
     return {
@@ -116,8 +122,9 @@ export class CollectionsService {
     }
   }
 
-  async stats(collectionId: string): Promise<CollectionStats> {
-    return this.index.stats(collectionId);
+  /** The counts the caller may see: documents of permission sources only where their file server lets them read. */
+  async readableStats(actor: Actor, collectionId: string): Promise<CollectionStats> {
+    return this.permissions.readable(actor, collectionId, (readable) => this.index.stats(collectionId, readable));
   }
 
   /** Each hit's source asks its kind how its documents are located (a source deleted meanwhile has none). */
@@ -135,7 +142,7 @@ export class CollectionsService {
 
   async documents(actor: Actor, collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
     await requireCollectionAccess(this.db.manager, actor, collectionId);
-    return this.index.listDocuments(collectionId, offset, limit);
+    return this.permissions.readable(actor, collectionId, (readable) => this.index.listDocuments(collectionId, offset, limit, readable));
   }
 
   /** Removes the collection, the pipelines into it (and their jobs), and its index. */

@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import type { FileAcl } from "../access/windows-acl";
 
 /** One file or folder on a remote source. Paths are "/"-separated and relative to the source root. */
 export interface RemoteEntry {
@@ -10,6 +11,8 @@ export interface RemoteEntry {
   modifiedAt: Date;
   /** A provider revision (drive) when size + mtime are not the change signal. */
   version?: string;
+  /** The SMB ChangeTime of the entry (moves when a security descriptor changes); the SMB connector sets it on every listed entry. */
+  changedAt?: Date;
   mimeType?: string;
   /**
    * Set when the connector will not open this entry (a link leading out of a folder source):
@@ -37,6 +40,10 @@ export interface Connector {
    * at once (releaseBytes in owned-bytes.ts; Node's file streams and the SMB client qualify).
    */
   read(path: string, expectedSize?: number): Promise<Readable>;
+  /** The file's DACL and its share's (only the SMB connector); a descriptor that cannot be read throws ConnectorEntryError. */
+  readPermissions?(path: string): Promise<FileAcl>;
+  /** The account's group SIDs now, with the source's own account (only the SMB connector). */
+  resolveGroupSids?(sid: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

@@ -42,6 +42,12 @@ export class KindRegistry {
     return this.get(source.kind).connector(db, source);
   }
 
+  /** The file server whose permissions apply to the source's documents, or null (SourceKind.permissionServer). */
+  async permissionServer(db: EntityManager, source: DataSourceRecord): Promise<string | null> {
+    const kind = this.get(source.kind);
+    return kind.permissionServer ? kind.permissionServer(db, source) : null;
+  }
+
   /** The source's connector as plain data for an ingestion job's own thread; null for a kind whose jobs run on the API's thread. */
   async threadConnector(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec | null> {
     const kind = this.get(source.kind);

@@ -38,6 +38,12 @@ export interface SourceKind {
   connector(db: EntityManager, source: DataSourceRecord): Promise<Connector>;
   /** The same connector as plain data, for an ingestion job's own thread; absent: this kind's jobs run on the API's thread. */
   threadConnector?(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec>;
+  /**
+   * The file server whose permissions decide who reads this source's documents (its normalised
+   * host, lower case) when the source uses them (`source_permissions`); null: every member of the
+   * collection's group. Absent: this kind never does.
+   */
+  permissionServer?(db: EntityManager, source: DataSourceRecord): Promise<string | null>;
   /** Fields this kind adds to each of its sources in GET /data_sources, by source id (e.g. {folder_source: {...}}). */
   listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>>;
   /** How to tell where each document of these sources is, by source id (search results); a source missing from the map has no known location. */

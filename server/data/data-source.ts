@@ -42,6 +42,8 @@ import { CollectionEmbeddingModel1763800950000 } from "./migrations/176380095000
 import { CollectionEmbeddingModel1763800950000 as PgCollectionEmbeddingModel } from "./migrations/postgres/1763800950000-collection-embedding-model";
 import { ModelCapabilities1763801000000 } from "./migrations/1763801000000-model-capabilities";
 import { ModelCapabilities1763801000000 as PgModelCapabilities } from "./migrations/postgres/1763801000000-model-capabilities";
+import { JobPermissionsChanged1763803320000 } from "./migrations/1763803320000-job-permissions-changed";
+import { JobPermissionsChanged1763803320000 as PgJobPermissionsChanged } from "./migrations/postgres/1763803320000-job-permissions-changed";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
 export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
@@ -58,9 +60,10 @@ export const MIGRATIONS = [
   JobSkippedFiles1763800900000,
   CollectionEmbeddingModel1763800950000,
   ModelCapabilities1763801000000,
+  JobPermissionsChanged1763803320000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgJobPermissionsChanged];
 
 export interface StorageOptions {
   dataDir: string;

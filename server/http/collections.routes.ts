@@ -49,7 +49,7 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     },
   }, async ({ params: { id }, body }, _req, res) => {
     const { collection, jobIds } = await collections.setEmbeddingModel(actorOf(res), id, body.model);
-    res.json({ ...presentCollection(collection, await collections.stats(collection.id)), job_ids: jobIds });
+    res.json({ ...presentCollection(collection, await collections.readableStats(actorOf(res), collection.id)), job_ids: jobIds });
   });
 
   routes.get("/collections/:id/documents", {

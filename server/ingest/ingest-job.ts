@@ -1,5 +1,6 @@
 import type { DataSource } from "typeorm";
 import type { KindRegistry } from "../connectors/registry";
+import type { Connector } from "../connectors/connector";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { IngestJob } from "../data/entities/ingest-job.entity";
@@ -31,6 +32,12 @@ export interface IngestDeps {
   embedder?: Embedder;
   /** How a job on this thread batches its index writes (databaseBatches on a team server); absent: PARALLEL_BATCHES. */
   batching?: BatchPolicy;
+  /**
+   * Re-resolves the group SIDs of every account linked for a file server, with the source's own
+   * connector: called once at the start of each run of a source with the file server's
+   * permissions (the SMB account links' refreshLinksOfServer, wired by the composition); absent: not done.
+   */
+  refreshAccountLinks?: (connector: Connector, server: string) => Promise<void>;
 }
 
 /**
@@ -49,14 +56,17 @@ export function ingestHandler(deps: IngestDeps): JobHandler {
       const retry = <T>(fn: () => Promise<T>) => progress.outage.run(fn, signal);
       const { source, collection } = await retry(() => loadPipeline(deps.db, job));
       const index = new OutageRetryingIndex(deps.index, progress.outage, signal);
+      const permissionServer = await retry(() => deps.connectors.permissionServer(deps.db.manager, source));
       const threads = deps.threads;
       const spec = threads ? await retry(() => deps.connectors.threadConnector(deps.db.manager, source)) : null;
       if (threads && spec) {
-        await threads.run({ connector: spec, sourceId: source.id, collectionId: collection.id }, progress, signal);
+        if (permissionServer !== null) await refreshLinks(deps, permissionServer, () => retry(() => deps.connectors.forSource(deps.db.manager, source)));
+        await threads.run({ connector: spec, sourceId: source.id, collectionId: collection.id, permissionServer }, progress, signal);
       } else {
         const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
         try {
-          await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal);
+          if (permissionServer !== null) await refreshLinks(deps, permissionServer, async () => connector, false);
+          await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal, permissionServer);
         } finally {
           await connector.close();
         }
@@ -68,6 +78,24 @@ export function ingestHandler(deps: IngestDeps): JobHandler {
       throw error;
     }
   };
+}
+
+/**
+ * The one call site of the account links' refresh (issue 33 item 4): before the files, so this
+ * run's permissions are decided with the groups the server names now. A failure fails the run:
+ * a person taken out of a group must not keep its files because the refresh did not happen.
+ * `own`: the connector is opened here for it (a job whose files are read on its own thread).
+ */
+async function refreshLinks(deps: IngestDeps, server: string, open: () => Promise<Connector>, own = true): Promise<void> {
+  if (!deps.refreshAccountLinks) return;
+  const connector = await open();
+  try {
+    await deps.refreshAccountLinks(connector, server);
+  } catch (error) {
+    throw new Error(`The linked Windows accounts of ${server} could not be checked again: ${(error as Error).message}`);
+  } finally {
+    if (own) await connector.close();
+  }
 }
 
 // ---- Embedding stage (hybrid retrieval, issue 23) ----

@@ -16,6 +16,8 @@ export interface ProgressRow {
   filesChanged: number;
   filesRemoved: number;
   filesUnchanged: number;
+  /** Of the unchanged files, those whose file-server permissions changed (re-read without reading the content). */
+  filesPermissionsChanged: number;
   discoveryComplete: boolean;
   currentEntity: string;
   errors: JobError[];
@@ -38,6 +40,7 @@ export abstract class JobCounters {
   filesChanged = 0;
   filesRemoved = 0;
   filesUnchanged = 0;
+  filesPermissionsChanged = 0;
   discoveryComplete = false;
   currentEntity = "Starting";
   readonly errors: JobError[] = [];
@@ -72,6 +75,12 @@ export abstract class JobCounters {
     else if (outcome === "changed") this.filesChanged += 1;
     else this.filesUnchanged += 1;
     this.bytesProcessed += bytes;
+    this.touch();
+  }
+
+  /** An unchanged file whose permissions changed (it is counted as unchanged too). */
+  permissionsChanged(): void {
+    this.filesPermissionsChanged += 1;
     this.touch();
   }
 
@@ -144,6 +153,7 @@ export abstract class JobCounters {
       filesChanged: this.filesChanged,
       filesRemoved: this.filesRemoved,
       filesUnchanged: this.filesUnchanged,
+      filesPermissionsChanged: this.filesPermissionsChanged,
       discoveryComplete: this.discoveryComplete,
       currentEntity: this.currentEntity.slice(0, 1000),
       errors: [...this.errors],

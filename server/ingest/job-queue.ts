@@ -205,6 +205,7 @@ export async function recordQueuedJob(db: DataSource, pipelineId: string, trigge
       filesChanged: 0,
       filesRemoved: 0,
       filesUnchanged: 0,
+      filesPermissionsChanged: 0,
       trigger,
       discoveryComplete: false,
       currentEntity: "Waiting for other ingestion jobs to finish",

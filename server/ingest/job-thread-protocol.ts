@@ -13,6 +13,8 @@ export interface JobThreadTask {
   connector: ThreadConnectorSpec;
   sourceId: string;
   collectionId: string;
+  /** The file server whose permissions the documents keep (sync-source.ts); null: a plain source. */
+  permissionServer: string | null;
 }
 
 /** What the API's thread calls on the job thread (threads/rpc.ts). `run` names one job on it. */

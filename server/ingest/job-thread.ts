@@ -58,6 +58,8 @@ export interface ThreadTask {
   connector: ThreadConnectorSpec;
   sourceId: string;
   collectionId: string;
+  /** JobThreadTask.permissionServer; absent: a plain source. */
+  permissionServer?: string | null;
 }
 
 /** The job thread and the calls waiting for its answers (a run's answer is how it ended). */
@@ -103,7 +105,7 @@ export class JobThreads {
     signal.addEventListener("abort", onAbort, { once: true });
     // A running job holds the process (as its work on this thread would); an idle thread does not.
     thread.worker.ref();
-    const ended = thread.calls.callWith(undefined, [writer], "run", [id, task, writer]);
+    const ended = thread.calls.callWith(undefined, [writer], "run", [id, { ...task, permissionServer: task.permissionServer ?? null }, writer]);
     if (signal.aborted) onAbort();
     try {
       await ended;

@@ -52,7 +52,7 @@ async function run(runId: number, task: JobThreadTask, writer: MessagePort): Pro
   try {
     const connector = openThreadConnector(task.connector);
     try {
-      await syncSource({ index, parsers, disk }, connector, task.sourceId, task.collectionId, progress, cancel.signal);
+      await syncSource({ index, parsers, disk }, connector, task.sourceId, task.collectionId, progress, cancel.signal, task.permissionServer);
     } finally {
       await connector.close();
     }

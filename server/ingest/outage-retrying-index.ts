@@ -1,5 +1,19 @@
 import type { DatabaseOutage } from "../data/database-outage";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, StagedDocument } from "../search/search-index";
+import type {
+  ChunkInput,
+  ChunkKey,
+  CollectionStats,
+  DocumentHeader,
+  DocumentInput,
+  DocumentSummary,
+  IndexedState,
+  PermissionsUpdate,
+  ReadableFilter,
+  SearchHit,
+  SearchIndex,
+  StagedDocument,
+  StoredAcl,
+} from "../search/search-index";
 
 /**
  * The index as the ingestion job sees it: every call rides out a database outage (the team
@@ -54,16 +68,32 @@ export class OutageRetryingIndex implements SearchIndex {
     return this.retry(() => this.index.chunkTexts(collectionId, chunks));
   }
 
-  listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
-    return this.retry(() => this.index.listDocuments(collectionId, offset, limit));
+  listDocuments(collectionId: string, offset: number, limit: number, filter?: ReadableFilter): Promise<{ total: number; items: DocumentSummary[] }> {
+    return this.retry(() => this.index.listDocuments(collectionId, offset, limit, filter));
+  }
+
+  updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {
+    return this.retry(() => this.index.updatePermissions(collectionId, sourceId, updates));
+  }
+
+  acls(collectionId: string): Promise<{ version: string; acls: StoredAcl[] }> {
+    return this.retry(() => this.index.acls(collectionId));
+  }
+
+  aclVersion(collectionId: string): Promise<string> {
+    return this.retry(() => this.index.aclVersion(collectionId));
+  }
+
+  readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>> {
+    return this.retry(() => this.index.readableDocuments(collectionId, documentIds, filter));
   }
 
   search(collectionId: string, query: string, topK: number): Promise<SearchHit[]> {
     return this.retry(() => this.index.search(collectionId, query, topK));
   }
 
-  stats(collectionId: string): Promise<CollectionStats> {
-    return this.retry(() => this.index.stats(collectionId));
+  stats(collectionId: string, filter?: ReadableFilter): Promise<CollectionStats> {
+    return this.retry(() => this.index.stats(collectionId, filter));
   }
 
   moveAside(collectionId: string): Promise<string | null> {

@@ -1,7 +1,8 @@
 import type { Readable } from "node:stream";
 import type { Connector, RemoteEntry } from "../connectors/connector";
 import { ConnectorUnreachableError } from "../connectors/connector";
-import type { IndexedState, SearchIndex } from "../search/search-index";
+import type { DocumentHeader, IndexedState, SearchIndex } from "../search/search-index";
+import { PermissionUpdates, permissionReader, type PermissionReader } from "./permission-updates";
 import type { JobCounters } from "./job-counters";
 import { JobInterrupted } from "./job-interrupted";
 import { isSupported, titleFromFileName } from "./parse/file-types";
@@ -51,7 +52,7 @@ const STREAMED_FILES_AT_ONCE = 2;
 /** What of the index a job's data path uses. */
 export type IngestIndex = Pick<
   SearchIndex,
-  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument" | "settleWrites"
+  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument" | "settleWrites" | "updatePermissions"
 > & {
   /** How the index takes its writes best (PARALLEL_BATCHES unless it says). */
   readonly batching?: BatchPolicy;
@@ -84,6 +85,11 @@ async function indexedStateOrRebuild(
   }
 }
 
+/**
+ * `permissionServer`: for a source with source_permissions, the file server (normalised host)
+ * whose permissions each document keeps (read with the connector's readPermissions); null: a
+ * plain source, whose documents every member sees.
+ */
 export async function syncSource(
   deps: SyncDeps,
   connector: Connector,
@@ -91,6 +97,7 @@ export async function syncSource(
   collectionId: string,
   progress: JobCounters,
   signal: AbortSignal,
+  permissionServer: string | null = null,
 ): Promise<void> {
   const checkAbort = () => {
     if (signal.aborted) throw new JobInterrupted();
@@ -106,6 +113,7 @@ export async function syncSource(
   } catch (error) {
     throw new Error(`Source unreachable: ${(error as Error).message}`);
   }
+  const permissions = permissionReader(connector, permissionServer);
   const indexed = await indexedStateOrRebuild(deps, collectionId, sourceId, progress, read);
   // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
   await deps.index.removeUnfinished(collectionId);
@@ -127,6 +135,7 @@ export async function syncSource(
   await progress.flush();
 
   const writer = new BatchedIndexWriter(deps.index, collectionId, progress, deps.index.batching ?? deps.batching);
+  const permissionUpdates = new PermissionUpdates(deps.index, collectionId, sourceId, progress);
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
   const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
   await forEachConcurrently(steadyOnlyFirst(walk.files), FILES_IN_FLIGHT, async (file) => {
@@ -138,12 +147,16 @@ export async function syncSource(
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
       return progress.failed(file.path, file.refused);
     }
-    if (unchanged(file, state)) return progress.processed("unchanged");
+    if (unchanged(file, state)) {
+      // Content as it was: only its permissions are looked at, and read only when the change time moved.
+      if (await permissionUpdates.check(file, state!, permissions)) progress.processed("unchanged");
+      return;
+    }
     if (!isSupported(file.name)) {
       progress.stats.file(file.name, { bytes: 0 });
       return progress.skipped(file.path, "type not supported");
     }
-    const target = { deps, connector, collectionId, sourceId, progress, signal };
+    const target = { deps, connector, collectionId, sourceId, progress, signal, permissions };
     if (isStreamed(file)) {
       const held = await streams.acquire(1);
       try {
@@ -154,6 +167,7 @@ export async function syncSource(
     } else await ingestFile(target, writer, budget, file, state);
   });
   await writer.flush();
+  await permissionUpdates.flush();
   checkAbort();
 
   const seen = new Set(walk.files.map((f) => f.path));
@@ -181,11 +195,12 @@ interface Target {
   sourceId: string;
   progress: JobCounters;
   signal: AbortSignal;
+  permissions: PermissionReader | null;
 }
 
 /** A file read whole and parsed in a worker; its document goes to the index with others in a batch. */
 async function ingestFile(
-  { deps, connector, collectionId, sourceId, progress, signal }: Target,
+  { deps, connector, collectionId, sourceId, progress, signal, permissions }: Target,
   writer: BatchedIndexWriter,
   budget: ByteBudget,
   file: RemoteEntry,
@@ -201,6 +216,8 @@ async function ingestFile(
   let parseSeconds = 0;
   const held = await budget.acquire(file.size);
   try {
+    // Before the content: a file whose descriptor cannot be read fails without being read.
+    const acl = permissions ? await permissions(file) : null;
     const bytes = await progress.stats.time("read", async () => readAll(await connector.read(file.path, file.size), MAX_PARSED_FILE_BYTES));
     // parse() transfers the buffer to a worker thread, which empties it here: count first.
     bytesRead = bytes.length;
@@ -230,6 +247,7 @@ async function ingestFile(
         size: file.size,
         modifiedAt: file.modifiedAt,
         version: file.version ?? null,
+        permissions: acl,
         chunks: parsed.chunks,
       },
       bytesRead,
@@ -254,7 +272,7 @@ async function ingestFile(
  * it is written whole.
  */
 async function ingestStreamed(
-  { deps, connector, collectionId, sourceId, progress }: Target,
+  { deps, connector, collectionId, sourceId, progress, permissions }: Target,
   file: RemoteEntry,
   state: IndexedState | undefined,
   checkAbort: () => void,
@@ -262,7 +280,7 @@ async function ingestStreamed(
   progress.at(`Indexing ${file.path}`);
   let counted = 0;
   let failed = false;
-  const header = {
+  const header: DocumentHeader = {
     sourceId,
     path: file.path,
     title: titleFromFileName(file.name),
@@ -271,6 +289,7 @@ async function ingestStreamed(
     version: file.version ?? null,
   };
   try {
+    if (permissions) header.permissions = await permissions(file);
     const { staged, chunks } = await streamTextFile({
       read: () => connector.read(file.path, file.size),
       stage: () => deps.index.stageDocument(collectionId, header),

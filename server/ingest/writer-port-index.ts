@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { MessagePort } from "node:worker_threads";
 import type { IndexWriterJobCalls } from "../search/index-writer.worker";
-import type { DocumentHeader, DocumentInput, IndexedState, StagedDocument } from "../search/search-index";
+import type { DocumentHeader, DocumentInput, IndexedState, PermissionsUpdate, StagedDocument } from "../search/search-index";
 import { stagedDocument } from "../search/staged-document";
 import type { IngestIndex } from "./sync-source";
 import type { CallReply } from "../threads/pending-calls";
@@ -68,6 +68,10 @@ export class WriterPortIndex implements IngestIndex {
 
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     return this.call("removeDocuments", collectionId, sourceId, paths);
+  }
+
+  updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {
+    return this.call("updatePermissions", collectionId, sourceId, updates);
   }
 
   /** Lets go of the channel; the writer thread stays. */

@@ -59,6 +59,7 @@ export function presentJob(job: IngestJob) {
     files_changed: job.filesChanged,
     files_removed: job.filesRemoved,
     files_unchanged: job.filesUnchanged,
+    files_permissions_changed: job.filesPermissionsChanged,
     trigger: job.trigger,
     current_entity: job.currentEntity,
     error_message: job.errorMessage,

@@ -1,3 +1,5 @@
+import type { FileAcl } from "../access/windows-acl";
+
 /**
  * The collection index behind one interface, so other engines (PostgreSQL full-text,
  * vectors) can slot in. Documents are keyed by (sourceId, path): several sources may
@@ -24,7 +26,32 @@ export interface DocumentInput {
   modifiedAt: Date;
   /** A provider revision when size + mtime are not the change signal (drive). */
   version: string | null;
+  /** Who the file server lets read it (a source with source_permissions); absent or null: every member of the collection's group. */
+  permissions?: DocumentPermissions | null;
   chunks: ChunkInput[];
+}
+
+/** A document's file-server permissions as a run read them. */
+export interface DocumentPermissions {
+  /** The server whose SIDs the ACL names (the source's normalised host). */
+  server: string;
+  acl: FileAcl;
+  /** The listing's change time when they were read (moves when the security descriptor changes); null when the connector gives none. */
+  changedAt: Date | null;
+}
+
+/** One distinct ACL of a collection, kept once however many documents share it. */
+export interface StoredAcl {
+  /** Its key in searches' `readableAcls`: a hash of its server and normal form, so an id never names another ACL. */
+  id: string;
+  server: string;
+  acl: FileAcl;
+}
+
+/** A document's permissions replaced without its content (a run found its change time moved). */
+export interface PermissionsUpdate {
+  path: string;
+  permissions: DocumentPermissions | null;
 }
 
 /** A document without its chunks: what a document written in parts starts from. */
@@ -48,6 +75,10 @@ export interface IndexedState {
   size: number;
   modifiedAt: Date;
   version: string | null;
+  /** The change time stored with its permissions; null for a document without any. */
+  changedAt: Date | null;
+  /** Its ACL's id (StoredAcl.id); null: no permissions (a source without source_permissions). */
+  aclId: string | null;
 }
 
 export interface DocumentSummary {
@@ -85,7 +116,15 @@ export interface SearchFilter {
   types?: string[];
   /** A folder of the source paths ("share/sub"): only documents under it. */
   folder?: string;
+  /**
+   * The ACLs (StoredAcl ids) the caller may read: documents with any other ACL are left out,
+   * documents without one stay. Absent: no permission filter (management, or nothing to hide).
+   */
+  readableAcls?: readonly string[];
 }
+
+/** What a listing or a count may be narrowed by: the caller's readable ACLs (SearchFilter.readableAcls). */
+export type ReadableFilter = Pick<SearchFilter, "readableAcls">;
 
 export interface SearchOptions extends SearchFilter {
   /** At most this many chunks of one document (a page of documents rather than of one long file's chunks). */
@@ -109,7 +148,8 @@ export interface CollectionStats {
 
 /** What the collection service needs from the index for counts and deletion. */
 export interface CollectionIndex {
-  stats(collectionId: string): Promise<CollectionStats>;
+  /** Counts; with `filter`, of the documents (and their chunks) the caller may read. */
+  stats(collectionId: string, filter?: ReadableFilter): Promise<CollectionStats>;
   drop(collectionId: string): Promise<void>;
 }
 
@@ -138,7 +178,15 @@ export interface SearchIndex extends CollectionIndex {
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
   /** Every indexed document of one source, by path, for incremental re-sync. */
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
-  listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }>;
+  listDocuments(collectionId: string, offset: number, limit: number, filter?: ReadableFilter): Promise<{ total: number; items: DocumentSummary[] }>;
+  /** Sets documents' permissions (and change time) in place, content untouched; paths not indexed are passed over. */
+  updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void>;
+  /** The collection's distinct ACLs, and a version that changes when one is added (what a cache of them keys on). */
+  acls(collectionId: string): Promise<{ version: string; acls: StoredAcl[] }>;
+  /** acls()'s version alone, without reading the ACLs: what a cache checks at each request. */
+  aclVersion(collectionId: string): Promise<string>;
+  /** Which of these documents the filter lets through (a vector hit's document, checked before it counts). */
+  readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>>;
   search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]>;
   /** One document's chunks in order, as indexed (the embedding stage reads them; see embed-collection.ts). */
   documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]>;

@@ -2,7 +2,22 @@ import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { WORKER_YOUNG_GENERATION_MB, workerScript } from "../worker-script";
 import type { IndexWriterCalls } from "./index-writer.worker";
 import crypto from "node:crypto";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "./search-index";
+import type {
+  ChunkInput,
+  ChunkKey,
+  CollectionStats,
+  DocumentHeader,
+  DocumentInput,
+  DocumentSummary,
+  IndexedState,
+  PermissionsUpdate,
+  ReadableFilter,
+  SearchHit,
+  SearchIndex,
+  SearchOptions,
+  StagedDocument,
+  StoredAcl,
+} from "./search-index";
 import { stagedDocument } from "./staged-document";
 import { SqliteFtsIndex } from "./sqlite";
 import { INDEX_ERROR_KINDS, IndexDamagedError } from "./index-damage";
@@ -157,11 +172,36 @@ export class ThreadedSqliteIndex implements SearchIndex {
    * less than the round trip to a reader thread, which under load waits behind every other
    * request's turn of the event loop. A deep OFFSET walks that many rows, so it goes to a reader.
    */
-  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+  async listDocuments(collectionId: string, offset: number, limit: number, filter?: ReadableFilter): Promise<{ total: number; items: DocumentSummary[] }> {
     this.reader.filePath(collectionId);
     await this.upgraded(collectionId);
-    if (offset + limit <= MAIN_THREAD_PAGE_ROWS) return this.reader.listDocuments(collectionId, offset, limit);
-    return this.readers.run("listDocuments", collectionId, offset, limit);
+    if (offset + limit <= MAIN_THREAD_PAGE_ROWS) return this.reader.listDocuments(collectionId, offset, limit, filter);
+    return this.readers.run("listDocuments", collectionId, offset, limit, filter);
+  }
+
+  updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {
+    this.reader.filePath(collectionId);
+    return this.call("updatePermissions", collectionId, sourceId, updates);
+  }
+
+  /** Read on this thread: a few hundred small rows at most (most files share a few ACLs), and only when their version moved (access/document-permissions.ts). */
+  async acls(collectionId: string): Promise<{ version: string; acls: StoredAcl[] }> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
+    return this.reader.acls(collectionId);
+  }
+
+  async aclVersion(collectionId: string): Promise<string> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
+    return this.reader.aclVersion(collectionId);
+  }
+
+  /** A page of vector hits' documents, by primary key: on this thread, like the first pages of a listing. */
+  async readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>> {
+    this.reader.filePath(collectionId);
+    await this.upgraded(collectionId);
+    return this.reader.readableDocuments(collectionId, documentIds, filter);
   }
 
   /**
@@ -220,14 +260,14 @@ export class ThreadedSqliteIndex implements SearchIndex {
   }
 
   /** The caller's read-only connection counts, once the writer has brought an older file up to date; a damaged file lists as damaged. */
-  async stats(collectionId: string): Promise<CollectionStats> {
+  async stats(collectionId: string, filter?: ReadableFilter): Promise<CollectionStats> {
     this.reader.filePath(collectionId);
     try {
       await this.upgraded(collectionId);
     } catch (error) {
       if (!(error instanceof IndexDamagedError)) throw error;
     }
-    return this.reader.stats(collectionId);
+    return this.reader.stats(collectionId, filter);
   }
 
   /** Every thread lets go of the file before it is deleted. */

@@ -8,6 +8,7 @@ import { embedCollection, EMBED_BATCH } from "../../server/search/embed-collecti
 import { hybridSearch } from "../../server/search/hybrid";
 import { CollectionRetrieval } from "../../server/collections/collection-retrieval";
 import { retrievePassages } from "../../server/ask/retrieval";
+import { DocumentPermissions } from "../../server/access/document-permissions";
 import { buildGroundedPrompt } from "../../server/ask/grounded-prompt";
 import { PostgresFtsIndex } from "../../server/search/postgres";
 import { PostgresVectorStore } from "../../server/search/postgres";
@@ -17,6 +18,9 @@ import { SqliteVecStore } from "../../server/search/sqlite";
 import { normalise, type VectorStore } from "../../server/search/vector-store";
 import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
 import { prose, seeded, vocabulary, zipfWord } from "./corpus";
+
+/** Who asks in the bench: no linked account (the product's default, which reads the collection's ACL version per ask). */
+const BENCH_ACTOR = { userId: "00000000-0000-4000-8000-000000000001", email: "bench@example.com" };
 
 /**
  * Hybrid retrieval on a synthetic collection, straight against the index and the vector store
@@ -131,13 +135,14 @@ export async function runHybridBench(options: HybridBenchOptions): Promise<Hybri
     const queryVectors = Array.from({ length: options.queries }, () => randomVector());
     let asked = 0;
     const retrieval = new CollectionRetrieval(index, vectors, { embed: async () => [queryVectors[asked % queryVectors.length]] });
+    const permissions = new DocumentPermissions(index);
     const askTimes = async (embeddingModel: string | null): Promise<Percentiles> => {
       const askRandom = seeded(11);
       const latencies: number[] = [];
       for (asked = 0; asked < options.queries; asked++) {
         const question = [zipfWord(words, askRandom), zipfWord(words, askRandom)].join(" ");
         const start = performance.now();
-        buildGroundedPrompt(question, await retrievePassages(retrieval, collection, embeddingModel, question, ASK_TOP_K), [], ASK_CONTEXT_TOKENS);
+        buildGroundedPrompt(question, await retrievePassages(retrieval, permissions, BENCH_ACTOR, { collectionId: collection, embeddingModel, query: question, topK: ASK_TOP_K }), [], ASK_CONTEXT_TOKENS);
         latencies.push(performance.now() - start);
       }
       latencies.sort((a, b) => a - b);

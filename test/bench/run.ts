@@ -8,6 +8,7 @@ import { runSearchBench } from "./search.bench";
 import { runModelLibraryBench } from "./model-library.bench";
 import { runWorkersBench } from "./workers.bench";
 import { runHybridBench, type HybridBenchResult } from "./hybrid.bench";
+import { PERMISSION_SEARCH_TARGET, runPermissionBench } from "./permission.bench";
 
 /** The hybrid benchmark's collection on SQLite + sqlite-vec (and on PostgreSQL with pgvector): the issue's 100,000 chunks. */
 const HYBRID_BENCH_CHUNKS = 100_000;
@@ -390,6 +391,26 @@ async function searchScaleBench(): Promise<void> {
   report("slowest queries (ms, hits)", r.slowest.map((s) => `"${s.query}" ${s.ms.toFixed(1)} (${s.hits})`).join("; "));
 }
 
+/**
+ * Issue 33 item 9: search with the file server's permissions (100,000 chunks, 10,000 documents,
+ * 200 distinct ACLs, the caller allowed about half) against the same search without, per back end.
+ */
+async function permissionBench(): Promise<void> {
+  const chunks = scaled(100_000);
+  const documents = scaled(10_000);
+  for (const engine of postgresBinDir() ? (["sqlite", "postgres"] as const) : (["sqlite"] as const)) {
+    const where = engine === "sqlite" ? "SQLite" : "PostgreSQL";
+    process.stdout.write(`permission search, ${chunks}-chunk collection on ${where}...\n`);
+    const r = await runPermissionBench({ chunks, documents, acls: Math.min(200, documents), queries: 500, engine });
+    report(
+      `search with file-server permissions, ${where}, ${chunks} chunks, ${Math.round(r.readableShare * 100)} % readable (500 queries, index direct)`,
+      `p95 ${r.permittedP95.toFixed(2)} ms against ${r.plainP95.toFixed(2)} ms without: ${r.ratio.toFixed(2)}x`,
+      `at most ${PERMISSION_SEARCH_TARGET}x`,
+      r.ratio <= PERMISSION_SEARCH_TARGET,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   // First, before any server runs: how fast the machine is today, so figures of different days can be set side by side.
   report("machine speed (a fixed CPU loop, fastest of 3; lower is faster)", `${machineSpeedMs().toFixed(0)} ms`);
@@ -435,6 +456,7 @@ async function main(): Promise<void> {
   }
   // `npm run bench -- --search-http [--files N] [--queries N] [--ingestions N] [--sqlite] [--log] [--probe]` runs only the search over HTTP (PostgreSQL by default), with --probe the API probe during an ingestion first, with --ingestions N the main bench's shape (N collections ingested, the first searched at once).
   if (process.argv.includes("--search-http")) return searchHttpBench().then(printRows);
+  if (process.argv.includes("--permissions")) return permissionBench().then(printRows);
   // `npm run bench -- --smb` runs only the SMB ratios on SQLite: plain and encrypted, three pairs each.
   const smbOnly = process.argv.includes("--smb");
   // `npm run bench -- --pg-ingest` runs only the SMB ratio on PostgreSQL (three pairs), to measure the team server's ingestion.
@@ -517,6 +539,8 @@ async function main(): Promise<void> {
       pg.ask!.p95 < TARGETS.PostgreSQL.askBeforeModelP95Ms,
     );
   }
+
+  await permissionBench();
 
   // Hybrid retrieval and asks (issue 23): BM25 + vectors (768 dimensions) fused on the 100,000-chunk
   // collection; an ask's own time before its first byte goes to Ollama, keyword and hybrid; the embedding stage's own cost.

@@ -8,11 +8,15 @@ import { PostgresFtsIndex } from "../../server/search/postgres";
 import type { SearchIndex } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { retrievePassages } from "../../server/ask/retrieval";
+import { DocumentPermissions } from "../../server/access/document-permissions";
 import { CollectionRetrieval } from "../../server/collections/collection-retrieval";
 import type { VectorStore } from "../../server/search/vector-store";
 import type { Embedder } from "../../server/search/embed-collection";
 import { buildGroundedPrompt } from "../../server/ask/grounded-prompt";
 import { startPostgres, type PostgresCluster } from "../fixtures/postgres";
+
+/** Who asks in the bench: no linked account (the product's default, which reads the collection's ACL version per ask). */
+const BENCH_ACTOR = { userId: "00000000-0000-4000-8000-000000000001", email: "bench@example.com" };
 
 /**
  * Search latency on a synthetic collection, straight against the index (no HTTP): chunks of
@@ -201,10 +205,11 @@ export async function runSearchBench(options: SearchBenchOptions): Promise<Searc
       // The context length is remembered per model, so an ask's own time is retrieval + prompt (an 8k-token window).
       // A collection without an embedding model: its asks never reach the vector store or an embedder.
       const keywordRetrieval = new CollectionRetrieval(index, {} as VectorStore, {} as Embedder);
+      const permissions = new DocumentPermissions(index);
       const askLatencies: number[] = [];
       for (const q of queries) {
         const t = performance.now();
-        buildGroundedPrompt(q, await retrievePassages(keywordRetrieval, collection, null, q, 5), [], 8192);
+        buildGroundedPrompt(q, await retrievePassages(keywordRetrieval, permissions, BENCH_ACTOR, { collectionId: collection, embeddingModel: null, query: q, topK: 5 }), [], 8192);
         askLatencies.push(performance.now() - t);
       }
       askLatencies.sort((a, b) => a - b);

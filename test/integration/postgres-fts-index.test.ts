@@ -5,6 +5,7 @@ import * as os from "node:os";
 import type { DataSource } from "typeorm";
 import { PostgresFtsIndex } from "../../server/search/postgres";
 import { wordsOf } from "../../server/search/postgres/postgres-fts-words";
+import { SCHEMA_VERSION } from "../../server/search/postgres/postgres-fts-schema";
 import type { DocumentInput } from "../../server/search/search-index";
 import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
@@ -209,7 +210,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => h.path), ["old.txt"]);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: SCHEMA_VERSION }]);
     await index.upsertDocument(collection, doc("new.txt", ["a pelican wrote this after the upgrade"], "Pelican"));
     const hits = await index.search(collection, "pelicans", 10);
     assert.deepEqual(hits.map((h) => h.path), ["new.txt", "old.txt"]);
@@ -229,7 +230,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual(await index.search(collection, "pelican", 10), answer);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: SCHEMA_VERSION }]);
     const [brin] = (await db.query("SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'search_chunks_id_brin'")) as { amname: string }[];
     assert.equal(brin?.amname, "brin");
     await index.upsertDocument(collection, doc("c.txt", ["a pelican wrote this after the upgrade"]));
@@ -287,7 +288,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     await db.query("UPDATE search_schema SET version = 4");
     const upgraded = new PostgresFtsIndex(db);
     assert.deepEqual((await upgraded.search(collection, "naive resume", 10)).map((h) => h.path), unaccent ? ["cafe.txt"] : []);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: SCHEMA_VERSION }]);
     assert.deepEqual((await mapping("sluice_search"))[0], { alias: "asciiword", dictionaries: "sluice_stem" });
     assert.deepEqual((await mapping("sluice_exact"))[0], { alias: "asciiword", dictionaries: "simple" });
   });

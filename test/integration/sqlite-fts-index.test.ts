@@ -7,6 +7,7 @@ import * as path from "node:path";
 import type { DataSource } from "typeorm";
 import Database from "better-sqlite3";
 import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex } from "../../server/search/sqlite";
+import { SCHEMA_VERSION } from "../../server/search/sqlite/sqlite-fts-schema";
 import { parseQuery } from "../../server/search/query";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { loadConfig } from "../../server/config";
@@ -198,8 +199,8 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(
         [...state.entries()].sort(([a], [b]) => a.localeCompare(b)),
         [
-          ["a.txt", { size: 10, modifiedAt: mtime, version: null }],
-          ["b.txt", { size: 20, modifiedAt: mtime, version: "rev-7" }],
+          ["a.txt", { size: 10, modifiedAt: mtime, version: null, changedAt: null, aclId: null }],
+          ["b.txt", { size: 20, modifiedAt: mtime, version: "rev-7", changedAt: null, aclId: null }],
         ],
       );
       assert.equal((await index.indexedState(crypto.randomUUID(), SOURCE)).size, 0);
@@ -597,7 +598,7 @@ async function assertUpgradedAndExactFirst(file: string, index: SqliteFtsIndex, 
   assert.equal(hits[0].exact, true);
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), SCHEMA_VERSION);
   } finally {
     upgraded.close();
   }

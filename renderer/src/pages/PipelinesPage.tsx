@@ -196,8 +196,10 @@ function JobFailure({ job }: { job: api.IngestJob }) {
 
 /** What changed in a finished run; an unchanged re-run says so first. */
 function changeSummary(job: api.IngestJob): string {
-  const counts = `${job.files_unchanged} unchanged, ${job.files_added} added, ${job.files_changed} changed, ${job.files_removed} removed`;
-  const none = job.files_added + job.files_changed + job.files_removed === 0;
+  // Only a source with the file server's permissions can have permission changes: others are not told of them.
+  const permissions = job.files_permissions_changed > 0 ? `, ${job.files_permissions_changed} with new permissions` : "";
+  const counts = `${job.files_unchanged} unchanged, ${job.files_added} added, ${job.files_changed} changed, ${job.files_removed} removed${permissions}`;
+  const none = job.files_added + job.files_changed + job.files_removed + job.files_permissions_changed === 0;
   return none ? `No changes: ${counts}` : counts;
 }
 
@@ -258,7 +260,8 @@ function JobHistory({ pipelineId }: { pipelineId: string }) {
                 </span>
                 <span className="muted small" data-job-changes>
                   {job.trigger === "schedule" ? "scheduled" : "by hand"} · {job.files_added} added · {job.files_changed} changed · {job.files_removed} removed ·{" "}
-                  {job.files_unchanged} unchanged · {job.entities_failed} failed · {job.entities_skipped} skipped
+                  {job.files_unchanged} unchanged{job.files_permissions_changed > 0 ? ` (${job.files_permissions_changed} with new permissions)` : ""} · {job.entities_failed} failed ·{" "}
+                  {job.entities_skipped} skipped
                 </span>
               </div>
               <JobFailure job={job} />

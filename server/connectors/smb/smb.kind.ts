@@ -41,6 +41,12 @@ class SmbKind implements SourceKind {
     return { kind: "smb", options: await smbConnectorOptions(details, password, this.settings) };
   }
 
+  /** The source's option is the SMB side's column (`source_permissions`), read by its name so this stands with or without it. */
+  async permissionServer(db: EntityManager, source: DataSourceRecord): Promise<string | null> {
+    const details = (await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } })) as SmbSourceRecord & { sourcePermissions?: boolean };
+    return details.sourcePermissions === true ? details.remoteSystemName.trim().toLowerCase() : null;
+  }
+
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
     const rows = await db.find(SmbSourceRecord, { where: { dataSourceId: In(sourceIds) } });
     return new Map(rows.map((row) => [row.dataSourceId, { smb_source: presentSmbSource(row) }]));

@@ -83,6 +83,10 @@ export class IngestJob {
   @Column({ type: "integer", name: "files_unchanged" })
   filesUnchanged: number;
 
+  /** Of the unchanged files, those whose file-server permissions changed: re-read and updated without reading the content. */
+  @Column({ type: "integer", name: "files_permissions_changed" })
+  filesPermissionsChanged: number;
+
   @Column({ type: "varchar" })
   trigger: JobTrigger;
 

@@ -1,9 +1,25 @@
 import DataLoader from "dataloader";
 import type { DataSource } from "typeorm";
 import { clampTopK, matchAttempts, parseQuery } from "../query";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "../search-index";
+import type {
+  ChunkInput,
+  ChunkKey,
+  CollectionStats,
+  DocumentHeader,
+  DocumentInput,
+  DocumentSummary,
+  IndexedState,
+  PermissionsUpdate,
+  ReadableFilter,
+  SearchHit,
+  SearchIndex,
+  SearchOptions,
+  StagedDocument,
+  StoredAcl,
+} from "../search-index";
 import { rankedChunks } from "./postgres-fts-ranking";
-import { countDocuments, listPage, readChunkTexts, readDocumentChunks, readIndexedState } from "./postgres-fts-reads";
+import { countDocuments, countReadable, listPage, readChunkTexts, readDocumentChunks, readIndexedState } from "./postgres-fts-reads";
+import { aclVersion, readableDocumentIds, readAcls, writePermissions } from "./postgres-fts-acls";
 import { CONFIG, migrateSchema } from "./postgres-fts-schema";
 import { markedSnippet } from "./postgres-fts-snippets";
 import { RANK_WINDOW, SPAN_MIN_CHUNKS } from "./postgres-fts-window";
@@ -109,14 +125,38 @@ export class PostgresFtsIndex implements SearchIndex {
     return readIndexedState(this.db, collectionId, sourceId);
   }
 
-  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+  async listDocuments(collectionId: string, offset: number, limit: number, filter?: ReadableFilter): Promise<{ total: number; items: DocumentSummary[] }> {
     await this.ready();
-    return listPage(this.db, collectionId, offset, limit);
+    return listPage(this.db, collectionId, offset, limit, filter);
   }
 
-  async stats(collectionId: string): Promise<CollectionStats> {
+  /** Counts; a caller's readable counts are one statement of their own (the loader's are everyone's). */
+  async stats(collectionId: string, filter?: ReadableFilter): Promise<CollectionStats> {
     await this.ready();
+    if (filter?.readableAcls !== undefined) return countReadable(this.db, collectionId, filter);
     return this.statsLoader.load(collectionId);
+  }
+
+  async updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {
+    if (updates.length === 0) return;
+    await this.ready();
+    await writePermissions(this.db, collectionId, sourceId, updates);
+  }
+
+  async acls(collectionId: string): Promise<{ version: string; acls: StoredAcl[] }> {
+    await this.ready();
+    return readAcls(this.db, collectionId);
+  }
+
+  async aclVersion(collectionId: string): Promise<string> {
+    await this.ready();
+    return aclVersion(this.db, collectionId);
+  }
+
+  async readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>> {
+    if (documentIds.length === 0) return new Set();
+    await this.ready();
+    return readableDocumentIds(this.db, collectionId, documentIds, filter);
   }
 
   async search(collectionId: string, query: string, topK: number, filter: SearchOptions = {}): Promise<SearchHit[]> {

@@ -1,5 +1,6 @@
 import type { DataSource } from "typeorm";
 import { folderPrefix } from "../query";
+import { readableCondition } from "./postgres-fts-acls";
 import type { SearchOptions } from "../search-index";
 import { headlineSql } from "./postgres-fts-snippets";
 import { RANK_WINDOW, SPAN_MARGIN, windowSpans, type WindowSpans } from "./postgres-fts-window";
@@ -79,6 +80,8 @@ function documentFilters(param: (value: unknown) => string, filter: SearchOption
   const filters: string[] = [];
   if (filter.types?.length) filters.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
   if (filter.folder) filters.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
+  const readable = readableCondition(filter, param);
+  if (readable !== null) filters.push(readable);
   return filters;
 }
 

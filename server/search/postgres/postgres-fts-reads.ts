@@ -1,27 +1,52 @@
 import type { DataSource } from "typeorm";
 import { toSummary, type DocumentRow } from "../document-row";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState } from "../search-index";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState, ReadableFilter } from "../search-index";
+import { readableCondition } from "./postgres-fts-acls";
 
 /** The index's reads besides searches: listings, counts, re-sync state and chunk texts. */
 
 export async function readIndexedState(db: DataSource, collection: string, sourceId: string): Promise<Map<string, IndexedState>> {
-  const rows = (await db.query("SELECT path, size, modified_at, version FROM search_documents WHERE collection_id = $1 AND source_id = $2", [
-    collection,
-    sourceId,
-  ])) as Pick<DocumentRow, "path" | "size" | "modified_at" | "version">[];
+  const rows = (await db.query(
+    "SELECT path, size, modified_at, version, changed_at, acl FROM search_documents WHERE collection_id = $1 AND source_id = $2",
+    [collection, sourceId],
+  )) as Array<Pick<DocumentRow, "path" | "size" | "modified_at" | "version"> & { changed_at: string | null; acl: string | null }>;
   const state = new Map<string, IndexedState>();
-  for (const row of rows) state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
+  for (const row of rows) {
+    const changedAt = row.changed_at === null ? null : new Date(Number(row.changed_at));
+    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, aclId: row.acl });
+  }
   return state;
 }
 
-export async function listPage(db: DataSource, collection: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
-  const [{ total }] = (await db.query("SELECT count(*) AS total FROM search_documents WHERE collection_id = $1", [collection])) as { total: number }[];
+export async function listPage(
+  db: DataSource,
+  collection: string,
+  offset: number,
+  limit: number,
+  filter: ReadableFilter = {},
+): Promise<{ total: number; items: DocumentSummary[] }> {
+  const readable = readableCondition(filter, () => "$2");
+  const where = `d.collection_id = $1${readable === null ? "" : ` AND ${readable}`}`;
+  const params = readable === null ? [collection] : [collection, [...filter.readableAcls!]];
+  const [{ total }] = (await db.query(`SELECT count(*) AS total FROM search_documents d WHERE ${where}`, params)) as { total: number }[];
+  const next = params.length + 1;
   // COLLATE "C": byte order, as SQLite sorts, whatever the database's locale.
-  const rows = (await db.query(
-    `SELECT * FROM search_documents WHERE collection_id = $1 ORDER BY path COLLATE "C", source_id COLLATE "C" LIMIT $2 OFFSET $3`,
-    [collection, Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))],
-  )) as DocumentRow[];
-  return { total, items: rows.map(toSummary) };
+  const rows = (await db.query(`SELECT * FROM search_documents d WHERE ${where} ORDER BY path COLLATE "C", source_id COLLATE "C" LIMIT $${next} OFFSET $${next + 1}`, [
+    ...params,
+    Math.max(0, Math.floor(limit)),
+    Math.max(0, Math.floor(offset)),
+  ])) as DocumentRow[];
+  return { total: Number(total), items: rows.map(toSummary) };
+}
+
+/** One collection's counts of what the filter lets through. */
+export async function countReadable(db: DataSource, collection: string, filter: ReadableFilter): Promise<CollectionStats> {
+  const readable = readableCondition(filter, () => "$2")!;
+  const [row] = (await db.query(
+    `SELECT count(*) AS documents, coalesce(sum(chunk_count), 0)::bigint AS chunks FROM search_documents d WHERE d.collection_id = $1 AND ${readable}`,
+    [collection, [...(filter.readableAcls ?? [])]],
+  )) as { documents: string; chunks: string }[];
+  return { documentCount: Number(row.documents), chunkCount: Number(row.chunks), indexStatus: "ok" };
 }
 
 /** Every collection's counts in one statement (a listing's). */

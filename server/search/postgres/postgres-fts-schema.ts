@@ -16,7 +16,9 @@ import { words } from "./postgres-fts-words";
  * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row;
  * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row; 4 adds a
  * BRIN index on `id`, from which a ranking reads the id range of the collection's newest chunks;
- * 5 maps all-ASCII words past unaccent, which has nothing to change in them).
+ * 5 maps all-ASCII words past unaccent, which has nothing to change in them; 6 adds file-server
+ * permissions: `search_acls`, each distinct ACL of a collection once, and each document's `acl`
+ * (null: every member may read it) and `changed_at`, postgres-fts-acls.ts).
  *
  * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
  * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
@@ -26,7 +28,7 @@ import { words } from "./postgres-fts-words";
  * per document (postgres-fts-writes.ts).
  */
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 /** The BRIN index on search_chunks(id) (schema 4): how a span's id range is read. */
 const ID_RANGES = "search_chunks_id_brin";
 export const CONFIG = "sluice_search";
@@ -122,6 +124,20 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     // No row changes: the lexemes are the same (docs/decisions/0105-postgres-ascii-skips-unaccent.md).
     await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH sluice_stem`);
     await q.query(`ALTER TEXT SEARCH CONFIGURATION ${EXACT_CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH simple`);
+  },
+  6: async (q) => {
+    // Nullable columns: no row is rewritten. IF NOT EXISTS: a database an older build was pointed back at keeps them.
+    await q.query("ALTER TABLE search_documents ADD COLUMN IF NOT EXISTS acl text, ADD COLUMN IF NOT EXISTS changed_at bigint");
+    // Counts and listings of what a caller may read; a ranking reaches each candidate's document by its key.
+    await q.query("CREATE INDEX IF NOT EXISTS search_documents_acl ON search_documents (collection_id, acl)");
+    await q.query(`CREATE TABLE IF NOT EXISTS search_acls (
+      collection_id varchar NOT NULL,
+      hash text NOT NULL,
+      seq bigserial NOT NULL,
+      server text NOT NULL,
+      acl text NOT NULL,
+      PRIMARY KEY (collection_id, hash)
+    )`);
   },
 };
 

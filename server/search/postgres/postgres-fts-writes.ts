@@ -5,6 +5,7 @@ import { stagedDocument } from "../staged-document";
 import { CONFIG, EXACT_CONFIG } from "./postgres-fts-schema";
 import { pgText, wordsOf } from "./postgres-fts-words";
 import { inTransaction } from "./postgres-transaction";
+import { aclIdsOf } from "./postgres-fts-acls";
 
 /** The index's writes: documents replaced in batches, a document staged on a connection of its own, removals, and the GIN indexes' upkeep. */
 
@@ -113,6 +114,7 @@ export async function dropCollection(db: DataSource, collection: string): Promis
   await inTransaction(db, async (q) => {
     await q.query("DELETE FROM search_chunks WHERE collection_id = $1", [collection]);
     await q.query("DELETE FROM search_documents WHERE collection_id = $1", [collection]);
+    await q.query("DELETE FROM search_acls WHERE collection_id = $1", [collection]);
   });
 }
 
@@ -125,11 +127,12 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
     [collection, docs.map((d) => d.doc.sourceId), docs.map((d) => d.path)],
   );
   const now = Date.now();
+  const acls = await aclIdsOf(q, collection, docs.map((d) => d.doc.permissions));
   await q.query(
-    `INSERT INTO search_documents (id, collection_id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
-     SELECT x.id, $1, x.source_id, x.path, x.title, x.size, x.modified_at, x.version, x.chunk_count, $10
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::integer[])
-       AS x(id, source_id, path, title, size, modified_at, version, chunk_count)`,
+    `INSERT INTO search_documents (id, collection_id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at, acl, changed_at)
+     SELECT x.id, $1, x.source_id, x.path, x.title, x.size, x.modified_at, x.version, x.chunk_count, $10, x.acl, x.changed_at
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::integer[], $11::text[], $12::bigint[])
+       AS x(id, source_id, path, title, size, modified_at, version, chunk_count, acl, changed_at)`,
     [
       collection,
       docs.map((d) => d.id),
@@ -141,6 +144,8 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
       docs.map((d) => d.doc.version),
       docs.map((d) => d.doc.chunks.length),
       now,
+      acls,
+      docs.map((d) => d.doc.permissions?.changedAt?.getTime() ?? null),
     ],
   );
   const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, head: i + 1, body: pgText(c.text) })));

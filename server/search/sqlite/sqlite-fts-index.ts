@@ -3,7 +3,23 @@ import * as fs from "node:fs";
 import type Database from "better-sqlite3";
 import { IndexDamagedError } from "../index-damage";
 import { parseQuery } from "../query";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentHeader, DocumentInput, DocumentSummary, IndexedState, SearchHit, SearchIndex, SearchOptions, StagedDocument } from "../search-index";
+import type {
+  ChunkInput,
+  ChunkKey,
+  CollectionStats,
+  DocumentHeader,
+  DocumentInput,
+  DocumentSummary,
+  IndexedState,
+  PermissionsUpdate,
+  ReadableFilter,
+  SearchHit,
+  SearchIndex,
+  SearchOptions,
+  StagedDocument,
+  StoredAcl,
+} from "../search-index";
+import { aclVersion, readableDocumentIds, readAcls, writePermissions } from "./sqlite-fts-acls";
 import { stagedDocument } from "../staged-document";
 import { SqliteFtsFiles } from "./sqlite-fts-files";
 import { RANKING_LIMITS, type RankingLimits } from "./sqlite-fts-ranking";
@@ -121,16 +137,38 @@ export class SqliteFtsIndex implements SearchIndex {
     return db ? this.files.guarded(collectionId, () => readIndexedState(db, sourceId)) : new Map();
   }
 
-  async listDocuments(collectionId: string, offset: number, limit: number): Promise<{ total: number; items: DocumentSummary[] }> {
+  async listDocuments(collectionId: string, offset: number, limit: number, filter: ReadableFilter = {}): Promise<{ total: number; items: DocumentSummary[] }> {
     const db = this.files.database(collectionId, false);
-    return db ? this.files.guarded(collectionId, () => listPage(db, offset, limit)) : { total: 0, items: [] };
+    return db ? this.files.guarded(collectionId, () => listPage(db, offset, limit, filter)) : { total: 0, items: [] };
+  }
+
+  async updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {
+    const db = this.files.database(collectionId, false);
+    if (!db || updates.length === 0) return;
+    this.files.guarded(collectionId, () => writePermissions(db, sourceId, updates));
+  }
+
+  async acls(collectionId: string): Promise<{ version: string; acls: StoredAcl[] }> {
+    const db = this.files.database(collectionId, false);
+    return db ? this.files.guarded(collectionId, () => readAcls(db)) : { version: "none", acls: [] };
+  }
+
+  async aclVersion(collectionId: string): Promise<string> {
+    const db = this.files.database(collectionId, false);
+    return db ? this.files.guarded(collectionId, () => aclVersion(db)) : "none";
+  }
+
+  async readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>> {
+    const db = this.files.database(collectionId, false);
+    if (!db || documentIds.length === 0) return new Set();
+    return this.files.guarded(collectionId, () => readableDocumentIds(db, documentIds, filter));
   }
 
   /** Counts, or indexStatus "damaged" (and no counts) for a file that cannot be read: a listing of collections must not fail for one. */
-  async stats(collectionId: string): Promise<CollectionStats> {
+  async stats(collectionId: string, filter: ReadableFilter = {}): Promise<CollectionStats> {
     try {
       const db = this.files.database(collectionId, false);
-      return db ? this.files.guarded(collectionId, () => countDocuments(db)) : { documentCount: 0, chunkCount: 0, indexStatus: "ok" };
+      return db ? this.files.guarded(collectionId, () => countDocuments(db, filter)) : { documentCount: 0, chunkCount: 0, indexStatus: "ok" };
     } catch (error) {
       if (error instanceof IndexDamagedError) return { documentCount: 0, chunkCount: 0, indexStatus: "damaged" };
       throw error;

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { capPerDocument, folderPrefix, spreadPerDocument, type MatchAttempt, type QueryUnit } from "../query";
 import type { SearchFilter } from "../search-index";
+import { readableSql } from "./sqlite-fts-acls";
 
 /**
  * How one table's matches are ranked (sqlite-fts-search.ts runs it per tier): bm25 over the
@@ -77,9 +78,13 @@ export function filterSql(filter: SearchFilter): SqlFilter | null {
     const prefix = folderPrefix(filter.folder);
     conditions.push(`substr(d.path, 1, ${prefix.length}) = ${param(prefix)}`);
   }
+  const readable = readableSql(filter, param);
+  // Permissions alone need only each document's (id, acl): the covering index answers a candidate in one probe, where the planner takes the primary key and then the row.
+  const documents = readable !== null && conditions.length === 0 ? "documents d INDEXED BY documents_acl" : "documents d";
+  if (readable !== null) conditions.push(readable);
   if (conditions.length === 0) return null;
   return {
-    sql: (table) => `EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ${table}.rowid AND ${conditions.join(" AND ")})`,
+    sql: (table) => `EXISTS (SELECT 1 FROM chunks c JOIN ${documents} ON d.id = c.document_id WHERE c.rowid = ${table}.rowid AND ${conditions.join(" AND ")})`,
     params,
   };
 }

@@ -1,34 +1,48 @@
 import type Database from "better-sqlite3";
 import { toSummary, type DocumentRow } from "../document-row";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState } from "../search-index";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState, ReadableFilter } from "../search-index";
+import { readableSql } from "./sqlite-fts-acls";
 
 /** The reads of one collection's file besides searches: listings, counts, re-sync state and chunk texts. */
 
 export function readIndexedState(db: Database.Database, sourceId: string): Map<string, IndexedState> {
   const state = new Map<string, IndexedState>();
-  const rows = db.prepare("SELECT path, size, modified_at, version FROM documents WHERE source_id = ?").iterate(sourceId) as Iterable<
-    Pick<DocumentRow, "path" | "size" | "modified_at" | "version">
+  const rows = db.prepare("SELECT path, size, modified_at, version, changed_at, acl FROM documents WHERE source_id = ?").iterate(sourceId) as Iterable<
+    Pick<DocumentRow, "path" | "size" | "modified_at" | "version"> & { changed_at: number | null; acl: string | null }
   >;
   for (const row of rows) {
-    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version });
+    const changedAt = row.changed_at === null ? null : new Date(row.changed_at);
+    state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, aclId: row.acl });
   }
   return state;
 }
 
-export function listPage(db: Database.Database, offset: number, limit: number): { total: number; items: DocumentSummary[] } {
-  const total = db.prepare("SELECT count(*) FROM documents").pluck().get() as number;
+export function listPage(db: Database.Database, offset: number, limit: number, filter: ReadableFilter = {}): { total: number; items: DocumentSummary[] } {
+  const { where, params } = readableWhere(filter);
+  const total = db.prepare(`SELECT count(*) FROM documents d${where}`).pluck().get(params) as number;
   const rows = db
-    .prepare("SELECT * FROM documents ORDER BY path, source_id LIMIT ? OFFSET ?")
-    .all(Math.max(0, Math.floor(limit)), Math.max(0, Math.floor(offset))) as DocumentRow[];
+    .prepare(`SELECT * FROM documents d${where} ORDER BY path, source_id LIMIT @limit OFFSET @offset`)
+    .all({ ...params, limit: Math.max(0, Math.floor(limit)), offset: Math.max(0, Math.floor(offset)) }) as DocumentRow[];
   return { total, items: rows.map(toSummary) };
 }
 
-export function countDocuments(db: Database.Database): CollectionStats {
-  const row = db.prepare("SELECT count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks FROM documents").get() as {
+export function countDocuments(db: Database.Database, filter: ReadableFilter = {}): CollectionStats {
+  const { where, params } = readableWhere(filter);
+  const row = db.prepare(`SELECT count(*) AS documents, coalesce(sum(chunk_count), 0) AS chunks FROM documents d${where}`).get(params) as {
     documents: number;
     chunks: number;
   };
   return { documentCount: row.documents, chunkCount: row.chunks, indexStatus: "ok" };
+}
+
+/** The permission filter as a WHERE clause on `documents d` ("" without one). */
+function readableWhere(filter: ReadableFilter): { where: string; params: Record<string, string> } {
+  const params: Record<string, string> = {};
+  const condition = readableSql(filter, (value) => {
+    params.readable = value;
+    return "@readable";
+  });
+  return { where: condition === null ? "" : ` WHERE ${condition}`, params };
 }
 
 /** One document's chunks in order. */

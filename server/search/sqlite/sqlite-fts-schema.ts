@@ -16,11 +16,16 @@ import type Database from "better-sqlite3";
  * - A file made by this build has 16 KB pages (NEW_FILE_PAGE_BYTES, sqlite-fts-files.ts), an
  *   older one keeps 4 KB: the page size is not part of the schema version.
  *
+ * - Since 5, file-server permissions (issue 33): `acls`, each distinct ACL once (keyed by its
+ *   hash, sqlite-fts-acls.ts), and each document's `acl` (null: every member may read it) and
+ *   `changed_at` (the change time its permissions were read at); `documents_acl` (id, acl) answers a
+ *   search's per-candidate permission check from the index alone (one probe, not two).
+ *
  * A file of an older version is upgraded when it is opened (version 1 → 2 fills
  * `chunks_exact` from the stored text, 2 → 3 makes it again with positions, 3 → 4 sets the
- * buffer size, which changes no row; each in one transaction).
+ * buffer size, which changes no row, 4 → 5 adds the permission columns, null in every row; each in one transaction).
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * FTS5's in-memory buffer of pending terms per table ('hashsize', stored in the file, so every
@@ -84,6 +89,12 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
   4: `
     INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
     INSERT INTO chunks_exact (chunks_exact, rank) VALUES ('hashsize', ${FTS_HASH_BYTES});
+  `,
+  5: `
+    ALTER TABLE documents ADD COLUMN acl TEXT;
+    ALTER TABLE documents ADD COLUMN changed_at INTEGER;
+    CREATE INDEX documents_acl ON documents (id, acl);
+    CREATE TABLE acls (seq INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, server TEXT NOT NULL, acl TEXT NOT NULL);
   `,
 };
 

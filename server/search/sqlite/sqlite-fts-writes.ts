@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type Database from "better-sqlite3";
 import { clean } from "../query";
+import { aclIdOf } from "./sqlite-fts-acls";
 import type { ChunkInput, DocumentHeader, DocumentInput } from "../search-index";
 
 /**
@@ -9,8 +10,8 @@ import type { ChunkInput, DocumentHeader, DocumentInput } from "../search-index"
  * its document) until commitStaged writes that row in place of the old one.
  */
 
-const INSERT_DOCUMENT = `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_DOCUMENT = `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at, acl, changed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** Chunks no document row owns: what staged documents of a dead process left behind. */
 const ORPHANS = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
@@ -38,7 +39,7 @@ export function writeDocuments(db: Database.Database, docs: DocumentInput[]): st
         insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
       }
       if (old !== undefined) deleteDocument(db, old);
-      insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now());
+      insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now(), ...permissionColumns(db, doc));
     });
   }).immediate();
   return ids;
@@ -64,7 +65,7 @@ export function commitStaged(db: Database.Database, documentId: string, doc: Doc
   db.transaction(() => {
     const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
     if (old !== undefined) deleteDocument(db, old);
-    db.prepare(INSERT_DOCUMENT).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now());
+    db.prepare(INSERT_DOCUMENT).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now(), ...permissionColumns(db, doc));
   }).immediate();
 }
 
@@ -99,6 +100,11 @@ export function removeByPath(db: Database.Database, sourceId: string, paths: str
 export function optimizeTables(db: Database.Database): void {
   db.prepare("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')").run();
   db.prepare("INSERT INTO chunks_exact (chunks_exact) VALUES ('optimize')").run();
+}
+
+/** A document row's acl and changed_at (its ACL stored once in `acls`, inside the caller's transaction). */
+function permissionColumns(db: Database.Database, doc: DocumentHeader): [string | null, number | null] {
+  return [aclIdOf(db, doc.permissions), doc.permissions?.changedAt?.getTime() ?? null];
 }
 
 /** Writes one chunk's text into both full-text tables under the chunk's rowid. */

@@ -1,0 +1,82 @@
+import type { ReadableFilter, SearchIndex, StoredAcl } from "../search/search-index";
+import type { Actor } from "./actor";
+import { EVERYONE_SID, mayRead } from "./windows-acl";
+
+/**
+ * Which documents of a collection one person may see (issue 33 item 5): the ACL ids their SIDs
+ * may read, computed once per request and handed to the engines as part of the query
+ * (SearchFilter.readableAcls), never a pass over results. Documents without an ACL (a plain
+ * source's) stay visible to every member. Management (runs, schedules, deleting) never asks.
+ */
+
+/** A person's SIDs on one file server (its normalised host): their linked account's, its groups', and the well-known ones. */
+export type SidsOfUser = (userId: string, server: string) => Promise<string[]>;
+
+/** Until a person's linked accounts are wired in (the SMB account links): Everyone only, so only what Everyone may read shows. */
+export const EVERYONE_ONLY: SidsOfUser = async () => [EVERYONE_SID];
+
+/** What is read of the index: the collection's ACLs and their version. */
+export type AclSource = Pick<SearchIndex, "acls" | "aclVersion">;
+
+/** Collections whose ACLs are held, and readable sets per SID set: a few hundred small entries each at most. */
+const MAX_CACHED = 2_000;
+
+export class DocumentPermissions {
+  /** Per collection: its ACLs at a version, and the servers they name. */
+  private readonly aclsOf = new Map<string, { version: string; acls: StoredAcl[]; servers: string[] }>();
+  /** Per collection + ACL version + SID sets: the readable ids (null: every ACL is readable). */
+  private readonly readableOf = new Map<string, readonly string[] | null>();
+
+  constructor(
+    private readonly index: AclSource,
+    private readonly sidsOfUser: SidsOfUser = EVERYONE_ONLY,
+  ) {}
+
+  /**
+   * Runs `work` with the caller's filter. Without one (the collection has no ACL, or the caller
+   * may read every one it has), the ACL version is read again after the work: a batch with a new
+   * ACL committed meanwhile (in the same transaction as its documents) might have shown, so the
+   * work runs again with a filter that knows it.
+   */
+  async readable<T>(actor: Actor, collectionId: string, work: (filter: ReadableFilter) => Promise<T>): Promise<T> {
+    const before = await this.filterOf(actor, collectionId);
+    const result = await work(before.filter);
+    if (before.filter.readableAcls !== undefined) return result;
+    if ((await this.index.aclVersion(collectionId)) === before.version) return result;
+    return work((await this.filterOf(actor, collectionId)).filter);
+  }
+
+  /** The caller's filter in one collection, with the ACL version it was computed at. */
+  async filterOf(actor: Actor, collectionId: string): Promise<{ filter: ReadableFilter; version: string }> {
+    const { version, acls, servers } = await this.currentAcls(collectionId);
+    if (acls.length === 0) return { filter: {}, version };
+    const sids = new Map<string, Set<string>>();
+    for (const server of servers) sids.set(server, new Set((await this.sidsOfUser(actor.userId, server)).map((sid) => sid.toUpperCase())));
+    const key = JSON.stringify([collectionId, version, servers.map((server) => [server, [...sids.get(server)!].sort()])]);
+    let readable = this.readableOf.get(key);
+    if (readable === undefined) {
+      const ids = acls.filter((stored) => mayRead(stored.acl, sids.get(stored.server)!)).map((stored) => stored.id);
+      readable = ids.length === acls.length ? null : ids.sort();
+      remember(this.readableOf, key, readable);
+    }
+    return { filter: readable === null ? {} : { readableAcls: readable }, version };
+  }
+
+  /** The collection's ACLs, read again only when their version moved. */
+  private async currentAcls(collectionId: string): Promise<{ version: string; acls: StoredAcl[]; servers: string[] }> {
+    const version = await this.index.aclVersion(collectionId);
+    const held = this.aclsOf.get(collectionId);
+    if (held?.version === version) return held;
+    const read = await this.index.acls(collectionId);
+    const entry = { ...read, servers: [...new Set(read.acls.map((stored) => stored.server))].sort() };
+    remember(this.aclsOf, collectionId, entry);
+    return entry;
+  }
+}
+
+/** Sets an entry, the oldest out past MAX_CACHED. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > MAX_CACHED) map.delete(map.keys().next().value!);
+}

@@ -1,0 +1,75 @@
+import { aclIdOf } from "../access/windows-acl";
+import { ConnectorEntryError, ConnectorUnreachableError, type Connector, type RemoteEntry } from "../connectors/connector";
+import type { DocumentPermissions, IndexedState, PermissionsUpdate, SearchIndex } from "../search/search-index";
+import type { JobCounters } from "./job-counters";
+
+/**
+ * The file-server permissions of a run (issue 33 items 2 and 6): read with each file a source
+ * with source_permissions indexes, and for a file whose content is unchanged, read again only
+ * when its listing's change time moved (a security descriptor change moves it), then written in
+ * place of the old ones without reading the content.
+ */
+
+/** Reads one file's permissions (its DACL and its share's) as a document keeps them. */
+export type PermissionReader = (file: RemoteEntry) => Promise<DocumentPermissions>;
+
+/** The run's reader of permissions; null for a plain source. */
+export function permissionReader(connector: Connector, server: string | null): PermissionReader | null {
+  if (server === null) return null;
+  if (!connector.readPermissions) throw new Error("This source uses the file server's permissions, but its kind of source cannot read them");
+  const read = connector.readPermissions.bind(connector);
+  return async (file) => ({ server, acl: await read(file.path), changedAt: file.changedAt ?? null });
+}
+
+/** Updates written together: one transaction per this many files whose permissions moved. */
+const UPDATES_PER_BATCH = 256;
+
+export class PermissionUpdates {
+  private pending: PermissionsUpdate[] = [];
+
+  constructor(
+    private readonly index: Pick<SearchIndex, "updatePermissions" | "removeDocuments">,
+    private readonly collectionId: string,
+    private readonly sourceId: string,
+    private readonly progress: JobCounters,
+  ) {}
+
+  /**
+   * A file whose content is unchanged: its permissions read again when its change time moved
+   * (or it has none yet), dropped when the source no longer uses them. Answers false when the
+   * file failed (its descriptor could not be read: its document is removed, since what it held
+   * may no longer be the readers' it was).
+   */
+  async check(file: RemoteEntry, state: IndexedState, read: PermissionReader | null): Promise<boolean> {
+    if (!read) {
+      if (state.aclId !== null) await this.add({ path: file.path, permissions: null }, true);
+      return true;
+    }
+    const changedAt = file.changedAt?.getTime() ?? null;
+    if (state.aclId !== null && changedAt === (state.changedAt?.getTime() ?? null)) return true;
+    let permissions: DocumentPermissions;
+    try {
+      permissions = await read(file);
+    } catch (error) {
+      if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
+      if (!(error instanceof ConnectorEntryError)) throw error;
+      await this.index.removeDocuments(this.collectionId, this.sourceId, [file.path]);
+      this.progress.failed(file.path, error.message);
+      return false;
+    }
+    // A change time that moved for something else (attributes) stores the new time only, and is not counted.
+    await this.add({ path: file.path, permissions }, aclIdOf(permissions.server, permissions.acl) !== state.aclId);
+    return true;
+  }
+
+  private async add(update: PermissionsUpdate, changed: boolean): Promise<void> {
+    this.pending.push(update);
+    if (changed) this.progress.permissionsChanged();
+    if (this.pending.length >= UPDATES_PER_BATCH) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    const batch = this.pending.splice(0, this.pending.length);
+    if (batch.length > 0) await this.progress.stats.time("commit", () => this.index.updatePermissions(this.collectionId, this.sourceId, batch));
+  }
+}

@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import { after, describe, it } from "node:test";
+import { aclIdOf, EVERYONE_SID, type FileAcl } from "../../server/access/windows-acl";
+import { ConnectorEntryError, type Connector, type RemoteEntry } from "../../server/connectors/connector";
+import { FolderConnector } from "../../server/connectors/folder/folder.connector";
+import { JobCounters } from "../../server/ingest/job-counters";
+import { ParserPool } from "../../server/ingest/parse/parser-pool";
+import { syncSource } from "../../server/ingest/sync-source";
+import { SqliteFtsIndex } from "../../server/search/sqlite";
+
+// A run of a source with the file server's permissions (issue 33 items 2 and 6), over real files,
+// real parser threads and a real SQLite index. The descriptors and change times come from a table
+// standing in for the SMB connector's readPermissions and ChangeTime (perm-smb's, against Samba;
+// the end-to-end Samba tests come when both join): what is checked here is the run's use of them.
+
+class Counters extends JobCounters {
+  constructor() {
+    super(0);
+  }
+  protected async persist(): Promise<void> {}
+}
+
+const SERVER = "fs.example";
+const READ = 0x120089;
+const aclFor = (sid: string): FileAcl => ({ file: [{ kind: "allow", inherited: false, mask: READ, sid }], share: [{ kind: "allow", inherited: false, mask: READ, sid: EVERYONE_SID }] });
+const HR = "S-1-5-21-1-2-3-2001";
+
+/** A folder connector with permissions: each file's ACL and change time from the test's table; counts what the run reads. */
+class PermissionFolder implements Connector {
+  readonly acls = new Map<string, FileAcl | Error>();
+  readonly changed = new Map<string, Date>();
+  contentReads = 0;
+  permissionReads: string[] = [];
+
+  constructor(private readonly folder: FolderConnector) {}
+  test(): Promise<void> {
+    return this.folder.test();
+  }
+  async list(p: string): Promise<RemoteEntry[]> {
+    return (await this.folder.list(p)).map((entry) => ({ ...entry, changedAt: this.changed.get(entry.path) ?? new Date("2025-01-01T00:00:00Z") }));
+  }
+  stat(p: string): Promise<RemoteEntry> {
+    return this.folder.stat(p);
+  }
+  read(p: string): Promise<Readable> {
+    this.contentReads += 1;
+    return this.folder.read(p);
+  }
+  async readPermissions(p: string): Promise<FileAcl> {
+    this.permissionReads.push(p);
+    const acl = this.acls.get(p);
+    if (acl instanceof Error) throw acl;
+    if (!acl) throw new Error(`no ACL for ${p} in the test's table`);
+    return acl;
+  }
+  close(): Promise<void> {
+    return this.folder.close();
+  }
+}
+
+describe("a run of a source with the file server's permissions", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-perm-run-")));
+  const share = path.join(dir, "share");
+  fs.mkdirSync(share, { recursive: true });
+  const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
+  for (const name of names) fs.writeFileSync(path.join(share, name), `The ${name} file speaks of otters.`);
+  const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
+  const pool = new ParserPool({ size: 1 });
+  const collection = randomUUID();
+  const source = "source-with-permissions";
+  const connector = new PermissionFolder(new FolderConnector(share, [dir]));
+  for (const name of names) connector.acls.set(name, aclFor(EVERYONE_SID));
+  const run = async (server: string | null = SERVER) => {
+    const progress = new Counters();
+    connector.contentReads = 0;
+    connector.permissionReads = [];
+    await syncSource({ index, parsers: pool, disk: null }, connector, source, collection, progress, new AbortController().signal, server);
+    return progress;
+  };
+  const aclIds = async () => new Map([...(await index.indexedState(collection, source))].map(([p, state]) => [p, state.aclId]));
+  after(async () => {
+    await pool.close();
+    await index.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("reads each indexed file's permissions with it and keeps them with its document", async () => {
+    const first = await run();
+    assert.equal(first.filesAdded, 4);
+    assert.deepEqual(connector.permissionReads.sort(), names);
+    const ids = await aclIds();
+    for (const name of names) assert.equal(ids.get(name), aclIdOf(SERVER, aclFor(EVERYONE_SID)));
+    assert.equal((await index.acls(collection)).acls.length, 1, "one distinct ACL, kept once");
+  });
+
+  it("a re-run with nothing changed reads neither content nor permissions", async () => {
+    const again = await run();
+    assert.deepEqual([again.filesUnchanged, again.filesPermissionsChanged, again.filesAdded, again.filesChanged], [4, 0, 0, 0]);
+    assert.equal(connector.contentReads, 0);
+    assert.deepEqual(connector.permissionReads, []);
+  });
+
+  it("a file whose change time moved gets its permissions read again, without its content, and counted when they changed", async () => {
+    connector.acls.set("a.txt", aclFor(HR));
+    connector.changed.set("a.txt", new Date("2025-02-01T00:00:00Z"));
+    // b's change time moves for something else (its attributes): read again, stored, not counted.
+    connector.changed.set("b.txt", new Date("2025-02-02T00:00:00Z"));
+    const moved = await run();
+    assert.equal(connector.contentReads, 0);
+    assert.deepEqual(connector.permissionReads.sort(), ["a.txt", "b.txt"]);
+    assert.deepEqual([moved.filesUnchanged, moved.filesPermissionsChanged], [4, 1]);
+    const ids = await aclIds();
+    assert.equal(ids.get("a.txt"), aclIdOf(SERVER, aclFor(HR)));
+    assert.equal(ids.get("b.txt"), aclIdOf(SERVER, aclFor(EVERYONE_SID)));
+    // The new change times are stored: the next run reads nothing again.
+    await run();
+    assert.deepEqual(connector.permissionReads, []);
+  });
+
+  it("a file whose descriptor cannot be read is a failed file, and an unchanged one leaves the collection", async () => {
+    fs.writeFileSync(path.join(share, "e.txt"), "A new file no descriptor can be read of.");
+    connector.acls.set("e.txt", new ConnectorEntryError("e.txt", "Access denied reading the security descriptor"));
+    connector.acls.set("c.txt", new ConnectorEntryError("c.txt", "Access denied reading the security descriptor"));
+    connector.changed.set("c.txt", new Date("2025-03-01T00:00:00Z"));
+    const failing = await run();
+    assert.equal(failing.entitiesFailed, 2);
+    assert.deepEqual(failing.errors.map((e) => e.entity).sort(), ["c.txt", "e.txt"]);
+    assert.equal(connector.contentReads, 0, "neither file's content was read");
+    const ids = await aclIds();
+    assert.ok(!ids.has("c.txt") && !ids.has("e.txt"));
+  });
+
+  it("a run of the same source without permissions drops them, counted", async () => {
+    const plain = await run(null);
+    // c.txt and e.txt come back as new files; the other three lose their ACLs.
+    assert.deepEqual([plain.filesAdded, plain.filesPermissionsChanged], [2, 3]);
+    assert.ok([...(await aclIds()).values()].every((id) => id === null));
+  });
+});
