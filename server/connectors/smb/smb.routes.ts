@@ -1,11 +1,9 @@
 import type { RequestHandler, Router } from "express";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
-import { presentDataSource } from "../../routing/data-sources.presenters";
-import { presentPipeline } from "../../routing/pipelines.presenters";
 import { groupIdParams, idParams } from "../../routing/common.schemas";
 import type { SmbSources } from "./smb-sources.service";
-import { presentSmbSource } from "./smb.presenters";
+import { presentCreatedSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
 import { smbConnectLimiter } from "./smb-connect-limiter";
 
@@ -36,11 +34,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
       defaultIp: smb_source.default_ip ?? null,
       port: smb_source.port,
     });
-    res.status(201).json({
-      data_source: presentDataSource(created.source),
-      smb_source: presentSmbSource(created.details),
-      pipeline: presentPipeline(created.pipeline),
-    });
+    res.status(201).json(presentCreatedSmbSource(created));
   });
 
   routes.get("/data_sources/smb/list/:id", {
