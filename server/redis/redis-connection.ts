@@ -84,7 +84,7 @@ function isCertificateError(error: Error & { code?: string }): boolean {
 }
 
 /** Certificate errors say what to do about them: they do not go away by retrying. */
-export function explainRedisError(error: Error & { code?: string }): string {
+function explainRedisError(error: Error & { code?: string }): string {
   if (!isCertificateError(error)) return error.message;
   return `the Redis server's TLS certificate is not trusted (${error.code}: ${error.message}); if it is signed by a private CA, give that CA's PEM file to Sluice as NODE_EXTRA_CA_CERTS`;
 }

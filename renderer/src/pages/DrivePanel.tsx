@@ -246,7 +246,7 @@ export function AddDriveSourceForm({ groups, onCreated }: { groups: api.Group[];
 }
 
 /** Splits what was pasted (ids, commas, whitespace, or Drive links) into file ids. */
-export function parseFileIds(text: string): string[] {
+function parseFileIds(text: string): string[] {
   return text
     .split(/[\s,;]+/)
     .map((part) => /\/d\/([A-Za-z0-9_-]+)/.exec(part)?.[1] ?? /[?&]id=([A-Za-z0-9_-]+)/.exec(part)?.[1] ?? part)

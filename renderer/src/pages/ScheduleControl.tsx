@@ -20,7 +20,7 @@ const MIN_MINUTES = 5;
 const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
 /** "Mon 25 Nov 2026, 02:00 (Europe/Berlin)": a run time in plain words, in the schedule's time zone. */
-export function formatRunTime(date: Date, timeZone: string): string {
+function formatRunTime(date: Date, timeZone: string): string {
   const parts: Record<string, string> = Object.fromEntries(
     new Intl.DateTimeFormat("en-GB", { timeZone, weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
       .formatToParts(date)

@@ -12,7 +12,7 @@ import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerD
  * sent back only to the callback (its path), with SameSite=Lax so Google's top-level redirect
  * back carries it.
  */
-export const BROWSER_KEY_COOKIE = "sluice_drive_consent";
+const BROWSER_KEY_COOKIE = "sluice_drive_consent";
 
 function cookieOptions(secure: boolean) {
   return { httpOnly: true, sameSite: "lax" as const, secure, path: CALLBACK_PATH };

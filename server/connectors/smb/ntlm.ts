@@ -214,7 +214,7 @@ function findAvPair(targetInfo: Buffer, id: number): Buffer | undefined {
   return undefined;
 }
 
-export function filetimeNow(): Buffer {
+function filetimeNow(): Buffer {
   const b = Buffer.alloc(8);
   b.writeBigUInt64LE((BigInt(Date.now()) + 11644473600000n) * 10000n);
   return b;
