@@ -1,4 +1,5 @@
 import type { RequestHandler, Router } from "express";
+import { settingsTable } from "../../config";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
 import { groupIdParams, idParams } from "../../routing/common.schemas";
@@ -6,6 +7,9 @@ import type { SmbSources } from "./smb-sources.service";
 import { presentCreatedSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
 import { smbConnectLimiter } from "./smb-connect-limiter";
+
+const CONNECT_LIMIT_DEFAULT = settingsTable().find((row) => row.name === "SMB_CONNECT_LIMIT_PER_MINUTE")?.default;
+const TOO_MANY_CONNECTS = `More SMB connection attempts (creations and share listings) by this user in a minute than \`SMB_CONNECT_LIMIT_PER_MINUTE\` (default ${CONNECT_LIMIT_DEFAULT}); \`Retry-After\` says when to try again`;
 
 export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Router {
   const routes = documentedRouter("SMB sources");
@@ -22,7 +26,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     errors: {
       400: "`Invalid SMB credentials`: the server refused them or could not be reached, with `reason` (`logon_failure`, `host_not_found`, `connection_refused`, `timed_out`, `share_not_found`, `access_denied`, `signing_required`, `encryption_required`, `bad_signature`) and a `hint` naming what to fix; a silent server fails within 5 s. Or its address is outside `SMB_ALLOWED_NETWORKS`. Nothing was created",
       404: "No such group among the caller's",
-      429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
+      429: TOO_MANY_CONNECTS,
     },
   }, connectAttempts, async ({ params: { group_id }, body: { data_source, smb_source } }, _req, res) => {
     const created = await smb.create(actorOf(res), group_id, {
@@ -44,7 +48,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     errors: {
       400: "Not an SMB source, the server refused the stored credentials, or its address is outside `SMB_ALLOWED_NETWORKS`",
       404: "No such data source among the caller's",
-      429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
+      429: TOO_MANY_CONNECTS,
       503: "`SMB server unreachable`: a closed port, a silent server and a name that does not resolve all answer the same",
     },
   }, connectAttempts, async ({ params: { id } }, _req, res) => {
