@@ -8,7 +8,8 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { ConnectorAuthError, ConnectorEntryError, ConnectorUnreachableError } from "../../server/connectors/connector";
 import { SmbConnector, type SmbConnectorOptions } from "../../server/connectors/smb/smb.connector";
-import { freePort, startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
+import { freePort } from "../fixtures/free-port";
+import { startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
 import { waitFor } from "../fixtures/wait-for";
 
 const unhandled: unknown[] = [];
