@@ -17,7 +17,7 @@ async function diskSpace(dir: string): Promise<DiskSpace> {
 }
 
 /** "1.4 MB", "2.1 GB": one decimal, decimal units as file managers show them. */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const units = ["bytes", "kB", "MB", "GB", "TB"];
   let value = bytes;
   let unit = 0;

@@ -26,7 +26,7 @@ import { words } from "./postgres-fts-words";
  * per document (postgres-fts-writes.ts).
  */
 
-export const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 5;
 /** The BRIN index on search_chunks(id) (schema 4): how a span's id range is read. */
 const ID_RANGES = "search_chunks_id_brin";
 export const CONFIG = "sluice_search";
