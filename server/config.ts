@@ -97,7 +97,7 @@ export interface Mode {
   queue: "in-process" | "redis";
 }
 
-export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Every bad variable at once, one sentence each, so a first start is not a game of one fix per try. */

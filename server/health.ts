@@ -36,7 +36,7 @@ async function check(probe: () => Promise<unknown>): Promise<CheckResult> {
 }
 
 /** Whether this process can serve: the database (and Redis, in team mode) answer; the model server is reported alongside. */
-export async function readiness({ db, redis, ollamaHost }: ReadinessDeps): Promise<Readiness> {
+async function readiness({ db, redis, ollamaHost }: ReadinessDeps): Promise<Readiness> {
   const [database, redisResult, modelServer] = await Promise.all([
     check(() => db.query("SELECT 1")),
     redis

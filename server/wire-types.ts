@@ -10,14 +10,14 @@ import type { presentConversation, presentConversationWithTurns } from "./http/a
 import type { z } from "zod";
 import type { presentToken, presentUser } from "./http/accounts.presenters";
 import type { signInBody, signUpBody } from "./http/accounts.schemas";
-import type { presentCollection, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./http/collections.presenters";
+import type { presentCollection, presentCollectionWithJobs, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./http/collections.presenters";
 import type { createCollectionBody, embeddingBody } from "./http/collections.schemas";
 import type { presentDataSource } from "./routing/data-sources.presenters";
-import type { presentSmbSource } from "./connectors/smb/smb.presenters";
+import type { presentCreatedSmbSource, presentSmbSource } from "./connectors/smb/smb.presenters";
 import type { createSmbSourceBody } from "./connectors/smb/smb.schemas";
-import type { presentFolderSource, presentFolderStatus } from "./connectors/folder/folder.presenters";
+import type { presentCreatedFolderSource, presentFolderSource, presentFolderStatus } from "./connectors/folder/folder.presenters";
 import type { createFolderSourceBody } from "./connectors/folder/folder.schemas";
-import type { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./connectors/gdrive/drive.presenters";
+import type { presentCreatedDriveSource, presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken, presentRegisteredFiles } from "./connectors/gdrive/drive.presenters";
 import type { createDriveSourceBody, registerDriveFilesBody } from "./connectors/gdrive/drive.schemas";
 import type { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./http/groups.presenters";
 import type { createGroupBody, setParentBody } from "./http/groups.schemas";
@@ -57,7 +57,7 @@ export type DocumentPage = ReturnType<typeof presentDocumentPage>;
 export type CreateCollectionBody = z.input<typeof createCollectionBody>;
 export type SetEmbeddingBody = z.input<typeof embeddingBody>;
 /** PUT /collections/{id}/embedding: the collection, and the ingestion jobs started to embed what it holds. */
-export type CollectionWithJobs = Collection & { job_ids: string[] };
+export type CollectionWithJobs = ReturnType<typeof presentCollectionWithJobs>;
 export type SearchMode = SearchResults["mode"];
 
 // ---- data sources (every kind, SMB) ----
@@ -65,15 +65,13 @@ export type DataSource = ReturnType<typeof presentDataSource>;
 export type SmbSource = ReturnType<typeof presentSmbSource>;
 /** GET /data_sources: each source with its SMB details (null for other kinds) and what its kind adds; built in data-sources.presenters.ts. */
 export type DataSourceListing = DataSource & { smb_source: SmbSource | null; folder_source?: FolderSource };
-/** POST /data_sources/smb/{group_id}; built in connectors/smb/smb.routes.ts. */
-export type CreatedSmbSource = { data_source: DataSource; smb_source: SmbSource; pipeline: Pipeline };
+export type CreatedSmbSource = ReturnType<typeof presentCreatedSmbSource>;
 export type CreateSmbSourceBody = z.input<typeof createSmbSourceBody>;
 
 // ---- data sources (folders) ----
 export type FolderSource = ReturnType<typeof presentFolderSource>;
 export type FolderStatus = ReturnType<typeof presentFolderStatus>;
-/** POST /data_sources/folder/{group_id}; built in connectors/folder/folder.routes.ts. */
-export type CreatedFolderSource = { data_source: DataSource; folder_source: FolderSource; pipeline: Pipeline };
+export type CreatedFolderSource = ReturnType<typeof presentCreatedFolderSource>;
 export type CreateFolderSourceBody = z.input<typeof createFolderSourceBody>;
 
 // ---- Google Drive ----
@@ -81,10 +79,8 @@ export type DriveStatus = ReturnType<typeof presentDriveStatus>;
 export type DriveFile = ReturnType<typeof presentDriveFile>;
 export type DriveSource = ReturnType<typeof presentDriveSource>;
 export type PickerToken = ReturnType<typeof presentPickerToken>;
-/** POST /data_sources/drive; built in connectors/gdrive/drive.routes.ts. */
-export type CreatedDriveSource = { data_source: DataSource; drive_source: DriveSource; pipeline: Pipeline };
-/** POST /data_sources/drive/{id}/files and .../ingest_all; built in connectors/gdrive/drive.routes.ts. */
-export type DriveFilesResult = { data_source_id: string; added: number; files: DriveFile[] };
+export type CreatedDriveSource = ReturnType<typeof presentCreatedDriveSource>;
+export type DriveFilesResult = ReturnType<typeof presentRegisteredFiles>;
 export type CreateDriveSourceBody = z.input<typeof createDriveSourceBody>;
 export type RegisterDriveFilesBody = z.input<typeof registerDriveFilesBody>;
 

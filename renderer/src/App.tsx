@@ -2,7 +2,7 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent, type ReactNode } from "react";
 import { Outlet, useLocation } from "react-router";
 import { DiskSpaceWarning } from "./DiskSpaceWarning";
-import { api, keys, queries, queryClient, setUnauthorizedHandler } from "./api";
+import { client, keys, queries, queryClient, setUnauthorizedHandler } from "./api";
 import { ErrorText, LiveAnnouncer, Loading, focusPageHeading } from "./components";
 import { href } from "./navigation";
 import { AuthPage } from "./pages/AuthPage";
@@ -47,7 +47,7 @@ export function Shell() {
   }, []);
 
   const signOut = useMutation({
-    mutationFn: () => api.POST("/signout"),
+    mutationFn: () => client.POST("/signout"),
     onSuccess: signedOut,
   });
 

@@ -102,7 +102,7 @@ export function LiveAnnouncer() {
  * A modal confirmation: a real <dialog> (showModal traps focus and makes the page inert), opened
  * with focus on Cancel, closed by Escape; the caller returns focus.
  */
-export function ConfirmDialog({
+function ConfirmDialog({
   question,
   confirmLabel,
   onConfirm,
@@ -209,7 +209,7 @@ export function ConfirmButton({
 }
 
 /** Whether the viewer can change the instance's settings (GET /instance); null until known, false when it cannot be asked. */
-export function useCanChangeSettings(): boolean | null {
+function useCanChangeSettings(): boolean | null {
   const instance = useQuery(queries.instance());
   if (instance.isError) return false;
   return instance.data?.can_change_settings ?? null;

@@ -1,13 +1,32 @@
 import type { DocumentLocation } from "./api";
 
-/** The search result's "Open" the desktop app's preload exposes (main/preload.ts); absent in a browser. */
+/** The search result's "Open" the desktop app's preload exposes; absent in a browser. */
 interface OpenBridge {
   /** Main checks the location (main/open-location.ts) and opens the file; answers an error to show, or null. */
   openLocation(location: DocumentLocation): Promise<string | null>;
 }
 
+/** What the desktop app's preload exposes (main/preload.ts), read only here; undefined in a LAN browser. */
+interface DesktopBridge extends Partial<OpenBridge> {
+  /** Opens a URL in the system browser (Google's consent page). */
+  openExternal?(url: string): Promise<void>;
+}
+
+const bridge = (): DesktopBridge | undefined => (window as unknown as { sluiceDesktop?: DesktopBridge }).sluiceDesktop;
+
+/**
+ * The desktop app is run by the person who can start the model server and change its settings;
+ * a browser on a LAN server is not (docs/decisions/0145-model-server-status-and-words.md).
+ */
+export const isDesktopApp = (): boolean => bridge() !== undefined;
+
+/** The desktop app's "open in the system browser", or undefined where there is none (a browser). */
+export function desktopBrowserOpener(): ((url: string) => Promise<void>) | undefined {
+  return bridge()?.openExternal;
+}
+
 /** The desktop app's "Open" on a document, or undefined where there is none (a browser, an older shell). */
 export function desktopOpener(): OpenBridge | undefined {
-  const bridge = (window as unknown as { sluiceDesktop?: Partial<OpenBridge> }).sluiceDesktop;
-  return typeof bridge?.openLocation === "function" ? (bridge as OpenBridge) : undefined;
+  const found = bridge();
+  return typeof found?.openLocation === "function" ? (found as OpenBridge) : undefined;
 }

@@ -56,6 +56,9 @@ export const SOURCE_NAME_MAX = formRules["POST /data_sources/smb/{group_id}"]["d
 /** Passwords at sign-up: the server's length limits. */
 export const PASSWORD_RULE = formRules["POST /signup"].password;
 
+/** A schedule's interval: the server's fewest minutes between runs. */
+export const MIN_EVERY_MINUTES = formRules["PUT /data_pipelines/{id}/schedule"].every_minutes.minimum;
+
 /** The SMB form's server name (letters, digits, dots, hyphens) and port range. */
 export const SMB_SERVER_NAME = new RegExp(formRules["POST /data_sources/smb/{group_id}"]["smb_source.remote_system_name"].pattern);
 export const SMB_PORT = formRules["POST /data_sources/smb/{group_id}"]["smb_source.port"];

@@ -165,6 +165,19 @@ export async function requireConversationOwner(db: EntityManager, actor: Actor, 
   return conversation;
 }
 
+/** A conversation to go on in a collection: the author's own, in that collection; one of another collection answers the same 404. */
+export async function requireConversationIn(db: EntityManager, actor: Actor, conversationId: string, collectionId: string): Promise<Conversation> {
+  const conversation = await requireConversationOwner(db, actor, conversationId);
+  if (conversation.collectionId !== collectionId) throw new NotFoundError("Conversation not found");
+  return conversation;
+}
+
+/** The actor's own conversations with a collection they reach, newest first: nobody lists another's. */
+export async function ownConversationsIn(db: EntityManager, actor: Actor, collectionId: string): Promise<Conversation[]> {
+  await requireCollectionAccess(db, actor, collectionId);
+  return db.find(Conversation, { where: { collectionId, userId: actor.userId }, order: { updatedAt: "DESC", createdAt: "DESC" } });
+}
+
 async function canReachBoth(db: EntityManager, actor: Actor, dataSourceId: string, collectionId: string): Promise<boolean> {
   const source = await db.findOne(DataSourceRecord, { where: { id: dataSourceId } });
   const collection = await db.findOne(Collection, { where: { id: collectionId } });

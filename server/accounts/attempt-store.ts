@@ -29,7 +29,7 @@ export interface AttemptStore {
 }
 
 /** Refuses when the counter is at the rule's (possibly tightened) limit: the wait until enough entries age out, else 0. */
-export function waitFor(rule: AttemptRule, times: number[], counts: number[], now: number): number {
+function waitFor(rule: AttemptRule, times: number[], counts: number[], now: number): number {
   let limit = rule.limit;
   if (rule.tighten && counts[rule.tighten.whenRule] >= rule.tighten.atLeast) limit = rule.tighten.limit;
   if (limit === null || times.length < limit) return 0;

@@ -7,7 +7,7 @@ import bcrypt from "bcryptjs";
  * in base64 (44 bytes, no NUL), and bcrypt hashes that. Such hashes carry PREHASHED in front,
  * so hashes made before (bcrypt over the password itself) are still recognised and checked.
  */
-export const BCRYPT_COST = 12;
+const BCRYPT_COST = 12;
 const PREHASHED = "$sluice-hmac-sha256";
 /** A fixed key, for domain separation: this pre-hash matches no plain SHA-256 of the password kept elsewhere. */
 const PREHASH_KEY = "sluice password pre-hash v1";

@@ -6,7 +6,7 @@ import type { Actor } from "../access/actor";
 
 export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 /** How far in the future `iat` may be: clocks of API processes on several machines differ a little. */
-export const CLOCK_SKEW_SECONDS = 60;
+const CLOCK_SKEW_SECONDS = 60;
 const SECRET_KEY = "jwt-signing-secret";
 /** Verified tokens remembered at most (the oldest goes first past it): one per signed-in client is plenty. */
 export const VERIFIED_TOKENS_KEPT = 10_000;

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { DataSource } from "typeorm";
-import { requireCollectionAccess, requireConversationOwner } from "../access/access";
+import { ownConversationsIn, requireCollectionAccess, requireConversationIn, requireConversationOwner } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { DocumentPermissions } from "../access/document-permissions";
 import { BadRequestError, HttpError, NotFoundError } from "../errors";
@@ -54,8 +54,7 @@ export class AskService {
     let conversation: Conversation | null = null;
     let earlier: EarlierTurn[] = [];
     if (input.conversation_id !== undefined) {
-      conversation = await requireConversationOwner(this.db.manager, actor, input.conversation_id);
-      if (conversation.collectionId !== collectionId) throw new NotFoundError("Conversation not found");
+      conversation = await requireConversationIn(this.db.manager, actor, input.conversation_id, collectionId);
       earlier = await this.db.manager.find(ConversationTurn, { where: { conversationId: conversation.id }, order: { position: "ASC" } });
     }
     return { collectionId, embeddingModel: collection.embeddingModel, question: input.question, model, topK: input.top_k, conversation, earlier };
@@ -149,8 +148,7 @@ export class AskService {
   // ---- conversations ----
 
   async listConversations(actor: Actor, collectionId: string): Promise<Conversation[]> {
-    await requireCollectionAccess(this.db.manager, actor, collectionId);
-    return this.db.manager.find(Conversation, { where: { collectionId, userId: actor.userId }, order: { updatedAt: "DESC", createdAt: "DESC" } });
+    return ownConversationsIn(this.db.manager, actor, collectionId);
   }
 
   async conversation(actor: Actor, conversationId: string): Promise<{ conversation: Conversation; turns: ConversationTurn[] }> {

@@ -39,7 +39,7 @@ export interface BackupOptions {
   passphrase?: string;
 }
 
-export const MANIFEST = "manifest.json";
+const MANIFEST = "manifest.json";
 const MAIN_DATABASE = "sluice.db";
 const INDEX_FILE = /^[0-9a-f-]{36}\.db$/;
 /** Main tables counted into the manifest, so a restore can be checked at a glance. */

@@ -45,7 +45,7 @@ export interface CollectionSearch {
 }
 
 /** A document path's extension as the type filter sees it. */
-export function fileType(documentPath: string): string | null {
+function fileType(documentPath: string): string | null {
   const ext = path.posix.extname(documentPath).slice(1).toLowerCase();
   return ext === "" ? null : ext;
 }

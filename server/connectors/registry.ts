@@ -8,7 +8,7 @@ import { smbKind } from "./smb/smb.kind";
 import type { KindDeps, SourceKind, SourceKindModule } from "./source-kind";
 
 /** Every kind of data source, one line each: a new kind is a new folder under connectors/ and a line here. */
-export const SOURCE_KINDS: readonly SourceKindModule[] = [
+const SOURCE_KINDS: readonly SourceKindModule[] = [
   smbKind,
   driveKind,
   folderKind,

@@ -46,7 +46,7 @@ import { JobPermissionsChanged1763803320000 } from "./migrations/1763803320000-j
 import { JobPermissionsChanged1763803320000 as PgJobPermissionsChanged } from "./migrations/postgres/1763803320000-job-permissions-changed";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
+const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
 export const MIGRATIONS = [
   AccountsGroupsCollections1763800000000,
   SourcesPipelinesJobs1763800100000,
@@ -63,7 +63,7 @@ export const MIGRATIONS = [
   JobPermissionsChanged1763803320000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgJobPermissionsChanged];
+const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgJobPermissionsChanged];
 
 export interface StorageOptions {
   dataDir: string;

@@ -12,7 +12,7 @@ export class DatabaseConnectionLost extends Error {
 }
 
 /** Waits between attempts: 250 ms doubling to 5 s, so a restart of a few seconds is noticed quickly. */
-export function outageBackoffMs(attempt: number): number {
+function outageBackoffMs(attempt: number): number {
   return Math.min(250 * 2 ** Math.min(attempt, 5), 5_000);
 }
 

@@ -13,9 +13,9 @@ import path from "node:path";
 /** Set by the Electron shell (main/) for the server process: the Electron build's .node file. */
 export const ELECTRON_SQLITE_BINDING_ENV = "SLUICE_ELECTRON_SQLITE_BINDING";
 /** The command that makes the Electron build. */
-export const REBUILD_COMMAND = "npm run rebuild:electron";
+const REBUILD_COMMAND = "npm run rebuild:electron";
 /** Written beside the .node by the rebuild script: what it was built for. */
-export const BUILD_INFO_FILE = "build-info.json";
+const BUILD_INFO_FILE = "build-info.json";
 
 export interface Runtime {
   env: NodeJS.ProcessEnv;

@@ -1,9 +1,9 @@
 import { promises as fsp } from "node:fs";
 
 /** Below this much free space in DATA_DIR the UI warns (docs/user-guide.md: When things go wrong). */
-export const LOW_DISK_BYTES = 1024 ** 3;
+const LOW_DISK_BYTES = 1024 ** 3;
 /** ...or below this share of the file system. */
-export const LOW_DISK_RATIO = 0.05;
+const LOW_DISK_RATIO = 0.05;
 
 export interface DiskSpace {
   freeBytes: number;
@@ -11,13 +11,13 @@ export interface DiskSpace {
 }
 
 /** Free space for this (unprivileged) process on the file system holding `dir`. */
-export async function diskSpace(dir: string): Promise<DiskSpace> {
+async function diskSpace(dir: string): Promise<DiskSpace> {
   const stats = await fsp.statfs(dir);
   return { freeBytes: stats.bavail * stats.bsize, totalBytes: stats.blocks * stats.bsize };
 }
 
 /** "1.4 MB", "2.1 GB": one decimal, decimal units as file managers show them. */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const units = ["bytes", "kB", "MB", "GB", "TB"];
   let value = bytes;
   let unit = 0;
@@ -40,7 +40,7 @@ export function isDiskFull(error: unknown): boolean {
 }
 
 /** What a job ends with when DATA_DIR has no room: the cause and the free space, the words the user needs. */
-export class DiskFullError extends Error {
+class DiskFullError extends Error {
   readonly code = "SLUICE_DISK_FULL";
   constructor(readonly freeBytes: number) {
     super(`Not enough disk space in DATA_DIR: ${formatBytes(freeBytes)} free`);

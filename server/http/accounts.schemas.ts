@@ -2,7 +2,7 @@ import { z } from "zod";
 
 /** Request schemas of sign-up and sign-in, with the contract's limits (docs/decisions/0002-limits.md). */
 
-export const PASSWORD = z
+const PASSWORD = z
   .string()
   .min(8, "must be at least 8 characters")
   .max(100, "must be at most 100 characters")
@@ -13,7 +13,7 @@ export const PASSWORD = z
       "it is reduced with HMAC-SHA256 before bcrypt (cost 12), so nothing beyond bcrypt's 72-byte limit is cut off.",
   );
 
-export const EMAIL = z.email("must be a valid email address").max(254, "must be at most 254 characters");
+const EMAIL = z.email("must be a valid email address").max(254, "must be at most 254 characters");
 
 export const signUpBody = z.object({ email: EMAIL, password: PASSWORD });
 

@@ -12,7 +12,7 @@ export function presentConversation(conversation: Conversation) {
   };
 }
 
-export function presentTurn(turn: ConversationTurn) {
+function presentTurn(turn: ConversationTurn) {
   return {
     question: turn.question,
     answer: turn.answer,

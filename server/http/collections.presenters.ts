@@ -17,6 +17,11 @@ export function presentCollection(collection: Collection, stats: CollectionStats
   };
 }
 
+/** PUT /collections/{id}/embedding: the collection, and the ingestion jobs started to embed what it holds. */
+export function presentCollectionWithJobs(collection: Collection, stats: CollectionStats, jobIds: string[]) {
+  return { ...presentCollection(collection, stats), job_ids: jobIds };
+}
+
 export function presentLocation(location: DocumentLocation) {
   return { path: location.path, url: location.url };
 }

@@ -2,7 +2,7 @@ import type { Router } from "express";
 import type { CollectionsService } from "../collections/collections.service";
 import { actorOf } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
-import { presentCollection, presentDocumentPage, presentSearchResults } from "./collections.presenters";
+import { presentCollection, presentCollectionWithJobs, presentDocumentPage, presentSearchResults } from "./collections.presenters";
 import { createCollectionBody, embeddingBody, pageQuery, searchQuery } from "./collections.schemas";
 import { idParams } from "../routing/common.schemas";
 
@@ -49,7 +49,7 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     },
   }, async ({ params: { id }, body }, _req, res) => {
     const { collection, jobIds } = await collections.setEmbeddingModel(actorOf(res), id, body.model);
-    res.json({ ...presentCollection(collection, await collections.readableStats(actorOf(res), collection.id)), job_ids: jobIds });
+    res.json(presentCollectionWithJobs(collection, await collections.readableStats(actorOf(res), collection.id), jobIds));
   });
 
   routes.get("/collections/:id/documents", {

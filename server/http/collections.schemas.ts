@@ -3,7 +3,7 @@ import { ID } from "../routing/common.schemas";
 
 /** Request schemas of the collection routes (docs/decisions/0002-limits.md). */
 
-export const COLLECTION_NAME = z
+const COLLECTION_NAME = z
   .string()
   .min(1, "is required")
   .max(100, "must be at most 100 characters")

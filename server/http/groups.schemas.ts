@@ -4,7 +4,7 @@ import { GROUP_PERMISSIONS } from "../data/entities/group.entity";
 
 /** Request schemas of the group routes (docs/decisions/0002-limits.md). */
 
-export const GROUP_NAME = z
+const GROUP_NAME = z
   .string()
   .min(3, "must be at least 3 characters")
   .max(50, "must be at most 50 characters")

@@ -5,7 +5,7 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentJob } from "../routing/pipelines.presenters";
 import { idParams } from "../routing/common.schemas";
 
-export const NO_JOBS_YET = "No ingestion jobs found for this pipeline";
+const NO_JOBS_YET = "No ingestion jobs found for this pipeline";
 
 export function ingestRoutes(ingest: IngestService): Router {
   const routes = documentedRouter("Pipelines");

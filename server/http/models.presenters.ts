@@ -5,6 +5,11 @@ import type { ModelServerStatus } from "../llm/model-server-status";
 import type { PersonalModel } from "../llm/personal-model";
 import { isoNoZone } from "../time";
 
+/** POST /models/library/refresh: how many models the reloaded library holds, and when it was read. */
+export function presentLibraryRefresh(refreshed: { count: number; refreshedAt: Date }) {
+  return { count: refreshed.count, refreshed_at: isoNoZone(refreshed.refreshedAt) };
+}
+
 /** A model of the organisation's catalog. */
 export function presentModel(m: ModelRecord) {
   return {

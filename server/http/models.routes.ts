@@ -2,7 +2,7 @@ import type { Router } from "express";
 import type { ModelsService } from "../llm/models.service";
 import { actorOf } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
-import { presentCancelledPull, presentLibraryEntry, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
+import { presentCancelledPull, presentLibraryEntry, presentLibraryRefresh, presentModel, presentModelServerStatus, presentPersonalModel, presentPullEvent } from "./models.presenters";
 import {
   addPersonalModelBody,
   cancelPullBody,
@@ -32,8 +32,7 @@ export function modelsRoutes(models: ModelsService): Router {
     returns: "`{count, refreshed_at}`",
     errors: { 502: "The library there is not a valid catalog", 503: "No MODEL_LIBRARY_URL is configured, or it could not be fetched" },
   }, async (_input, _req, res) => {
-    const refreshed = await models.refreshLibrary();
-    res.json({ count: refreshed.count, refreshed_at: refreshed.refreshedAt.toISOString().replace(/Z$/, "") });
+    res.json(presentLibraryRefresh(await models.refreshLibrary()));
   });
 
   routes.get("/models/server", {

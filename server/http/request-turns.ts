@@ -15,7 +15,7 @@ const RELEASE_BLOCK = 1024;
  * A count, not a time budget: most of a request's work runs after its first await, in the same
  * turn but after the code that starts it, where no clock around that code can see it.
  */
-export const REQUESTS_PER_CONNECTING_TURN = 2;
+const REQUESTS_PER_CONNECTING_TURN = 2;
 
 export interface RequestTurns {
   /** The 'request' listener. */

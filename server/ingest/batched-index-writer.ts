@@ -46,7 +46,7 @@ export function databaseBatches(cores: number, databaseOnThisMachine: boolean): 
  * Whatever comes in while the writes are busy goes in the next batch (group commit), so the
  * batches grow to the writer's pace: each FTS5 commit writes a segment of nearly every term
  * of the vocabulary, which later merges rewrite, and 256 documents per transaction with an
- * 8 MB term buffer (sqlite/sqlite-fts-schema.ts) took the writer's CPU on the bench corpus ~20 % below
+ * 8 MB term buffer (search/sqlite/sqlite-fts-schema.ts) took the writer's CPU on the bench corpus ~20 % below
  * 64 per transaction (docs/decisions/0184-fts5-hashsize-and-256-batches.md). Two in flight, so the writer
  * thread finds the next batch queued when one ends: with one, each answer and the next batch
  * crossing threads left it idle 6-28 ms per batch on a busy machine. The first batch goes at

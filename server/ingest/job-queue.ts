@@ -12,11 +12,11 @@ import { INTERRUPTED } from "./job-interrupted";
 export { INTERRUPTED, JobInterrupted } from "./job-interrupted";
 
 export const ALREADY_RUNNING = "Ingestion already in progress for this pipeline";
-export const NOTHING_TO_CANCEL = "No ingestion job is queued or running for this pipeline";
+const NOTHING_TO_CANCEL = "No ingestion job is queued or running for this pipeline";
 /** How often a running job looks at its row for a cancel request. */
 const CANCEL_POLL_MS = 250;
 
-export function cancelledBy(email: string): string {
+function cancelledBy(email: string): string {
   return `Cancelled by ${email}`;
 }
 

@@ -13,7 +13,7 @@ const WORKER = workerScript(__filename, "job-thread.worker");
  * An idle job thread (and its parser threads) ends after this long: jobs in a row (a schedule,
  * a few pipelines triggered together) share one warm thread, an idle app holds none.
  */
-export const JOB_THREAD_IDLE_MS = 30_000;
+const JOB_THREAD_IDLE_MS = 30_000;
 
 /**
  * How long after the last job ended `afterWork` runs (unless another job started meanwhile).

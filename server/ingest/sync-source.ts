@@ -26,7 +26,7 @@ import { IndexDamagedError } from "../search/index-damage";
  * Files parsed whole (every format but streamed text) larger than this are not read into
  * memory; they are listed as failed. Streamed text files have no size limit.
  */
-export const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
+const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
 /**
  * Files read and parsed at once: overlaps network reads with parsing and indexing, and gives
  * the SMB client and the parser pool requests to send together (see smb2-connection.ts and

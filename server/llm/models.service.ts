@@ -18,9 +18,9 @@ import type { SharedPulls } from "./shared-pulls";
 import { canonicalModelName, OllamaClient, OllamaError, OllamaUnreachableError, type GenerateTimings, type PullProgress } from "./ollama.client";
 
 /** A failed download is retried automatically twice (docs/decisions/0002-limits.md). */
-export const PULL_ATTEMPTS = 3;
+const PULL_ATTEMPTS = 3;
 /** The fixed benchmark: same prompt, greedy decoding, bounded output, so runs compare. */
-export const BENCHMARK_PROMPT = "Explain in three short paragraphs how a hydroelectric sluice gate controls the flow of water.";
+const BENCHMARK_PROMPT = "Explain in three short paragraphs how a hydroelectric sluice gate controls the flow of water.";
 const BENCHMARK_OPTIONS = { temperature: 0, seed: 42, num_predict: 128 };
 
 /** How long the model server gets to say its version before it counts as not running. */

@@ -11,7 +11,7 @@ export type RedisSettings = { redisUrl: string; redisSentinels: Config["redisSen
  * 503 and sign-ins an error instead of hanging. BullMQ's worker polls with a shorter block
  * (WORKER_BLOCK_SECONDS in bullmq-job-queue.ts), since its blocking connection inherits this.
  */
-export const REDIS_TIMEOUT_MS = 5_000;
+const REDIS_TIMEOUT_MS = 5_000;
 /** Reconnect back-off: 200 ms doubling per attempt up to this, for as long as Redis is away. */
 const RECONNECT_MAX_MS = 3_000;
 
@@ -84,7 +84,7 @@ function isCertificateError(error: Error & { code?: string }): boolean {
 }
 
 /** Certificate errors say what to do about them: they do not go away by retrying. */
-export function explainRedisError(error: Error & { code?: string }): string {
+function explainRedisError(error: Error & { code?: string }): string {
   if (!isCertificateError(error)) return error.message;
   return `the Redis server's TLS certificate is not trusted (${error.code}: ${error.message}); if it is signed by a private CA, give that CA's PEM file to Sluice as NODE_EXTRA_CA_CERTS`;
 }

@@ -4,10 +4,10 @@ import type { TokenService } from "../accounts/tokens";
 import { TOKEN_LIFETIME_SECONDS } from "../accounts/tokens";
 import { UnauthorizedError } from "../errors";
 
-export const TOKEN_COOKIE = "access_token";
+const TOKEN_COOKIE = "access_token";
 
 /** The bearer header wins over the cookie; either must carry one of our own tokens. */
-export function bearerOrCookie(req: Request): string | null {
+function bearerOrCookie(req: Request): string | null {
   const header = req.headers.authorization;
   if (header) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

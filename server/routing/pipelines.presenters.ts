@@ -38,7 +38,7 @@ export function presentSchedule(schedule: PipelineSchedule) {
 }
 
 /** null until discovery has counted something; 100.0 once complete (docs/decisions/0004-ingestion-job-contract.md). */
-export function progressPercentage(job: IngestJob): number | null {
+function progressPercentage(job: IngestJob): number | null {
   if (job.status === "completed") return 100.0;
   if (job.entitiesDiscovered === 0) return null;
   return Math.round((job.entitiesProcessed / job.entitiesDiscovered) * 1000) / 10;

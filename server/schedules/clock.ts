@@ -3,7 +3,7 @@ import fs from "node:fs";
 /** Where schedules read the time: the system clock, or a test's (docs/decisions/0150-schedule-test-clock.md). */
 export type Clock = () => Date;
 
-export const systemClock: Clock = () => new Date();
+const systemClock: Clock = () => new Date();
 
 /**
  * Test only (SLUICE_TEST_CLOCK_FILE): the time is the ISO 8601 text of a file that tests

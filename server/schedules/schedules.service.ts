@@ -13,7 +13,7 @@ import { assertCronPattern, assertTimeZone, nextRunAfter, serverTimeZone, type S
 export type ScheduleChange = RuleChange | { paused: boolean };
 export type RuleChange = ({ everyMinutes: number } | { cron: string }) & { timezone?: string; paused?: boolean };
 
-export const NO_SCHEDULE = "This pipeline has no schedule to pause or resume; set one first";
+const NO_SCHEDULE = "This pipeline has no schedule to pause or resume; set one first";
 
 export function ruleOf(schedule: PipelineSchedule): ScheduleRule {
   return schedule.cron !== null ? { cron: schedule.cron, timezone: schedule.timezone } : { everyMinutes: schedule.everyMinutes! };

@@ -2,7 +2,7 @@ import { HttpError } from "../errors";
 import type { ErrorKinds } from "../threads/wire-error";
 
 /** What a damaged collection index answers, and why re-running helps (docs/user-guide.md: When things go wrong). */
-export const INDEX_DAMAGED =
+const INDEX_DAMAGED =
   "The index of this collection is damaged (its file cannot be read); re-run the collection's pipeline to rebuild it. The damaged file is kept beside it.";
 
 /**

@@ -11,7 +11,7 @@ const WORKER = workerScript(__filename, "index-reader.worker");
 
 /** What a client is told to wait when the queue is full: a search takes milliseconds, so the queue drains within one. */
 export const BUSY_RETRY_AFTER_SECONDS = 1;
-export const BUSY_DETAIL = "The server is busy: too many searches are waiting; try again in a moment";
+const BUSY_DETAIL = "The server is busy: too many searches are waiting; try again in a moment";
 
 export interface ReaderPoolOptions {
   dir: string;

@@ -28,7 +28,7 @@ import { SearchResultCache } from "./search-result-cache";
 
 const WORKER = workerScript(__filename, "index-writer.worker");
 /** Document pages ending within this many rows are read on the caller's thread (listDocuments). */
-export const MAIN_THREAD_PAGE_ROWS = 2_000;
+const MAIN_THREAD_PAGE_ROWS = 2_000;
 
 /**
  * The SQLite FTS5 index with its writes on a worker thread and its reads on the caller's:

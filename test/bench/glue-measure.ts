@@ -15,7 +15,7 @@ export function tokens(text: string): string[] {
 }
 
 /** Text as words are compared: decomposed, without accents, lower case. */
-export function normalized(text: string): string {
+function normalized(text: string): string {
   return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
 }
 
@@ -29,7 +29,7 @@ export function normalized(text: string): string {
 const THAI = /^\p{Script=Thai}+$/u;
 const ARABIC = /^\p{Script=Arabic}+$/u;
 const ARABIC_NON_JOINING = /[\u0627\u0622\u0623\u0625\u062f\u0630\u0631\u0632\u0648\u0629\u0649\u0698\u0688\u0691\u06d2]$/u;
-export function splitInsideScript(left: string, right: string): boolean {
+function splitInsideScript(left: string, right: string): boolean {
   return (THAI.test(left) && THAI.test(right)) || (ARABIC.test(left) && ARABIC.test(right) && ARABIC_NON_JOINING.test(left));
 }
 
@@ -37,7 +37,7 @@ export function splitInsideScript(left: string, right: string): boolean {
 const LINE_END_HYPHEN = /^[^\S\n]*[-\u00ad\u2010][^\S\n]*\n\s*$/;
 
 /** Each kind of run-together word, as the reports name it. Only `glued` is glue of ours. */
-export const GLUE_KINDS = {
+const GLUE_KINDS = {
   glued: "words glued to a neighbour",
   rejoined: "words joined at a line-end hyphen the reference leaves split (not glue)",
   inside: "two neighbours' letters, split out of a longer reference word (not glue)",

@@ -57,7 +57,7 @@ export interface CorpusFile {
   type: string;
 }
 
-export function typeOf(name: string): string {
+function typeOf(name: string): string {
   const base = name.split("/").pop() ?? name;
   const dot = base.lastIndexOf(".");
   return dot > 0 ? base.slice(dot + 1).toLowerCase() : "none";
@@ -104,7 +104,7 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
  * The text of an HTML page with every block boundary kept as a line break and inline tags
  * removed: the reference a converter's output is compared with for glued words.
  */
-export function htmlReference(html: string): string {
+function htmlReference(html: string): string {
   return html
     .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, " ")
     .replace(/<!--[\s\S]*?-->/g, " ")

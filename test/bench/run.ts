@@ -47,8 +47,8 @@ import path from "node:path";
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
-export const SCALE = Math.min(1, Math.max(0.001, Number(process.env.BENCH_SCALE ?? "1") || 1));
-export const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE));
+const SCALE = Math.min(1, Math.max(0.001, Number(process.env.BENCH_SCALE ?? "1") || 1));
+const scaled = (n: number, min = 1) => Math.max(min, Math.round(n * SCALE));
 
 /** Issue 18's targets, per back end. */
 const TARGETS = {

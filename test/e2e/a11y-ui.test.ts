@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { launchChromium } from "../fixtures/chromium";
+import { waitFor } from "../fixtures/wait-for";
 import { DEMO_ANY_WORDS, DEMO_PHRASE, seedDemoData, startDemoInstance, type DemoInstance } from "./demo-instance";
 
 // The functions passed to page.evaluate run in the page; this Node-side program has no DOM types.
@@ -64,11 +65,14 @@ interface Focused {
 
 /** The menu button's aria-expanded reaches `want` (a re-render may trail the key press on a busy machine). */
 async function menuExpanded(menu: Locator, want: "true" | "false", message: string): Promise<void> {
-  for (const deadline = Date.now() + 5_000; ; ) {
-    const now = await menu.getAttribute("aria-expanded");
-    if (now === want || Date.now() > deadline) return assert.equal(now, want, message);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  let now: string | null = null;
+  await waitFor(
+    async () => {
+      now = await menu.getAttribute("aria-expanded");
+      return now === want;
+    },
+    () => `${message}: aria-expanded "${want}" (last seen "${now}")`,
+  );
 }
 
 function focused(page: Page): Promise<Focused> {

@@ -9,7 +9,6 @@
  */
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { after, afterEach, before, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -20,6 +19,7 @@ import { addSmbSource, client, GOOD_PASSWORD, type Request, uniqueEmail, waitFor
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 import { WAIT_LIMIT_MS, waitFor } from "../fixtures/wait-for";
+import { freePort } from "../fixtures/free-port";
 
 const ROOT = path.resolve(__dirname, "..", "..", __filename.endsWith(".ts") ? "" : "..");
 const SCREENSHOTS = path.join(ROOT, "test", "e2e", "screenshots");
@@ -38,13 +38,6 @@ const DRIVE_PHRASE = "the lighthouse keeper logs every ferry";
 const VIEWPORT = { width: 1280, height: 860 };
 
 /** A port picked up front, so PUBLIC_URL (the OAuth redirect URI) can name it. */
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function shot(page: Page, name: string): Promise<void> {
   // The header is sticky: from a scrolled page it would be drawn mid-way down a full-page shot.

@@ -14,8 +14,10 @@ import {
   accessiblePipelines,
   assertCanConnect,
   listGroupOwned,
+  ownConversationsIn,
   personalModelsOf,
   requireDataSourceAccess,
+  requireConversationIn,
   requireConversationOwner,
   requirePersonalModel,
   requirePipelineAccess,
@@ -180,6 +182,33 @@ describe("every access rule: allowed, denied, missing", () => {
     await sameNotFound(requireConversationOwner(m, ben, annConv), requireConversationOwner(m, ben, MISSING));
     await sameNotFound(requireConversationOwner(m, cid, annConv), requireConversationOwner(m, cid, MISSING));
     await sameNotFound(requireConversationOwner(m, ben, leftConv), requireConversationOwner(m, ann, leftConv));
+  });
+
+  it("requireConversationIn: the author's conversation in its own collection; in another collection, or another's, the same NotFound as a missing id", async () => {
+    const m = db.manager;
+    const now = new Date();
+    const conv = id();
+    await m.insert(Conversation, { id: conv, collectionId: colA, userId: ann.userId, title: "q", createdAt: now, updatedAt: now });
+    assert.equal((await requireConversationIn(m, ann, conv, colA)).id, conv);
+    await sameNotFound(requireConversationIn(m, ann, conv, colA2), requireConversationIn(m, ann, MISSING, colA));
+    await sameNotFound(requireConversationIn(m, ben, conv, colA), requireConversationIn(m, ben, MISSING, colA));
+  });
+
+  it("ownConversationsIn: the actor's own conversations with the collection, newest first; another member sees none of them; a collection out of reach is NotFound", async () => {
+    const m = db.manager;
+    const at = (minute: number) => new Date(Date.UTC(2025, 0, 2, 0, minute));
+    const [older, newer, elsewhere] = [id(), id(), id()];
+    await m.insert(Conversation, { id: older, collectionId: colA2, userId: ann.userId, title: "older", createdAt: at(1), updatedAt: at(1) });
+    await m.insert(Conversation, { id: newer, collectionId: colA2, userId: ann.userId, title: "newer", createdAt: at(2), updatedAt: at(3) });
+    await m.insert(Conversation, { id: elsewhere, collectionId: colA2, userId: ben.userId, title: "ben's", createdAt: at(4), updatedAt: at(4) });
+    await m.insert(GroupMember, { groupId: alpha, userId: cid.userId, createdAt: at(0) });
+    try {
+      assert.deepEqual((await ownConversationsIn(m, ann, colA2)).map((c) => c.id), [newer, older]);
+      assert.deepEqual(await ownConversationsIn(m, cid, colA2), [], "a member of the group lists none of Ann's");
+    } finally {
+      await m.delete(GroupMember, { groupId: alpha, userId: cid.userId });
+    }
+    await sameNotFound(ownConversationsIn(m, ben, colA2), ownConversationsIn(m, ben, MISSING));
   });
 
   /** Denied and missing must be indistinguishable: both NotFoundError with one message. */

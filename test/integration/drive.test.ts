@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import http from "node:http";
-import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import { startFakeGoogle, type FakeGoogle } from "../fixtures/fake-google";
 import { startRoundRobinProxy, type RoundRobinProxy } from "../fixtures/round-robin-proxy";
 import { startSluice, type SluiceServer, storedText, tempDir } from "../fixtures/sluice-server";
 import { client, createGroup, signUp, waitForJobEnd, type ApiResponse, type Request } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
+import { freePort } from "../fixtures/free-port";
 
 const DOC = "application/vnd.google-apps.document";
 const SHEET = "application/vnd.google-apps.spreadsheet";
@@ -17,13 +17,6 @@ let google: FakeGoogle;
 const responses: ApiResponse[] = [];
 
 /** A port picked up front, so PUBLIC_URL (the OAuth redirect URI) can name it. */
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 const sluice = useSluice({
   env: async () => {

@@ -13,6 +13,7 @@ import { IndexDamagedError } from "../../server/search/index-damage";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { loadConfig } from "../../server/config";
 import { sqliteIndexOptions } from "../../server/storage";
+import { waitFor } from "../fixtures/wait-for";
 
 /** The counters a job's thread posted, as the API's thread took them on. */
 class Adopted extends JobCounters {
@@ -151,10 +152,7 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     const own = new JobThreads(index, null, { idleMs: AFTER_WORK_DELAY_MS + 1500, afterWork: () => calls++ });
     // Idle threads do not hold the process: this test holds it until the thread has ended.
     const hold = setInterval(() => undefined, 1000);
-    const until = async (n: number) => {
-      const deadline = Date.now() + 10_000;
-      while (calls < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    };
+    const until = (n: number) => waitFor(() => calls >= n, () => `afterWork call ${n} (${calls} so far)`);
     try {
       const collectionId = randomUUID();
       await Promise.all([own.run(task(collectionId), new Adopted(), new AbortController().signal), own.run(task(randomUUID()), new Adopted(), new AbortController().signal)]);
@@ -165,6 +163,7 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
       // A job that starts within the delay puts it off: one call after the last of the two.
       await own.run(task(collectionId), new Adopted(), new AbortController().signal);
       await until(2);
+      // Time for a wrong third call to show: a slower machine only weakens this.
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(calls, 2, "after the next jobs on the same, still warm thread, once");
       await until(3);

@@ -5,7 +5,7 @@ import type { DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
 import { independentWrite } from "../../server/data/serial-transactions";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
-import { WAIT_LIMIT_MS } from "../fixtures/wait-for";
+import { latch, within } from "../fixtures/wait-for";
 
 // On PostgreSQL every db.transaction takes one writer lock; ingestion's progress writes
 // (independentWrite) must neither wait for it nor hold it.
@@ -19,21 +19,20 @@ const settled = (p: Promise<unknown>, ms: number) => Promise.race([p.then(() => 
 test("PostgreSQL: an independent write goes through while an API transaction holds the writer lock; a locked one waits", { skip: postgresBinDir() ? false : "PostgreSQL is not installed" }, async () => {
   const cluster = await sharedPostgres();
   db = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: await cluster.createDatabase() });
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  let entered!: () => void;
-  const inside = new Promise<void>((r) => (entered = r));
+  const held = latch();
+  const inside = latch();
   const api = db.transaction(async () => {
-    entered();
-    await held;
+    inside.open();
+    await held.promise;
   });
-  await inside;
-  assert.equal(await settled(independentWrite(db, (tx) => tx.query("SELECT 1")), WAIT_LIMIT_MS), "done");
+  await within(inside.promise, "the API transaction to take the writer lock");
+  await within(independentWrite(db, (tx) => tx.query("SELECT 1")), "the independent write while the API transaction holds the lock");
   const locked = db.transaction((tx) => tx.query("SELECT 1"));
+  // Still waiting after 300 ms: a slower machine can only make this weaker, never fail it.
   assert.equal(await settled(locked, 300), "waiting");
-  release();
+  held.open();
   await api;
-  assert.equal(await settled(locked, WAIT_LIMIT_MS), "done");
+  await within(locked, "the locked transaction once the lock is released");
 });
 
 test("SQLite: an independent write is an ordinary serialized transaction", async () => {
@@ -43,6 +42,7 @@ test("SQLite: an independent write is an ordinary serialized transaction", async
   try {
     const order: string[] = [];
     const first = lite.transaction(async () => {
+      // Time for the second write to cut in were it not serialized: a slower machine only weakens this.
       await new Promise((r) => setTimeout(r, 50));
       order.push("api");
     });

@@ -8,7 +8,9 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { ConnectorAuthError, ConnectorEntryError, ConnectorUnreachableError } from "../../server/connectors/connector";
 import { SmbConnector, type SmbConnectorOptions } from "../../server/connectors/smb/smb.connector";
-import { freePort, startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
+import { freePort } from "../fixtures/free-port";
+import { startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
+import { waitFor } from "../fixtures/wait-for";
 
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
@@ -34,8 +36,7 @@ async function sha256Stream(stream: Readable): Promise<{ hash: string; chunks: n
   return { hash: h.digest("hex"), chunks, bytes };
 }
 
-function waitGone(pids: number[], timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+async function waitGone(pids: number[]): Promise<void> {
   const alive = (pid: number) => {
     try {
       return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0] !== "Z";
@@ -43,14 +44,7 @@ function waitGone(pids: number[], timeoutMs = 3000): Promise<void> {
       return false;
     }
   };
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      if (!pids.some(alive)) resolve();
-      else if (Date.now() > deadline) reject(new Error(`processes ${pids} still alive`));
-      else setTimeout(tick, 20);
-    };
-    tick();
-  });
+  await waitFor(() => !pids.some(alive), () => `processes ${pids.filter(alive)} to end`);
 }
 
 describe("SMB connector against a real Samba", () => {

@@ -8,6 +8,7 @@ import { after, describe, it } from "node:test";
 import { ParseError, type ParseResult } from "../../server/ingest/parse/parse-types";
 import { ParserPool, SPARE_MAX_FILE_BYTES, steadyOnlyFirst } from "../../server/ingest/parse/parser-pool";
 import { makeDocx, makePdf, makePptx, makeXlsx } from "../fixtures/documents";
+import { waitFor } from "../fixtures/wait-for";
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 const fromSource = __filename.endsWith(".ts");
@@ -258,8 +259,7 @@ describe("ParserPool with a misbehaving parser", () => {
       assert.ok(waited >= 100, `a spare starts only after spareAfterMs (${Math.round(waited)} ms)`);
       assert.equal(slow.settled, false, "the file did not wait for the slow one");
       assert.equal(pool.workers, 2);
-      await new Promise((resolve) => setTimeout(resolve, 800));
-      assert.equal(pool.workers, 1, "the idle spare stopped; the busy worker stays");
+      await waitFor(() => pool.workers === 1, () => `the idle spare to stop, the busy worker staying (${pool.workers} workers)`);
       fs.writeFileSync(release, "");
       await assert.rejects(slow.promise, isParseError(/released/));
     } finally {

@@ -5,7 +5,7 @@
 import type * as Wire from "../../../server/wire-types";
 import { ApiError, api, readEvents } from "./client";
 
-export { ApiError, api, api as client, answer, errorMessage, fieldLabel, setUnauthorizedHandler, type FieldError } from "./client";
+export { ApiError, api as client, answer, errorMessage, fieldLabel, setUnauthorizedHandler, type FieldError } from "./client";
 export { invalidate, invalidateSourceLists, keys, queries, queryClient } from "./queries";
 export type { Health, ShareListing } from "./schema";
 

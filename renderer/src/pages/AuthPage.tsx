@@ -1,6 +1,6 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRef, useState, type FormEvent, type KeyboardEvent } from "react";
-import { api } from "../api";
+import { client } from "../api";
 import { ErrorText, usePageHeading } from "../components";
 import { PASSWORD_RULE } from "../names";
 
@@ -22,7 +22,7 @@ export function AuthPage({ onSignedIn }: { onSignedIn: () => Promise<unknown> })
   const account = useMutation({
     mutationFn: async () => {
       const body = { email: email.trim(), password };
-      await (mode === "signup" ? api.POST("/signup", { body }) : api.POST("/signin", { body }));
+      await (mode === "signup" ? client.POST("/signup", { body }) : client.POST("/signin", { body }));
     },
     onSuccess: onSignedIn,
   });

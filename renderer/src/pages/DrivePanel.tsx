@@ -3,15 +3,10 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { client, invalidate, invalidateSourceLists, isApiError, keys, queries } from "../api";
 import { AdminSettingNote, ErrorText, Loading } from "../components";
+import { desktopBrowserOpener } from "../desktop";
 import { formatTime } from "../format";
 import { SOURCE_NAME_MAX } from "../names";
 import { ownerGroup } from "./owner-group";
-
-/** What the desktop app's preload exposes (main/preload.ts); undefined in a LAN browser. */
-interface SluiceDesktop {
-  openExternal?: (url: string) => Promise<void>;
-}
-const desktop = (): SluiceDesktop | undefined => (window as unknown as { sluiceDesktop?: SluiceDesktop }).sluiceDesktop;
 
 const POLL_MS = 1500;
 /** Consent rarely takes this long; past it the UI stops polling and says so. */
@@ -104,7 +99,7 @@ export function DriveConnection({ drive }: { drive: DriveAvailability }) {
 
   const connect = async () => {
     setError(null);
-    const openExternal = desktop()?.openExternal;
+    const openExternal = desktopBrowserOpener();
     // Opened now, inside the click, so popup blockers let it through; pointed at Google once the URL is known.
     const popup = openExternal ? null : window.open("", "sluice-google-drive", "popup,width=520,height=680");
     if (!openExternal && !popup) {
@@ -246,7 +241,7 @@ export function AddDriveSourceForm({ groups, onCreated }: { groups: api.Group[];
 }
 
 /** Splits what was pasted (ids, commas, whitespace, or Drive links) into file ids. */
-export function parseFileIds(text: string): string[] {
+function parseFileIds(text: string): string[] {
   return text
     .split(/[\s,;]+/)
     .map((part) => /\/d\/([A-Za-z0-9_-]+)/.exec(part)?.[1] ?? /[?&]id=([A-Za-z0-9_-]+)/.exec(part)?.[1] ?? part)

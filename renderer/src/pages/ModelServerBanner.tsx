@@ -2,12 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import * as api from "../api";
 import { queries } from "../api";
-
-/**
- * The desktop app (its preload exposes `sluiceDesktop`) is run by the person who can start the
- * model server and change its settings; a browser on a LAN server is not (docs/decisions/0145-model-server-status-and-words.md).
- */
-export const isDesktopApp = (): boolean => (window as unknown as { sluiceDesktop?: unknown }).sluiceDesktop !== undefined;
+import { isDesktopApp } from "../desktop";
 
 /** What to tell this viewer when the model server does not answer: the settings only to whoever can change them. */
 export function serverDownMessage(status: api.ModelServerStatus | null): string {

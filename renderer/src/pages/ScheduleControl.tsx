@@ -5,6 +5,7 @@ import type * as api from "../api";
 import { client, invalidate, keys } from "../api";
 import { ErrorText } from "../components";
 import { formatTime } from "../format";
+import { MIN_EVERY_MINUTES } from "../names";
 
 /** The presets the control offers; "custom" takes any five-field cron pattern, "interval" every N minutes. */
 const PRESETS = [
@@ -16,11 +17,10 @@ const PRESETS = [
 ] as const;
 type PresetId = (typeof PRESETS)[number]["id"];
 
-const MIN_MINUTES = 5;
 const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
 /** "Mon 25 Nov 2026, 02:00 (Europe/Berlin)": a run time in plain words, in the schedule's time zone. */
-export function formatRunTime(date: Date, timeZone: string): string {
+function formatRunTime(date: Date, timeZone: string): string {
   const parts: Record<string, string> = Object.fromEntries(
     new Intl.DateTimeFormat("en-GB", { timeZone, weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
       .formatToParts(date)
@@ -80,7 +80,7 @@ export function ScheduleControl({ pipeline }: { pipeline: api.Pipeline }) {
   const pattern = chosen.cron ?? cron;
   const isInterval = preset === "interval";
   const minutesNumber = Number(minutes);
-  const minutesProblem = !Number.isInteger(minutesNumber) || minutesNumber < MIN_MINUTES ? `Enter a whole number of minutes, at least ${MIN_MINUTES}.` : null;
+  const minutesProblem = !Number.isInteger(minutesNumber) || minutesNumber < MIN_EVERY_MINUTES ? `Enter a whole number of minutes, at least ${MIN_EVERY_MINUTES}.` : null;
   const cronPreview = useMemo(() => (isInterval ? null : preview(pattern, timeZone.trim())), [isInterval, pattern, timeZone]);
   const problem = isInterval ? minutesProblem : cronPreview && "problem" in cronPreview ? cronPreview.problem : null;
 
@@ -133,8 +133,8 @@ export function ScheduleControl({ pipeline }: { pipeline: api.Pipeline }) {
           )}
           {isInterval ? (
             <div className="field">
-              <label htmlFor={`${idBase}-minutes`}>Minutes between runs (at least {MIN_MINUTES})</label>
-              <input id={`${idBase}-minutes`} type="number" min={MIN_MINUTES} step={1} value={minutes} onChange={(e) => setMinutes(e.target.value)} aria-describedby={`${idBase}-preview`} />
+              <label htmlFor={`${idBase}-minutes`}>Minutes between runs (at least {MIN_EVERY_MINUTES})</label>
+              <input id={`${idBase}-minutes`} type="number" min={MIN_EVERY_MINUTES} step={1} value={minutes} onChange={(e) => setMinutes(e.target.value)} aria-describedby={`${idBase}-preview`} />
             </div>
           ) : (
             <div className="field">

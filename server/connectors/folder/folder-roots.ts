@@ -21,7 +21,7 @@ export function isInside(child: string, parent: string): boolean {
 }
 
 /** The roots as real paths; a root that does not exist (an unmounted share) allows nothing. */
-export async function realRoots(roots: string[]): Promise<string[]> {
+async function realRoots(roots: string[]): Promise<string[]> {
   const real: string[] = [];
   for (const root of roots) {
     try {

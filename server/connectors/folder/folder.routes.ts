@@ -1,11 +1,9 @@
 import type { Router } from "express";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
-import { presentDataSource } from "../../routing/data-sources.presenters";
-import { presentPipeline } from "../../routing/pipelines.presenters";
 import { groupIdParams } from "../../routing/common.schemas";
 import type { FolderSources } from "./folder-sources.service";
-import { presentFolderSource, presentFolderStatus } from "./folder.presenters";
+import { presentCreatedFolderSource, presentFolderStatus } from "./folder.presenters";
 import { createFolderSourceBody } from "./folder.schemas";
 
 export function folderRoutes(folders: FolderSources): Router {
@@ -24,11 +22,7 @@ export function folderRoutes(folders: FolderSources): Router {
     errors: { 400: "The folder cannot be used (`detail` says why)", 404: "No such group among the caller's", 503: "Folder sources are off (FOLDER_SOURCE_ROOTS is not set)" },
   }, async ({ params: { group_id }, body: { data_source, folder_source } }, _req, res) => {
     const created = await folders.create(actorOf(res), group_id, { name: data_source.data_source_name, path: folder_source.path });
-    res.status(201).json({
-      data_source: presentDataSource(created.source),
-      folder_source: presentFolderSource(created.details),
-      pipeline: presentPipeline(created.pipeline),
-    });
+    res.status(201).json(presentCreatedFolderSource(created));
   });
 
   return routes.router;

@@ -9,13 +9,13 @@ import { NoDriveGrantError } from "./drive-tokens";
 const LOOKUPS_IN_FLIGHT = 8;
 
 /** The name ingestion sees: exported Google documents get the extension of their export format. */
-export function entryName(file: Pick<DriveFile, "name" | "mimeType">): string {
+function entryName(file: Pick<DriveFile, "name" | "mimeType">): string {
   const exported = EXPORTS[file.mimeType];
   if (!exported) return file.name;
   return file.name.toLowerCase().endsWith(`.${exported.extension}`) ? file.name : `${file.name}.${exported.extension}`;
 }
 
-export function toEntry(file: DriveFile): RemoteEntry {
+function toEntry(file: DriveFile): RemoteEntry {
   const modifiedAt = file.modifiedTime ? new Date(file.modifiedTime) : new Date(0);
   return {
     path: file.id,

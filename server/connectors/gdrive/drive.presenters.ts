@@ -1,3 +1,7 @@
+import type { DataSourceRecord } from "../../data/entities/data-source.entity";
+import type { Pipeline } from "../../data/entities/pipeline.entity";
+import { presentDataSource } from "../../routing/data-sources.presenters";
+import { presentPipeline } from "../../routing/pipelines.presenters";
 import { isoNoZone } from "../../time";
 import type { DriveFileRecord } from "./drive-file.entity";
 import type { DriveGrant } from "./drive-grant.entity";
@@ -26,4 +30,14 @@ export function presentDriveFile(file: DriveFileRecord) {
 
 export function presentDriveSource(drive: DriveSourceRecord, files: DriveFileRecord[]) {
   return { data_source_id: drive.dataSourceId, owner_user_id: drive.ownerUserId, file_count: files.length };
+}
+
+/** POST /data_sources/drive: the source, its Drive details (no files yet) and its auto-provisioned pipeline. */
+export function presentCreatedDriveSource(created: { source: DataSourceRecord; details: DriveSourceRecord; pipeline: Pipeline }) {
+  return { data_source: presentDataSource(created.source), drive_source: presentDriveSource(created.details, []), pipeline: presentPipeline(created.pipeline) };
+}
+
+/** POST /data_sources/drive/{id}/files and .../ingest_all: how many files were new, and every file the source now has. */
+export function presentRegisteredFiles(registered: { sourceId: string; added: number; files: DriveFileRecord[] }) {
+  return { data_source_id: registered.sourceId, added: registered.added, files: registered.files.map(presentDriveFile) };
 }

@@ -1,12 +1,10 @@
 import type { Response, Router } from "express";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
-import { presentDataSource } from "../../routing/data-sources.presenters";
-import { presentPipeline } from "../../routing/pipelines.presenters";
 import { idParams } from "../../routing/common.schemas";
 import { CALLBACK_PATH, ForeignBrowserError, type DriveService } from "./drive.service";
 import { STATE_LIFETIME_MS } from "./oauth-states";
-import { presentDriveFile, presentDriveSource, presentDriveStatus, presentPickerToken } from "./drive.presenters";
+import { presentCreatedDriveSource, presentDriveStatus, presentPickerToken, presentRegisteredFiles } from "./drive.presenters";
 import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerDriveFilesBody } from "./drive.schemas";
 
 /**
@@ -14,7 +12,7 @@ import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerD
  * sent back only to the callback (its path), with SameSite=Lax so Google's top-level redirect
  * back carries it.
  */
-export const BROWSER_KEY_COOKIE = "sluice_drive_consent";
+const BROWSER_KEY_COOKIE = "sluice_drive_consent";
 
 function cookieOptions(secure: boolean) {
   return { httpOnly: true, sameSite: "lax" as const, secure, path: CALLBACK_PATH };
@@ -125,11 +123,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
     errors: { 404: "No such group among the caller's", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured" },
   }, async ({ body: { data_source } }, _req, res) => {
     const created = await drive.createSource(actorOf(res), data_source.data_source_name, data_source.owner_group_id);
-    res.status(201).json({
-      data_source: presentDataSource(created.source),
-      drive_source: presentDriveSource(created.details, []),
-      pipeline: presentPipeline(created.pipeline),
-    });
+    res.status(201).json(presentCreatedDriveSource(created));
   });
 
   routes.post("/data_sources/drive/:id/files", {
@@ -145,8 +139,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
       503: "No Google OAuth client is configured, or Google cannot be reached",
     },
   }, async ({ params: { id }, body: { file_ids } }, _req, res) => {
-    const result = await drive.registerFiles(actorOf(res), id, file_ids);
-    res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
+    res.json(presentRegisteredFiles(await drive.registerFiles(actorOf(res), id, file_ids)));
   });
 
   routes.post("/data_sources/drive/:id/ingest_all", {
@@ -160,8 +153,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
       503: "No Google OAuth client is configured, or Google cannot be reached",
     },
   }, async ({ params: { id } }, _req, res) => {
-    const result = await drive.ingestAll(actorOf(res), id);
-    res.json({ data_source_id: result.sourceId, added: result.added, files: result.files.map(presentDriveFile) });
+    res.json(presentRegisteredFiles(await drive.ingestAll(actorOf(res), id)));
   });
 
   return routes.router;

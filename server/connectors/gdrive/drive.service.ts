@@ -18,9 +18,9 @@ import { OAuthStates, sameBrowserKey, sameOriginPath } from "./oauth-states";
 
 export const CALLBACK_PATH = "/api/integrations/cloud/drive/callback";
 export const NOT_CONFIGURED = "Google Drive is not configured on this instance: set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET";
-export const NOT_CONNECTED = "Google Drive is not connected: connect it first";
-export const RECONNECT = "The Google Drive grant is no longer valid: reconnect Google Drive";
-export const FOREIGN_BROWSER =
+const NOT_CONNECTED = "Google Drive is not connected: connect it first";
+const RECONNECT = "The Google Drive grant is no longer valid: reconnect Google Drive";
+const FOREIGN_BROWSER =
   "This Google Drive consent was started in another browser or by another Sluice user, so nothing was connected: to connect your own Google Drive, click Connect Google Drive in Sluice in this browser";
 
 /**

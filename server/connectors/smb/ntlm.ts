@@ -4,6 +4,7 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { md4 } from "./md4";
+import { utf16 } from "./smb2-messages";
 
 const SIGNATURE = Buffer.from("NTLMSSP\0", "latin1");
 
@@ -45,8 +46,6 @@ const AV_FLAG_MIC = 0x2;
 
 /** The VERSION structure we send: Windows 10 (10.0), NTLM revision 15. Informational only. */
 const VERSION = Buffer.from([10, 0, 0x61, 0x4a, 0, 0, 0, 0x0f]);
-
-const utf16 = (s: string): Buffer => Buffer.from(s, "utf16le");
 
 function hmacMd5(key: Buffer, ...data: Buffer[]): Buffer {
   const h = createHmac("md5", key);
@@ -214,7 +213,7 @@ function findAvPair(targetInfo: Buffer, id: number): Buffer | undefined {
   return undefined;
 }
 
-export function filetimeNow(): Buffer {
+function filetimeNow(): Buffer {
   const b = Buffer.alloc(8);
   b.writeBigUInt64LE((BigInt(Date.now()) + 11644473600000n) * 10000n);
   return b;

@@ -9,7 +9,7 @@ export interface SmbConnectLimits {
 }
 
 /** 10 connection attempts a minute per user by default (SMB_CONNECT_LIMIT_PER_MINUTE): enough to fix a typo, too few to scan a network. */
-export const SMB_CONNECT_LIMITS: SmbConnectLimits = { limit: 10, windowMs: 60_000 };
+const SMB_CONNECT_LIMITS: SmbConnectLimits = { limit: 10, windowMs: 60_000 };
 
 /**
  * Counts, per signed-in user, the requests that make Sluice connect to an SMB server of the

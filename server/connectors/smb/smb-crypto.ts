@@ -28,7 +28,7 @@ const ZERO_IV = Buffer.alloc(16);
 // ---- SP800-108 key derivation (MS-SMB2 3.1.4.2) ----
 
 /** KDF in counter mode, PRF HMAC-SHA256, r = 32, L = 128: one iteration gives the 16 bytes. */
-export function sp800108(key: Buffer, label: Buffer, context: Buffer): Buffer {
+function sp800108(key: Buffer, label: Buffer, context: Buffer): Buffer {
   const counter = Buffer.from([0, 0, 0, 1]);
   const length = Buffer.from([0, 0, 0, 128]);
   return createHmac("sha256", key).update(counter).update(label).update(Buffer.alloc(1)).update(context).update(length).digest().subarray(0, 16);
@@ -173,7 +173,7 @@ export class MessageSigner {
 
 // ---- Encryption: the SMB2 TRANSFORM_HEADER (MS-SMB2 2.2.41, 3.1.4.3) ----
 
-export const TRANSFORM_HEADER_SIZE = 52;
+const TRANSFORM_HEADER_SIZE = 52;
 export const TRANSFORM_PROTOCOL_ID = 0xfd534d42;
 
 export class TransformError extends Error {

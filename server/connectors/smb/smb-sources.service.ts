@@ -15,19 +15,19 @@ export interface NewSmbSource extends SmbDetails {
   password: string;
 }
 
-export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
+const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
 /**
  * The connection check at creation gives each step (TCP connect, each request) this long, not
  * SMB_TIMEOUT_MS: the user is waiting on the form, and a server that accepts TCP and never
  * answers must fail within 5 s (issue 21). Ingestion keeps SMB_TIMEOUT_MS for slow servers.
  */
-export const SMB_CHECK_TIMEOUT_MS = 4_000;
+const SMB_CHECK_TIMEOUT_MS = 4_000;
 /**
  * The whole answer for a server that can't be reached: a closed port, a silent one, a name that
  * does not resolve and a protocol error all read the same, so the API is no port scanner
  * (docs/decisions/0042-smb-failures-one-answer.md).
  */
-export const SMB_SERVER_UNREACHABLE = "SMB server unreachable";
+const SMB_SERVER_UNREACHABLE = "SMB server unreachable";
 
 /** SMB sources: creation (credentials checked first) and the share listing. */
 export class SmbSources {

@@ -1,3 +1,7 @@
+import type { DataSourceRecord } from "../../data/entities/data-source.entity";
+import type { Pipeline } from "../../data/entities/pipeline.entity";
+import { presentDataSource } from "../../routing/data-sources.presenters";
+import { presentPipeline } from "../../routing/pipelines.presenters";
 import type { SmbSourceRecord } from "./smb-source.entity";
 
 /** The password is not a column here and never will be: it lives in the secret store. */
@@ -10,4 +14,9 @@ export function presentSmbSource(smb: SmbSourceRecord) {
     default_ip: smb.defaultIp,
     port: smb.port,
   };
+}
+
+/** POST /data_sources/smb/{group_id}: the source, its SMB details and its auto-provisioned pipeline. */
+export function presentCreatedSmbSource(created: { source: DataSourceRecord; details: SmbSourceRecord; pipeline: Pipeline }) {
+  return { data_source: presentDataSource(created.source), smb_source: presentSmbSource(created.details), pipeline: presentPipeline(created.pipeline) };
 }

@@ -1,13 +1,15 @@
 import type { RequestHandler, Router } from "express";
+import { settingsTable } from "../../config";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
-import { presentDataSource } from "../../routing/data-sources.presenters";
-import { presentPipeline } from "../../routing/pipelines.presenters";
 import { groupIdParams, idParams } from "../../routing/common.schemas";
 import type { SmbSources } from "./smb-sources.service";
-import { presentSmbSource } from "./smb.presenters";
+import { presentCreatedSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
 import { smbConnectLimiter } from "./smb-connect-limiter";
+
+const CONNECT_LIMIT_DEFAULT = settingsTable().find((row) => row.name === "SMB_CONNECT_LIMIT_PER_MINUTE")?.default;
+const TOO_MANY_CONNECTS = `More SMB connection attempts (creations and share listings) by this user in a minute than \`SMB_CONNECT_LIMIT_PER_MINUTE\` (default ${CONNECT_LIMIT_DEFAULT}); \`Retry-After\` says when to try again`;
 
 export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Router {
   const routes = documentedRouter("SMB sources");
@@ -24,7 +26,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     errors: {
       400: "`Invalid SMB credentials`: the server refused them or could not be reached, with `reason` (`logon_failure`, `host_not_found`, `connection_refused`, `timed_out`, `protocol_error`, `share_not_found`, `access_denied`, `signing_required`, `encryption_required`, `bad_signature`) and a `hint` naming what to fix; a silent server fails within 5 s. Or its destination may not be dialled: an address outside `SMB_ALLOWED_NETWORKS` (on a LAN server without it, loopback, link-local, 0.0.0.0/8 or multicast) or a port outside `SMB_ALLOWED_PORTS` (445 and 139 on a LAN server); one answer whatever listens there. A check gives up after `SMB_CHECK_DEADLINE_S` (25 s). Nothing was created",
       404: "No such group among the caller's",
-      429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
+      429: TOO_MANY_CONNECTS,
       503: "8 SMB checks are under way already (`Retry-After` says when to try again); nothing was created",
     },
   }, connectAttempts, async ({ params: { group_id }, body: { data_source, smb_source } }, _req, res) => {
@@ -37,11 +39,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
       defaultIp: smb_source.default_ip ?? null,
       port: smb_source.port,
     });
-    res.status(201).json({
-      data_source: presentDataSource(created.source),
-      smb_source: presentSmbSource(created.details),
-      pipeline: presentPipeline(created.pipeline),
-    });
+    res.status(201).json(presentCreatedSmbSource(created));
   });
 
   routes.get("/data_sources/smb/list/:id", {
@@ -51,7 +49,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
     errors: {
       400: "Not an SMB source, the server refused the stored credentials, or its destination may not be dialled (`SMB_ALLOWED_NETWORKS`, `SMB_ALLOWED_PORTS`)",
       404: "No such data source among the caller's",
-      429: "More SMB connection attempts (creations and share listings) by this user in a minute than `SMB_CONNECT_LIMIT_PER_MINUTE` (default 10); `Retry-After` says when to try again",
+      429: TOO_MANY_CONNECTS,
       503: "`SMB server unreachable`: a closed port, a silent server, a name that does not resolve and a server that breaks SMB's rules or Sluice's bounds all answer the same; a listing gives up after `SMB_CHECK_DEADLINE_S` (25 s). Or 8 SMB checks are under way already (`Retry-After`)",
     },
   }, connectAttempts, async ({ params: { id } }, _req, res) => {

@@ -32,12 +32,6 @@ import {
 import { dialectName, establishSession, type Session, type Smb2ClientOptions, type Smb2ClientStats } from "./smb2-session";
 import { bindPdu, checkBindAck, netrShareEnumPdu, parseNetrShareEnum, reassembleResponse, type ShareInfo } from "./srvsvc";
 
-export interface OpenFile {
-  share: string;
-  path: string;
-  info: CreateResponse;
-}
-
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**

@@ -38,7 +38,7 @@ export type Smb2UnreachableReason = "host_not_found" | "connection_refused" | "t
 const NO_SUCH_HOST = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME"]);
 const NO_ANSWER = new Set(["ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EHOSTDOWN"]);
 
-export function unreachableReason(code: string | undefined): Smb2UnreachableReason {
+function unreachableReason(code: string | undefined): Smb2UnreachableReason {
   if (code && NO_SUCH_HOST.has(code)) return "host_not_found";
   if (code && NO_ANSWER.has(code)) return "timed_out";
   return "connection_refused";

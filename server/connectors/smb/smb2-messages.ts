@@ -160,7 +160,7 @@ function sizeAt(b: Buffer, off: number, what: string): number {
 }
 
 /** FILETIME (100 ns ticks since 1601) to Date. */
-export function filetimeToDate(b: Buffer, off: number): Date {
+function filetimeToDate(b: Buffer, off: number): Date {
   const ticks = b.readBigUInt64LE(off);
   if (ticks === 0n) return new Date(0);
   return new Date(Number(ticks / 10000n) - 11644473600000);
@@ -169,7 +169,7 @@ export function filetimeToDate(b: Buffer, off: number): Date {
 // ---- NEGOTIATE ----
 
 /** Every dialect we speak, oldest first; the server picks the highest it shares. */
-export const DIALECTS = [0x0202, 0x0210, 0x0300, 0x0302, 0x0311];
+const DIALECTS = [0x0202, 0x0210, 0x0300, 0x0302, 0x0311];
 
 const ContextType = { PREAUTH_INTEGRITY: 0x1, ENCRYPTION: 0x2, SIGNING: 0x8 } as const;
 const SHA_512 = 0x1;

@@ -16,7 +16,7 @@ export class ConversationTurn {
   @Column({ type: "text" })
   question: string;
 
-  /** What retrieval searched for: the question made self-contained (server/ask/standalone-question.ts). */
+  /** What retrieval searched for: the question made self-contained (standaloneQuestion in server/ask/ask.service.ts). */
   @Column({ type: "text", name: "standalone_question" })
   standaloneQuestion: string;
 

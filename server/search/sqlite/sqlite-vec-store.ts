@@ -163,7 +163,7 @@ export class SqliteVecStore implements VectorStore {
 }
 
 /** Collections up to this many vectors are ranked exactly over all of them (~11 ms at 5,000 chunks of 768 dimensions); bigger ones in two stages. */
-export const EXACT_SEARCH_UP_TO = 5_000;
+const EXACT_SEARCH_UP_TO = 5_000;
 /** Candidates the 1-bit stage reads per hit asked for, and at least: the exact stage ranks them. */
 const CANDIDATES_PER_HIT = 10;
 const MIN_CANDIDATES = 200;

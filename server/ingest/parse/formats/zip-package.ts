@@ -4,7 +4,7 @@ import { ParseError } from "../parse-types";
 import { attr, elements } from "./xml";
 
 // Unzipped parts live in ArrayBuffers, outside the worker's V8 heap limit: refuse zip bombs up front.
-export const MAX_UNZIPPED_BYTES = 512 * 1024 * 1024;
+const MAX_UNZIPPED_BYTES = 512 * 1024 * 1024;
 
 /** The parts of a zip package that `wanted` picks, inflated. `what` names the format in errors. */
 export function openZip(bytes: Uint8Array, what: string, wanted: (name: string) => boolean): Unzipped {
