@@ -83,6 +83,9 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   });
   // A LAN server, or one with named administrators, keeps instance-wide actions to administrators.
   const roles = new InstanceRoles(db, config.adminEmails, config.adminEmails.length > 0 || !isLoopbackHost(config.host));
+  if (!isLoopbackHost(config.host) && config.adminEmails.length === 0) {
+    logger.warn(`HOST=${config.host} is reachable from the LAN and ADMIN_EMAILS is not set: the first account to sign up becomes this instance's administrator; set ADMIN_EMAILS to name the administrators`);
+  }
   const invitations = new InvitationsService(db, roles, { mode: config.signup, domains: config.signupDomains }, publicUrl);
   const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), { invitations, roles });
   const groups = new GroupsService(db);
