@@ -35,8 +35,10 @@ export function groupsRoutes(groups: GroupsService, invitations: InvitationsServ
     summary: "Add a member (idempotent); an address without an account gets an invitation into the group instead",
     params: memberParams,
     status: 204,
-    returns: "204: added, or already a member. 202: no account has that address; the answer is the invitation, with its `link` (shown this once), and the account made with it joins the group",
+    returns: "Added, or already a member",
+    // Listed with the errors, as ingest/status's 202: a different answer from the success one.
     errors: {
+      202: "No account has that address: the answer is an invitation into the group, with its `link` (shown this once); the account made with it joins the group",
       403: "The address has no account, and under SIGNUP=invite only an administrator can invite it",
       404: "No such group among the caller's",
       409: "The address has no account and sign-up is off (SIGNUP=off)",
