@@ -233,6 +233,10 @@ test("the first run without folder sources says so once, in the words of the per
     await page.getByLabel("Server name").waitFor();
     await axe(page, "first run, folders off");
     await shot(page, "40-first-run-folders-off");
+    await page.setViewportSize(ZOOMED);
+    await fitsWidth(page, "first run at 640x400");
+    await axe(page, "first run, folders off, 640x400");
+    await shot(page, "41-first-run-200-percent");
   } finally {
     await ctx.close();
     await bare.stop();

@@ -60,7 +60,8 @@ function placeFailure(step: "group" | "source" | "run", kind: Kind, error: unkno
   const text = api.errorMessage(error);
   if (step === "group") return { field: "group", text };
   if (step !== "source" || !(error instanceof api.ApiError)) return { field: null, text };
-  if (kind === "folder") return { field: error.status === 400 ? "path" : null, text };
+  // The API names its field ("folder_source.path ..."); under the field itself, "The folder" says it.
+  if (kind === "folder") return { field: error.status === 400 ? "path" : null, text: text.replace(/^folder_source\.path /, "The folder ") };
   const byReason: Record<string, keyof Fields> = { logon_failure: "password", host_not_found: "server", connection_refused: "port", timed_out: "server" };
   const field = error.reason ? (byReason[error.reason] ?? null) : null;
   return { field, text: error.hint ? `${error.detail}: ${error.hint}` : text };
@@ -163,7 +164,7 @@ export function FirstRun() {
           {(p) => <input {...p} value={f.group} onChange={set("group")} spellCheck={false} />}
         </Field>
         {folderOn && (
-          <fieldset className="field">
+          <fieldset>
             <legend>What to read</legend>
             <label>
               <input type="radio" name={kindName} value="folder" checked={kind === "folder"} onChange={() => setKind("folder")} /> A folder on this computer

@@ -78,11 +78,13 @@ function InvitationRow({ invitation, groupName }: { invitation: api.Invitation; 
   });
   return (
     <tr>
-      <th scope="row">{invitation.email}</th>
-      <td>{groupName ?? "—"}</td>
-      <td>{STATE_WORDS[invitation.state]}</td>
-      <td>{invitation.state === "used" ? `Used ${formatTime(invitation.used_at)}` : formatTime(invitation.expires_at)}</td>
-      <td>
+      <th scope="row" className="wrap-anywhere">
+        {invitation.email}
+      </th>
+      <td data-label="Into group">{groupName ?? "—"}</td>
+      <td data-label="State">{STATE_WORDS[invitation.state]}</td>
+      <td data-label="Until">{invitation.state === "used" ? `Used ${formatTime(invitation.used_at)}` : formatTime(invitation.expires_at)}</td>
+      <td className="actions-cell">
         {invitation.state !== "used" && (
           <ConfirmButton
             label={`Withdraw invitation for ${invitation.email}`}
@@ -108,7 +110,7 @@ export function InvitationsPage() {
   const [issued, setIssued] = useState<api.IssuedInvitation | null>(null);
   const groupName = (id: string | null) => (id ? (groups.data?.find((g) => g.id === id)?.group_name ?? "a group you are not in") : null);
   return (
-    <>
+    <div className="page">
       <h1 ref={heading} tabIndex={-1}>
         Invitations
       </h1>
@@ -128,7 +130,7 @@ export function InvitationsPage() {
               <Empty>No invitations yet.</Empty>
             ) : (
               <div className="table-wrap">
-                <table>
+                <table className="stack-table">
                   <thead>
                     <tr>
                       <th scope="col">Email</th>
@@ -151,6 +153,6 @@ export function InvitationsPage() {
           </section>
         </>
       )}
-    </>
+    </div>
   );
 }
