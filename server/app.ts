@@ -109,7 +109,7 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
-  api.use(instanceRoutes(mode.database === "postgres"));
+  api.use(instanceRoutes(mode.database === "postgres", roles.guarded));
   api.use(groupsRoutes(groups, invitations));
   api.use(invitationsRoutes(invitations));
   api.use(collectionsRoutes(collections));

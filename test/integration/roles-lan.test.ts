@@ -86,6 +86,10 @@ describe("ADMIN_EMAILS set (server on 127.0.0.1, SIGNUP_DOMAINS=corp.example)", 
     assert.equal(folder.status, 201, folder.text);
   });
 
+  it("GET /instance says instance-wide actions are administrators' here", async () => {
+    assert.equal((await request("GET", "/instance", { token: staff.token })).body.administrators_only, true);
+  });
+
   it("GET /signup: open (the loopback default), the first account made", async () => {
     assert.deepEqual((await request("GET", "/signup")).body, { signup: "open", first_account: false, invitation: null });
   });

@@ -457,12 +457,21 @@ export function ModelsPage() {
     cancelling: cancel.isPending,
     cancelError: cancel.error,
   };
+  // A LAN server keeps the catalog to its administrators: said once, here, to everyone else (issue 34 item 10).
+  const instance = useQuery(queries.instance());
+  const me = useQuery(queries.me());
+  const membersOnlyUse = instance.data?.administrators_only === true && me.data?.is_admin === false;
   return (
     <div className="page models-page">
       <h1 ref={heading} tabIndex={-1}>
         Models
       </h1>
       <ModelServerBanner server={modelServer.server} onCheck={modelServer.check} />
+      {membersOnlyUse && (
+        <p className="muted" data-admin-note="models">
+          On this server an administrator pulls and removes models; you can add catalog models to your own list.
+        </p>
+      )}
       <section className="card" aria-labelledby="catalog-heading">
         <h2 id="catalog-heading">Catalog</h2>
         {catalog.isPending ? <Loading /> : null}
