@@ -372,7 +372,7 @@ const SETTINGS = {
   ),
   SIGNUP: optional(z.enum(SIGNUP_MODES, { error: 'must be "open", "invite" or "off"' }), {
     description:
-      "who may create an account: `open` (anyone, within `SIGNUP_DOMAINS`), `invite` (only with an administrator's invitation), `off` (nobody). `ADMIN_EMAILS` addresses and the first account of a new instance may always sign up",
+      "who may create an account: `open` (anyone, within `SIGNUP_DOMAINS`), `invite` (only with an administrator's invitation), `off` (nobody). `ADMIN_EMAILS` addresses, and without them the first account of a new instance, may always sign up",
     defaultText: "`open` with a loopback `HOST`, `invite` otherwise",
   }),
   SIGNUP_DOMAINS: optional(
