@@ -170,6 +170,22 @@ test("Invitations: an administrator makes a link (errors under the email), the l
       await page.getByRole("row", { name: new RegExp(invited) }).getByText("Waiting").waitFor();
       await axe(page, `invitations with a new link ${size}`);
       await shot(page, "37-invitation-made");
+
+      // Withdrawn by keyboard through the confirmation dialog: the row goes, and the server has no such invitation.
+      const gone = `roles-gone-${Date.now()}@example.com`;
+      await page.getByLabel("Email").fill(gone);
+      await page.keyboard.press("Enter");
+      await page.getByLabel(`Invitation link for ${gone}`).waitFor();
+      await page.getByRole("button", { name: `Withdraw invitation for ${gone}` }).focus();
+      await page.keyboard.press("Enter");
+      await page.locator("dialog[open]").waitFor();
+      await axe(page, "invitations with the withdraw dialog");
+      await page.getByRole("button", { name: "Yes, withdraw" }).focus();
+      await page.keyboard.press("Enter");
+      await page.getByRole("row", { name: new RegExp(gone) }).waitFor({ state: "detached" });
+      assert.equal(await page.getByLabel(`Invitation link for ${gone}`).count(), 0, "a withdrawn link is not shown any more");
+      const left = (await (await ctx.request.get(`${demo.sluice.api}/invitations`)).json()) as { email: string }[];
+      assert.deepEqual(left.map((i) => i.email), [invited]);
     } finally {
       await ctx.close();
     }
@@ -191,8 +207,12 @@ test("Invitations: an administrator makes a link (errors under the email), the l
         await shot(page, "38-invitation-sign-up-200-percent");
         continue;
       }
-      await page.getByLabel("Password").fill(PASSWORD);
-      await page.getByRole("button", { name: "Sign up", exact: true }).click();
+      // By keyboard: from the address (read-only) to the password, then Enter.
+      await email.focus();
+      await page.keyboard.press("Tab");
+      assert.equal(await activeId(page), "auth-password");
+      await page.keyboard.type(PASSWORD);
+      await page.keyboard.press("Enter");
       await page.locator(".user-email", { hasText: invited }).waitFor();
       assert.equal(new URL(page.url()).hash, "#/");
       // Not an administrator: no Invitations in the menu, and the screen says whom to ask.

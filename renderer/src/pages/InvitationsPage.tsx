@@ -119,7 +119,8 @@ export function InvitationsPage() {
       ) : (
         <>
           <InviteForm onIssued={setIssued} />
-          {issued && <InvitationLink invitation={issued} />}
+          {/* Withdrawn since: its link no longer works, so it is not shown. */}
+          {issued && invitations.data?.some((i) => i.id === issued.id) !== false && <InvitationLink invitation={issued} />}
           <section className="card" aria-labelledby="invitations-heading">
             <h2 id="invitations-heading">Invitations made</h2>
             {invitations.isPending ? (
