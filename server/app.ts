@@ -8,7 +8,7 @@ import cookieParser from "cookie-parser";
 import express, { type Express } from "express";
 import type { Redis } from "ioredis";
 import type { DataSource } from "typeorm";
-import type { Config, Mode } from "./config";
+import { isLoopbackHost, type Config, type Mode } from "./config";
 import type { Logger } from "./logger";
 import type { SecretStore } from "./secrets/secrets";
 import { AccountsService } from "./accounts/accounts.service";
@@ -47,6 +47,9 @@ import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
 import { instanceRoutes } from "./http/instance.routes";
 import { readinessRoutes } from "./health";
+import { InstanceRoles } from "./access/instance-roles";
+import { InvitationsService } from "./accounts/invitations.service";
+import { invitationsRoutes } from "./http/invitations.routes";
 
 export interface AppDeps {
   config: Config;
@@ -81,7 +84,13 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
     ...DEFAULT_ACCOUNT_LIMITS,
     signUpsPerAddress: { ...DEFAULT_ACCOUNT_LIMITS.signUpsPerAddress, limit: config.signUpsPerHour },
   });
-  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp));
+  // A LAN server, or one with named administrators, keeps instance-wide actions to administrators.
+  const roles = new InstanceRoles(db, config.adminEmails, config.adminEmails.length > 0 || !isLoopbackHost(config.host));
+  if (!isLoopbackHost(config.host) && config.adminEmails.length === 0) {
+    logger.warn(`HOST=${config.host} is reachable from the LAN and ADMIN_EMAILS is not set: the first account to sign up becomes this instance's administrator; set ADMIN_EMAILS to name the administrators`);
+  }
+  const invitations = new InvitationsService(db, roles, { mode: config.signup, domains: config.signupDomains }, publicUrl);
+  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), { invitations, roles });
   const groups = new GroupsService(db);
   const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
   const permissions = new DocumentPermissions(index, sidsOfUser ?? EVERYONE_ONLY);
@@ -89,7 +98,7 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
   const schedules = new SchedulesService(db, clockOf(config));
-  const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl }));
+  const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl, roles }));
   const secureCookies = publicUrl.startsWith("https:");
 
   const api = express.Router();
@@ -100,18 +109,19 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   let openApi: OpenApiDocument | undefined;
   api.use(serviceRoutes(() => openApi!, config.dataDir));
   api.use(readinessRoutes({ db, redis: redis ?? null, ollamaHost: config.ollamaHost }));
-  api.use(accountsRoutes(accounts, tokens, secureCookies));
+  api.use(accountsRoutes(accounts, tokens, secureCookies, { invitations, mode: config.signup }));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
-  api.use(instanceRoutes(mode.database === "postgres"));
-  api.use(groupsRoutes(groups));
+  api.use(instanceRoutes(mode.database === "postgres", roles.guarded));
+  api.use(groupsRoutes(groups, invitations));
+  api.use(invitationsRoutes(invitations));
   api.use(collectionsRoutes(collections));
   api.use(dataSourcesRoutes(sources, schedules));
   for (const routes of kindRoutes) api.use(routes.signedIn);
   api.use(pipelinesRoutes(pipelines, schedules));
   api.use(ingestRoutes(new IngestService(db, queue)));
-  api.use(modelsRoutes(models));
+  api.use(modelsRoutes(models, roles));
   api.use(askRoutes(new AskService(db, retrieval, permissions, models.ollama, logger), models.options.keepAliveMs));
   api.use(notFound);
   openApi = openApiDocument(api);

@@ -4,6 +4,7 @@ import express from "express";
 import { z } from "zod";
 import { parseOllamaHost } from "./net/ollama-host";
 import { parseNetworkEntry } from "./net/network-entry";
+import { isLoopbackAddress } from "./net/local-addresses";
 
 /** Everything the server reads from the environment, validated once at start-up (docs/configuration.md, generated from SETTINGS below). */
 export interface Config {
@@ -83,6 +84,20 @@ export interface Config {
   signUpsPerHour: number | null;
   /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
   minFreeDiskBytes: number;
+  /** ADMIN_EMAILS, lower-cased: the instance's administrators; empty: the first account is. */
+  adminEmails: string[];
+  /** SIGNUP: who may create an account (default: open on a loopback HOST, invite otherwise). */
+  signup: SignupMode;
+  /** SIGNUP_DOMAINS, lower-cased: the only email domains open sign-up accepts; empty: any. */
+  signupDomains: string[];
+}
+
+export const SIGNUP_MODES = ["open", "invite", "off"] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
+
+/** A HOST that only this machine reaches: the desktop's rule (no administrator needed, open sign-up). */
+export function isLoopbackHost(host: string): boolean {
+  return host.toLowerCase() === "localhost" || isLoopbackAddress(host);
 }
 
 /**
@@ -392,6 +407,32 @@ const SETTINGS = {
   SMB_CONNECT_LIMIT_PER_MINUTE: withDefault("10", integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000"), {
     description: "SMB connection attempts (source creations and share listings) each user may make per minute (`0`: no limit); past it 429 with `Retry-After`",
   }),
+  ADMIN_EMAILS: optional(
+    z.string().transform((value, ctx) => {
+      const emails = value.split(",").map((entry) => entry.trim().toLowerCase()).filter(Boolean);
+      for (const email of emails) if (!z.email().safeParse(email).success) ctx.addIssue({ code: "custom", message: `entries must be email addresses separated by commas; "${email}" is not` });
+      return emails;
+    }),
+    {
+      description:
+        "the instance's administrators, email addresses separated by commas (they may always sign up). Set, or with a `HOST` that is not a loopback address, deleting, pulling and refreshing catalog models and creating folder sources need an administrator",
+      defaultText: "unset: the first account of the instance is its administrator",
+      namesItsEntries: true,
+    },
+  ),
+  SIGNUP: optional(z.enum(SIGNUP_MODES, { error: 'must be "open", "invite" or "off"' }), {
+    description:
+      "who may create an account: `open` (anyone, within `SIGNUP_DOMAINS`), `invite` (only with an administrator's invitation), `off` (nobody). `ADMIN_EMAILS` addresses, and without them the first account of a new instance, may always sign up",
+    defaultText: "`open` with a loopback `HOST`, `invite` otherwise",
+  }),
+  SIGNUP_DOMAINS: optional(
+    z.string().transform((value, ctx) => {
+      const domains = value.split(",").map((entry) => entry.trim().toLowerCase().replace(/^@/, "")).filter(Boolean);
+      for (const domain of domains) if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain)) ctx.addIssue({ code: "custom", message: `entries must be domain names such as corp.example, separated by commas; "${domain}" is not` });
+      return domains;
+    }),
+    { description: "open sign-up accepts only addresses at these domains, e.g. `corp.example,lab.corp.example` (invitations may name any address)", defaultText: "unset (any domain)", namesItsEntries: true },
+  ),
   SIGNUP_LIMIT_PER_HOUR: withDefault("20", integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000"), {
     description: "sign-up attempts allowed per client address per hour (`0`: no limit); raise it to sign up many people behind one address",
   }),
@@ -508,5 +549,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signUpsPerHour: e.SIGNUP_LIMIT_PER_HOUR === 0 ? null : e.SIGNUP_LIMIT_PER_HOUR,
     smbConnectsPerMinute: e.SMB_CONNECT_LIMIT_PER_MINUTE === 0 ? null : e.SMB_CONNECT_LIMIT_PER_MINUTE,
     minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
+    adminEmails: e.ADMIN_EMAILS ?? [],
+    signup: e.SIGNUP ?? (isLoopbackHost(e.HOST) ? "open" : "invite"),
+    signupDomains: e.SIGNUP_DOMAINS ?? [],
   };
 }

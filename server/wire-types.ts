@@ -8,7 +8,8 @@
 import type { askBody } from "./http/ask.schemas";
 import type { presentConversation, presentConversationWithTurns } from "./http/ask.presenters";
 import type { z } from "zod";
-import type { presentToken, presentUser } from "./http/accounts.presenters";
+import type { presentMe, presentToken, presentUser } from "./http/accounts.presenters";
+import type { presentInvitation, presentIssuedInvitation, presentSignupStatus } from "./http/invitations.presenters";
 import type { signInBody, signUpBody } from "./http/accounts.schemas";
 import type { presentCollection, presentCollectionWithJobs, presentDocument, presentDocumentPage, presentDocumentResult, presentLocation, presentSearchHit, presentSearchResults } from "./http/collections.presenters";
 import type { createCollectionBody, embeddingBody } from "./http/collections.schemas";
@@ -35,6 +36,12 @@ export type SignUpBody = z.input<typeof signUpBody>;
 export type SignInBody = z.input<typeof signInBody>;
 
 export type Instance = ReturnType<typeof presentInstance>;
+/** GET /users/me: the user and `is_admin`. */
+export type Me = ReturnType<typeof presentMe>;
+export type Invitation = ReturnType<typeof presentInvitation>;
+/** A new invitation, with its link (shown this once). */
+export type IssuedInvitation = ReturnType<typeof presentIssuedInvitation>;
+export type SignupStatus = ReturnType<typeof presentSignupStatus>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;

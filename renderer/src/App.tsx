@@ -15,6 +15,9 @@ const NAV: [string, string][] = [
   ["models", "Models"],
 ];
 
+/** Shown to the instance's administrators only. */
+const ADMIN_NAV: [string, string] = ["invitations", "Invitations"];
+
 /** The skip link moves focus to this page's main region; a plain href="#main" would be read as a route. */
 function skipToMain(event: MouseEvent<HTMLAnchorElement>) {
   event.preventDefault();
@@ -112,7 +115,7 @@ export function Shell() {
           <div id="site-menu" className={`site-menu${menuOpen ? " open" : ""}`}>
             <nav aria-label="Main">
               <ul>
-                {NAV.map(([key, label]) => (
+                {(user.is_admin ? [...NAV, ADMIN_NAV] : NAV).map(([key, label]) => (
                   <li key={key}>
                     <a href={href(key)} aria-current={section === key ? "page" : undefined}>
                       {label}

@@ -4,6 +4,7 @@ import { requestHeadingFocus } from "./navigation";
 import { AskPage } from "./pages/AskPage";
 import { CollectionPage, CollectionsPage } from "./pages/CollectionsPage";
 import { GroupsPage } from "./pages/GroupsPage";
+import { InvitationsPage } from "./pages/InvitationsPage";
 import { ModelsPage } from "./pages/ModelsPage";
 import { PipelinesPage } from "./pages/PipelinesPage";
 import { ShareBrowser, SourcesPage } from "./pages/SourcesPage";
@@ -49,6 +50,7 @@ export const router = createHashRouter([
       { path: "pipelines/:pipelineId", element: <PipelineRoute /> },
       { path: "groups", element: <GroupsPage /> },
       { path: "models", element: <ModelsPage /> },
+      { path: "invitations", element: <InvitationsPage /> },
       { path: "*", element: <CollectionsPage /> },
     ],
   },

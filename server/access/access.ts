@@ -104,6 +104,18 @@ export async function accessiblePipelines(db: EntityManager, actor: Actor): Prom
     .getMany();
 }
 
+/** The pipelines into a collection the actor reaches that the actor may also trigger: their source is in one of the actor's groups too. */
+export async function triggerablePipelinesInto(db: EntityManager, actor: Actor, collectionId: string): Promise<Pipeline[]> {
+  const groups = await memberGroupIds(db, actor);
+  if (groups.length === 0) return [];
+  return db
+    .createQueryBuilder(Pipeline, "p")
+    .innerJoin(DataSourceRecord, "s", "s.id = p.data_source_id")
+    .where("p.collection_id = :collectionId AND s.owner_group_id IN (:...groups)", { collectionId, groups })
+    .orderBy("p.id", "ASC")
+    .getMany();
+}
+
 /**
  * Someone's groups as the actor may see them: all of one's own; of another user only the
  * groups both belong to, since member lists are visible to members only (docs/decisions/0001-access-rules.md).

@@ -11,6 +11,8 @@ import type { IdentityProvider } from "./identity-provider";
 import { checkPassword, dummyHash, hashPassword } from "./passwords";
 import type { SignInLimiter } from "./sign-in-limiter";
 import type { TokenService } from "./tokens";
+import type { Admission, InvitationsService } from "./invitations.service";
+import type { InstanceRoles } from "../access/instance-roles";
 
 const WRONG_CREDENTIALS = "Incorrect email or password";
 
@@ -25,14 +27,19 @@ export class AccountsService {
     private readonly tokens: TokenService,
     private readonly limiter: SignInLimiter,
     private readonly identityProvider: IdentityProvider,
+    /** Who may sign up (SIGNUP, invitations) and who administers the instance. */
+    private readonly signup: { invitations: InvitationsService; roles: InstanceRoles },
   ) {
     // Made now, so the first sign-in with an unknown email takes no longer than a wrong password.
     void dummyHash();
   }
 
-  async signUp(email: string, password: string, ip: string): Promise<SignedIn> {
+  /** `invitation`: the token of an invitation link; without one the sign-up rules decide (invitations.service.ts: admit). */
+  async signUp(email: string, password: string, ip: string, invitation: string | null = null): Promise<SignedIn> {
     await this.limiter.reserveSignUp(ip);
     const normalized = email.trim().toLowerCase();
+    // The rules first, so someone who may not sign up cannot learn which addresses have accounts; again below, in the transaction.
+    await this.signup.invitations.admit(this.db.manager, normalized, invitation);
     if (await this.db.manager.exists(User, { where: { email: normalized } })) {
       throw new ConflictError("An account with this email already exists");
     }
@@ -49,7 +56,11 @@ export class AccountsService {
       lastSignInAt: now,
     });
     try {
-      await this.db.transaction((tx) => tx.insert(User, user));
+      await this.db.transaction(async (tx) => {
+        const admission = await this.signup.invitations.admit(tx, normalized, invitation);
+        await tx.insert(User, user);
+        await this.signup.invitations.welcome(tx, user.id, admission);
+      });
     } catch (error) {
       // Two sign-ups racing for one email: the unique index decides.
       if (isUniqueViolation(error)) throw new ConflictError("An account with this email already exists");
@@ -80,12 +91,15 @@ export class AccountsService {
     const claims = await this.identityProvider.verify(idpToken);
     const now = new Date();
     const user = await this.db.transaction(async (tx) => {
+      let admission: Admission | null = null;
       let user = await tx.findOne(User, { where: { idpSubject: claims.subject } });
       if (!user) {
         if (await tx.exists(User, { where: { email: claims.email } })) {
           // Linking by email alone would let any provider account with that address take over a password account.
           throw new ConflictError("An account with this email already exists; sign in with email and password");
         }
+        // A new social account follows the same sign-up rules as a password one (no invitation link here).
+        admission = await this.signup.invitations.admit(tx, claims.email, null);
         user = tx.create(User, {
           id: crypto.randomUUID(),
           email: claims.email,
@@ -100,6 +114,7 @@ export class AccountsService {
       user.lastSignInAt = now;
       if (claims.email !== user.email && !(await tx.exists(User, { where: { email: claims.email } }))) user.email = claims.email;
       await tx.save(User, user);
+      if (admission) await this.signup.invitations.welcome(tx, user.id, admission);
       return user;
     });
     return { user, token: await this.tokens.issue(user) };
@@ -115,6 +130,12 @@ export class AccountsService {
     const user = await this.db.manager.findOne(User, { where: { id: actor.userId } });
     if (!user) throw new UnauthorizedError("Account no longer exists: sign in again");
     return user;
+  }
+
+  /** The caller and whether they administer the instance (GET /users/me `is_admin`). */
+  async profile(actor: Actor): Promise<{ user: User; isAdmin: boolean }> {
+    const user = await this.requireUser(actor);
+    return { user, isAdmin: await this.signup.roles.isAdministrator(actor) };
   }
 
   async listUsers(): Promise<User[]> {

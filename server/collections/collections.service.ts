@@ -2,13 +2,12 @@ import crypto from "node:crypto";
 import { In, type DataSource } from "typeorm";
 import { BadRequestError } from "../errors";
 import { Collection } from "../data/entities/collection.entity";
-import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess } from "../access/access";
+import { assertCanCreateCollectionIn, listGroupOwned, requireCollectionAccess, triggerablePipelinesInto } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { DocumentPermissions } from "../access/document-permissions";
 import type { IngestQueue } from "../ingest/job-queue";
 import type { CollectionStats, DocumentSummary, SearchFilter, SearchHit, SearchIndex } from "../search/search-index";
 import { ALREADY_RUNNING } from "../ingest/job-queue";
-import { Pipeline } from "../data/entities/pipeline.entity";
 import { ModelRecord } from "../data/entities/model.entity";
 import { canonicalModelName, OllamaError, OllamaUnreachableError } from "../llm/ollama.client";
 import { ConflictError, ServiceUnavailableError } from "../errors";
@@ -99,7 +98,8 @@ export class CollectionsService {
     const stats = await this.index.stats(collectionId);
     if (stats.documentCount === 0) return { collection, jobIds: [] };
     const jobIds: string[] = [];
-    for (const pipeline of await this.db.manager.find(Pipeline, { where: { collectionId }, order: { id: "ASC" } })) {
+    // Only the pipelines the caller could start themselves: one whose source they cannot reach stays as it is.
+    for (const pipeline of await triggerablePipelinesInto(this.db.manager, actor, collectionId)) {
       try {
         jobIds.push((await this.queue.enqueue(pipeline.id)).id);
       } catch (error) {

@@ -1,3 +1,4 @@
+import type { InstanceRoles } from "../access/instance-roles";
 import type { Router } from "express";
 import type { DataSource, EntityManager } from "typeorm";
 import type { Actor } from "../access/actor";
@@ -79,6 +80,8 @@ export interface KindRouteDeps {
   sources: SourceCreator;
   /** The address browsers use (OAuth redirect URIs). */
   publicUrl: string;
+  /** Who may do instance-wide things (folder sources reach this machine's disks). */
+  roles: InstanceRoles;
 }
 
 /** How a kind creates a source through the shared steps (see SourcesService.create). */

@@ -44,9 +44,12 @@ import { ModelCapabilities1763801000000 } from "./migrations/1763801000000-model
 import { ModelCapabilities1763801000000 as PgModelCapabilities } from "./migrations/postgres/1763801000000-model-capabilities";
 import { JobPermissionsChanged1763803320000 } from "./migrations/1763803320000-job-permissions-changed";
 import { JobPermissionsChanged1763803320000 as PgJobPermissionsChanged } from "./migrations/postgres/1763803320000-job-permissions-changed";
+import { Invitation } from "./entities/invitation.entity";
+import { Invitations1763801360000 } from "./migrations/1763801360000-invitations";
+import { Invitations1763801360000 as PgInvitations } from "./migrations/postgres/1763801360000-invitations";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
-const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
+const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn, Invitation];
 export const MIGRATIONS = [
   AccountsGroupsCollections1763800000000,
   SourcesPipelinesJobs1763800100000,
@@ -60,10 +63,11 @@ export const MIGRATIONS = [
   JobSkippedFiles1763800900000,
   CollectionEmbeddingModel1763800950000,
   ModelCapabilities1763801000000,
+  Invitations1763801360000,
   JobPermissionsChanged1763803320000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgJobPermissionsChanged];
+const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgInvitations, PgJobPermissionsChanged];
 
 export interface StorageOptions {
   dataDir: string;

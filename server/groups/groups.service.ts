@@ -42,13 +42,15 @@ export class GroupsService {
     return roots;
   }
 
-  async addMember(actor: Actor, groupId: string, email: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  /** "no-account": nobody has that address (the route invites it instead: accounts/invitations.service.ts). */
+  async addMember(actor: Actor, groupId: string, email: string): Promise<"added" | "no-account"> {
+    return this.db.transaction(async (tx) => {
       await requireGroupMembership(tx, actor, groupId);
       const user = await tx.findOne(User, { where: { email: email.trim().toLowerCase() } });
-      if (!user) throw new NotFoundError("User not found");
-      if (await tx.exists(GroupMember, { where: { groupId, userId: user.id } })) return;
+      if (!user) return "no-account";
+      if (await tx.exists(GroupMember, { where: { groupId, userId: user.id } })) return "added";
       await tx.insert(GroupMember, { groupId, userId: user.id, createdAt: new Date() });
+      return "added";
     });
   }
 

@@ -2,6 +2,11 @@ import type { User } from "../data/entities/user.entity";
 import { isoNoZone } from "../time";
 
 /** Entity -> JSON. Fields are picked one by one so a secret column (the password hash) can never leak by accident. */
+/** GET /users/me: the user and whether they administer the instance. */
+export function presentMe(user: User, isAdmin: boolean) {
+  return { ...presentUser(user), is_admin: isAdmin };
+}
+
 export function presentUser(user: User) {
   return {
     id: user.id,

@@ -4,9 +4,12 @@ import { clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "..
 import { documentedRouter } from "../routing/documented-router";
 import type { TokenService } from "../accounts/tokens";
 import { presentToken, presentUser } from "./accounts.presenters";
-import { signInBody, signUpBody } from "./accounts.schemas";
+import { signInBody, signUpBody, signUpQuery } from "./accounts.schemas";
+import type { InvitationsService } from "../accounts/invitations.service";
+import type { SignupMode } from "../config";
+import { presentSignupStatus } from "./invitations.presenters";
 
-export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean): Router {
+export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean, signup: { invitations: InvitationsService; mode: SignupMode }): Router {
   const signedIn = requireAuth(tokens, (id) => accounts.userExists(id));
   const routes = documentedRouter("Accounts");
 
@@ -15,12 +18,30 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     body: signUpBody,
     status: 201,
     returns: "A token response; also sets the HttpOnly `access_token` cookie",
-    errors: { 409: "An account with this email exists", 429: "Too many sign-ups from this address; see Retry-After" },
+    errors: {
+      403: "Sign-up is by invitation or closed here, the address is outside SIGNUP_DOMAINS, or an invitation is waiting for it (`detail` says which)",
+      404: "The invitation link is not valid",
+      409: "An account with this email exists",
+      410: "The invitation was used or has expired",
+      422: "Invalid fields, or the email is not the invited one",
+      429: "Too many sign-ups from this address; see Retry-After",
+    },
     public: true,
   }, async ({ body }, req, res) => {
-    const { token } = await accounts.signUp(body.email, body.password, clientAddress(req));
+    const { token } = await accounts.signUp(body.email, body.password, clientAddress(req), body.invitation ?? null);
     setTokenCookie(res, token, secureCookies);
     res.status(201).json(presentToken(token));
+  });
+
+  routes.get("/signup", {
+    summary: "How this instance lets people sign up, and the invitation a link names",
+    query: signUpQuery,
+    returns: "`{signup, first_account, invitation}`: signup is open, invite or off; first_account: nobody has signed up yet; invitation: `{email, expires_at}` of the link's token, or null",
+    errors: { 404: "The invitation link is not valid", 410: "The invitation was used or has expired" },
+    public: true,
+  }, async ({ query }, _req, res) => {
+    const invitation = query.invitation ? await signup.invitations.lookup(query.invitation) : null;
+    res.json(presentSignupStatus(signup.mode, await signup.invitations.firstAccountPending(), invitation));
   });
 
   routes.post("/signin", {

@@ -13,9 +13,18 @@ const PASSWORD = z
       "it is reduced with HMAC-SHA256 before bcrypt (cost 12), so nothing beyond bcrypt's 72-byte limit is cut off.",
   );
 
-const EMAIL = z.email("must be a valid email address").max(254, "must be at most 254 characters");
+export const EMAIL = z.email("must be a valid email address").max(254, "must be at most 254 characters");
 
-export const signUpBody = z.object({ email: EMAIL, password: PASSWORD });
+/** An invitation link's token (the `invitation` parameter of its #/signup link). */
+export const INVITATION_TOKEN = z.string().min(1, "is required").max(200, "must be at most 200 characters").describe("The `invitation` parameter of an invitation link");
+
+export const signUpBody = z.object({
+  email: EMAIL,
+  password: PASSWORD,
+  invitation: INVITATION_TOKEN.optional().describe("An invitation link's token: the way in under SIGNUP=invite; the email must be the invited one"),
+});
+
+export const signUpQuery = z.object({ invitation: INVITATION_TOKEN.optional() });
 
 // Sign-in checks only presence: a wrong password is a 401, not a lesson in the rules.
 export const signInBody = z.object({

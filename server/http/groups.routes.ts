@@ -5,8 +5,10 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } from "./groups.presenters";
 import { idParams } from "../routing/common.schemas";
 import { createGroupBody, memberParams, setParentBody } from "./groups.schemas";
+import type { InvitationsService } from "../accounts/invitations.service";
+import { presentIssuedInvitation } from "./invitations.presenters";
 
-export function groupsRoutes(groups: GroupsService): Router {
+export function groupsRoutes(groups: GroupsService, invitations: InvitationsService): Router {
   const routes = documentedRouter("Groups");
 
   routes.post("/user_groups", {
@@ -30,14 +32,23 @@ export function groupsRoutes(groups: GroupsService): Router {
   });
 
   routes.put("/user_groups/:id/members/:email", {
-    summary: "Add a member (idempotent)",
+    summary: "Add a member (idempotent); an address without an account gets an invitation into the group instead",
     params: memberParams,
     status: 204,
     returns: "Added, or already a member",
-    errors: { 404: "No such group among the caller's, or no user with that email" },
+    // Listed with the errors, as ingest/status's 202: a different answer from the success one.
+    errors: {
+      202: "No account has that address: the answer is an invitation into the group, with its `link` (shown this once); the account made with it joins the group",
+      403: "The address has no account, and under SIGNUP=invite only an administrator can invite it",
+      404: "No such group among the caller's",
+      409: "The address has no account and sign-up is off (SIGNUP=off)",
+      422: "Not an email address (when no account has it)",
+    },
   }, async ({ params: { id, email } }, _req, res) => {
-    await groups.addMember(actorOf(res), id, email);
-    res.status(204).end();
+    const actor = actorOf(res);
+    if ((await groups.addMember(actor, id, email)) === "added") return void res.status(204).end();
+    const { invitation, link } = await invitations.inviteToGroup(actor, id, email);
+    res.status(202).json(presentIssuedInvitation(invitation, link));
   });
 
   routes.delete("/user_groups/:id/members/:email", {

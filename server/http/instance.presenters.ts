@@ -1,4 +1,4 @@
-/** GET /instance: what the caller may do with this instance's settings. */
-export function presentInstance(canChangeSettings: boolean) {
-  return { can_change_settings: canChangeSettings };
+/** GET /instance: what the caller may do with this instance's settings, and whether instance-wide actions are an administrator's. */
+export function presentInstance(canChangeSettings: boolean, administratorsOnly: boolean) {
+  return { can_change_settings: canChangeSettings, administrators_only: administratorsOnly };
 }

@@ -14,13 +14,18 @@ export function canChangeSettings(req: Request, teamServer: boolean): boolean {
   return !teamServer && isLoopbackAddress(req.socket.remoteAddress);
 }
 
-export function instanceRoutes(teamServer: boolean): Router {
+/** administratorsOnly: a LAN server or ADMIN_EMAILS set (access/instance-roles.ts `guarded`). */
+export function instanceRoutes(teamServer: boolean, administratorsOnly: boolean): Router {
   const routes = documentedRouter("Instance");
   routes.get(
     "/instance",
-    { summary: "What this instance lets the caller do with its settings", returns: "`can_change_settings`: true for the desktop user at the server's own machine" },
+    {
+      summary: "What this instance lets the caller do with its settings",
+      returns:
+        "`can_change_settings`: true for the desktop user at the server's own machine; `administrators_only`: catalog models and folder sources need an administrator here (a LAN server, or ADMIN_EMAILS set)",
+    },
     (_input, req, res) => {
-      res.json(presentInstance(canChangeSettings(req, teamServer)));
+      res.json(presentInstance(canChangeSettings(req, teamServer), administratorsOnly));
     },
   );
   return routes.router;

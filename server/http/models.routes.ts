@@ -14,8 +14,12 @@ import {
 } from "./models.schemas";
 import { isFinalEvent, RunningPull } from "../llm/model-pulls";
 import { openEventStream } from "./sse";
+import type { InstanceRoles } from "../access/instance-roles";
 
-export function modelsRoutes(models: ModelsService): Router {
+/** The 403 of the instance-wide model actions. */
+const ADMIN_ONLY = "On a LAN server or with ADMIN_EMAILS set, only an administrator may";
+
+export function modelsRoutes(models: ModelsService, roles: InstanceRoles): Router {
   const routes = documentedRouter("Models");
 
   // The fixed paths come before /models/:id.
@@ -30,8 +34,9 @@ export function modelsRoutes(models: ModelsService): Router {
   routes.post("/models/library/refresh", {
     summary: "Reload the model library from MODEL_LIBRARY_URL",
     returns: "`{count, refreshed_at}`",
-    errors: { 502: "The library there is not a valid catalog", 503: "No MODEL_LIBRARY_URL is configured, or it could not be fetched" },
+    errors: { 403: ADMIN_ONLY, 502: "The library there is not a valid catalog", 503: "No MODEL_LIBRARY_URL is configured, or it could not be fetched" },
   }, async (_input, _req, res) => {
+    await roles.requireInstanceAction(actorOf(res), "refresh the model library");
     res.json(presentLibraryRefresh(await models.refreshLibrary()));
   });
 
@@ -50,9 +55,13 @@ export function modelsRoutes(models: ModelsService): Router {
     returns:
       "Events with a `status`: `pulling <layer>` (completed, total bytes of the layer; completed_bytes, total_bytes of the whole download), `benchmarking`, then `completed` with the catalog record, `cancelled`, or `error`. " +
       "A model already in the catalog answers one `completed` event with `already_present: true` and downloads nothing, unless `update` is true",
-    errors: { 400: "The name carries a registry host (`host[:port]/namespace/model`) that is not in `OLLAMA_REGISTRIES`; nothing was pulled" },
+    errors: {
+      400: "The name carries a registry host (`host[:port]/namespace/model`) that is not in `OLLAMA_REGISTRIES`; nothing was pulled",
+      403: ADMIN_ONLY,
+    },
   }, async ({ body }, req, res) => {
     const actor = actorOf(res);
+    await roles.requireInstanceAction(actor, "pull models");
     const pull = await models.pull(actor, body.model_name, body.update);
     const stream = openEventStream(req, res, models.options.keepAliveMs);
     if (!(pull instanceof RunningPull)) {
@@ -118,8 +127,9 @@ export function modelsRoutes(models: ModelsService): Router {
     params: modelIdParams,
     status: 204,
     returns: "Removed",
-    errors: { 404: "No such model", 502: "The model server refused to remove it", 503: "The model server cannot be reached; nothing was removed" },
+    errors: { 403: ADMIN_ONLY, 404: "No such model", 502: "The model server refused to remove it", 503: "The model server cannot be reached; nothing was removed" },
   }, async ({ params: { id } }, _req, res) => {
+    await roles.requireInstanceAction(actorOf(res), "delete catalog models");
     await models.delete(id);
     res.status(204).end();
   });

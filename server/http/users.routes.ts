@@ -2,15 +2,16 @@ import type { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
 import { actorOf } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
-import { presentUser } from "./accounts.presenters";
+import { presentMe, presentUser } from "./accounts.presenters";
 import { presentGroup } from "./groups.presenters";
 import { idParams } from "../routing/common.schemas";
 
 export function usersRoutes(accounts: AccountsService): Router {
   const routes = documentedRouter("Users");
 
-  routes.get("/users/me", { summary: "The caller", returns: "The user" }, async (_input, _req, res) => {
-    res.json(presentUser(await accounts.requireUser(actorOf(res))));
+  routes.get("/users/me", { summary: "The caller", returns: "The user, with `is_admin`: whether they administer this instance" }, async (_input, _req, res) => {
+    const { user, isAdmin } = await accounts.profile(actorOf(res));
+    res.json(presentMe(user, isAdmin));
   });
 
   routes.get("/users", { summary: "Every user", returns: "A list of users" }, async (_input, _req, res) => {

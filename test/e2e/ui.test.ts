@@ -997,12 +997,16 @@ test("without Google configured, the Drive card tells the desktop user which set
 test("with the model server stopped, the Models page says so in the viewer's words before anyone pulls", async () => {
   // Port 9 on loopback: nothing listens there, like an Ollama that is not running.
   const stopped = await startSluice({ env: { OLLAMA_HOST: "http://127.0.0.1:9", SLUICE_PULL_RETRY_DELAY_MS: "10" } });
+  // The first account administers the instance: the member below is someone else.
+  await client(stopped.api)("POST", "/signup", { body: { email: uniqueEmail("e2e-admin"), password: GOOD_PASSWORD } });
   const lan = await signedInPage(stopped.url);
   const desktop = await signedInPage(stopped.url, async (c) => {
     await c.addInitScript("window.sluiceDesktop = { openExternal: async () => {} };");
   });
   try {
-    // A browser user (a LAN server, say) cannot start it: they are told whom to ask, and no setting names.
+    // A browser user on another machine cannot start it: they are told whom to ask, and no setting names. This
+    // browser is on loopback, so the server's answer for a LAN peer (test/unit/instance-settings.test.ts) is given here.
+    await lan.p.route("**/api/instance", (route) => route.fulfill({ json: { can_change_settings: false } }));
     await lan.p.goto(`${stopped.url}/#/models`);
     const banner = lan.p.locator('[data-model-server="down"]');
     await banner.getByText("The model server is not running, so models cannot be pulled or used. Ask your administrator to start it.").waitFor();

@@ -21,6 +21,7 @@ import {
   requireConversationOwner,
   requirePersonalModel,
   requirePipelineAccess,
+  triggerablePipelinesInto,
   visibleGroupsOf,
   visibleMemberEmails,
 } from "../../server/access/access";
@@ -36,6 +37,7 @@ import { Group } from "../../server/data/entities/group.entity";
 import { User } from "../../server/data/entities/user.entity";
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from "../../server/errors";
 import { tempDir } from "../fixtures/sluice-server";
+import { InstanceRoles } from "../../server/access/instance-roles";
 
 // Each access rule against a real SQLite file: Alice is in "team", Bob in "other", "team" owns a collection.
 let db: DataSource;
@@ -293,6 +295,13 @@ describe("every access rule: allowed, denied, missing", () => {
     assert.deepEqual(await accessiblePipelines(db.manager, cid), []);
   });
 
+  it("triggerablePipelinesInto: of the pipelines into a collection, only those whose source the actor reaches too", async () => {
+    assert.deepEqual((await triggerablePipelinesInto(db.manager, ann, colA)).map((p) => p.id), [pipeAA], "pipeBA's source is Ben's");
+    assert.deepEqual((await triggerablePipelinesInto(db.manager, ben, colA)).map((p) => p.id), [pipeBA]);
+    assert.deepEqual(await triggerablePipelinesInto(db.manager, cid, colA), []);
+    assert.deepEqual(await triggerablePipelinesInto(db.manager, ann, MISSING), []);
+  });
+
   it("visibleGroupsOf: all of one's own groups; of another user only the shared ones; a missing user is NotFound", async () => {
     assert.deepEqual((await visibleGroupsOf(db.manager, ann, ann.userId)).map((g) => g.id), [alpha, shared]);
     assert.deepEqual((await visibleGroupsOf(db.manager, ann, ben.userId)).map((g) => g.id), [shared], "beta stays hidden from Ann");
@@ -319,5 +328,42 @@ describe("every access rule: allowed, denied, missing", () => {
   it("requirePersonalModel: the owner passes; another user's record is the same NotFound as a missing one", async () => {
     assert.equal((await requirePersonalModel(db.manager, ann, annRecord)).id, annRecord);
     await sameNotFound(requirePersonalModel(db.manager, ann, benRecord), requirePersonalModel(db.manager, ann, MISSING));
+  });
+});
+
+describe("who administers the instance (access/instance-roles.ts)", () => {
+  let rolesDb: DataSource;
+  const first = { userId: crypto.randomUUID(), email: "first@corp.example" };
+  const second = { userId: crypto.randomUUID(), email: "Boss@corp.example" };
+  before(async () => {
+    rolesDb = await openDatabase(tempDir());
+    await rolesDb.manager.insert(User, { id: first.userId, email: first.email, createdAt: new Date(Date.UTC(2025, 0, 1)), updatedAt: new Date() });
+    await rolesDb.manager.insert(User, { id: second.userId, email: "boss@corp.example", createdAt: new Date(Date.UTC(2025, 0, 2)), updatedAt: new Date() });
+  });
+  after(async () => {
+    await rolesDb.destroy();
+  });
+
+  it("without ADMIN_EMAILS the oldest account administers; unguarded, instance-wide actions are everyone's", async () => {
+    const roles = new InstanceRoles(rolesDb, [], false);
+    assert.equal(await roles.isAdministrator(first), true);
+    assert.equal(await roles.isAdministrator(second), false);
+    await roles.requireInstanceAction(second, "pull models");
+    const forbidden = await rejection(roles.requireAdministrator(second, "invite people"));
+    assert.ok(forbidden instanceof ForbiddenError);
+    assert.equal(forbidden.message, "Only an administrator of this instance can invite people");
+  });
+
+  it("with ADMIN_EMAILS only the stored address counts (whatever the token says); guarded, others get 403", async () => {
+    const roles = new InstanceRoles(rolesDb, ["boss@corp.example"], true);
+    assert.equal(await roles.isAdministrator(first), false, "the oldest account is no administrator once they are named");
+    assert.equal(await roles.isAdministrator(second), true);
+    assert.equal(await roles.isAdministrator({ userId: first.userId }), false);
+    assert.equal(roles.isAdminEmail(" BOSS@corp.example "), true);
+    const forbidden = await rejection(roles.requireInstanceAction(first, "pull models"));
+    assert.ok(forbidden instanceof ForbiddenError);
+    assert.equal(forbidden.message, "Only an administrator of this instance can pull models");
+    await roles.requireInstanceAction(second, "pull models");
+    assert.equal(await roles.isAdministrator({ userId: MISSING }), false);
   });
 });

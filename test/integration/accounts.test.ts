@@ -306,7 +306,7 @@ describe("GET /instance", () => {
     const res = await request("GET", "/instance", { token });
     assert.equal(res.status, 200);
     // These requests come over loopback; a team server (DATABASE_URL) has its administrator elsewhere.
-    assert.deepEqual(res.body, { can_change_settings: sluice.server.databaseUrl === null });
+    assert.deepEqual(res.body, { can_change_settings: sluice.server.databaseUrl === null, administrators_only: false });
   });
 
   it("answers 401 without a session", async () => {

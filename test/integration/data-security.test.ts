@@ -168,6 +168,7 @@ describe("odd ids", () => {
       q("POST /data_sources/:id/schedules/resume", "id", (o) => `/data_sources/${o}/schedules/resume`),
       q("DELETE /models/:id", "id", (o) => `/models/${o}`),
       q("DELETE /models/my/:record_id", "record_id", (o) => `/models/my/${o}`),
+      q("DELETE /invitations/:id", "id", (o) => `/invitations/${o}`),
     ];
     assert.ok(pipeline, "the snippet test's pipeline exists");
   });

@@ -185,6 +185,42 @@ describe("search modes with an embedding model", () => {
   });
 });
 
+describe("PUT /collections/{id}/embedding and other groups' sources", () => {
+  it("starts jobs only for the pipelines the caller may trigger: one whose source is in a group the caller is not in is left alone", async () => {
+    // A member of the collection's group who also has a source of their own group piped into it.
+    const stranger = await signUp(request, "embed-stranger");
+    const ownerGroup = (await request("GET", `/collections`, { token: owner.token })).body.find((c: { id: string }) => c.id === collectionId).owner_group_id;
+    assert.equal((await request("PUT", `/user_groups/${ownerGroup}/members/${encodeURIComponent(stranger.email)}`, { token: owner.token })).status, 204);
+    const theirGroup = await createGroup(request, stranger.token, "embed-theirs");
+    const theirDocs = path.join(root, "theirs");
+    fs.mkdirSync(theirDocs, { recursive: true });
+    fs.writeFileSync(path.join(theirDocs, "garden.txt"), "The gardener planted tulips.");
+    const source = await request("POST", `/data_sources/folder/${theirGroup}`, {
+      token: stranger.token,
+      body: { data_source: { data_source_name: "Their docs" }, folder_source: { path: theirDocs } },
+    });
+    assert.equal(source.status, 201, source.text);
+    const piped = await request("POST", "/data_pipelines", { token: stranger.token, body: { name: "theirs into ours", data_source_id: source.body.data_source.id, collection_id: collectionId } });
+    assert.equal(piped.status, 201, piped.text);
+
+    assert.equal((await setModel(null)).status, 200);
+    const set = await setModel("nomic-embed-text");
+    assert.equal(set.status, 200, set.text);
+    assert.equal(set.body.job_ids.length, 1, "only the owner's own pipeline");
+    assert.equal((await waitForJobEnd(request, owner.token, pipelineId)).status, "completed");
+    const theirs = await request("GET", `/data_pipelines/${piped.body.id}/ingest/status`, { token: stranger.token });
+    assert.equal(theirs.status, 202, `their pipeline never ran: ${theirs.text}`);
+
+    // The stranger reaches both sources: both pipelines get a job.
+    assert.equal((await setModel(null, stranger.token)).status, 200);
+    const both = await setModel("nomic-embed-text", stranger.token);
+    assert.equal(both.status, 200, both.text);
+    assert.equal(both.body.job_ids.length, 2);
+    assert.equal((await waitForJobEnd(request, stranger.token, piped.body.id)).status, "completed");
+    assert.equal((await waitForJobEnd(request, owner.token, pipelineId)).status, "completed");
+  });
+});
+
 describe("team server", () => {
   // On the team run (PostgreSQL + Redis): an API process that takes no jobs, and `npm run worker`
   // on the same database and queue, which runs the embedding stage.

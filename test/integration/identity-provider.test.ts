@@ -126,3 +126,30 @@ describe("POST /auth/session", () => {
     assert.equal((await plainRequest("POST", "/signin", { body: { email, password: "correct-horse-42" } })).status, 200);
   });
 });
+
+describe("a new social account follows the sign-up rules (issue 34)", () => {
+  let closed: FakeIdp;
+  const admin = `idp-admin-${process.pid}@corp.example`;
+  const invite = useSluice({
+    env: async () => {
+      closed = await startFakeIdp();
+      return { IDP_JWKS_URL: closed.jwksUrl, IDP_ISSUER: closed.issuer, IDP_AUDIENCE: closed.audience, SIGNUP: "invite", ADMIN_EMAILS: admin };
+    },
+  });
+  after(async () => {
+    await closed?.close();
+  });
+
+  it("under SIGNUP=invite an unknown address gets 403 and no account; an ADMIN_EMAILS address gets in", async () => {
+    const sub = subject();
+    const refused = await invite.request("POST", "/auth/session", { token: await closed.mint({ sub, email: `${sub}@corp.example` }) });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.detail, "Sign-up on this instance is by invitation: ask an administrator for an invitation link");
+    assert.equal(refused.headers.get("set-cookie"), null);
+    const named = await invite.request("POST", "/auth/session", { token: await closed.mint({ sub: subject(), email: admin }) });
+    assert.equal(named.status, 200, named.text);
+    const cookie = /access_token=[^;]+/.exec(named.headers.get("set-cookie")!)![0];
+    const users = await invite.request("GET", "/users", { headers: { cookie } });
+    assert.deepEqual(users.body.map((u: { email: string }) => u.email), [admin]);
+  });
+});

@@ -243,3 +243,26 @@ describe("OLLAMA_HOST, read as Ollama reads it", () => {
     assert.throws(() => loadConfig({ MIN_FREE_DISK_MB: "-1" }), /MIN_FREE_DISK_MB must be a whole number/);
   });
 });
+
+describe("roles and sign-up settings (issue 34)", () => {
+  it("SIGNUP: open on a loopback HOST, invite on any other; set, it is as written; a bad value is named", () => {
+    assert.equal(loadConfig({}).signup, "open");
+    assert.equal(loadConfig({ HOST: "localhost" }).signup, "open");
+    assert.equal(loadConfig({ HOST: "::1" }).signup, "open");
+    assert.equal(loadConfig({ HOST: "0.0.0.0" }).signup, "invite");
+    assert.equal(loadConfig({ HOST: "192.168.1.5" }).signup, "invite");
+    assert.equal(loadConfig({ HOST: "0.0.0.0", SIGNUP: "open" }).signup, "open");
+    assert.equal(loadConfig({ SIGNUP: "off" }).signup, "off");
+    assert.throws(() => loadConfig({ SIGNUP: "closed" }), /SIGNUP must be "open", "invite" or "off", got "closed"/);
+  });
+
+  it("ADMIN_EMAILS and SIGNUP_DOMAINS: comma-separated, trimmed, lower-cased; unset is none; a bad entry is named", () => {
+    const config = loadConfig({ ADMIN_EMAILS: " Boss@Corp.example, ops@corp.example ,", SIGNUP_DOMAINS: "Corp.Example, @lab.corp.example" });
+    assert.deepEqual(config.adminEmails, ["boss@corp.example", "ops@corp.example"]);
+    assert.deepEqual(config.signupDomains, ["corp.example", "lab.corp.example"]);
+    assert.deepEqual(loadConfig({}).adminEmails, []);
+    assert.deepEqual(loadConfig({}).signupDomains, []);
+    assert.throws(() => loadConfig({ ADMIN_EMAILS: "boss@corp.example,nobody" }), /ADMIN_EMAILS entries must be email addresses separated by commas; "nobody" is not/);
+    assert.throws(() => loadConfig({ SIGNUP_DOMAINS: "corp" }), /SIGNUP_DOMAINS entries must be domain names such as corp.example, separated by commas; "corp" is not/);
+  });
+});

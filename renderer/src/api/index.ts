@@ -10,6 +10,10 @@ export { invalidate, invalidateSourceLists, keys, queries, queryClient } from ".
 export type { Health, ShareListing } from "./schema";
 
 export type User = Wire.User;
+export type Me = Wire.Me;
+export type Invitation = Wire.Invitation;
+export type IssuedInvitation = Wire.IssuedInvitation;
+export type SignupStatus = Wire.SignupStatus;
 export type GroupPermission = Wire.CreateGroupBody["group_permission"];
 /** A group as GET /user_groups lists it (member emails only for the caller's own groups). */
 export type Group = Wire.GroupListing;

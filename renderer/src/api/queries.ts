@@ -37,6 +37,8 @@ export const keys = {
   modelServer: ["model_server"] as const,
   drive: ["drive"] as const,
   conversations: (collectionId: string) => ["conversations", collectionId] as const,
+  invitations: ["invitations"] as const,
+  signup: ["signup"] as const,
 };
 
 /** While a run is going its state is read this often; once it ends, no more. */
@@ -52,6 +54,11 @@ export const queries = {
   me: () => queryOptions({ queryKey: keys.me, queryFn: () => answer(api.GET("/users/me")).catch(() => null), staleTime: Number.POSITIVE_INFINITY }),
   /** Whether the viewer may change this instance's settings (the desktop user at its own machine); asked once per page load. */
   instance: () => queryOptions({ queryKey: keys.instance, queryFn: () => answer(api.GET("/instance")), staleTime: Number.POSITIVE_INFINITY }),
+  /** How this instance lets people sign up, and the invitation a link's token names (404/410 as errors). */
+  signup: (invitation: string | null) =>
+    queryOptions({ queryKey: [...keys.signup, invitation], queryFn: () => answer(api.GET("/signup", { params: { query: invitation ? { invitation } : {} } })) }),
+  /** Administrators only. */
+  invitations: () => queryOptions({ queryKey: keys.invitations, queryFn: () => answer(api.GET("/invitations")) }),
   /** DATA_DIR's free space, for the low-disk banner. */
   health: () => queryOptions({ queryKey: keys.health, queryFn: () => answer(api.GET("/health")), refetchInterval: DISK_POLL_MS }),
   groups: () => queryOptions({ queryKey: keys.groups, queryFn: () => answer(api.GET("/user_groups")) }),

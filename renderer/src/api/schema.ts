@@ -23,10 +23,12 @@ export type ShareListing = Record<string, string[] | { error: string }>;
 /** The JSON answer of each operation the UI reads, by status. */
 interface Answers {
   "/health": { get: { 200: Health } };
-  "/signup": { post: { 201: Wire.Token } };
+  "/signup": { get: { 200: Wire.SignupStatus }; post: { 201: Wire.Token } };
+  "/invitations": { get: { 200: Wire.Invitation[] }; post: { 201: Wire.IssuedInvitation } };
+  "/user_groups/{id}/members/{email}": { put: { 202: Wire.IssuedInvitation } };
   "/signin": { post: { 200: Wire.Token } };
   "/signout": { post: { 200: unknown } };
-  "/users/me": { get: { 200: Wire.User } };
+  "/users/me": { get: { 200: Wire.Me } };
   "/users": { get: { 200: Wire.User[] } };
   "/instance": { get: { 200: Wire.Instance } };
   "/user_groups": { get: { 200: Wire.GroupListing[] }; post: { 201: Wire.CreatedGroup } };

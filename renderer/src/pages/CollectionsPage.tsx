@@ -9,6 +9,7 @@ import { href } from "../navigation";
 import { EmbeddingModelControl } from "./EmbeddingModelControl";
 import { SearchPanel } from "./SearchPanel";
 import { ownerGroup } from "./owner-group";
+import { FirstRun, useFirstRun } from "./FirstRun";
 
 function CreateCollectionForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (id: string) => void }) {
   const [name, setName] = useState("");
@@ -135,13 +136,16 @@ export function CollectionsPage() {
   const collections = useQuery(queries.collections());
   const groups = useQuery(queries.groups());
   const [created, setCreated] = useState<string | null>(null);
+  const firstRun = useFirstRun();
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
   return (
     <div className="page">
       <h1 ref={heading} tabIndex={-1}>
         Collections
       </h1>
-      {groups.data ? (
+      {firstRun ? (
+        <FirstRun />
+      ) : groups.data ? (
         <CreateCollectionForm groups={groups.data.filter((g) => g.is_member)} onCreated={setCreated} />
       ) : (
         <Loading />
@@ -151,7 +155,8 @@ export function CollectionsPage() {
         <h2 id="collections-heading">Your collections</h2>
         {collections.isPending ? <Loading /> : null}
         <ErrorText error={collections.error} />
-        {collections.data && collections.data.length === 0 && <Empty>No collections yet. Create one above, or add a data source.</Empty>}
+        {collections.data && collections.data.length === 0 && !firstRun && <Empty>No collections yet. Create one above, or add a data source.</Empty>}
+        {firstRun && <Empty>No collections yet: the source above brings the first one.</Empty>}
         {collections.data && collections.data.length > 0 && (
           <div className="table-wrap">
             <table className="stack-table">

@@ -4,6 +4,7 @@ import * as api from "../api";
 import { client, invalidate, keys, queries } from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, announce, usePageHeading } from "../components";
 import { GROUP_NAME_RULE, groupNameProblem } from "../names";
+import { InvitationLink } from "./InvitationLink";
 
 /** What a group's permission means, said where it is chosen (the spec: stored and shown; access follows membership). */
 const PERMISSION_HELP =
@@ -106,10 +107,13 @@ function GroupCard({
   }, [isNew]);
   const [email, setEmail] = useState("");
   const [parent, setParentValue] = useState(group.parent_group_id ?? "");
+  const [invited, setInvited] = useState<api.IssuedInvitation | null>(null);
   const path = { id: group.id };
   const add = useMutation({
     mutationFn: () => client.PUT("/user_groups/{id}/members/{email}", { params: { path: { ...path, email: email.trim() } } }),
-    onSuccess: () => {
+    // 202: nobody has that address yet, and the answer is an invitation into the group.
+    onSuccess: ({ data, response }) => {
+      setInvited(response.status === 202 && data ? data : null);
       setEmail("");
       return invalidate(keys.groups);
     },
@@ -171,6 +175,7 @@ function GroupCard({
             </button>
           </form>
           <ErrorText error={add.error} />
+          {invited && <InvitationLink invitation={invited} groupName={group.group_name} />}
           <form
             className="inline-form"
             onSubmit={(e) => {

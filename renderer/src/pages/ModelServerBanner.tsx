@@ -4,9 +4,26 @@ import * as api from "../api";
 import { queries } from "../api";
 import { isDesktopApp } from "../desktop";
 
-/** What to tell this viewer when the model server does not answer: the settings only to whoever can change them. */
-export function serverDownMessage(status: api.ModelServerStatus | null): string {
-  if (!isDesktopApp()) return "The model server is not running, so models cannot be pulled or used. Ask your administrator to start it.";
+/** Who is looking: at the server's own machine (GET /instance), or this instance's administrator elsewhere. */
+export interface Viewer {
+  atTheMachine: boolean;
+  isAdmin: boolean;
+}
+
+/** The viewer as the cached reads know them; until they answer, a LAN member (the words that name no setting). */
+export function useViewer(): Viewer {
+  const instance = useQuery(queries.instance());
+  const me = useQuery(queries.me());
+  return { atTheMachine: isDesktopApp() || instance.data?.can_change_settings === true, isAdmin: me.data?.is_admin === true };
+}
+
+/** What to tell this viewer when the model server does not answer: the settings only to whoever can change them (issue 34 item 10). */
+export function serverDownMessage(status: api.ModelServerStatus | null, viewer: Viewer): string {
+  if (!viewer.atTheMachine) {
+    return viewer.isAdmin
+      ? "The model server is not running, so models cannot be pulled or used. Whoever runs the Sluice server can start it."
+      : "The model server is not running, so models cannot be pulled or used. Ask your administrator to start it.";
+  }
   if (!status || status.on_this_machine) return "The model server is not running. Start Ollama on this computer, then try again.";
   return "The model server set in OLLAMA_HOST does not answer. Start Ollama there, or point OLLAMA_HOST at a running one and restart Sluice.";
 }
@@ -25,6 +42,7 @@ export function useModelServer() {
 
 export function ModelServerBanner({ server, onCheck }: { server: ServerState; onCheck: () => Promise<void> }) {
   const [checking, setChecking] = useState(false);
+  const viewer = useViewer();
   if (server.state === "checking") return null;
   if (server.state === "error") return <p className="error" role="alert">{api.errorMessage(server.error)}</p>;
   const { status } = server;
@@ -36,7 +54,7 @@ export function ModelServerBanner({ server, onCheck }: { server: ServerState; on
     );
   return (
     <div className="server-down" role="alert" data-model-server="down">
-      <p>{serverDownMessage(status)}</p>
+      <p>{serverDownMessage(status, viewer)}</p>
       <button
         type="button"
         disabled={checking}

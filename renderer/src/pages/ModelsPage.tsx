@@ -5,7 +5,7 @@ import { client, invalidate, keys, queries } from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, usePageHeading } from "../components";
 import { formatBytes, formatDuration, formatTime } from "../format";
 import { applyPullEvent, isRunning, speedOf, startingPull, type PullState } from "./model-pull";
-import { ModelServerBanner, serverDownMessage, useModelServer } from "./ModelServerBanner";
+import { ModelServerBanner, serverDownMessage, useModelServer, useViewer } from "./ModelServerBanner";
 import "./models.css";
 
 const DEBOUNCE_MS = 250;
@@ -202,7 +202,8 @@ function Catalog({
     onSuccess: () => invalidate(keys.models, keys.myModels),
   });
   // A model server that is down answers 503: said in the viewer's words, like the page's banner.
-  const deleteError = del.error instanceof api.ApiError && del.error.status === 503 ? `${serverDownMessage(server)} Nothing was deleted.` : del.error;
+  const viewer = useViewer();
+  const deleteError = del.error instanceof api.ApiError && del.error.status === 503 ? `${serverDownMessage(server, viewer)} Nothing was deleted.` : del.error;
   if (models.length === 0) return <Empty>No models pulled yet. Search the library and pull one.</Empty>;
   return (
     <>
@@ -456,12 +457,21 @@ export function ModelsPage() {
     cancelling: cancel.isPending,
     cancelError: cancel.error,
   };
+  // A LAN server keeps the catalog to its administrators: said once, here, to everyone else (issue 34 item 10).
+  const instance = useQuery(queries.instance());
+  const me = useQuery(queries.me());
+  const membersOnlyUse = instance.data?.administrators_only === true && me.data?.is_admin === false;
   return (
     <div className="page models-page">
       <h1 ref={heading} tabIndex={-1}>
         Models
       </h1>
       <ModelServerBanner server={modelServer.server} onCheck={modelServer.check} />
+      {membersOnlyUse && (
+        <p className="muted" data-admin-note="models">
+          On this server an administrator pulls and removes models; you can add catalog models to your own list.
+        </p>
+      )}
       <section className="card" aria-labelledby="catalog-heading">
         <h2 id="catalog-heading">Catalog</h2>
         {catalog.isPending ? <Loading /> : null}

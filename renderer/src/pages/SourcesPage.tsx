@@ -9,6 +9,7 @@ import { SMB_PORT, SMB_SERVER_NAME, SOURCE_NAME_MAX } from "../names";
 import { href } from "../navigation";
 import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
 import { ownerGroup } from "./owner-group";
+import { FirstRun, useFirstRun } from "./FirstRun";
 
 type SmbForm = {
   group: string;
@@ -411,6 +412,8 @@ export function SourcesPage() {
   const driveConnected = drive.state === "ready" && drive.status.connected;
   const myGroups = (groups.data ?? []).filter((g) => g.is_member);
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
+  // A new instance's administrator gets the one guided form instead of forms that first need a group.
+  const firstRun = useFirstRun();
   return (
     <div className="page">
       <h1 ref={heading} tabIndex={-1}>
@@ -418,7 +421,8 @@ export function SourcesPage() {
       </h1>
       {/* At the top, where the eye is after adding: the forms above it would push it below the fold. */}
       {created && <CreatedNotice created={created} />}
-      <div className="two-col">
+      {firstRun ? <FirstRun /> : null}
+      <div className="two-col" hidden={firstRun}>
         <div>
           {groups.isPending ? <Loading /> : <AddSmbSourceForm groups={myGroups} onCreated={setCreated} />}
           <ErrorText error={groups.error} />

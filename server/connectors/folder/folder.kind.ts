@@ -41,8 +41,8 @@ class FolderKind implements SourceKind {
     return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => folderLocation(row.path, documentPath)]));
   }
 
-  routes({ sources }: KindRouteDeps): KindRoutes {
-    return { signedIn: folderRoutes(new FolderSources(sources, FOLDER, this.roots)) };
+  routes({ sources, roles }: KindRouteDeps): KindRoutes {
+    return { signedIn: folderRoutes(new FolderSources(sources, FOLDER, this.roots), roles) };
   }
 }
 

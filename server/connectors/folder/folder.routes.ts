@@ -2,11 +2,12 @@ import type { Router } from "express";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
 import { groupIdParams } from "../../routing/common.schemas";
+import type { InstanceRoles } from "../../access/instance-roles";
 import type { FolderSources } from "./folder-sources.service";
 import { presentCreatedFolderSource, presentFolderStatus } from "./folder.presenters";
 import { createFolderSourceBody } from "./folder.schemas";
 
-export function folderRoutes(folders: FolderSources): Router {
+export function folderRoutes(folders: FolderSources, roles: InstanceRoles): Router {
   const routes = documentedRouter("Folder sources");
 
   routes.get("/data_sources/folder", { summary: "Whether folder sources are on, and the folders allowed", returns: "The status and the allowed roots" }, (_input, _req, res) => {
@@ -19,8 +20,14 @@ export function folderRoutes(folders: FolderSources): Router {
     body: createFolderSourceBody,
     status: 201,
     returns: "`{data_source, folder_source, pipeline}`",
-    errors: { 400: "The folder cannot be used (`detail` says why)", 404: "No such group among the caller's", 503: "Folder sources are off (FOLDER_SOURCE_ROOTS is not set)" },
+    errors: {
+      400: "The folder cannot be used (`detail` says why)",
+      403: "On a LAN server or with ADMIN_EMAILS set, only an administrator may (a folder source reads this machine's disks)",
+      404: "No such group among the caller's",
+      503: "Folder sources are off (FOLDER_SOURCE_ROOTS is not set)",
+    },
   }, async ({ params: { group_id }, body: { data_source, folder_source } }, _req, res) => {
+    await roles.requireInstanceAction(actorOf(res), "create folder sources");
     const created = await folders.create(actorOf(res), group_id, { name: data_source.data_source_name, path: folder_source.path });
     res.status(201).json(presentCreatedFolderSource(created));
   });
