@@ -1,4 +1,7 @@
 import type { Readable } from "node:stream";
+import type { FileAcl } from "./smb/security-descriptor";
+
+export type { Ace, Dacl, FileAcl } from "./smb/security-descriptor";
 
 /** One file or folder on a remote source. Paths are "/"-separated and relative to the source root. */
 export interface RemoteEntry {
@@ -16,6 +19,8 @@ export interface RemoteEntry {
    * ingestion lists it as a failed file with this message and reads nothing.
    */
   refused?: string;
+  /** SMB ChangeTime: moves when the content, the attributes or the security descriptor change (the SMB connector sets it). */
+  changedAt?: Date;
 }
 
 /**
@@ -37,6 +42,13 @@ export interface Connector {
    * at once (releaseBytes in owned-bytes.ts; Node's file streams and the SMB client qualify).
    */
   read(path: string, expectedSize?: number): Promise<Readable>;
+  /**
+   * Who may read the file: its DACL (SMB2 QUERY_INFO on a READ_CONTROL-only open) and its share's
+   * (NetrShareGetInfo level 502, cached per share). SMB only; an unreadable descriptor is a ConnectorEntryError.
+   */
+  readPermissions?(path: string): Promise<FileAcl>;
+  /** With the source's own account: the account's group SIDs now (SAMR GetGroupsForUser + GetAliasMembership). SMB only. */
+  resolveGroupSids?(sid: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

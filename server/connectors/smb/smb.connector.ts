@@ -22,6 +22,8 @@ import { SmbLogonError, SmbShareError, SmbUnreachableError } from "./smb-errors"
 import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
 import { smbFailure } from "./smb-failure";
 import type { SmbAllowedNetworks } from "./smb-allowed-networks";
+import { parseSecurityDescriptor, type Dacl, type FileAcl } from "./security-descriptor";
+import { accountOf, groupNames, groupSids, type SmbIdentity } from "./smb-identity";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -84,6 +86,8 @@ const STYPE_DISKTREE = 0;
 export class SmbConnector implements Connector {
   readonly topLevelName = "share";
   private readonly client: Smb2Client;
+  /** Each share's DACL, read once for the connector's life (NetrShareGetInfo level 502). */
+  private readonly shareDacls = new Map<string, Promise<Dacl>>();
 
   constructor(private readonly opts: SmbConnectorOptions) {
     this.client = new Smb2Client({ ...opts, serverName: opts.serverName || opts.host });
@@ -119,6 +123,7 @@ export class SmbConnector implements Connector {
       isDirectory: (e.attributes & FileAttribute.DIRECTORY) !== 0,
       size: e.size,
       modifiedAt: e.modifiedAt,
+      changedAt: e.changedAt,
     }));
   }
 
@@ -140,6 +145,47 @@ export class SmbConnector implements Connector {
     if (!share || !rest) throw new ConnectorEntryError(path, "Not a file path");
     // Errors met mid-stream get the same typed errors as everything else.
     return this.call(path, () => this.client.createReadStream(share, rest, (e) => mapError(path, e, this.opts), expectedSize));
+  }
+
+  async readPermissions(path: string): Promise<FileAcl> {
+    const { share, rest } = splitPath(path);
+    if (!share) throw new ConnectorEntryError(path, "The server root has no permissions of its own");
+    const file = await this.call(path, async () => {
+      try {
+        return parseSecurityDescriptor(await this.client.querySecurity(share, rest)).dacl;
+      } catch (e) {
+        if (e instanceof Error && e.name === "SecurityDescriptorError") throw new ConnectorEntryError(path, `${e.message}: ${path}`);
+        throw e;
+      }
+    });
+    return { file, share: await this.shareDacl(share) };
+  }
+
+  async resolveGroupSids(sid: string): Promise<string[]> {
+    return this.call("", () => groupSids(this.client, this.opts.serverName || this.opts.host, sid));
+  }
+
+  /** Who this connector is logged in as on the server (LSA), with its group SIDs (SAMR) and their names. */
+  identity(): Promise<SmbIdentity> {
+    return this.call("", async () => {
+      const server = this.opts.serverName || this.opts.host;
+      const account = await accountOf(this.client, this.opts.username);
+      const sids = await groupSids(this.client, server, account.sid);
+      return { ...account, groupSids: sids, groups: await groupNames(this.client, sids) };
+    });
+  }
+
+  private shareDacl(share: string): Promise<Dacl> {
+    let dacl = this.shareDacls.get(share);
+    if (!dacl) {
+      dacl = this.call(share, async () => {
+        const sd = await this.client.shareDescriptor(share);
+        return sd ? parseSecurityDescriptor(sd).dacl : null;
+      });
+      this.shareDacls.set(share, dacl);
+      dacl.catch(() => this.shareDacls.delete(share));
+    }
+    return dacl;
   }
 
   /** For the API: each disk share with its first-level entry names, or a clear error. */

@@ -30,7 +30,12 @@ import {
   type DirectoryEntry,
 } from "./smb2-messages";
 import { dialectName, establishSession, type Session, type Smb2ClientOptions, type Smb2ClientStats } from "./smb2-session";
-import { bindPdu, checkBindAck, netrShareEnumPdu, parseNetrShareEnum, reassembleResponse, type ShareInfo } from "./srvsvc";
+import { RpcPipe, type PipeTransport, type RpcInterface, type RpcLimits } from "./dcerpc";
+import { SRVSVC, listSharesOn, shareDescriptorOn, type ShareInfo } from "./srvsvc";
+import { QUERY_INFO, READ_CONTROL, STATUS_BUFFER_TOO_SMALL, parseQueryInfo, querySecurityRequest, requiredSize } from "./smb2-query-info";
+
+/** A security descriptor larger than this is refused (real ones are a few hundred bytes). */
+const MAX_DESCRIPTOR_BYTES = 1024 * 1024;
 
 export interface OpenFile {
   share: string;
@@ -169,42 +174,55 @@ export class Smb2Client {
 
   /** Share names, types and comments via SRVSVC NetrShareEnum on IPC$. */
   listShares(): Promise<ShareInfo[]> {
+    return this.withPipe("srvsvc", SRVSVC, (pipe) => listSharesOn(pipe, this.opts.serverName ?? this.opts.host));
+  }
+
+  /** A share's self-relative security descriptor (NetrShareGetInfo level 502); null when the server keeps none. */
+  shareDescriptor(share: string): Promise<Buffer | null> {
+    return this.withPipe("srvsvc", SRVSVC, (pipe) => shareDescriptorOn(pipe, this.opts.serverName ?? this.opts.host, share));
+  }
+
+  /**
+   * Opens a named pipe on IPC$, binds `iface` on it and runs `fn` with it; the pipe is closed after.
+   * Reads of a long reply go through RpcPipe, which bounds them.
+   */
+  withPipe<T>(name: string, iface: RpcInterface, fn: (pipe: RpcPipe) => Promise<T>, limits?: RpcLimits): Promise<T> {
     return this.run(async (s) => {
-      const pipe = await this.open(s, "IPC$", "srvsvc", Access.PIPE_READ_WRITE, 0);
+      const handle = await this.open(s, "IPC$", name, Access.PIPE_READ_WRITE, 0);
       try {
         const maxOut = Math.min(65536, s.negotiated.maxTransactSize);
-        const transceive = async (pdu: Buffer): Promise<Buffer> => {
-          const r = await s.conn.request(Command.IOCTL, ioctlRequest(FSCTL_PIPE_TRANSCEIVE, pipe.fileId, pdu, maxOut), {
-            treeId: pipe.treeId,
-            accept: [Status.BUFFER_OVERFLOW],
-          });
-          let data = Buffer.from(parseIoctl(r.message));
-          // A long reply continues in further reads from the pipe.
-          let more = r.header.status === Status.BUFFER_OVERFLOW;
-          while (more) {
-            const rr = await s.conn.request(Command.READ, readRequest(pipe.fileId, 0, maxOut), {
-              treeId: pipe.treeId,
-              accept: [Status.BUFFER_OVERFLOW],
-            });
-            data = Buffer.concat([data, parseRead(rr.message)]);
-            more = rr.header.status === Status.BUFFER_OVERFLOW;
-          }
-          return data;
+        const opts = { treeId: handle.treeId, accept: [Status.BUFFER_OVERFLOW] };
+        const transport: PipeTransport = {
+          transceive: async (pdu) =>
+            Buffer.from(parseIoctl((await s.conn.request(Command.IOCTL, ioctlRequest(FSCTL_PIPE_TRANSCEIVE, handle.fileId, pdu, maxOut), opts)).message)),
+          read: async () => Buffer.from(parseRead((await s.conn.request(Command.READ, readRequest(handle.fileId, 0, maxOut), opts)).message)),
         };
-        checkBindAck(await transceive(bindPdu(1)));
-        let data = await transceive(netrShareEnumPdu(2, this.opts.serverName ?? this.opts.host));
-        let stub = reassembleResponse(data);
-        while (!stub) {
-          const rr = await s.conn.request(Command.READ, readRequest(pipe.fileId, 0, maxOut), {
-            treeId: pipe.treeId,
-            accept: [Status.BUFFER_OVERFLOW],
-          });
-          data = Buffer.concat([data, parseRead(rr.message)]);
-          stub = reassembleResponse(data);
-        }
-        return parseNetrShareEnum(stub);
+        const pipe = new RpcPipe(transport, iface, limits);
+        await pipe.bind();
+        return await fn(pipe);
       } finally {
-        await this.closeHandle(s, pipe.treeId, pipe.fileId);
+        await this.closeHandle(s, handle.treeId, handle.fileId);
+      }
+    });
+  }
+
+  /** A file's or folder's self-relative security descriptor (owner, group, DACL), opened with READ_CONTROL only. */
+  querySecurity(share: string, path: string): Promise<Buffer> {
+    return this.run(async (s) => {
+      const h = await this.open(s, share, path, READ_CONTROL, 0);
+      try {
+        let size = 4096;
+        for (let attempt = 0; ; attempt++) {
+          const r = await s.conn.request(QUERY_INFO, querySecurityRequest(h.fileId, size), { treeId: h.treeId, accept: [STATUS_BUFFER_TOO_SMALL] });
+          if (r.header.status !== STATUS_BUFFER_TOO_SMALL) return parseQueryInfo(r.message);
+          const wanted = requiredSize(r.message);
+          if (attempt > 0 || wanted === undefined || wanted <= size || wanted > Math.min(MAX_DESCRIPTOR_BYTES, s.negotiated.maxTransactSize)) {
+            throw new Smb2StatusError(STATUS_BUFFER_TOO_SMALL, QUERY_INFO);
+          }
+          size = wanted;
+        }
+      } finally {
+        await this.closeHandle(s, h.treeId, h.fileId);
       }
     });
   }
@@ -260,5 +278,5 @@ function isSessionGone(e: unknown): boolean {
   );
 }
 
-export { Smb2ConnectionLost, Smb2StatusError, Smb2Unreachable, dialectName };
+export { RpcPipe, Smb2ConnectionLost, Smb2StatusError, Smb2Unreachable, dialectName };
 export type { DirectoryEntry, ShareInfo, Smb2ClientOptions, Smb2ClientStats };

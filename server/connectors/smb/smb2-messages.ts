@@ -368,6 +368,8 @@ export interface DirectoryEntry {
   name: string;
   size: number;
   modifiedAt: Date;
+  /** ChangeTime: moves with a security descriptor change too. */
+  changedAt: Date;
   attributes: number;
 }
 
@@ -381,6 +383,7 @@ export function parseQueryDirectory(m: Buffer): DirectoryEntry[] {
     const nameLen = buf.readUInt32LE(p + 60);
     out.push({
       modifiedAt: filetimeToDate(buf, p + 24),
+      changedAt: filetimeToDate(buf, p + 32),
       size: Number(buf.readBigUInt64LE(p + 40)),
       attributes: buf.readUInt32LE(p + 56),
       name: buf.toString("utf16le", p + 64, p + 64 + nameLen),
