@@ -46,6 +46,9 @@ import { serviceRoutes } from "./http/service.routes";
 import { usersRoutes } from "./http/users.routes";
 import { instanceRoutes } from "./http/instance.routes";
 import { readinessRoutes } from "./health";
+import { smbAccountsRoutes } from "./http/smb-accounts.routes";
+import { SmbAccountLinks } from "./connectors/smb/smb-account-links.service";
+import { SmbAllowedNetworks } from "./connectors/smb/smb-allowed-networks";
 
 export interface AppDeps {
   config: Config;
@@ -74,7 +77,8 @@ const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." 
 
 export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
-  const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
+  const attempts = attemptStore ?? new MemoryAttemptStore();
+  const limiter = new SignInLimiter(attempts, {
     ...DEFAULT_ACCOUNT_LIMITS,
     signUpsPerAddress: { ...DEFAULT_ACCOUNT_LIMITS.signUpsPerAddress, limit: config.signUpsPerHour },
   });
@@ -100,6 +104,8 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
+  const smbSettings = { timeoutMs: config.smbTimeoutMs, allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks) };
+  api.use(smbAccountsRoutes(new SmbAccountLinks(db, smbSettings, attempts)));
   api.use(instanceRoutes(mode.database === "postgres"));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));

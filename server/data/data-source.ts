@@ -42,9 +42,12 @@ import { CollectionEmbeddingModel1763800950000 } from "./migrations/176380095000
 import { CollectionEmbeddingModel1763800950000 as PgCollectionEmbeddingModel } from "./migrations/postgres/1763800950000-collection-embedding-model";
 import { ModelCapabilities1763801000000 } from "./migrations/1763801000000-model-capabilities";
 import { ModelCapabilities1763801000000 as PgModelCapabilities } from "./migrations/postgres/1763801000000-model-capabilities";
+import { SmbPermissions1763803310000 } from "./migrations/1763803310000-smb-permissions";
+import { SmbPermissions1763803310000 as PgSmbPermissions } from "./migrations/postgres/1763803310000-smb-permissions";
+import { SmbAccountLink } from "./entities/smb-account-link.entity";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn, SmbAccountLink];
 export const MIGRATIONS = [
   AccountsGroupsCollections1763800000000,
   SourcesPipelinesJobs1763800100000,
@@ -58,9 +61,10 @@ export const MIGRATIONS = [
   JobSkippedFiles1763800900000,
   CollectionEmbeddingModel1763800950000,
   ModelCapabilities1763801000000,
+  SmbPermissions1763803310000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgSmbPermissions];
 
 export interface StorageOptions {
   dataDir: string;

@@ -12,6 +12,7 @@ import { smbFailure } from "./smb-failure";
 export interface NewSmbSource extends SmbDetails {
   name: string;
   password: string;
+  sourcePermissions: boolean;
 }
 
 export const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
@@ -53,6 +54,7 @@ export class SmbSources {
           localSystemName: input.localSystemName,
           defaultIp: input.defaultIp,
           port: input.port,
+          sourcePermissions: input.sourcePermissions,
         });
         await tx.insert(SmbSourceRecord, smb);
         return smb;

@@ -24,6 +24,7 @@ import { smbFailure } from "./smb-failure";
 import type { SmbAllowedNetworks } from "./smb-allowed-networks";
 import { parseSecurityDescriptor, type Dacl, type FileAcl } from "./security-descriptor";
 import { accountOf, groupNames, groupSids, type SmbIdentity } from "./smb-identity";
+import { NtStatus, RpcCallError } from "./rpc-status";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -161,8 +162,21 @@ export class SmbConnector implements Connector {
     return { file, share: await this.shareDacl(share) };
   }
 
+  /** An account the server no longer has is in no group: its link keeps only Everyone's files and the like. */
   async resolveGroupSids(sid: string): Promise<string[]> {
-    return this.call("", () => groupSids(this.client, this.opts.serverName || this.opts.host, sid));
+    return this.call("", async () => {
+      try {
+        return await groupSids(this.client, this.opts.serverName || this.opts.host, sid);
+      } catch (e) {
+        if (e instanceof RpcCallError && e.status === NtStatus.NO_SUCH_USER) return [];
+        throw e;
+      }
+    });
+  }
+
+  /** Names of SIDs as the server gives them (LSA LookupSids2): "DOMAIN\name", or the SID for one it cannot name. */
+  groupNames(sids: string[]): Promise<Array<{ sid: string; name: string }>> {
+    return this.call("", () => groupNames(this.client, sids));
   }
 
   /** Who this connector is logged in as on the server (LSA), with its group SIDs (SAMR) and their names. */

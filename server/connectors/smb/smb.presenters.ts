@@ -9,5 +9,6 @@ export function presentSmbSource(smb: SmbSourceRecord) {
     local_system_name: smb.localSystemName,
     default_ip: smb.defaultIp,
     port: smb.port,
+    source_permissions: smb.sourcePermissions,
   };
 }
