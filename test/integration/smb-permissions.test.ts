@@ -5,6 +5,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { SmbConnector, type SmbConnectorOptions } from "../../server/connectors/smb/smb.connector";
 import type { Ace } from "../../server/connectors/smb/security-descriptor";
+import { Smb2Client } from "../../server/connectors/smb/smb2-client";
+import { SRVSVC, listSharesOn } from "../../server/connectors/smb/srvsvc";
+import { LSARPC, lookupNames, openPolicy } from "../../server/connectors/smb/lsa";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { sambaAcls, type SambaAcls } from "../fixtures/samba-acls";
 
@@ -151,5 +154,21 @@ describe("SMB permissions on a Samba with NT ACLs", () => {
     assert.equal(names.get(hrSid), "SLUICETEST\\hr");
     // The source's own account resolves the same groups for alice (what each run does).
     assert.deepEqual(await make().resolveGroupSids(identity.sid), identity.groupSids);
+  });
+
+  test("a real reply over the DCE/RPC cap fails fast with a clear error, and the session goes on", async () => {
+    const client = new Smb2Client({ host: samba.host, port: samba.port, serverName: "SLUICETEST", username: samba.username, password: samba.password, timeoutMs: 5000 });
+    try {
+      await assert.rejects(
+        client.withPipe("srvsvc", SRVSVC, (pipe) => listSharesOn(pipe, "SLUICETEST"), { maxReplyBytes: 64 }),
+        (e: unknown) => e instanceof Error && e.name === "DceRpcError" && /srvsvc: the reply is over 64 bytes; abandoned/.test(e.message),
+      );
+      const names = (await client.listShares()).map((s) => s.name);
+      assert.ok(names.includes("docs"), names.join());
+      // LookupNames of a name the server does not know: no SID, no error.
+      assert.deepEqual(await client.withPipe("lsarpc", LSARPC, async (pipe) => lookupNames(pipe, await openPolicy(pipe), ["no-such-account"])), []);
+    } finally {
+      await client.close();
+    }
   });
 });

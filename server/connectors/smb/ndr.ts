@@ -152,12 +152,14 @@ export class NdrReader {
     return this.bytes(actual * 2).toString("utf16le").replace(/\0+$/, "");
   }
 
-  /** An RPC_SID pointee: its conformance, then the SID. */
+  /** An RPC_SID pointee: its conformance, then the SID; "" for the all-zero SID of an unmapped name. */
   sid(): string {
     const count = this.u32();
     if (count > 15) throw new NdrError(`${this.what}: a SID of ${count} sub-authorities`);
     const raw = this.bytes(8 + 4 * count);
     if (raw.readUInt8(1) !== count) throw new NdrError(`${this.what}: a SID whose count disagrees with its conformance`);
+    // Samba answers an unmapped name with an all-zero SID: no SID at all.
+    if (count === 0 && raw.every((byte) => byte === 0)) return "";
     return sidString(raw, 0).sid;
   }
 
