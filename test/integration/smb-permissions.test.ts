@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, statSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { ConnectorEntryError } from "../../server/connectors/connector";
 import { SmbConnector, type SmbConnectorOptions } from "../../server/connectors/smb/smb.connector";
 import type { Ace } from "../../server/connectors/smb/security-descriptor";
 import { Smb2Client } from "../../server/connectors/smb/smb2-client";
@@ -82,6 +83,8 @@ describe("SMB permissions on a Samba with NT ACLs", () => {
         writeFileSync(join(docs, "hr", "salaries.txt"), "salaries\n");
         writeFileSync(join(docs, "deny-first.txt"), "deny before allow\n");
         writeFileSync(join(docs, "write-only.txt"), "write only\n");
+        writeFileSync(join(docs, "alice-only.txt"), "for alice\n");
+        writeFileSync(join(docs, "changing.txt"), "same bytes, new permissions\n");
       },
     });
     acls = await sambaAcls(samba);
@@ -91,6 +94,8 @@ describe("SMB permissions on a Samba with NT ACLs", () => {
     const owner = `REVISION:1,OWNER:S-1-22-1-0,GROUP:S-1-22-2-0,ACL:${sidOf(samba.username)}:ALLOWED/0x0/${READ}`;
     await acls.setAcl("docs", "hr/salaries.txt", `${owner},ACL:${hrSid}:ALLOWED/0x0/${READ},ACL:S-1-1-0:DENIED/0x10/${READ}`);
     await acls.setAcl("docs", "deny-first.txt", `${owner},ACL:${sidOf(BOB.name)}:DENIED/0x0/${READ},ACL:${staffSid}:ALLOWED/0x0/${READ},ACL:S-1-1-0:ALLOWED/0x8/${READ}`);
+    await acls.setAcl("docs", "alice-only.txt", `REVISION:1,OWNER:S-1-22-1-0,GROUP:S-1-22-2-0,ACL:${sidOf(ALICE.name)}:ALLOWED/0x0/${READ}`);
+    await acls.setAcl("docs", "changing.txt", `${owner},ACL:S-1-1-0:ALLOWED/0x0/${READ}`);
     await acls.setAcl("team", "plan.txt", `${owner},ACL:S-1-1-0:ALLOWED/0x0/${READ}`);
     await acls.setAcl("docs", "write-only.txt", `${owner},ACL:S-1-1-0:ALLOWED/0x0/0x00120116`);
   });
@@ -129,6 +134,26 @@ describe("SMB permissions on a Samba with NT ACLs", () => {
     assert.equal(acls.canRead(BOB.name, BOB.password, "docs", "deny-first.txt"), false);
     assert.equal(acls.canRead(ALICE.name, ALICE.password, "docs", "deny-first.txt"), true);
     assert.equal(acls.canRead(ALICE.name, ALICE.password, "docs", "write-only.txt"), false);
+  });
+
+  test("a file whose descriptor the source's account may not read is a ConnectorEntryError (a failed file)", async () => {
+    await assert.rejects(make().readPermissions("docs/alice-only.txt"), (e: unknown) => e instanceof ConnectorEntryError && /Access denied: docs\/alice-only.txt/.test(e.message));
+  });
+
+  test("Samba 4.17's listing ChangeTime is the modification time: an ACL change does not move it (only reading the descriptor shows it)", async () => {
+    const entry = async () => (await make().list("docs")).find((e) => e.name === "changing.txt")!;
+    const before = await entry();
+    const owner = `REVISION:1,OWNER:S-1-22-1-0,GROUP:S-1-22-2-0,ACL:${sidOf(samba.username)}:ALLOWED/0x0/${READ}`;
+    await acls.setAcl("docs", "changing.txt", `${owner},ACL:${sidOf(BOB.name)}:DENIED/0x0/${READ},ACL:S-1-1-0:ALLOWED/0x0/${READ}`);
+    const after = await entry();
+    const onDisk = statSync(join(samba.shareDir("docs"), "changing.txt"));
+    assert.ok(onDisk.ctimeMs > onDisk.mtimeMs, "the file's own ctime moved");
+    // Measured: Samba answers ChangeTime from the file's mtime (Windows moves it with the descriptor).
+    assert.equal(after.changedAt!.getTime(), before.changedAt!.getTime());
+    assert.equal(after.modifiedAt.getTime(), before.modifiedAt.getTime());
+    const file = (await make().readPermissions("docs/changing.txt")).file;
+    assert.ok(file?.some((a) => a.kind === "deny" && a.sid === sidOf(BOB.name)), "the descriptor itself shows the change");
+    assert.deepEqual(file, acesOf(await acls.showAcl("docs", "changing.txt")));
   });
 
   test("every listed entry carries its ChangeTime", async () => {

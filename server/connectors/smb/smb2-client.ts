@@ -13,6 +13,7 @@ import {
   CreateOptions,
   FSCTL_PIPE_TRANSCEIVE,
   FileAttribute,
+  RELATED_FILE_ID,
   ShareFlags,
   Status,
   closeRequest,
@@ -36,6 +37,8 @@ import { QUERY_INFO, READ_CONTROL, STATUS_BUFFER_TOO_SMALL, parseQueryInfo, quer
 
 /** A security descriptor larger than this is refused (real ones are a few hundred bytes). */
 const MAX_DESCRIPTOR_BYTES = 1024 * 1024;
+/** The first QUERY_INFO buffer: room for a DACL of a few hundred entries. */
+const FIRST_DESCRIPTOR_BYTES = 16 * 1024;
 
 export interface OpenFile {
   share: string;
@@ -206,24 +209,35 @@ export class Smb2Client {
     });
   }
 
-  /** A file's or folder's self-relative security descriptor (owner, group, DACL), opened with READ_CONTROL only. */
+  /**
+   * A file's or folder's self-relative security descriptor (owner, group, DACL), opened with
+   * READ_CONTROL only: CREATE, QUERY_INFO and CLOSE in one compound round trip, so reading every
+   * file's descriptor at each run costs one round trip per file. A descriptor larger than the first
+   * buffer is asked for again at the size the server names (at most MAX_DESCRIPTOR_BYTES).
+   */
   querySecurity(share: string, path: string): Promise<Buffer> {
     return this.run(async (s) => {
-      const h = await this.open(s, share, path, READ_CONTROL, 0);
-      try {
-        let size = 4096;
-        for (let attempt = 0; ; attempt++) {
-          const r = await s.conn.request(QUERY_INFO, querySecurityRequest(h.fileId, size), { treeId: h.treeId, accept: [STATUS_BUFFER_TOO_SMALL] });
-          if (r.header.status !== STATUS_BUFFER_TOO_SMALL) return parseQueryInfo(r.message);
-          const wanted = requiredSize(r.message);
-          if (attempt > 0 || wanted === undefined || wanted <= size || wanted > Math.min(MAX_DESCRIPTOR_BYTES, s.negotiated.maxTransactSize)) {
-            throw new Smb2StatusError(STATUS_BUFFER_TOO_SMALL, QUERY_INFO);
-          }
-          size = wanted;
-        }
-      } finally {
-        await this.closeHandle(s, h.treeId, h.fileId);
+      const treeId = await this.tree(s, share);
+      const ask = async (size: number) => {
+        const [, info] = await s.conn.compound(
+          [
+            { command: Command.CREATE, body: createRequest(path, READ_CONTROL, 0) },
+            { command: QUERY_INFO, body: querySecurityRequest(RELATED_FILE_ID, size), payloadSize: size, accept: [STATUS_BUFFER_TOO_SMALL] },
+            { command: Command.CLOSE, body: closeRequest(RELATED_FILE_ID) },
+          ],
+          treeId,
+        );
+        return info;
+      };
+      const first = await ask(FIRST_DESCRIPTOR_BYTES);
+      if (first.header.status !== STATUS_BUFFER_TOO_SMALL) return parseQueryInfo(first.message);
+      const wanted = requiredSize(first.message);
+      if (wanted === undefined || wanted <= FIRST_DESCRIPTOR_BYTES || wanted > Math.min(MAX_DESCRIPTOR_BYTES, s.negotiated.maxTransactSize)) {
+        throw new Smb2StatusError(STATUS_BUFFER_TOO_SMALL, QUERY_INFO);
       }
+      const second = await ask(wanted);
+      if (second.header.status === STATUS_BUFFER_TOO_SMALL) throw new Smb2StatusError(STATUS_BUFFER_TOO_SMALL, QUERY_INFO);
+      return parseQueryInfo(second.message);
     });
   }
 
