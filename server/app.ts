@@ -50,6 +50,9 @@ import { readinessRoutes } from "./health";
 import { InstanceRoles } from "./access/instance-roles";
 import { InvitationsService } from "./accounts/invitations.service";
 import { invitationsRoutes } from "./http/invitations.routes";
+import { smbAccountsRoutes } from "./http/smb-accounts.routes";
+import { SmbAccountLinks } from "./connectors/smb/smb-account-links.service";
+import { smbSettingsOf } from "./connectors/smb/smb.kind";
 
 export interface AppDeps {
   config: Config;
@@ -80,7 +83,8 @@ const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." 
 
 export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis, sidsOfUser }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
-  const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
+  const attempts = attemptStore ?? new MemoryAttemptStore();
+  const limiter = new SignInLimiter(attempts, {
     ...DEFAULT_ACCOUNT_LIMITS,
     signUpsPerAddress: { ...DEFAULT_ACCOUNT_LIMITS.signUpsPerAddress, limit: config.signUpsPerHour },
   });
@@ -113,6 +117,7 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
   api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
   api.use(usersRoutes(accounts));
+  api.use(smbAccountsRoutes(new SmbAccountLinks(db, smbSettingsOf(config), attempts)));
   api.use(instanceRoutes(mode.database === "postgres", roles.guarded));
   api.use(groupsRoutes(groups, invitations));
   api.use(invitationsRoutes(invitations));

@@ -11,14 +11,14 @@ export interface RemoteEntry {
   modifiedAt: Date;
   /** A provider revision (drive) when size + mtime are not the change signal. */
   version?: string;
-  /** The SMB ChangeTime of the entry (moves when a security descriptor changes); the SMB connector sets it on every listed entry. */
-  changedAt?: Date;
   mimeType?: string;
   /**
    * Set when the connector will not open this entry (a link leading out of a folder source):
    * ingestion lists it as a failed file with this message and reads nothing.
    */
   refused?: string;
+  /** SMB ChangeTime: moves when the content, the attributes or the security descriptor change (the SMB connector sets it). */
+  changedAt?: Date;
 }
 
 /**
@@ -40,9 +40,12 @@ export interface Connector {
    * at once (releaseBytes in owned-bytes.ts; Node's file streams and the SMB client qualify).
    */
   read(path: string, expectedSize?: number): Promise<Readable>;
-  /** The file's DACL and its share's (only the SMB connector); a descriptor that cannot be read throws ConnectorEntryError. */
+  /**
+   * Who may read the file: its DACL (SMB2 QUERY_INFO on a READ_CONTROL-only open) and its share's
+   * (NetrShareGetInfo level 502, cached per share). SMB only; an unreadable descriptor is a ConnectorEntryError.
+   */
   readPermissions?(path: string): Promise<FileAcl>;
-  /** The account's group SIDs now, with the source's own account (only the SMB connector). */
+  /** With the source's own account: the account's group SIDs now (SAMR GetGroupsForUser + GetAliasMembership). SMB only. */
   resolveGroupSids?(sid: string): Promise<string[]>;
   close(): Promise<void>;
 }

@@ -137,6 +137,7 @@ describe("odd ids", () => {
       q("DELETE /user_groups/:id/members/:email", "email", (o) => `/user_groups/${group}/members/${o}`),
       q("PUT /user_groups/:id/parent", "id", (o) => `/user_groups/${o}/parent`, { parent_group_id: null }),
       q("DELETE /user_groups/:id", "id", (o) => `/user_groups/${o}`),
+      q("DELETE /users/me/smb_accounts/:id", "id", (o) => `/users/me/smb_accounts/${o}`),
       q("GET /collections/:id/search", "id", (o) => `/collections/${o}/search?q=heron`),
       q("GET /collections/:id/documents", "id", (o) => `/collections/${o}/documents`),
       q("PUT /collections/:id/embedding", "id", (o) => `/collections/${o}/embedding`, { model: null }),

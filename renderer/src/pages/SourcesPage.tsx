@@ -141,6 +141,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
     workstation: "",
   });
   const f = { ...entered, group: ownerGroup(entered.group, groups) };
+  const [sourcePermissions, setSourcePermissions] = useState(false);
   const [submitted, setSubmitted] = useState(false);
   const create = useMutation({
     mutationFn: () =>
@@ -156,6 +157,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
               local_system_name: f.workstation,
               default_ip: f.ip || null,
               port: Number(f.port),
+              source_permissions: sourcePermissions,
             },
           },
         }),
@@ -219,6 +221,15 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
         <Field id="smb-workstation" label="Workstation (optional)" problem={problems.workstation} hint="The name this computer gives the server">
           {(p) => <input {...p} value={f.workstation} onChange={set("workstation")} spellCheck={false} />}
         </Field>
+        <div className="field checkbox-field">
+          <label>
+            <input type="checkbox" checked={sourcePermissions} onChange={(e) => setSourcePermissions(e.target.checked)} aria-describedby="smb-permissions-hint" />{" "}
+            Use the file server's permissions
+          </label>
+          <p id="smb-permissions-hint" className="hint">
+            Each person finds only the files their linked Windows account may read on the server; without a link, only the files everyone may read.
+          </p>
+        </div>
       </div>
       <div className="form-actions">
         <button type="submit" className="primary" disabled={create.isPending}>
@@ -333,6 +344,7 @@ function SourceRow({
             <span className="badge">{source.kind}</span>{" "}
             {[
               smb ? `\\\\${smb.remote_system_name}${smb.default_ip ? ` (${smb.default_ip}:${smb.port})` : `:${smb.port}`} as ${smb.remote_system_username}` : null,
+              smb?.source_permissions ? "file server's permissions" : null,
               source.kind === "drive" ? "Google Drive" : null,
               source.folder_source ? source.folder_source.path : null,
               `group ${groupName}`,

@@ -20,6 +20,10 @@ export class SmbSourceRecord {
 
   @Column({ type: "integer" })
   port: number;
+
+  /** Issue 33: each person sees only the files the file server lets their linked account read. */
+  @Column({ type: "boolean", name: "source_permissions", default: false })
+  sourcePermissions: boolean;
 }
 
 export function smbPasswordKey(dataSourceId: string): string {

@@ -13,6 +13,7 @@ import { smbFailure } from "./smb-failure";
 export interface NewSmbSource extends SmbDetails {
   name: string;
   password: string;
+  sourcePermissions: boolean;
 }
 
 const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
@@ -21,13 +22,13 @@ const INVALID_SMB_CREDENTIALS = "Invalid SMB credentials";
  * SMB_TIMEOUT_MS: the user is waiting on the form, and a server that accepts TCP and never
  * answers must fail within 5 s (issue 21). Ingestion keeps SMB_TIMEOUT_MS for slow servers.
  */
-const SMB_CHECK_TIMEOUT_MS = 4_000;
+export const SMB_CHECK_TIMEOUT_MS = 4_000;
 /**
  * The whole answer for a server that can't be reached: a closed port, a silent one, a name that
  * does not resolve and a protocol error all read the same, so the API is no port scanner
  * (docs/decisions/0042-smb-failures-one-answer.md).
  */
-const SMB_SERVER_UNREACHABLE = "SMB server unreachable";
+export const SMB_SERVER_UNREACHABLE = "SMB server unreachable";
 
 /** SMB sources: creation (credentials checked first) and the share listing. */
 export class SmbSources {
@@ -54,6 +55,7 @@ export class SmbSources {
           localSystemName: input.localSystemName,
           defaultIp: input.defaultIp,
           port: input.port,
+          sourcePermissions: input.sourcePermissions,
         });
         await tx.insert(SmbSourceRecord, smb);
         return smb;

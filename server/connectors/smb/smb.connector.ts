@@ -22,6 +22,9 @@ import { SmbLogonError, SmbShareError, SmbUnreachableError } from "./smb-errors"
 import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
 import { smbFailure } from "./smb-failure";
 import { SmbAddressNotAllowedError, type SmbAllowedNetworks, type SmbDialRules } from "./smb-allowed-networks";
+import { parseSecurityDescriptor, type Dacl, type FileAcl } from "./security-descriptor";
+import { accountOf, groupNames, groupSids, type SmbIdentity } from "./smb-identity";
+import { NtStatus, RpcCallError } from "./rpc-status";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -89,6 +92,8 @@ const STYPE_DISKTREE = 0;
 export class SmbConnector implements Connector {
   readonly topLevelName = "share";
   private readonly client: Smb2Client;
+  /** Each share's DACL, read once for the connector's life (NetrShareGetInfo level 502). */
+  private readonly shareDacls = new Map<string, Promise<Dacl>>();
 
   constructor(private readonly opts: SmbConnectorOptions) {
     this.client = new Smb2Client({ ...opts, serverName: opts.serverName || opts.host });
@@ -124,6 +129,7 @@ export class SmbConnector implements Connector {
       isDirectory: (e.attributes & FileAttribute.DIRECTORY) !== 0,
       size: e.size,
       modifiedAt: e.modifiedAt,
+      changedAt: e.changedAt,
     }));
   }
 
@@ -145,6 +151,60 @@ export class SmbConnector implements Connector {
     if (!share || !rest) throw new ConnectorEntryError(path, "Not a file path");
     // Errors met mid-stream get the same typed errors as everything else.
     return this.call(path, () => this.client.createReadStream(share, rest, (e) => mapError(path, e, this.opts), expectedSize));
+  }
+
+  async readPermissions(path: string): Promise<FileAcl> {
+    const { share, rest } = splitPath(path);
+    if (!share) throw new ConnectorEntryError(path, "The server root has no permissions of its own");
+    const file = await this.call(path, async () => {
+      try {
+        return parseSecurityDescriptor(await this.client.querySecurity(share, rest)).dacl;
+      } catch (e) {
+        if (e instanceof Error && e.name === "SecurityDescriptorError") throw new ConnectorEntryError(path, `${e.message}: ${path}`);
+        throw e;
+      }
+    });
+    return { file, share: await this.shareDacl(share) };
+  }
+
+  /** An account the server no longer has is in no group: its link keeps only Everyone's files and the like. */
+  async resolveGroupSids(sid: string): Promise<string[]> {
+    return this.call("", async () => {
+      try {
+        return await groupSids(this.client, this.opts.serverName || this.opts.host, sid);
+      } catch (e) {
+        if (e instanceof RpcCallError && e.status === NtStatus.NO_SUCH_USER) return [];
+        throw e;
+      }
+    });
+  }
+
+  /** Names of SIDs as the server gives them (LSA LookupSids2): "DOMAIN\name", or the SID for one it cannot name. */
+  groupNames(sids: string[]): Promise<Array<{ sid: string; name: string }>> {
+    return this.call("", () => groupNames(this.client, sids));
+  }
+
+  /** Who this connector is logged in as on the server (LSA), with its group SIDs (SAMR) and their names. */
+  identity(): Promise<SmbIdentity> {
+    return this.call("", async () => {
+      const server = this.opts.serverName || this.opts.host;
+      const account = await accountOf(this.client, this.opts.username);
+      const sids = await groupSids(this.client, server, account.sid);
+      return { ...account, groupSids: sids, groups: await groupNames(this.client, sids) };
+    });
+  }
+
+  private shareDacl(share: string): Promise<Dacl> {
+    let dacl = this.shareDacls.get(share);
+    if (!dacl) {
+      dacl = this.call(share, async () => {
+        const sd = await this.client.shareDescriptor(share);
+        return sd ? parseSecurityDescriptor(sd).dacl : null;
+      });
+      this.shareDacls.set(share, dacl);
+      dacl.catch(() => this.shareDacls.delete(share));
+    }
+    return dacl;
   }
 
   /** For the API: each disk share with its first-level entry names, or a clear error. */

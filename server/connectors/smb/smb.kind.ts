@@ -11,6 +11,7 @@ import { SmbAllowedNetworks } from "./smb-allowed-networks";
 import { isLanBinding } from "../../net/local-addresses";
 import { presentSmbSource } from "./smb.presenters";
 import { smbRoutes } from "./smb.routes";
+import type { Config } from "../../config";
 
 const SMB = "smb";
 
@@ -62,17 +63,22 @@ class SmbKind implements SourceKind {
   }
 }
 
+/** How every SMB connection of this instance dials and waits: sources, checks and Windows account links alike. */
+export function smbSettingsOf(config: Config): SmbSettings {
+  return {
+    timeoutMs: config.smbTimeoutMs,
+    checkDeadlineMs: config.smbCheckDeadlineMs,
+    allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks, { ports: config.smbAllowedPorts, lan: isLanBinding(config.host) }),
+  };
+}
+
 export const smbKind: SourceKindModule = {
   name: SMB,
   entities: [SmbSourceRecord],
   open: ({ secrets, config }) =>
     new SmbKind(
       secrets,
-      {
-        timeoutMs: config.smbTimeoutMs,
-        checkDeadlineMs: config.smbCheckDeadlineMs,
-        allowedNetworks: new SmbAllowedNetworks(config.smbAllowedNetworks, { ports: config.smbAllowedPorts, lan: isLanBinding(config.host) }),
-      },
+      smbSettingsOf(config),
       config.smbConnectsPerMinute,
     ),
 };

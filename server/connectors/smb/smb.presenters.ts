@@ -13,6 +13,7 @@ export function presentSmbSource(smb: SmbSourceRecord) {
     local_system_name: smb.localSystemName,
     default_ip: smb.defaultIp,
     port: smb.port,
+    source_permissions: smb.sourcePermissions,
   };
 }
 

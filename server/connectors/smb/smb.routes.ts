@@ -38,6 +38,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
       localSystemName: smb_source.local_system_name,
       defaultIp: smb_source.default_ip ?? null,
       port: smb_source.port,
+      sourcePermissions: smb_source.source_permissions,
     });
     res.status(201).json(presentCreatedSmbSource(created));
   });

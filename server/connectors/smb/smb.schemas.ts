@@ -16,5 +16,7 @@ export const createSmbSourceBody = z.object({
     local_system_name: z.string().max(253).default(""),
     default_ip: z.union([z.ipv4(), z.ipv6()], "must be an IPv4 or IPv6 address").nullish(),
     port: z.number().int().min(1).max(65535).default(445),
+    /** Each person sees only the files the file server lets their linked Windows account read (issue 33). */
+    source_permissions: z.boolean().default(false),
   }),
 });

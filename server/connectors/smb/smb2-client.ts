@@ -13,6 +13,7 @@ import {
   CreateOptions,
   FSCTL_PIPE_TRANSCEIVE,
   FileAttribute,
+  RELATED_FILE_ID,
   ShareFlags,
   Status,
   closeRequest,
@@ -30,7 +31,14 @@ import {
   type DirectoryEntry,
 } from "./smb2-messages";
 import { dialectName, establishSession, type Session, type Smb2ClientOptions, type Smb2ClientStats } from "./smb2-session";
-import { bindPdu, checkBindAck, netrShareEnumPdu, parseNetrShareEnum, reassembleResponse, type ShareInfo } from "./srvsvc";
+import { RpcPipe, type PipeTransport, type RpcInterface, type RpcLimits } from "./dcerpc";
+import { SRVSVC, listSharesOn, shareDescriptorOn, type ShareInfo } from "./srvsvc";
+import { QUERY_INFO, READ_CONTROL, STATUS_BUFFER_TOO_SMALL, parseQueryInfo, querySecurityRequest, requiredSize } from "./smb2-query-info";
+
+/** A security descriptor larger than this is refused (real ones are a few hundred bytes). */
+const MAX_DESCRIPTOR_BYTES = 1024 * 1024;
+/** The first QUERY_INFO buffer: room for a DACL of a few hundred entries. */
+const FIRST_DESCRIPTOR_BYTES = 16 * 1024;
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
@@ -179,56 +187,67 @@ export class Smb2Client {
 
   /** Share names, types and comments via SRVSVC NetrShareEnum on IPC$. */
   listShares(): Promise<ShareInfo[]> {
+    return this.withPipe("srvsvc", SRVSVC, (pipe) => listSharesOn(pipe, this.opts.serverName ?? this.opts.host));
+  }
+
+  /** A share's self-relative security descriptor (NetrShareGetInfo level 502); null when the server keeps none. */
+  shareDescriptor(share: string): Promise<Buffer | null> {
+    return this.withPipe("srvsvc", SRVSVC, (pipe) => shareDescriptorOn(pipe, this.opts.serverName ?? this.opts.host, share));
+  }
+
+  /**
+   * Opens a named pipe on IPC$, binds `iface` on it and runs `fn` with it; the pipe is closed after.
+   * Reads of a long reply go through RpcPipe, which bounds them.
+   */
+  withPipe<T>(name: string, iface: RpcInterface, fn: (pipe: RpcPipe) => Promise<T>, limits?: RpcLimits): Promise<T> {
     return this.run(async (s) => {
-      const pipe = await this.open(s, "IPC$", "srvsvc", Access.PIPE_READ_WRITE, 0);
+      const handle = await this.open(s, "IPC$", name, Access.PIPE_READ_WRITE, 0);
       try {
         const maxOut = Math.min(65536, s.negotiated.maxTransactSize);
-        // One budget of bytes and reads for the whole exchange: a server that keeps saying "more" stops here.
-        let bytes = 0;
-        let reads = 0;
-        const take = (chunk: Buffer, more: boolean): Buffer => {
-          bytes += chunk.length;
-          if (bytes > PIPE_LIMITS.maxReplyBytes) throw new Smb2LimitExceeded(`The SMB server's share list is over ${PIPE_LIMITS.maxReplyBytes} bytes`);
-          if (more && chunk.length === 0) throw new Smb2LimitExceeded("The SMB server said more of the share list follows and sent none of it");
-          return chunk;
+        const opts = { treeId: handle.treeId, accept: [Status.BUFFER_OVERFLOW] };
+        const transport: PipeTransport = {
+          transceive: async (pdu) =>
+            Buffer.from(parseIoctl((await s.conn.request(Command.IOCTL, ioctlRequest(FSCTL_PIPE_TRANSCEIVE, handle.fileId, pdu, maxOut), opts)).message)),
+          read: async () => Buffer.from(parseRead((await s.conn.request(Command.READ, readRequest(handle.fileId, 0, maxOut), opts)).message)),
         };
-        const readPipe = async (): Promise<{ chunk: Buffer; more: boolean }> => {
-          if (++reads > PIPE_LIMITS.maxReads) throw new Smb2LimitExceeded(`The SMB server's share list did not end within ${PIPE_LIMITS.maxReads} reads`);
-          const rr = await s.conn.request(Command.READ, readRequest(pipe.fileId, 0, maxOut), {
-            treeId: pipe.treeId,
-            accept: [Status.BUFFER_OVERFLOW],
-          });
-          const more = rr.header.status === Status.BUFFER_OVERFLOW;
-          return { chunk: take(parseRead(rr.message), more), more };
-        };
-        const transceive = async (pdu: Buffer): Promise<Buffer> => {
-          const r = await s.conn.request(Command.IOCTL, ioctlRequest(FSCTL_PIPE_TRANSCEIVE, pipe.fileId, pdu, maxOut), {
-            treeId: pipe.treeId,
-            accept: [Status.BUFFER_OVERFLOW],
-          });
-          // A long reply continues in further reads from the pipe.
-          let more = r.header.status === Status.BUFFER_OVERFLOW;
-          const parts = [take(Buffer.from(parseIoctl(r.message)), more)];
-          while (more) {
-            const next = await readPipe();
-            parts.push(next.chunk);
-            more = next.more;
-          }
-          return Buffer.concat(parts);
-        };
-        checkBindAck(await transceive(bindPdu(1)));
-        let data = await transceive(netrShareEnumPdu(2, this.opts.serverName ?? this.opts.host));
-        let stub = reassembleResponse(data);
-        while (!stub) {
-          const next = await readPipe();
-          if (next.chunk.length === 0) throw new Smb2LimitExceeded("The SMB server's share list ended before its last fragment");
-          data = Buffer.concat([data, next.chunk]);
-          stub = reassembleResponse(data);
-        }
-        return parseNetrShareEnum(stub);
+        const pipe = new RpcPipe(transport, iface, limits);
+        await pipe.bind();
+        return await fn(pipe);
       } finally {
-        await this.closeHandle(s, pipe.treeId, pipe.fileId);
+        await this.closeHandle(s, handle.treeId, handle.fileId);
       }
+    });
+  }
+
+  /**
+   * A file's or folder's self-relative security descriptor (owner, group, DACL), opened with
+   * READ_CONTROL only: CREATE, QUERY_INFO and CLOSE in one compound round trip, so reading every
+   * file's descriptor at each run costs one round trip per file. A descriptor larger than the first
+   * buffer is asked for again at the size the server names (at most MAX_DESCRIPTOR_BYTES).
+   */
+  querySecurity(share: string, path: string): Promise<Buffer> {
+    return this.run(async (s) => {
+      const treeId = await this.tree(s, share);
+      const ask = async (size: number) => {
+        const [, info] = await s.conn.compound(
+          [
+            { command: Command.CREATE, body: createRequest(path, READ_CONTROL, 0) },
+            { command: QUERY_INFO, body: querySecurityRequest(RELATED_FILE_ID, size), payloadSize: size, accept: [STATUS_BUFFER_TOO_SMALL] },
+            { command: Command.CLOSE, body: closeRequest(RELATED_FILE_ID) },
+          ],
+          treeId,
+        );
+        return info;
+      };
+      const first = await ask(FIRST_DESCRIPTOR_BYTES);
+      if (first.header.status !== STATUS_BUFFER_TOO_SMALL) return parseQueryInfo(first.message);
+      const wanted = requiredSize(first.message);
+      if (wanted === undefined || wanted <= FIRST_DESCRIPTOR_BYTES || wanted > Math.min(MAX_DESCRIPTOR_BYTES, s.negotiated.maxTransactSize)) {
+        throw new Smb2StatusError(STATUS_BUFFER_TOO_SMALL, QUERY_INFO);
+      }
+      const second = await ask(wanted);
+      if (second.header.status === STATUS_BUFFER_TOO_SMALL) throw new Smb2StatusError(STATUS_BUFFER_TOO_SMALL, QUERY_INFO);
+      return parseQueryInfo(second.message);
     });
   }
 
@@ -289,5 +308,5 @@ function isSessionGone(e: unknown): boolean {
   );
 }
 
-export { Smb2ConnectionLost, Smb2StatusError, Smb2Unreachable, dialectName };
+export { RpcPipe, Smb2ConnectionLost, Smb2StatusError, Smb2Unreachable, dialectName };
 export type { DirectoryEntry, ShareInfo, Smb2ClientOptions, Smb2ClientStats };

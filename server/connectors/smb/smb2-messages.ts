@@ -393,6 +393,8 @@ export interface DirectoryEntry {
   name: string;
   size: number;
   modifiedAt: Date;
+  /** ChangeTime: moves with a security descriptor change too. */
+  changedAt: Date;
   attributes: number;
 }
 
@@ -408,6 +410,7 @@ export function parseQueryDirectory(m: Buffer): DirectoryEntry[] {
     if (p + 64 + nameLen > buf.length || (next !== 0 && next < 64 + nameLen)) throw new Smb2MalformedReply("QUERY_DIRECTORY entry");
     out.push({
       modifiedAt: filetimeToDate(buf, p + 24),
+      changedAt: filetimeToDate(buf, p + 32),
       size: sizeAt(buf, p + 40, "QUERY_DIRECTORY entry"),
       attributes: buf.readUInt32LE(p + 56),
       name: buf.toString("utf16le", p + 64, p + 64 + nameLen),
