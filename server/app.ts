@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import { CollectionRetrieval } from "./collections/collection-retrieval";
-import { DocumentPermissions, EVERYONE_ONLY, type SidsOfUser } from "./access/document-permissions";
+import { DocumentPermissions } from "./access/document-permissions";
+import { sidsOfUser } from "./accounts/smb-account-links";
 import { OllamaClient } from "./llm/ollama.client";
 import type { VectorStore } from "./search/vector-store";
 import path from "node:path";
@@ -73,15 +74,13 @@ export interface AppDeps {
   models: ModelsService;
   /** Team mode's Redis connection, for the readiness check. */
   redis?: Redis | null;
-  /** A person's SIDs on a file server, for the file server's permissions; default: Everyone only (access/document-permissions.ts). */
-  sidsOfUser?: SidsOfUser;
 }
 
 const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis, sidsOfUser }: AppDeps): Promise<Express> {
+export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const attempts = attemptStore ?? new MemoryAttemptStore();
   const limiter = new SignInLimiter(attempts, {
@@ -97,7 +96,8 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), { invitations, roles });
   const groups = new GroupsService(db);
   const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
-  const permissions = new DocumentPermissions(index, sidsOfUser ?? EVERYONE_ONLY);
+  // Each person's SIDs on a file server: their linked Windows account's, or Everyone's alone.
+  const permissions = new DocumentPermissions(index, (userId, server) => sidsOfUser(db, userId, server));
   const collections = new CollectionsService(db, index, queue, retrieval, kinds, permissions);
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);

@@ -5,9 +5,10 @@ import type { JobCounters } from "./job-counters";
 
 /**
  * The file-server permissions of a run (issue 33 items 2 and 6): read with each file a source
- * with source_permissions indexes, and for a file whose content is unchanged, read again only
- * when its listing's change time moved (a security descriptor change moves it), then written in
- * place of the old ones without reading the content.
+ * with source_permissions indexes, and for a file whose content is unchanged, read again at every
+ * run and written in place of the old ones, without reading the content, when they moved. Not
+ * only when the listing's change time moved: Samba (4.17) lists a file's modification time as its
+ * change time, so an ACL changed there moves nothing a listing shows (decision 0304).
  */
 
 /** Reads one file's permissions (its DACL and its share's) as a document keeps them. */
@@ -35,18 +36,16 @@ export class PermissionUpdates {
   ) {}
 
   /**
-   * A file whose content is unchanged: its permissions read again when its change time moved
-   * (or it has none yet), dropped when the source no longer uses them. Answers false when the
-   * file failed (its descriptor could not be read: its document is removed, since what it held
-   * may no longer be the readers' it was).
+   * A file whose content is unchanged: its permissions read again (one round trip), written when
+   * they or the change time moved, dropped when the source no longer uses them. Answers false
+   * when the file failed (its descriptor could not be read: its document is removed, since what
+   * it held may no longer be the readers' it was).
    */
   async check(file: RemoteEntry, state: IndexedState, read: PermissionReader | null): Promise<boolean> {
     if (!read) {
       if (state.aclId !== null) await this.add({ path: file.path, permissions: null }, true);
       return true;
     }
-    const changedAt = file.changedAt?.getTime() ?? null;
-    if (state.aclId !== null && changedAt === (state.changedAt?.getTime() ?? null)) return true;
     let permissions: DocumentPermissions;
     try {
       permissions = await read(file);
@@ -57,8 +56,10 @@ export class PermissionUpdates {
       this.progress.failed(file.path, error.message);
       return false;
     }
+    const aclChanged = aclIdOf(permissions.server, permissions.acl) !== state.aclId;
+    const changedAt = file.changedAt?.getTime() ?? null;
     // A change time that moved for something else (attributes) stores the new time only, and is not counted.
-    await this.add({ path: file.path, permissions }, aclIdOf(permissions.server, permissions.acl) !== state.aclId);
+    if (aclChanged || changedAt !== (state.changedAt?.getTime() ?? null)) await this.add({ path: file.path, permissions }, aclChanged);
     return true;
   }
 

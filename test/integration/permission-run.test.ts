@@ -98,28 +98,31 @@ describe("a run of a source with the file server's permissions", () => {
     assert.equal((await index.acls(collection)).acls.length, 1, "one distinct ACL, kept once");
   });
 
-  it("a re-run with nothing changed reads neither content nor permissions", async () => {
+  it("a re-run with nothing changed reads no content, and each file's permissions again (Samba's listing does not show an ACL change), changing nothing", async () => {
+    const before = await aclIds();
     const again = await run();
     assert.deepEqual([again.filesUnchanged, again.filesPermissionsChanged, again.filesAdded, again.filesChanged], [4, 0, 0, 0]);
     assert.equal(connector.contentReads, 0);
-    assert.deepEqual(connector.permissionReads, []);
+    assert.deepEqual(connector.permissionReads.sort(), names);
+    assert.deepEqual(await aclIds(), before);
   });
 
-  it("a file whose change time moved gets its permissions read again, without its content, and counted when they changed", async () => {
+  it("a file whose ACL changed, with or without its change time moving, gets its new permissions without its content read, counted", async () => {
+    // a's ACL changes as on Samba (the change time stays); c's as on Windows (it moves).
     connector.acls.set("a.txt", aclFor(HR));
-    connector.changed.set("a.txt", new Date("2025-02-01T00:00:00Z"));
-    // b's change time moves for something else (its attributes): read again, stored, not counted.
+    connector.acls.set("c.txt", aclFor(HR));
+    connector.changed.set("c.txt", new Date("2025-02-01T00:00:00Z"));
+    // b's change time moves for something else (its attributes): stored, not counted.
     connector.changed.set("b.txt", new Date("2025-02-02T00:00:00Z"));
     const moved = await run();
     assert.equal(connector.contentReads, 0);
-    assert.deepEqual(connector.permissionReads.sort(), ["a.txt", "b.txt"]);
-    assert.deepEqual([moved.filesUnchanged, moved.filesPermissionsChanged], [4, 1]);
+    assert.deepEqual([moved.filesUnchanged, moved.filesPermissionsChanged], [4, 2]);
     const ids = await aclIds();
     assert.equal(ids.get("a.txt"), aclIdOf(SERVER, aclFor(HR)));
+    assert.equal(ids.get("c.txt"), aclIdOf(SERVER, aclFor(HR)));
     assert.equal(ids.get("b.txt"), aclIdOf(SERVER, aclFor(EVERYONE_SID)));
-    // The new change times are stored: the next run reads nothing again.
-    await run();
-    assert.deepEqual(connector.permissionReads, []);
+    const settled = await run();
+    assert.equal(settled.filesPermissionsChanged, 0, "nothing moved since");
   });
 
   it("a file whose descriptor cannot be read is a failed file, and an unchanged one leaves the collection", async () => {

@@ -12,6 +12,7 @@ import { isLanBinding } from "../../net/local-addresses";
 import { presentSmbSource } from "./smb.presenters";
 import { smbRoutes } from "./smb.routes";
 import type { Config } from "../../config";
+import { normaliseServer } from "../../accounts/smb-account-links";
 
 const SMB = "smb";
 
@@ -42,10 +43,10 @@ class SmbKind implements SourceKind {
     return { kind: "smb", options: await smbConnectorOptions(details, password, this.settings) };
   }
 
-  /** The source's option is the SMB side's column (`source_permissions`), read by its name so this stands with or without it. */
+  /** With `source_permissions`, the server whose Windows account links apply (named as the links name it). */
   async permissionServer(db: EntityManager, source: DataSourceRecord): Promise<string | null> {
-    const details = (await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } })) as SmbSourceRecord & { sourcePermissions?: boolean };
-    return details.sourcePermissions === true ? details.remoteSystemName.trim().toLowerCase() : null;
+    const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
+    return details.sourcePermissions === true ? normaliseServer(details.remoteSystemName) : null;
   }
 
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
