@@ -16,6 +16,7 @@ import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { KindRegistry } from "../connectors/registry";
 import type { DocumentLocator } from "../connectors/source-kind";
 import { MAX_TOP_K } from "../search/query";
+import { IndexDamagedError } from "../search/index-damage";
 import { HITS_PER_DOCUMENT, PASSAGES_PER_DOCUMENT, RESULTS_FIRST_PER_DOCUMENT, groupByDocument, type CollectionSearch, type LocatedHit } from "./search-results";
 
 export interface SearchRequest {
@@ -124,7 +125,13 @@ export class CollectionsService {
 
   /** The counts the caller may see: documents of permission sources only where their file server lets them read. */
   async readableStats(actor: Actor, collectionId: string): Promise<CollectionStats> {
-    return this.permissions.readable(actor, collectionId, (readable) => this.index.stats(collectionId, readable));
+    try {
+      return await this.permissions.readable(actor, collectionId, (readable) => this.index.stats(collectionId, readable));
+    } catch (error) {
+      // A file that cannot be read fails its ACLs' read first: the index's own stats list it as damaged (a listing must not fail for one).
+      if (error instanceof IndexDamagedError) return this.index.stats(collectionId);
+      throw error;
+    }
   }
 
   /** Each hit's source asks its kind how its documents are located (a source deleted meanwhile has none). */
