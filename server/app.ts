@@ -15,6 +15,13 @@ import { IdentityProvider } from "./accounts/identity-provider";
 import { MemoryAttemptStore, type AttemptStore } from "./accounts/attempt-store";
 import { DEFAULT_ACCOUNT_LIMITS, SignInLimiter } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
+import { ApiKeysService } from "./accounts/api-keys.service";
+import { Authenticator } from "./accounts/authenticator";
+import { PasswordHasher } from "./accounts/password-hasher";
+import { AuditLog } from "./audit/audit";
+import { auditedRoutes } from "./audit/audited-routes";
+import { apiKeysRoutes } from "./http/api-keys.routes";
+import { auditRoutes } from "./http/audit.routes";
 import { CollectionsService } from "./collections/collections.service";
 import type { KindRegistry } from "./connectors/registry";
 import type { IngestQueue } from "./ingest/job-queue";
@@ -77,8 +84,14 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   const limiter = new SignInLimiter(attemptStore ?? new MemoryAttemptStore(), {
     ...DEFAULT_ACCOUNT_LIMITS,
     signUpsPerAddress: { ...DEFAULT_ACCOUNT_LIMITS.signUpsPerAddress, limit: config.signUpsPerHour },
+    everyone: { ...DEFAULT_ACCOUNT_LIMITS.everyone, limit: config.signInsPerMinute },
   });
-  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp));
+  const hasher = new PasswordHasher({ threads: config.passwordHashThreads, queueLimit: config.passwordHashQueue, holdFile: config.testHoldHashingFile });
+  const audit = new AuditLog(db, config.auditDays);
+  const apiKeys = new ApiKeysService(db);
+  const authenticator = new Authenticator(db, tokens, apiKeys);
+  const authenticate = (token: string) => authenticator.authenticate(token);
+  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), hasher, audit, config.adminEmails);
   const groups = new GroupsService(db);
   const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
   const collections = new CollectionsService(db, index, queue, retrieval, kinds);
@@ -96,10 +109,13 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   let openApi: OpenApiDocument | undefined;
   api.use(serviceRoutes(() => openApi!, config.dataDir));
   api.use(readinessRoutes({ db, redis: redis ?? null, ollamaHost: config.ollamaHost }));
-  api.use(accountsRoutes(accounts, tokens, secureCookies));
+  api.use(accountsRoutes(accounts, authenticate, secureCookies));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
-  api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
-  api.use(usersRoutes(accounts));
+  api.use(requireAuth(authenticate));
+  api.use(auditedRoutes(audit));
+  api.use(usersRoutes(accounts, secureCookies));
+  api.use(apiKeysRoutes(apiKeys, audit));
+  api.use(auditRoutes(audit, config.adminEmails));
   api.use(instanceRoutes(mode.database === "postgres"));
   api.use(groupsRoutes(groups));
   api.use(collectionsRoutes(collections));

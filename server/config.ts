@@ -75,6 +75,18 @@ export interface Config {
   signUpsPerHour: number | null;
   /** MIN_FREE_DISK_MB as bytes: an ingestion job refuses to start, and stops, with less free space than this in DATA_DIR. */
   minFreeDiskBytes: number;
+  /** ADMIN_EMAILS, lower-cased: the instance's administrators (access/administrators.ts). */
+  adminEmails: string[];
+  /** AUDIT_DAYS: how long audit events are kept. */
+  auditDays: number;
+  /** PASSWORD_HASH_THREADS: worker threads that hash and check passwords. */
+  passwordHashThreads: number;
+  /** PASSWORD_HASH_QUEUE: password checks waiting for a thread at most; past it 503 with Retry-After. */
+  passwordHashQueue: number;
+  /** SIGNIN_LIMIT_PER_MINUTE: sign-in attempts per minute from all addresses together; null: no limit. */
+  signInsPerMinute: number | null;
+  /** SLUICE_TEST_HOLD_HASHING_FILE (tests only): a FIFO each password job waits on; null: none. */
+  testHoldHashingFile: string | null;
 }
 
 /**
@@ -345,6 +357,23 @@ const SETTINGS = {
   SIGNUP_LIMIT_PER_HOUR: withDefault("20", integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000"), {
     description: "sign-up attempts allowed per client address per hour (`0`: no limit); raise it to sign up many people behind one address",
   }),
+  SLUICE_TEST_HOLD_HASHING_FILE: optional(z.string(), { description: "tests only: a FIFO every password hashing job reads before it runs, so a test holds the hashing threads; unset: none" }),
+  ADMIN_EMAILS: optional(z.string(), {
+    description: "the instance's administrators: emails separated by commas; they alone read the audit trail (`GET /api/audit`) and may delete other accounts",
+    defaultText: "unset (no administrator)",
+  }),
+  AUDIT_DAYS: withDefault("90", integer(1, 36_500, "must be a whole number of days from 1 to 36500"), {
+    description: "audit events older than this many days are deleted",
+  }),
+  PASSWORD_HASH_THREADS: withDefault("1", integer(1, 16, "must be an integer from 1 to 16"), {
+    description: "worker threads that hash and check passwords (bcrypt cost 12, about 0.2 s each), off the API's thread",
+  }),
+  PASSWORD_HASH_QUEUE: withDefault("32", integer(1, 10_000, "must be an integer from 1 to 10000"), {
+    description: "password checks waiting for a hashing thread at most; past it sign-in, sign-up and password change answer 503 with `Retry-After`",
+  }),
+  SIGNIN_LIMIT_PER_MINUTE: withDefault("300", integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000"), {
+    description: "sign-in attempts per minute from all addresses together (`0`: no limit): a cap that many addresses cannot get around; past it 429 with `Retry-After`",
+  }),
 };
 
 type Settings = typeof SETTINGS;
@@ -454,5 +483,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signUpsPerHour: e.SIGNUP_LIMIT_PER_HOUR === 0 ? null : e.SIGNUP_LIMIT_PER_HOUR,
     smbConnectsPerMinute: e.SMB_CONNECT_LIMIT_PER_MINUTE === 0 ? null : e.SMB_CONNECT_LIMIT_PER_MINUTE,
     minFreeDiskBytes: e.MIN_FREE_DISK_MB * 1_000_000,
+    adminEmails: (e.ADMIN_EMAILS ?? "").split(",").map((entry) => entry.trim().toLowerCase()).filter(Boolean),
+    auditDays: e.AUDIT_DAYS,
+    passwordHashThreads: e.PASSWORD_HASH_THREADS,
+    passwordHashQueue: e.PASSWORD_HASH_QUEUE,
+    signInsPerMinute: e.SIGNIN_LIMIT_PER_MINUTE === 0 ? null : e.SIGNIN_LIMIT_PER_MINUTE,
+    testHoldHashingFile: e.SLUICE_TEST_HOLD_HASHING_FILE ? path.resolve(e.SLUICE_TEST_HOLD_HASHING_FILE) : null,
   };
 }

@@ -42,9 +42,13 @@ import { CollectionEmbeddingModel1763800950000 } from "./migrations/176380095000
 import { CollectionEmbeddingModel1763800950000 as PgCollectionEmbeddingModel } from "./migrations/postgres/1763800950000-collection-embedding-model";
 import { ModelCapabilities1763801000000 } from "./migrations/1763801000000-model-capabilities";
 import { ModelCapabilities1763801000000 as PgModelCapabilities } from "./migrations/postgres/1763801000000-model-capabilities";
+import { ApiKeysAudit1763801380000 } from "./migrations/1763801380000-api-keys-audit";
+import { ApiKeysAudit1763801380000 as PgApiKeysAudit } from "./migrations/postgres/1763801380000-api-keys-audit";
+import { ApiKey } from "./entities/api-key.entity";
+import { AuditEvent } from "./entities/audit-event.entity";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
-export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn];
+export const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn, ApiKey, AuditEvent];
 export const MIGRATIONS = [
   AccountsGroupsCollections1763800000000,
   SourcesPipelinesJobs1763800100000,
@@ -58,9 +62,10 @@ export const MIGRATIONS = [
   JobSkippedFiles1763800900000,
   CollectionEmbeddingModel1763800950000,
   ModelCapabilities1763801000000,
+  ApiKeysAudit1763801380000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities];
+export const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgApiKeysAudit];
 
 export interface StorageOptions {
   dataDir: string;
