@@ -27,6 +27,9 @@ import type { presentJob, presentPipeline, presentSchedule } from "./routing/pip
 import type { createPipelineBody, setScheduleBody } from "./http/pipelines.schemas";
 import type { presentSchedulesChanged } from "./routing/data-sources.presenters";
 import type { presentInstance } from "./http/instance.presenters";
+import type { presentApiKey, presentCreatedApiKey } from "./http/api-keys.presenters";
+import type { presentAuditEvent, presentAuditPage } from "./http/audit.presenters";
+import type { changePasswordBody } from "./http/accounts.schemas";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
@@ -35,6 +38,11 @@ export type SignUpBody = z.input<typeof signUpBody>;
 export type SignInBody = z.input<typeof signInBody>;
 
 export type Instance = ReturnType<typeof presentInstance>;
+export type ChangePasswordBody = z.input<typeof changePasswordBody>;
+export type ApiKey = ReturnType<typeof presentApiKey>;
+export type CreatedApiKey = ReturnType<typeof presentCreatedApiKey>;
+export type AuditEvent = ReturnType<typeof presentAuditEvent>;
+export type AuditPage = ReturnType<typeof presentAuditPage>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;

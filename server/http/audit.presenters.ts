@@ -4,6 +4,7 @@ import { isoNoZone } from "../time";
 
 export function presentAuditEvent(event: AuditEvent) {
   return {
+    id: event.id,
     at: isoNoZone(event.at),
     action: event.action,
     actor: event.actorId || event.actorEmail ? { id: event.actorId, email: event.actorEmail } : null,

@@ -10,6 +10,9 @@ export { invalidate, invalidateSourceLists, keys, queries, queryClient } from ".
 export type { Health, ShareListing } from "./schema";
 
 export type User = Wire.User;
+export type ApiKey = Wire.ApiKey;
+export type CreatedApiKey = Wire.CreatedApiKey;
+export type AuditEvent = Wire.AuditEvent;
 export type GroupPermission = Wire.CreateGroupBody["group_permission"];
 /** A group as GET /user_groups lists it (member emails only for the caller's own groups). */
 export type Group = Wire.GroupListing;
