@@ -63,10 +63,12 @@ class HashThread {
   run = (job: HashRequest): Promise<HashReply> => {
     const worker = this.ensure();
     const id = this.nextId++;
+    // Referenced while a job runs (its caller waits for it), not while idle.
+    worker.ref();
     return new Promise<HashReply>((resolve, reject) => {
       this.pending = { id, resolve, reject };
       worker.postMessage({ ...job, id } as HashJob);
-    });
+    }).finally(() => worker.unref());
   };
 
   close(): Promise<number> | undefined {
@@ -79,8 +81,6 @@ class HashThread {
     if (this.worker) return this.worker;
     const { file, execArgv } = workerScript(__filename, "password-hash.worker");
     const worker = new Worker(file, { execArgv, workerData: { holdFile: this.holdFile } });
-    // An idle hashing thread must not keep a process (a test, a CLI) alive.
-    worker.unref();
     worker.on("message", (reply: HashReply) => {
       if (this.pending?.id !== reply.id) return;
       const { resolve } = this.pending;
@@ -95,6 +95,8 @@ class HashThread {
     };
     worker.on("error", fail);
     worker.on("exit", (code) => fail(new Error(`the password hashing thread stopped (exit code ${code})`)));
+    // After the listeners (adding a message listener refs the thread again): an idle hashing thread must not keep a process (a test, a CLI) alive.
+    worker.unref();
     this.worker = worker;
     return worker;
   }
