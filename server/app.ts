@@ -22,6 +22,7 @@ import { AuditLog } from "./audit/audit";
 import { auditedRoutes } from "./audit/audited-routes";
 import { apiKeysRoutes } from "./http/api-keys.routes";
 import { auditRoutes } from "./http/audit.routes";
+import { driveAccessKey, driveRefreshKey } from "./connectors/gdrive/drive-grant.entity";
 import { CollectionsService } from "./collections/collections.service";
 import type { KindRegistry } from "./connectors/registry";
 import type { IngestQueue } from "./ingest/job-queue";
@@ -91,7 +92,12 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   const apiKeys = new ApiKeysService(db);
   const authenticator = new Authenticator(db, tokens, apiKeys);
   const authenticate = (token: string) => authenticator.authenticate(token);
-  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), hasher, audit, config.adminEmails);
+  // A deleted account's Drive tokens go with its grant row (the row cascades; the secret store does not).
+  const forgetDriveTokens = async (userId: string) => {
+    await secrets.delete(driveRefreshKey(userId));
+    await secrets.delete(driveAccessKey(userId));
+  };
+  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), hasher, audit, config.adminEmails, forgetDriveTokens);
   const groups = new GroupsService(db);
   const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
   const collections = new CollectionsService(db, index, queue, retrieval, kinds);

@@ -30,6 +30,8 @@ export class AccountsService {
     private readonly hasher: PasswordHasher,
     private readonly audit: AuditLog,
     private readonly adminEmails: readonly string[],
+    /** What else goes with a deleted account outside the database (the Drive grant's tokens in the secret store). */
+    private readonly afterDeletion: (userId: string) => Promise<void> = async () => undefined,
   ) {}
 
   async signUp(email: string, password: string, ip: string): Promise<SignedIn> {
@@ -116,6 +118,7 @@ export class AccountsService {
     const user = mayDelete ? await this.db.manager.findOne(User, { where: { id: userId } }) : null;
     if (!user) throw new NotFoundError("User not found");
     await deleteAccount(this.db, user.id);
+    await this.afterDeletion(user.id);
     await this.audit.record({ action: "account.deleted", actorId: actor.userId, actorEmail: actor.email, address: ip, objectId: user.id, detail: user.email });
   }
 
