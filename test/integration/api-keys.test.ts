@@ -1,11 +1,26 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
-import { GOOD_PASSWORD, signUp, uniqueEmail } from "../fixtures/http-client";
+import fs from "node:fs";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
+import { createGroup, GOOD_PASSWORD, signUp, uniqueEmail } from "../fixtures/http-client";
+import { tempDir } from "../fixtures/sluice-server";
+import { postSse } from "../fixtures/sse-client";
 import { useSluice } from "../fixtures/use-sluice";
 
 const ADMIN = `admin-keys-${process.pid}@example.com`;
-const sluice = useSluice({ env: { ADMIN_EMAILS: `other@example.com, ${ADMIN.toUpperCase()}` } });
+const folderRoot = fs.realpathSync(tempDir("sluice-audit-root-"));
+let ollama: FakeOllama;
+const sluice = useSluice({
+  env: async () => {
+    ollama = await startFakeOllama();
+    return { ADMIN_EMAILS: `other@example.com, ${ADMIN.toUpperCase()}`, FOLDER_SOURCE_ROOTS: folderRoot, OLLAMA_HOST: ollama.url };
+  },
+});
 const { request } = sluice;
+after(async () => {
+  await ollama.close();
+});
 
 async function adminToken(): Promise<string> {
   const signin = await request("POST", "/signin", { body: { email: ADMIN, password: GOOD_PASSWORD } });
@@ -168,6 +183,29 @@ describe("GET /audit", () => {
     assert.equal(failed.actor.id, null);
     assert.equal(JSON.stringify(events).includes(key.body.key), false, "no key in the trail");
     assert.equal(JSON.stringify(events).includes("wrong-password-1"), false, "no password in the trail");
+  });
+
+  it("records sources created and deleted, and model pulls and deletions, with the object's id", async () => {
+    const admin = await adminToken();
+    const { email, token } = await signUp(request);
+    const group = await createGroup(request, token, "audit-src");
+    const docs = path.join(folderRoot, `docs-${Date.now()}`);
+    fs.mkdirSync(docs);
+    const source = await request("POST", `/data_sources/folder/${group}`, { token, body: { data_source: { data_source_name: `audited folder ${Date.now()}` }, folder_source: { path: docs } } });
+    assert.equal(source.status, 201, source.text);
+    assert.equal((await request("DELETE", `/data_sources/${source.body.data_source.id}`, { token })).status, 204);
+    const pulled = await postSse(`${sluice.server.api}/models`, token, { model_name: "tinyllama", update: true });
+    assert.equal(pulled.status, 200);
+    const model = (await request("GET", "/models", { token })).body.find((m: { model_name: string }) => m.model_name === "tinyllama");
+    assert.equal((await request("DELETE", `/models/${model.id}`, { token })).status, 204);
+
+    const mine = (await allEvents(admin)).filter((e) => e.actor?.email === email).reverse();
+    assert.deepEqual(mine.map((e) => e.action), ["sign_up", "group.created", "source.created", "source.deleted", "model.pull_requested", "model.deleted"]);
+    assert.equal(mine[2].object_id, source.body.data_source.id);
+    assert.equal(mine[2].detail, "folder");
+    assert.equal(mine[3].object_id, source.body.data_source.id);
+    assert.equal(mine[4].detail, "tinyllama");
+    assert.equal(mine[5].object_id, model.id);
   });
 
   it("pages newest first with limit and before; a cursor it did not make is a 422", async () => {
