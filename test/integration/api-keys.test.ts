@@ -196,7 +196,9 @@ describe("GET /audit", () => {
     assert.equal((await request("DELETE", `/data_sources/${source.body.data_source.id}`, { token })).status, 204);
     const pulled = await postSse(`${sluice.server.api}/models`, token, { model_name: "tinyllama", update: true });
     assert.equal(pulled.status, 200);
-    const model = (await request("GET", "/models", { token })).body.find((m: { model_name: string }) => m.model_name === "tinyllama");
+    const completed = pulled.events.at(-1) as { status: string; model?: { id: string } };
+    assert.equal(completed.status, "completed", JSON.stringify(pulled.events.slice(-2)));
+    const model = completed.model!;
     assert.equal((await request("DELETE", `/models/${model.id}`, { token })).status, 204);
 
     const mine = (await allEvents(admin)).filter((e) => e.actor?.email === email).reverse();
