@@ -1,6 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Actor } from "../access/actor";
-import { clientAddress } from "../routing/auth.middleware";
 import type { AuditAction, AuditLog } from "./audit";
 
 type Body = Record<string, unknown> | undefined;
@@ -53,7 +52,8 @@ export function auditedRoutes(audit: AuditLog) {
       action: route.action,
       actorId: actor.userId,
       actorEmail: actor.email,
-      address: clientAddress(req),
+      // As routing/auth.middleware.ts's clientAddress (not imported: audit/ sits below routing/).
+      address: req.ip ?? req.socket.remoteAddress ?? "unknown",
       objectId: text(route.objectId(match, answer)),
       detail: text(route.detail?.(match, req.body as Body)),
     });
