@@ -2,6 +2,7 @@ import path from "node:path";
 import { ConfigError, loadConfig } from "../config";
 import { backupDataDir, restoreDataDir } from "./backup";
 import { modeOf } from "../composition/compose";
+import { recordToolEvent } from "../audit/tool-events";
 
 /**
  * `npm run backup -- DIR` / `npm run restore -- DIR`: DATA_DIR (as the server reads it) to and
@@ -19,9 +20,11 @@ async function main(): Promise<void> {
     const manifest = await backupDataDir(config.dataDir, target);
     const indexes = manifest.files.filter((f) => f.kind === "index");
     const documents = indexes.reduce((sum, f) => sum + (f.counts?.documents ?? 0), 0);
+    await recordToolEvent(config.dataDir, config.auditDays, "backup.made", `to ${target}`);
     process.stdout.write(`backed up ${config.dataDir} to ${target}: ${indexes.length} collection index(es), ${documents} document(s)\n`);
   } else {
     const manifest = restoreDataDir(target, config.dataDir);
+    await recordToolEvent(config.dataDir, config.auditDays, "backup.restored", `the backup of ${manifest.createdAt} from ${target}`);
     process.stdout.write(`restored the backup of ${manifest.createdAt} from ${target} into ${config.dataDir}\n`);
   }
 }
