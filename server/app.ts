@@ -17,6 +17,14 @@ import { IdentityProvider } from "./accounts/identity-provider";
 import { MemoryAttemptStore, type AttemptStore } from "./accounts/attempt-store";
 import { DEFAULT_ACCOUNT_LIMITS, SignInLimiter } from "./accounts/sign-in-limiter";
 import { TokenService } from "./accounts/tokens";
+import { ApiKeysService } from "./accounts/api-keys.service";
+import { Authenticator } from "./accounts/authenticator";
+import { PasswordHasher } from "./accounts/password-hasher";
+import { AuditLog } from "./audit/audit";
+import { auditedRoutes } from "./audit/audited-routes";
+import { apiKeysRoutes } from "./http/api-keys.routes";
+import { auditRoutes } from "./http/audit.routes";
+import { driveAccessKey, driveRefreshKey } from "./connectors/gdrive/drive-grant.entity";
 import { CollectionsService } from "./collections/collections.service";
 import type { KindRegistry } from "./connectors/registry";
 import type { IngestQueue } from "./ingest/job-queue";
@@ -86,6 +94,7 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   const limiter = new SignInLimiter(attempts, {
     ...DEFAULT_ACCOUNT_LIMITS,
     signUpsPerAddress: { ...DEFAULT_ACCOUNT_LIMITS.signUpsPerAddress, limit: config.signUpsPerHour },
+    everyone: { ...DEFAULT_ACCOUNT_LIMITS.everyone, limit: config.signInsPerMinute },
   });
   // A LAN server, or one with named administrators, keeps instance-wide actions to administrators.
   const roles = new InstanceRoles(db, config.adminEmails, config.adminEmails.length > 0 || !isLoopbackHost(config.host));
@@ -93,7 +102,17 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
     logger.warn(`HOST=${config.host} is reachable from the LAN and ADMIN_EMAILS is not set: the first account to sign up becomes this instance's administrator; set ADMIN_EMAILS to name the administrators`);
   }
   const invitations = new InvitationsService(db, roles, { mode: config.signup, domains: config.signupDomains }, publicUrl);
-  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), { invitations, roles });
+  const hasher = new PasswordHasher({ threads: config.passwordHashThreads, queueLimit: config.passwordHashQueue, holdFile: config.testHoldHashingFile });
+  const audit = new AuditLog(db, config.auditDays);
+  const apiKeys = new ApiKeysService(db);
+  const authenticator = new Authenticator(db, tokens, apiKeys);
+  const authenticate = (token: string) => authenticator.authenticate(token);
+  // A deleted account's Drive tokens go with its grant row (the row cascades; the secret store does not).
+  const forgetDriveTokens = async (userId: string) => {
+    await secrets.delete(driveRefreshKey(userId));
+    await secrets.delete(driveAccessKey(userId));
+  };
+  const accounts = new AccountsService(db, tokens, limiter, new IdentityProvider(config.idp), hasher, audit, { invitations, roles }, forgetDriveTokens);
   const groups = new GroupsService(db);
   const retrieval = new CollectionRetrieval(index, vectors, new OllamaClient(config.ollamaHost.replace(/\/$/, "")));
   // Each person's SIDs on a file server: their linked Windows account's, or Everyone's alone.
@@ -113,10 +132,13 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   let openApi: OpenApiDocument | undefined;
   api.use(serviceRoutes(() => openApi!, config.dataDir));
   api.use(readinessRoutes({ db, redis: redis ?? null, ollamaHost: config.ollamaHost }));
-  api.use(accountsRoutes(accounts, tokens, secureCookies, { invitations, mode: config.signup }));
+  api.use(accountsRoutes(accounts, authenticate, secureCookies, { invitations, mode: config.signup }));
   for (const routes of kindRoutes) if (routes.public) api.use(routes.public);
-  api.use(requireAuth(tokens, (id) => accounts.userExists(id)));
-  api.use(usersRoutes(accounts));
+  api.use(requireAuth(authenticate));
+  api.use(auditedRoutes(audit));
+  api.use(usersRoutes(accounts, secureCookies));
+  api.use(apiKeysRoutes(apiKeys, audit));
+  api.use(auditRoutes(audit, roles));
   api.use(smbAccountsRoutes(new SmbAccountLinks(db, smbSettingsOf(config), attempts)));
   api.use(instanceRoutes(mode.database === "postgres", roles.guarded));
   api.use(groupsRoutes(groups, invitations));

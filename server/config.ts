@@ -90,6 +90,16 @@ export interface Config {
   signup: SignupMode;
   /** SIGNUP_DOMAINS, lower-cased: the only email domains open sign-up accepts; empty: any. */
   signupDomains: string[];
+  /** AUDIT_DAYS: how long audit events are kept. */
+  auditDays: number;
+  /** PASSWORD_HASH_THREADS: worker threads that hash and check passwords. */
+  passwordHashThreads: number;
+  /** PASSWORD_HASH_QUEUE: password checks waiting for a thread at most; past it 503 with Retry-After. */
+  passwordHashQueue: number;
+  /** SIGNIN_LIMIT_PER_MINUTE: sign-in attempts per minute from all addresses together; null: no limit. */
+  signInsPerMinute: number | null;
+  /** SLUICE_TEST_HOLD_HASHING_FILE (tests only): a FIFO each password job waits on; null: none. */
+  testHoldHashingFile: string | null;
 }
 
 export const SIGNUP_MODES = ["open", "invite", "off"] as const;
@@ -415,7 +425,7 @@ const SETTINGS = {
     }),
     {
       description:
-        "the instance's administrators, email addresses separated by commas (they may always sign up). Set, or with a `HOST` that is not a loopback address, deleting, pulling and refreshing catalog models and creating folder sources need an administrator",
+        "the instance's administrators, email addresses separated by commas (they may always sign up). Set, or with a `HOST` that is not a loopback address, deleting, pulling and refreshing catalog models and creating folder sources need an administrator. Unset, the first account of the instance is its administrator. Administrators alone read the audit trail (`GET /api/audit`), make invitations and may delete other accounts",
       defaultText: "unset: the first account of the instance is its administrator",
       namesItsEntries: true,
     },
@@ -435,6 +445,19 @@ const SETTINGS = {
   ),
   SIGNUP_LIMIT_PER_HOUR: withDefault("20", integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000"), {
     description: "sign-up attempts allowed per client address per hour (`0`: no limit); raise it to sign up many people behind one address",
+  }),
+  SLUICE_TEST_HOLD_HASHING_FILE: optional(z.string(), { description: "tests only: a FIFO every password hashing job reads before it runs, so a test holds the hashing threads; unset: none" }),
+  AUDIT_DAYS: withDefault("90", integer(1, 36_500, "must be a whole number of days from 1 to 36500"), {
+    description: "audit events older than this many days are deleted",
+  }),
+  PASSWORD_HASH_THREADS: withDefault("1", integer(1, 16, "must be an integer from 1 to 16"), {
+    description: "worker threads that hash and check passwords (bcrypt cost 12, about 0.2 s each), off the API's thread",
+  }),
+  PASSWORD_HASH_QUEUE: withDefault("32", integer(1, 10_000, "must be an integer from 1 to 10000"), {
+    description: "password checks waiting for a hashing thread at most; past it sign-in, sign-up and password change answer 503 with `Retry-After`",
+  }),
+  SIGNIN_LIMIT_PER_MINUTE: withDefault("300", integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000"), {
+    description: "sign-in attempts per minute from all addresses together (`0`: no limit): a cap that many addresses cannot get around; past it 429 with `Retry-After`",
   }),
 };
 
@@ -552,5 +575,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmails: e.ADMIN_EMAILS ?? [],
     signup: e.SIGNUP ?? (isLoopbackHost(e.HOST) ? "open" : "invite"),
     signupDomains: e.SIGNUP_DOMAINS ?? [],
+    auditDays: e.AUDIT_DAYS,
+    passwordHashThreads: e.PASSWORD_HASH_THREADS,
+    passwordHashQueue: e.PASSWORD_HASH_QUEUE,
+    signInsPerMinute: e.SIGNIN_LIMIT_PER_MINUTE === 0 ? null : e.SIGNIN_LIMIT_PER_MINUTE,
+    testHoldHashingFile: e.SLUICE_TEST_HOLD_HASHING_FILE ? path.resolve(e.SLUICE_TEST_HOLD_HASHING_FILE) : null,
   };
 }

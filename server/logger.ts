@@ -27,6 +27,32 @@ export interface LogStreams {
 }
 
 /**
+ * Fields pino blanks wherever a caller (or a library handed the logger) passes them anyway: the
+ * request's credentials and every password field, at the top level and one or two levels down.
+ */
+export const REDACTED_PATHS = [
+  "authorization",
+  "cookie",
+  "password",
+  "current_password",
+  "new_password",
+  "key",
+  "access_token",
+  "*.authorization",
+  "*.cookie",
+  "*.password",
+  "*.current_password",
+  "*.new_password",
+  "*.access_token",
+  "*.headers.authorization",
+  "*.headers.cookie",
+  "*.headers[\"set-cookie\"]",
+  "*.body.password",
+  "*.body.current_password",
+  "*.body.new_password",
+];
+
+/**
  * The server's logger: pino, one JSON line per event (`level` as a word, ISO `time`, `pid`,
  * `msg`, and fields such as `reqId`). Writes are synchronous, so the line explaining an exit
  * is out before process.exit, and in order with the `listening on` line on stdout.
@@ -38,6 +64,7 @@ export function createLogger(level: LogLevel = "info", streams: LogStreams = sta
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     },
     pino.multistream(
       [

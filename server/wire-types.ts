@@ -28,6 +28,9 @@ import type { presentJob, presentPipeline, presentSchedule } from "./routing/pip
 import type { createPipelineBody, setScheduleBody } from "./http/pipelines.schemas";
 import type { presentSchedulesChanged } from "./routing/data-sources.presenters";
 import type { presentInstance } from "./http/instance.presenters";
+import type { presentApiKey, presentCreatedApiKey } from "./http/api-keys.presenters";
+import type { presentAuditEvent, presentAuditPage } from "./http/audit.presenters";
+import type { changePasswordBody } from "./http/accounts.schemas";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
@@ -42,6 +45,11 @@ export type Invitation = ReturnType<typeof presentInvitation>;
 /** A new invitation, with its link (shown this once). */
 export type IssuedInvitation = ReturnType<typeof presentIssuedInvitation>;
 export type SignupStatus = ReturnType<typeof presentSignupStatus>;
+export type ChangePasswordBody = z.input<typeof changePasswordBody>;
+export type ApiKey = ReturnType<typeof presentApiKey>;
+export type CreatedApiKey = ReturnType<typeof presentCreatedApiKey>;
+export type AuditEvent = ReturnType<typeof presentAuditEvent>;
+export type AuditPage = ReturnType<typeof presentAuditPage>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;

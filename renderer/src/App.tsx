@@ -49,6 +49,8 @@ export function Shell() {
     return () => setUnauthorizedHandler(null);
   }, []);
 
+  // Administrators see the audit trail's link: a 403 on its first page says this account is not one.
+  const audit = useQuery({ ...queries.audit(null), enabled: Boolean(user) });
   const signOut = useMutation({
     mutationFn: () => client.POST("/signout"),
     onSuccess: signedOut,
@@ -128,6 +130,16 @@ export function Shell() {
               <span className="user-email" title={`Signed in as ${user.email}`}>
                 {user.display_name ? `${user.display_name} · ` : ""}
                 {user.email}
+              </span>
+              <span className="account-links">
+                <a href={href("account")} aria-current={section === "account" ? "page" : undefined}>
+                  Account
+                </a>
+                {audit.isSuccess && (
+                  <a href={href("audit")} aria-current={section === "audit" ? "page" : undefined}>
+                    Audit trail
+                  </a>
+                )}
               </span>
               <button type="button" onClick={() => signOut.mutate()}>
                 Sign out

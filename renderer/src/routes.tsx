@@ -1,7 +1,9 @@
 import { createHashRouter, useParams } from "react-router";
 import { Shell } from "./App";
 import { requestHeadingFocus } from "./navigation";
+import { AccountPage } from "./pages/AccountPage";
 import { AskPage } from "./pages/AskPage";
+import { AuditPage } from "./pages/AuditPage";
 import { CollectionPage, CollectionsPage } from "./pages/CollectionsPage";
 import { GroupsPage } from "./pages/GroupsPage";
 import { InvitationsPage } from "./pages/InvitationsPage";
@@ -51,6 +53,8 @@ export const router = createHashRouter([
       { path: "groups", element: <GroupsPage /> },
       { path: "models", element: <ModelsPage /> },
       { path: "invitations", element: <InvitationsPage /> },
+      { path: "account", element: <AccountPage /> },
+      { path: "audit", element: <AuditPage /> },
       { path: "*", element: <CollectionsPage /> },
     ],
   },

@@ -6,6 +6,8 @@ import bcrypt from "bcryptjs";
  * password would be cut silently; each password is first reduced with HMAC-SHA256 and written
  * in base64 (44 bytes, no NUL), and bcrypt hashes that. Such hashes carry PREHASHED in front,
  * so hashes made before (bcrypt over the password itself) are still recognised and checked.
+ * These functions block for bcrypt's whole work: they run only in the hashing threads
+ * (password-hash.worker.ts, reached through password-hasher.ts).
  */
 const BCRYPT_COST = 12;
 const PREHASHED = "$sluice-hmac-sha256";
@@ -13,23 +15,17 @@ const PREHASHED = "$sluice-hmac-sha256";
 const PREHASH_KEY = "sluice password pre-hash v1";
 
 /**
- * bcryptjs hashes on the main thread in small slices. Many checks at once (a flood of sign-ins)
- * would interleave their slices so that every event-loop turn grows long and everything else,
- * database connections included, starves; one at a time keeps each turn short, for the same total work.
+ * Compared against when the email is unknown (or has no password), so every failure takes the
+ * same time: the hash of a random password made once and thrown away (nothing can match it).
  */
-let queueTail: Promise<unknown> = Promise.resolve();
-function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
-  const run = queueTail.then(work, work);
-  queueTail = run.catch(() => undefined);
-  return run;
-}
+export const DUMMY_HASH = `${PREHASHED}$2b$12$KjwcEPPVmlPP3mkaV.GGWeioNxfZ4NPbRYFshy/fb5HBovLne17TK`;
 
 function prehash(password: string): string {
   return crypto.createHmac("sha256", PREHASH_KEY).update(password, "utf8").digest("base64");
 }
 
-export async function hashPassword(password: string): Promise<string> {
-  return PREHASHED + (await oneAtATime(() => bcrypt.hash(prehash(password), BCRYPT_COST)));
+export function hashPasswordNow(password: string): string {
+  return PREHASHED + bcrypt.hashSync(prehash(password), BCRYPT_COST);
 }
 
 export interface PasswordCheck {
@@ -38,20 +34,13 @@ export interface PasswordCheck {
   outdated: boolean;
 }
 
-export async function checkPassword(password: string, stored: string): Promise<PasswordCheck> {
+export function checkPasswordNow(password: string, stored: string): PasswordCheck {
   if (stored.startsWith(PREHASHED)) {
     const hash = stored.slice(PREHASHED.length);
-    const ok = await oneAtATime(() => bcrypt.compare(prehash(password), hash));
+    const ok = bcrypt.compareSync(prehash(password), hash);
     return { ok, outdated: ok && bcrypt.getRounds(hash) < BCRYPT_COST };
   }
   // A hash made before the pre-hash: bcrypt over the password itself (its first 72 bytes).
-  const ok = await oneAtATime(() => bcrypt.compare(password, stored));
+  const ok = bcrypt.compareSync(password, stored);
   return { ok, outdated: ok };
-}
-
-let dummy: Promise<string> | null = null;
-/** Compared against when the email is unknown (or has no password), so every failure takes the same time. */
-export function dummyHash(): Promise<string> {
-  dummy ??= hashPassword(crypto.randomBytes(16).toString("hex"));
-  return dummy;
 }

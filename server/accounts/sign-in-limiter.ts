@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import { TooManyRequestsError } from "../errors";
+import { addressKey } from "./address-key";
 import { MemoryAttemptStore, type AttemptRule, type AttemptStore } from "./attempt-store";
 
 /** The limits on sign-in and sign-up (docs/decisions/0018-sign-in-limit-values.md). */
@@ -16,6 +17,8 @@ export interface AccountLimits {
   perAccount: { ceiling: number; windowMs: number; perAddressOver: number };
   /** Sign-up attempts from one address; null: no limit. */
   signUpsPerAddress: { limit: number | null; windowMs: number };
+  /** Sign-in attempts from every address together (a cap many addresses cannot get around); null: no limit. */
+  everyone: { limit: number | null; windowMs: number };
 }
 
 export const DEFAULT_ACCOUNT_LIMITS: AccountLimits = {
@@ -23,6 +26,7 @@ export const DEFAULT_ACCOUNT_LIMITS: AccountLimits = {
   perAddress: { limit: 20, windowMs: 60_000 },
   perAccount: { ceiling: 100, windowMs: 15 * 60_000, perAddressOver: 1 },
   signUpsPerAddress: { limit: 20, windowMs: 60 * 60_000 },
+  everyone: { limit: 300, windowMs: 60_000 },
 };
 
 /** A password check reserved by reserveSignIn: kept as a failure unless released by signInSucceeded. */
@@ -46,21 +50,23 @@ export class SignInLimiter {
   /** Counts this attempt for (address, account), or throws TooManyRequestsError; call before comparing the password. */
   async reserveSignIn(ip: string, email: string): Promise<SignInReservation> {
     const account = email.trim().toLowerCase();
-    const { perAccountAndAddress: pair, perAddress, perAccount } = this.limits;
+    const address = addressKey(ip);
+    const { perAccountAndAddress: pair, perAddress, perAccount, everyone } = this.limits;
     const rules: AttemptRule[] = [
       { key: `sign-in:account:${account}`, windowMs: perAccount.windowMs, limit: null },
       {
-        key: `sign-in:pair:${ip}|${account}`,
+        key: `sign-in:pair:${address}|${account}`,
         windowMs: pair.windowMs,
         limit: pair.limit,
         tighten: { whenRule: 0, atLeast: perAccount.ceiling, limit: perAccount.perAddressOver },
       },
-      { key: `sign-in:ip:${ip}`, windowMs: perAddress.windowMs, limit: perAddress.limit },
+      { key: `sign-in:ip:${address}`, windowMs: perAddress.windowMs, limit: perAddress.limit },
+      { key: "sign-in:everyone", windowMs: everyone.windowMs, limit: everyone.limit },
     ];
     const member = crypto.randomUUID();
     const waitMs = await this.store.reserve(rules, member);
     if (waitMs > 0) throw tooMany("Too many failed sign-in attempts", waitMs);
-    return { pairKey: rules[1].key, sharedKeys: [rules[0].key, rules[2].key], member };
+    return { pairKey: rules[1].key, sharedKeys: [rules[0].key, rules[2].key, rules[3].key], member };
   }
 
   /**
@@ -76,7 +82,7 @@ export class SignInLimiter {
   async reserveSignUp(ip: string): Promise<void> {
     const { limit, windowMs } = this.limits.signUpsPerAddress;
     if (limit === null) return;
-    const waitMs = await this.store.reserve([{ key: `sign-up:ip:${ip}`, windowMs, limit }], crypto.randomUUID());
+    const waitMs = await this.store.reserve([{ key: `sign-up:ip:${addressKey(ip)}`, windowMs, limit }], crypto.randomUUID());
     if (waitMs > 0) throw tooMany("Too many sign-ups from this address", waitMs);
   }
 }

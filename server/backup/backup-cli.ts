@@ -3,6 +3,7 @@ import path from "node:path";
 import { ConfigError, loadConfig } from "../config";
 import { backupDataDir, restoreDataDir } from "./backup";
 import { modeOf } from "../composition/compose";
+import { recordToolEvent } from "../audit/tool-events";
 
 const USAGE = "usage: npm run backup -- DIR [--passphrase-file FILE] | npm run restore -- DIR [--passphrase-file FILE]";
 
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
     const manifest = await backupDataDir(config.dataDir, target, { passphrase });
     const indexes = manifest.files.filter((f) => f.kind === "index");
     const documents = indexes.reduce((sum, f) => sum + (f.counts?.documents ?? 0), 0);
+    await recordToolEvent(config.dataDir, config.auditDays, "backup.made", `to ${target}`);
     process.stdout.write(`backed up ${config.dataDir} to ${target}: ${indexes.length} collection index(es), ${documents} document(s)${passphrase ? ", sealed with the passphrase" : ""}\n`);
     if (manifest.secrets === "left-out") {
       process.stdout.write(
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
     }
   } else {
     const manifest = await restoreDataDir(target, config.dataDir, { passphrase });
+    await recordToolEvent(config.dataDir, config.auditDays, "backup.restored", `the backup of ${manifest.createdAt} from ${target}`);
     process.stdout.write(`restored the backup of ${manifest.createdAt} from ${target} into ${config.dataDir}\n`);
   }
 }

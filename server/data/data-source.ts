@@ -50,9 +50,13 @@ import { Invitations1763801360000 as PgInvitations } from "./migrations/postgres
 import { SmbPermissions1763803310000 } from "./migrations/1763803310000-smb-permissions";
 import { SmbPermissions1763803310000 as PgSmbPermissions } from "./migrations/postgres/1763803310000-smb-permissions";
 import { SmbAccountLink } from "./entities/smb-account-link.entity";
+import { ApiKeysAudit1763801380000 } from "./migrations/1763801380000-api-keys-audit";
+import { ApiKeysAudit1763801380000 as PgApiKeysAudit } from "./migrations/postgres/1763801380000-api-keys-audit";
+import { ApiKey } from "./entities/api-key.entity";
+import { AuditEvent } from "./entities/audit-event.entity";
 
 /** The entities every part of the service shares; each source kind brings its own (connectors/registry.ts KIND_ENTITIES). */
-const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn, Invitation, SmbAccountLink];
+const ENTITIES = [User, Group, GroupMember, Collection, DataSourceRecord, Pipeline, IngestJob, ModelRecord, UserModelRecord, StoredSecret, PipelineSchedule, Conversation, ConversationTurn, Invitation, SmbAccountLink, ApiKey, AuditEvent];
 export const MIGRATIONS = [
   AccountsGroupsCollections1763800000000,
   SourcesPipelinesJobs1763800100000,
@@ -67,11 +71,12 @@ export const MIGRATIONS = [
   CollectionEmbeddingModel1763800950000,
   ModelCapabilities1763801000000,
   Invitations1763801360000,
+  ApiKeysAudit1763801380000,
   SmbPermissions1763803310000,
   JobPermissionsChanged1763803320000,
 ];
 /** The same migrations (same names, tables and constraints) in PostgreSQL types. */
-const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgInvitations, PgSmbPermissions, PgJobPermissionsChanged];
+const POSTGRES_MIGRATIONS = [PgAccountsGroupsCollections, PgSourcesPipelinesJobs, PgDrive, PgModels, PgSharedSecrets, PgFolderSources, PgJobStats, PgPipelineSchedules, PgConversations, PgJobSkippedFiles, PgCollectionEmbeddingModel, PgModelCapabilities, PgInvitations, PgApiKeysAudit, PgSmbPermissions, PgJobPermissionsChanged];
 
 export interface StorageOptions {
   dataDir: string;

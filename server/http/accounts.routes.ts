@@ -1,16 +1,18 @@
 import type { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
-import { clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "../routing/auth.middleware";
+import type { Actor } from "../access/actor";
+import { actorOf, clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
-import type { TokenService } from "../accounts/tokens";
 import { presentToken, presentUser } from "./accounts.presenters";
-import { signInBody, signUpBody, signUpQuery } from "./accounts.schemas";
+import { changePasswordBody, signInBody, signOutQuery, signUpBody, signUpQuery } from "./accounts.schemas";
 import type { InvitationsService } from "../accounts/invitations.service";
 import type { SignupMode } from "../config";
 import { presentSignupStatus } from "./invitations.presenters";
 
-export function accountsRoutes(accounts: AccountsService, tokens: TokenService, secureCookies: boolean, signup: { invitations: InvitationsService; mode: SignupMode }): Router {
-  const signedIn = requireAuth(tokens, (id) => accounts.userExists(id));
+const HASHING_BUSY = "Too many password checks at once (the hashing threads' queue is full); see Retry-After";
+
+export function accountsRoutes(accounts: AccountsService, authenticate: (token: string) => Promise<Actor>, secureCookies: boolean, signup: { invitations: InvitationsService; mode: SignupMode }): Router {
+  const signedIn = requireAuth(authenticate);
   const routes = documentedRouter("Accounts");
 
   routes.post("/signup", {
@@ -25,6 +27,7 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
       410: "The invitation was used or has expired",
       422: "Invalid fields, or the email is not the invited one",
       429: "Too many sign-ups from this address; see Retry-After",
+      503: HASHING_BUSY,
     },
     public: true,
   }, async ({ body }, req, res) => {
@@ -48,7 +51,11 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     summary: "Sign in with email and password",
     body: signInBody,
     returns: "A token response; also sets the HttpOnly `access_token` cookie",
-    errors: { 401: "Wrong email or password", 429: "Too many failed sign-ins for this account from this address, or from this address; see Retry-After" },
+    errors: {
+      401: "Wrong email or password",
+      429: "Too many failed sign-ins for this account from this address (an IPv6 address counts by its /64), from this address, or from everyone; see Retry-After",
+      503: HASHING_BUSY,
+    },
     public: true,
   }, async ({ body }, req, res) => {
     const { token } = await accounts.signIn(body.email, body.password, clientAddress(req));
@@ -72,9 +79,30 @@ export function accountsRoutes(accounts: AccountsService, tokens: TokenService, 
     res.status(200).json(presentUser(user));
   });
 
-  routes.post("/signout", { summary: "Clear the cookie (bearer tokens are not revoked)", returns: "`{signed_out: true}`" }, signedIn, (_input, _req, res) => {
+  routes.post("/signout", {
+    summary: "Clear the cookie; with `everywhere=true`, also end every session token of the account (API keys stay)",
+    query: signOutQuery,
+    returns: "`{signed_out: true, everywhere}`",
+  }, signedIn, async ({ query }, req, res) => {
+    const everywhere = query.everywhere === "true";
+    if (everywhere) await accounts.signOutEverywhere(actorOf(res), clientAddress(req));
     clearTokenCookie(res, secureCookies);
-    res.status(200).json({ signed_out: true });
+    res.status(200).json({ signed_out: true, everywhere });
+  });
+
+  routes.put("/users/me/password", {
+    summary: "Change the password; every other session is signed out",
+    body: changePasswordBody,
+    returns: "A new token response for this session; also sets the cookie. Tokens issued before are refused",
+    errors: {
+      403: "The current password is not right, or the caller used an API key",
+      409: "The account signs in with an identity provider and has no password",
+      503: HASHING_BUSY,
+    },
+  }, signedIn, async ({ body }, req, res) => {
+    const { token } = await accounts.changePassword(actorOf(res), body.current_password, body.new_password, clientAddress(req));
+    setTokenCookie(res, token, secureCookies);
+    res.status(200).json(presentToken(token));
   });
 
   return routes.router;

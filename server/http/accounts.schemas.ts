@@ -31,3 +31,13 @@ export const signInBody = z.object({
   email: z.string().min(1, "is required").max(254),
   password: z.string().min(1, "is required").max(1000),
 });
+
+// The current password checks only presence (a wrong one is a 403); the new one meets the sign-up rules.
+export const changePasswordBody = z.object({
+  current_password: z.string().min(1, "is required").max(1000),
+  new_password: PASSWORD,
+});
+
+export const signOutQuery = z.object({
+  everywhere: z.enum(["true", "false"], { error: 'must be "true" or "false"' }).optional().describe("`true`: end every session of the account, this one included"),
+});

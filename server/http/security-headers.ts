@@ -20,7 +20,9 @@ export const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 export function securityHeaders() {
-  return (_req: Request, res: Response, next: NextFunction): void => {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    // API answers carry accounts, keys and documents' text: no browser or proxy may keep them.
+    if (req.path === "/api" || req.path.startsWith("/api/")) res.setHeader("Cache-Control", "no-store");
     res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);
     // For browsers that predate frame-ancestors.
     res.setHeader("X-Frame-Options", "DENY");

@@ -15,7 +15,7 @@ export interface EventStream {
 export function openEventStream(req: Request, res: Response, keepAliveMs: number): EventStream {
   res.status(200);
   res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-  res.setHeader("Cache-Control", "no-cache, no-transform");
+  res.setHeader("Cache-Control", "no-store, no-transform");
   res.setHeader("Connection", "keep-alive");
   res.setHeader("X-Accel-Buffering", "no");
   res.flushHeaders();

@@ -1,6 +1,5 @@
 import type { NextFunction, Request, Response } from "express";
 import type { Actor } from "../access/actor";
-import type { TokenService } from "../accounts/tokens";
 import { TOKEN_LIFETIME_SECONDS } from "../accounts/tokens";
 import { UnauthorizedError } from "../errors";
 
@@ -18,15 +17,15 @@ function bearerOrCookie(req: Request): string | null {
 }
 
 /**
- * A valid token of ours whose user still exists (a deleted user's token is a 401 everywhere, not
- * a failure deeper down). Async: Express 5 passes a rejected promise (a 401) to the error middleware.
+ * A valid session token of ours or an API key, whose user still exists (a deleted user's token is
+ * a 401 everywhere, not a failure deeper down): `authenticate` (accounts/authenticator.ts) decides.
+ * Async: Express 5 passes a rejected promise (a 401) to the error middleware.
  */
-export function requireAuth(tokens: TokenService, userExists: (userId: string) => Promise<boolean>) {
+export function requireAuth(authenticate: (token: string) => Promise<Actor>) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearerOrCookie(req);
     if (!token) throw new UnauthorizedError("Not authenticated: sign in first");
-    const actor = await tokens.verify(token);
-    if (!(await userExists(actor.userId))) throw new UnauthorizedError("Account no longer exists: sign in again");
+    const actor = await authenticate(token);
     res.locals.actor = actor;
     next();
   };

@@ -153,3 +153,20 @@ describe("a new social account follows the sign-up rules (issue 34)", () => {
     assert.deepEqual(users.body.map((u: { email: string }) => u.email), [admin]);
   });
 });
+
+describe("a social account's sessions", () => {
+  it("has no password to change (409), and after signing out everywhere a new exchange signs in again", async () => {
+    const sub = subject();
+    const mint = () => idp.mint({ sub, email: `${sub}@example.com` });
+    const first = await request("POST", "/auth/session", { token: await mint() });
+    const session = /access_token=([^;]+)/.exec(first.headers.get("set-cookie")!)![1];
+    const change = await request("PUT", "/users/me/password", { token: session, body: { current_password: "anything-1", new_password: "a-new-password-8" } });
+    assert.equal(change.status, 409);
+    assert.match(change.body.detail, /identity provider/);
+    assert.equal((await request("POST", "/signout?everywhere=true", { token: session })).status, 200);
+    assert.equal((await request("GET", "/users/me", { token: session })).status, 401);
+    const again = await request("POST", "/auth/session", { token: await mint() });
+    const renewed = /access_token=([^;]+)/.exec(again.headers.get("set-cookie")!)![1];
+    assert.equal((await request("GET", "/users/me", { token: renewed })).status, 200, "the new token carries the raised generation");
+  });
+});

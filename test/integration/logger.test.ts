@@ -116,3 +116,20 @@ describe("the server's logger", () => {
     }
   });
 });
+
+describe("the logger's redaction", () => {
+  it("blanks authorization, cookie and password fields wherever a caller passes them", () => {
+    const out = memory();
+    const logger = createLogger("info", { out, err: memory() });
+    const fields = {
+      req: { headers: { authorization: "Bearer secret-token-1", cookie: "access_token=secret-token-2" }, body: { password: "secret-pw-3", new_password: "secret-pw-4" } },
+      password: "secret-pw-5",
+      authorization: "Bearer secret-token-6",
+    };
+    (logger as unknown as { info(fields: unknown, message: string): void }).info(fields, "a request");
+    const line = JSON.stringify(out.lines[0]);
+    assert.match(line, /a request/);
+    assert.doesNotMatch(line, /secret-/);
+    assert.match(line, /\[redacted\]/);
+  });
+});

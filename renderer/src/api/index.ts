@@ -14,6 +14,9 @@ export type Me = Wire.Me;
 export type Invitation = Wire.Invitation;
 export type IssuedInvitation = Wire.IssuedInvitation;
 export type SignupStatus = Wire.SignupStatus;
+export type ApiKey = Wire.ApiKey;
+export type CreatedApiKey = Wire.CreatedApiKey;
+export type AuditEvent = Wire.AuditEvent;
 export type GroupPermission = Wire.CreateGroupBody["group_permission"];
 /** A group as GET /user_groups lists it (member emails only for the caller's own groups). */
 export type Group = Wire.GroupListing;

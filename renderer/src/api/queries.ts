@@ -26,6 +26,8 @@ export function invalidateSourceLists(): Promise<unknown> {
 
 export const keys = {
   me: ["me"] as const,
+  apiKeys: ["api_keys"] as const,
+  audit: ["audit"] as const,
   instance: ["instance"] as const,
   health: ["health"] as const,
   groups: ["groups"] as const,
@@ -61,6 +63,14 @@ export const queries = {
   invitations: () => queryOptions({ queryKey: keys.invitations, queryFn: () => answer(api.GET("/invitations")) }),
   /** DATA_DIR's free space, for the low-disk banner. */
   health: () => queryOptions({ queryKey: keys.health, queryFn: () => answer(api.GET("/health")), refetchInterval: DISK_POLL_MS }),
+  apiKeys: () => queryOptions({ queryKey: keys.apiKeys, queryFn: () => answer(api.GET("/users/me/api_keys")) }),
+  /** One page of the audit trail; `before` is the `next` of the page before. */
+  audit: (before: string | null) =>
+    queryOptions({
+      queryKey: [...keys.audit, before],
+      queryFn: () => answer(api.GET("/audit", { params: { query: { limit: 50, ...(before ? { before } : {}) } } })),
+      retry: false,
+    }),
   groups: () => queryOptions({ queryKey: keys.groups, queryFn: () => answer(api.GET("/user_groups")) }),
   groupTree: () => queryOptions({ queryKey: [...keys.groups, "tree"], queryFn: () => answer(api.GET("/user_groups/tree")) }),
   collections: () => queryOptions({ queryKey: keys.collections, queryFn: () => answer(api.GET("/collections")) }),

@@ -29,6 +29,9 @@ interface Answers {
   "/signin": { post: { 200: Wire.Token } };
   "/signout": { post: { 200: unknown } };
   "/users/me": { get: { 200: Wire.Me } };
+  "/users/me/password": { put: { 200: Wire.Token } };
+  "/users/me/api_keys": { get: { 200: Wire.ApiKey[] }; post: { 201: Wire.CreatedApiKey } };
+  "/audit": { get: { 200: Wire.AuditPage } };
   "/users": { get: { 200: Wire.User[] } };
   "/instance": { get: { 200: Wire.Instance } };
   "/user_groups": { get: { 200: Wire.GroupListing[] }; post: { 201: Wire.CreatedGroup } };

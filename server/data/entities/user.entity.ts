@@ -31,4 +31,8 @@ export class User {
 
   @Column({ type: Date, name: "last_sign_in_at", nullable: true })
   lastSignInAt: Date | null;
+
+  /** Raised by a password change and "sign out everywhere": a session token names the generation it was issued in. */
+  @Column({ type: "integer", name: "session_generation", default: 0 })
+  sessionGeneration: number;
 }
