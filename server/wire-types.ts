@@ -28,6 +28,8 @@ import type { presentJob, presentPipeline, presentSchedule } from "./routing/pip
 import type { createPipelineBody, setScheduleBody } from "./http/pipelines.schemas";
 import type { presentSchedulesChanged } from "./routing/data-sources.presenters";
 import type { presentInstance } from "./http/instance.presenters";
+import type { presentSmbAccountLink } from "./http/smb-accounts.presenters";
+import type { linkSmbAccountBody } from "./http/smb-accounts.schemas";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
@@ -42,6 +44,9 @@ export type Invitation = ReturnType<typeof presentInvitation>;
 /** A new invitation, with its link (shown this once). */
 export type IssuedInvitation = ReturnType<typeof presentIssuedInvitation>;
 export type SignupStatus = ReturnType<typeof presentSignupStatus>;
+/** A linked Windows account (issue 33): whose file-server permissions apply to the caller on that server. */
+export type SmbAccountLink = ReturnType<typeof presentSmbAccountLink>;
+export type LinkSmbAccountBody = z.input<typeof linkSmbAccountBody>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;

@@ -129,6 +129,9 @@ export function Shell() {
                 {user.display_name ? `${user.display_name} · ` : ""}
                 {user.email}
               </span>
+              <a className="account-link" href={href("windows-accounts")} aria-current={section === "windows-accounts" ? "page" : undefined}>
+                Windows accounts
+              </a>
               <button type="button" onClick={() => signOut.mutate()}>
                 Sign out
               </button>

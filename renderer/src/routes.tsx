@@ -8,6 +8,7 @@ import { InvitationsPage } from "./pages/InvitationsPage";
 import { ModelsPage } from "./pages/ModelsPage";
 import { PipelinesPage } from "./pages/PipelinesPage";
 import { ShareBrowser, SourcesPage } from "./pages/SourcesPage";
+import { WindowsAccountsPage } from "./pages/WindowsAccountsPage";
 
 /** A route's `:name` parameter; the table below only mounts these where the path has it. */
 function useParam(name: string): string {
@@ -51,6 +52,7 @@ export const router = createHashRouter([
       { path: "groups", element: <GroupsPage /> },
       { path: "models", element: <ModelsPage /> },
       { path: "invitations", element: <InvitationsPage /> },
+      { path: "windows-accounts", element: <WindowsAccountsPage /> },
       { path: "*", element: <CollectionsPage /> },
     ],
   },

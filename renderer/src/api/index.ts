@@ -14,6 +14,8 @@ export type Me = Wire.Me;
 export type Invitation = Wire.Invitation;
 export type IssuedInvitation = Wire.IssuedInvitation;
 export type SignupStatus = Wire.SignupStatus;
+/** A linked Windows account: whose file-server permissions apply on its server. */
+export type SmbAccountLink = Wire.SmbAccountLink;
 export type GroupPermission = Wire.CreateGroupBody["group_permission"];
 /** A group as GET /user_groups lists it (member emails only for the caller's own groups). */
 export type Group = Wire.GroupListing;

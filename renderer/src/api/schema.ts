@@ -29,6 +29,7 @@ interface Answers {
   "/signin": { post: { 200: Wire.Token } };
   "/signout": { post: { 200: unknown } };
   "/users/me": { get: { 200: Wire.Me } };
+  "/users/me/smb_accounts": { get: { 200: Wire.SmbAccountLink[] }; post: { 201: Wire.SmbAccountLink } };
   "/users": { get: { 200: Wire.User[] } };
   "/instance": { get: { 200: Wire.Instance } };
   "/user_groups": { get: { 200: Wire.GroupListing[] }; post: { 201: Wire.CreatedGroup } };
