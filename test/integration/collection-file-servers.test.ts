@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { createGroup, signUp } from "../fixtures/http-client";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { useSluice } from "../fixtures/use-sluice";
@@ -17,6 +17,7 @@ describe("GET /collections: file_server_permissions", () => {
       return {};
     },
   });
+  after(() => samba?.stop());
   const request = sluice.request;
   const addSource = async (token: string, groupId: string, name: string, serverName: string, sourcePermissions: boolean) => {
     const res = await request("POST", `/data_sources/smb/${groupId}`, {

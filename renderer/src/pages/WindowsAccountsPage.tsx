@@ -41,7 +41,11 @@ function problemsOf(error: unknown): { field: Partial<Record<LinkField, string>>
     }
     return { field, form: null };
   }
-  if (error.status === 400 && /refused/i.test(error.detail)) return { field: { password: `${error.detail}. Check the user name and password.` }, form: null };
+  if (error.status === 400 && /refused/i.test(error.detail)) {
+    // The SMB status is what an administrator asks for; the login's address is not news to the person typing.
+    const status = /\b(STATUS_[A-Z_]+)\b/.exec(error.detail)?.[1];
+    return { field: { password: `The server refused this user name or password${status ? ` (${status})` : ""}.` }, form: null };
+  }
   if (error.status === 409) return { field: { username: error.detail }, form: null };
   if (error.status === 429) {
     const seconds = error.retryAfterSeconds ?? 15 * 60;
