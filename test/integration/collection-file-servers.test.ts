@@ -45,7 +45,7 @@ describe("GET /collections: file_server_permissions", () => {
     const groupId = await createGroup(request, token);
     const withPermissions = await addSource(token, groupId, "perm", "FS.Example.LAN", true);
     const plain = await addSource(token, groupId, "plain", "other-host", false);
-    const created = await request("POST", "/collections", { token, body: { name: `empty ${Math.random()}`, owner_group_id: groupId } });
+    const created = await request("POST", "/collections", { token, body: { name: `empty_${process.pid}_${Date.now()}`, owner_group_id: groupId } });
     assert.equal(created.status, 201);
     assert.deepEqual(created.body.file_server_permissions, [], "a new collection has no source yet");
 
