@@ -7,7 +7,7 @@ import { formatTime } from "../format";
 import { href } from "../navigation";
 
 /** A file server as account links name it (the server's normaliseServer): one choice per server, whichever source leads to it. */
-export function serverKey(name: string): string {
+function serverKey(name: string): string {
   return name.trim().toLowerCase();
 }
 
