@@ -31,6 +31,8 @@ import type { presentInstance } from "./http/instance.presenters";
 import type { presentApiKey, presentCreatedApiKey } from "./http/api-keys.presenters";
 import type { presentAuditEvent, presentAuditPage } from "./http/audit.presenters";
 import type { changePasswordBody } from "./http/accounts.schemas";
+import type { presentSmbAccountLink } from "./http/smb-accounts.presenters";
+import type { linkSmbAccountBody } from "./http/smb-accounts.schemas";
 
 // ---- accounts and users ----
 export type User = ReturnType<typeof presentUser>;
@@ -50,6 +52,9 @@ export type ApiKey = ReturnType<typeof presentApiKey>;
 export type CreatedApiKey = ReturnType<typeof presentCreatedApiKey>;
 export type AuditEvent = ReturnType<typeof presentAuditEvent>;
 export type AuditPage = ReturnType<typeof presentAuditPage>;
+/** A linked Windows account (issue 33): whose file-server permissions apply to the caller on that server. */
+export type SmbAccountLink = ReturnType<typeof presentSmbAccountLink>;
+export type LinkSmbAccountBody = z.input<typeof linkSmbAccountBody>;
 
 // ---- groups ----
 export type Group = ReturnType<typeof presentGroup>;

@@ -132,6 +132,9 @@ export function Shell() {
                 {user.email}
               </span>
               <span className="account-links">
+                <a href={href("windows-accounts")} aria-current={section === "windows-accounts" ? "page" : undefined}>
+                  Windows accounts
+                </a>
                 <a href={href("account")} aria-current={section === "account" ? "page" : undefined}>
                   Account
                 </a>

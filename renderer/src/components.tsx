@@ -241,3 +241,35 @@ export function AdminSettingNote({ feature, settings, readme }: { feature: strin
     </p>
   );
 }
+
+/** A labelled form field; its problem (else its hint) under it, named by aria-describedby, and aria-invalid while it has one. */
+export function Field({
+  id,
+  label,
+  problem,
+  hint,
+  children,
+}: {
+  id: string;
+  label: string;
+  problem?: string;
+  hint?: string;
+  children: (props: { id: string; "aria-invalid"?: true; "aria-describedby"?: string }) => ReactNode;
+}) {
+  const describedBy = problem || hint ? `${id}-note` : undefined;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({ id, "aria-invalid": problem ? true : undefined, "aria-describedby": describedBy })}
+      {problem ? (
+        <p className="field-error" id={describedBy}>
+          {problem}
+        </p>
+      ) : hint ? (
+        <p className="hint" id={describedBy}>
+          {hint}
+        </p>
+      ) : null}
+    </div>
+  );
+}

@@ -10,6 +10,7 @@ import { InvitationsPage } from "./pages/InvitationsPage";
 import { ModelsPage } from "./pages/ModelsPage";
 import { PipelinesPage } from "./pages/PipelinesPage";
 import { ShareBrowser, SourcesPage } from "./pages/SourcesPage";
+import { WindowsAccountsPage } from "./pages/WindowsAccountsPage";
 
 /** A route's `:name` parameter; the table below only mounts these where the path has it. */
 function useParam(name: string): string {
@@ -55,6 +56,7 @@ export const router = createHashRouter([
       { path: "invitations", element: <InvitationsPage /> },
       { path: "account", element: <AccountPage /> },
       { path: "audit", element: <AuditPage /> },
+      { path: "windows-accounts", element: <WindowsAccountsPage /> },
       { path: "*", element: <CollectionsPage /> },
     ],
   },

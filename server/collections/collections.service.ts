@@ -13,6 +13,9 @@ import { canonicalModelName, OllamaError, OllamaUnreachableError } from "../llm/
 import { ConflictError, ServiceUnavailableError } from "../errors";
 import { defaultMode, type CollectionRetrieval, type SearchMode } from "./collection-retrieval";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
+import { Pipeline } from "../data/entities/pipeline.entity";
+import { SmbSourceRecord } from "../connectors/smb/smb-source.entity";
+import { normaliseServer } from "../accounts/smb-account-links";
 import type { KindRegistry } from "../connectors/registry";
 import type { DocumentLocator } from "../connectors/source-kind";
 import { MAX_TOP_K } from "../search/query";
@@ -52,9 +55,32 @@ export class CollectionsService {
     });
   }
 
-  async list(actor: Actor): Promise<Array<{ collection: Collection; stats: CollectionStats }>> {
+  async list(actor: Actor): Promise<Array<{ collection: Collection; stats: CollectionStats; fileServers: string[] }>> {
     const collections = await listGroupOwned(this.db.manager, actor, Collection, "name");
-    return Promise.all(collections.map(async (collection) => ({ collection, stats: await this.readableStats(actor, collection.id) })));
+    const servers = await this.fileServers(collections.map((collection) => collection.id));
+    return Promise.all(
+      collections.map(async (collection) => ({ collection, stats: await this.readableStats(actor, collection.id), fileServers: servers.get(collection.id) ?? [] })),
+    );
+  }
+
+  /**
+   * Per collection: the file servers (normalised as account links name them) of the SMB sources
+   * with `source_permissions` that feed it, so a screen can say whose permissions apply (decision 0450).
+   */
+  async fileServers(collectionIds: string[]): Promise<Map<string, string[]>> {
+    const byCollection = new Map<string, string[]>();
+    if (collectionIds.length === 0) return byCollection;
+    const pipelines = await this.db.manager.find(Pipeline, { where: { collectionId: In(collectionIds) } });
+    if (pipelines.length === 0) return byCollection;
+    const sources = await this.db.manager.find(SmbSourceRecord, { where: { dataSourceId: In([...new Set(pipelines.map((p) => p.dataSourceId))]), sourcePermissions: true } });
+    const serverOf = new Map(sources.map((source) => [source.dataSourceId, normaliseServer(source.remoteSystemName)]));
+    for (const pipeline of pipelines) {
+      const server = serverOf.get(pipeline.dataSourceId);
+      if (server === undefined) continue;
+      const held = byCollection.get(pipeline.collectionId) ?? [];
+      if (!held.includes(server)) byCollection.set(pipeline.collectionId, [...held, server].sort());
+    }
+    return byCollection;
   }
 
   async search(actor: Actor, collectionId: string, request: SearchRequest): Promise<CollectionSearch> {

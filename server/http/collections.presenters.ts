@@ -4,7 +4,8 @@ import type { DocumentLocation } from "../connectors/source-kind";
 import type { CollectionSearch, DocumentResult, LocatedHit } from "../collections/search-results";
 import { isoNoZone } from "../time";
 
-export function presentCollection(collection: Collection, stats: CollectionStats = { documentCount: 0, chunkCount: 0, indexStatus: "ok" }) {
+/** `file_server_permissions`: one entry per file server whose permissions decide what the caller sees here (SMB sources with source_permissions). */
+export function presentCollection(collection: Collection, stats: CollectionStats = { documentCount: 0, chunkCount: 0, indexStatus: "ok" }, fileServers: string[] = []) {
   return {
     id: collection.id,
     name: collection.name,
@@ -13,13 +14,14 @@ export function presentCollection(collection: Collection, stats: CollectionStats
     chunk_count: stats.chunkCount,
     index_status: stats.indexStatus,
     embedding_model: collection.embeddingModel ?? null,
+    file_server_permissions: fileServers.map((server) => ({ server })),
     created_at: isoNoZone(collection.createdAt),
   };
 }
 
 /** PUT /collections/{id}/embedding: the collection, and the ingestion jobs started to embed what it holds. */
-export function presentCollectionWithJobs(collection: Collection, stats: CollectionStats, jobIds: string[]) {
-  return { ...presentCollection(collection, stats), job_ids: jobIds };
+export function presentCollectionWithJobs(collection: Collection, stats: CollectionStats, fileServers: string[], jobIds: string[]) {
+  return { ...presentCollection(collection, stats, fileServers), job_ids: jobIds };
 }
 
 export function presentLocation(location: DocumentLocation) {

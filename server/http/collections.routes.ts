@@ -19,9 +19,9 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     res.status(201).json(presentCollection(await collections.create(actorOf(res), body.name, body.owner_group_id)));
   });
 
-  routes.get("/collections", { summary: "The collections the caller can reach", returns: "A list of collections with their counts" }, async (_input, _req, res) => {
+  routes.get("/collections", { summary: "The collections the caller can reach", returns: "A list of collections with their counts (`document_count`: the documents the caller may read) and `file_server_permissions`: `[{server}]`, one per file server whose permissions decide what the caller sees (SMB sources with `source_permissions`)" }, async (_input, _req, res) => {
     const listed = await collections.list(actorOf(res));
-    res.json(listed.map(({ collection, stats }) => presentCollection(collection, stats)));
+    res.json(listed.map(({ collection, stats, fileServers }) => presentCollection(collection, stats, fileServers)));
   });
 
   routes.get("/collections/:id/search", {
@@ -49,7 +49,8 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     },
   }, async ({ params: { id }, body }, _req, res) => {
     const { collection, jobIds } = await collections.setEmbeddingModel(actorOf(res), id, body.model);
-    res.json(presentCollectionWithJobs(collection, await collections.readableStats(actorOf(res), collection.id), jobIds));
+    const fileServers = (await collections.fileServers([collection.id])).get(collection.id) ?? [];
+    res.json(presentCollectionWithJobs(collection, await collections.readableStats(actorOf(res), collection.id), fileServers, jobIds));
   });
 
   routes.get("/collections/:id/documents", {

@@ -82,6 +82,9 @@ async function main(): Promise<void> {
       await shoot(page, "07b-pipeline-detail");
       await visit("models", "Models");
       await shoot(page, "08-models");
+      // The demo has no SMB source: the screen says so (test/e2e/windows-accounts-ui.test.ts shoots it against Samba).
+      await visit("windows-accounts", "Windows accounts");
+      await shoot(page, "08b-windows-accounts");
       if (viewport.width < 1000) {
         await page.getByRole("button", { name: "Menu" }).click();
         await shoot(page, "09-menu");

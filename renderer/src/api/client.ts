@@ -20,6 +20,8 @@ export class ApiError extends Error {
     /** A machine-readable cause beside the detail (SMB checks: `logon_failure`, `timed_out`, ...), and what to do about it. */
     readonly reason: string | null = null,
     readonly hint: string | null = null,
+    /** A 429's `Retry-After`, in seconds. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(detail);
     this.name = "ApiError";
@@ -67,7 +69,8 @@ async function toApiError(res: Response): Promise<ApiError> {
   } catch {
     // Not JSON: keep the generic sentence.
   }
-  return new ApiError(res.status, detail, errors, reason, hint);
+  const retryAfter = Number(res.headers.get("Retry-After") ?? Number.NaN);
+  return new ApiError(res.status, detail, errors, reason, hint, Number.isFinite(retryAfter) ? retryAfter : null);
 }
 
 const BASE = "/api";

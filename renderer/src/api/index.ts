@@ -17,6 +17,8 @@ export type SignupStatus = Wire.SignupStatus;
 export type ApiKey = Wire.ApiKey;
 export type CreatedApiKey = Wire.CreatedApiKey;
 export type AuditEvent = Wire.AuditEvent;
+/** A linked Windows account: whose file-server permissions apply on its server. */
+export type SmbAccountLink = Wire.SmbAccountLink;
 export type GroupPermission = Wire.CreateGroupBody["group_permission"];
 /** A group as GET /user_groups lists it (member emails only for the caller's own groups). */
 export type Group = Wire.GroupListing;

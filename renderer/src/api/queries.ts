@@ -41,6 +41,7 @@ export const keys = {
   conversations: (collectionId: string) => ["conversations", collectionId] as const,
   invitations: ["invitations"] as const,
   signup: ["signup"] as const,
+  smbAccounts: ["smb_accounts"] as const,
 };
 
 /** While a run is going its state is read this often; once it ends, no more. */
@@ -118,6 +119,8 @@ export const queries = {
       // The last answer stays in view while the next query's is fetched.
       placeholderData: keepPreviousData,
     }),
+  /** The caller's linked Windows accounts (GET /users/me/smb_accounts). */
+  smbAccounts: () => queryOptions({ queryKey: keys.smbAccounts, queryFn: () => answer(api.GET("/users/me/smb_accounts")) }),
   conversations: (collectionId: string) =>
     queryOptions({
       queryKey: keys.conversations(collectionId),

@@ -32,6 +32,7 @@ interface Answers {
   "/users/me/password": { put: { 200: Wire.Token } };
   "/users/me/api_keys": { get: { 200: Wire.ApiKey[] }; post: { 201: Wire.CreatedApiKey } };
   "/audit": { get: { 200: Wire.AuditPage } };
+  "/users/me/smb_accounts": { get: { 200: Wire.SmbAccountLink[] }; post: { 201: Wire.SmbAccountLink } };
   "/users": { get: { 200: Wire.User[] } };
   "/instance": { get: { 200: Wire.Instance } };
   "/user_groups": { get: { 200: Wire.GroupListing[] }; post: { 201: Wire.CreatedGroup } };

@@ -6,6 +6,7 @@ import { announce, ConfirmButton, Empty, ErrorText, Loading, usePageHeading } fr
 import { formatTime } from "../format";
 import { writesText } from "../model-capabilities";
 import { href } from "../navigation";
+import { PermissionNotice } from "./PermissionNotice";
 
 /** One question and its answer as shown: a finished turn, or the one being written. */
 interface ShownTurn {
@@ -143,6 +144,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
         {collection ? `Ask ${collection.name}` : "Ask"}
       </h1>
       {collections.data && !collection && <Empty>This collection does not exist or you do not have access to it.</Empty>}
+      {collection && <PermissionNotice collection={collection} />}
       <ErrorText error={models.error ?? conversations.error} />
       {models.isPending ? <Loading label="Loading models…" /> : null}
       {noModel && (

@@ -7,6 +7,7 @@ import { formatBytes, formatTime } from "../format";
 import { COLLECTION_NAME_RULE, collectionNameProblem } from "../names";
 import { href } from "../navigation";
 import { EmbeddingModelControl } from "./EmbeddingModelControl";
+import { PermissionNotice } from "./PermissionNotice";
 import { SearchPanel } from "./SearchPanel";
 import { ownerGroup } from "./owner-group";
 import { FirstRun, useFirstRun } from "./FirstRun";
@@ -287,6 +288,7 @@ export function CollectionPage({ collectionId }: { collectionId: string }) {
               <a href={href("collections", collectionId, "ask")}>Ask this collection</a>
             </p>
           )}
+          {collection && <PermissionNotice collection={collection} />}
           <SearchPanel collectionId={collectionId} embeddingModel={collection?.embedding_model ?? null} />
           {collection && <EmbeddingModelControl collection={collection} />}
           <DocumentsPanel collectionId={collectionId} />

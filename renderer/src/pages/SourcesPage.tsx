@@ -1,9 +1,9 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useNavigate } from "react-router";
-import { useState, type ChangeEvent, type FormEvent, type ReactNode } from "react";
+import { useState, type ChangeEvent, type FormEvent } from "react";
 import * as api from "../api";
 import { client, invalidate, invalidateSourceLists, keys, queries, queryClient } from "../api";
-import { ConfirmButton, Empty, ErrorText, Loading, usePageHeading } from "../components";
+import { ConfirmButton, Empty, ErrorText, Field, Loading, usePageHeading } from "../components";
 import { formatTime } from "../format";
 import { SMB_PORT, SMB_SERVER_NAME, SOURCE_NAME_MAX } from "../names";
 import { href } from "../navigation";
@@ -67,37 +67,6 @@ function smbFailureField(reason: string, f: SmbForm): keyof SmbForm | null {
     default:
       return null;
   }
-}
-
-function Field({
-  id,
-  label,
-  problem,
-  hint,
-  children,
-}: {
-  id: string;
-  label: string;
-  problem?: string;
-  hint?: string;
-  children: (props: { id: string; "aria-invalid"?: true; "aria-describedby"?: string }) => ReactNode;
-}) {
-  const describedBy = problem || hint ? `${id}-note` : undefined;
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children({ id, "aria-invalid": problem ? true : undefined, "aria-describedby": describedBy })}
-      {problem ? (
-        <p className="field-error" id={describedBy}>
-          {problem}
-        </p>
-      ) : hint ? (
-        <p className="hint" id={describedBy}>
-          {hint}
-        </p>
-      ) : null}
-    </div>
-  );
 }
 
 /** The group a new source will belong to: every source form asks it the same way. */
