@@ -34,6 +34,8 @@ const AUDITED: AuditedRoute[] = [
   { method: "DELETE", path: /^\/data_sources\/([^/]+)$/, action: "source.deleted", objectId: (m) => m[1] },
   { method: "POST", path: /^\/models$/, action: "model.pull_requested", objectId: () => null, detail: (_m, body) => body?.model_name, when: "start" },
   { method: "DELETE", path: /^\/models\/([^/]+)$/, action: "model.deleted", objectId: (m) => decodeURIComponent(m[1]) },
+  { method: "POST", path: /^\/invitations$/, action: "invitation.created", objectId: (_m, answer) => idOf(answer), detail: (_m, body) => body?.email },
+  { method: "DELETE", path: /^\/invitations\/([^/]+)$/, action: "invitation.deleted", objectId: (m) => m[1] },
 ];
 
 const text = (value: unknown): string | null => (typeof value === "string" || typeof value === "number" ? String(value).slice(0, 500) : null);

@@ -138,6 +138,8 @@ describe("odd ids", () => {
       q("PUT /user_groups/:id/parent", "id", (o) => `/user_groups/${o}/parent`, { parent_group_id: null }),
       q("DELETE /user_groups/:id", "id", (o) => `/user_groups/${o}`),
       q("DELETE /users/me/smb_accounts/:id", "id", (o) => `/users/me/smb_accounts/${o}`),
+      q("DELETE /users/me/api_keys/:id", "id", (o) => `/users/me/api_keys/${o}`),
+      q("DELETE /users/:id", "id", (o) => `/users/${o}`),
       q("GET /collections/:id/search", "id", (o) => `/collections/${o}/search?q=heron`),
       q("GET /collections/:id/documents", "id", (o) => `/collections/${o}/documents`),
       q("PUT /collections/:id/embedding", "id", (o) => `/collections/${o}/embedding`, { model: null }),
