@@ -1,25 +1,11 @@
-import crypto from "node:crypto";
+import type { Dacl, FileAcl } from "../search/stored-acl";
 
 /**
  * Who may read one file of a source with the file server's permissions (issue 33 item 3),
  * decided as Windows decides for reading: each DACL walked in order, the first entry that
  * names one of the person's SIDs and mentions read decides; the file's and the share's must
- * both allow. The shapes are the contract with the SMB side (its descriptor parser).
+ * both allow. The shapes (search/stored-acl.ts) are the contract with the SMB side (its descriptor parser).
  */
-
-export interface Ace {
-  kind: "allow" | "deny" | "other";
-  inherited: boolean;
-  mask: number;
-  sid: string;
-}
-/** null: a NULL DACL (everyone may read); []: an empty DACL (no one may). */
-export type Dacl = Ace[] | null;
-/** What decides who may read one file: its own DACL and its share's. */
-export interface FileAcl {
-  file: Dacl;
-  share: Dacl;
-}
 
 export const FILE_READ_DATA = 0x1;
 export const GENERIC_ALL = 0x10000000;
@@ -49,33 +35,4 @@ export function daclAllowsRead(dacl: Dacl, sids: ReadonlySet<string>): boolean {
 /** Whether a person holding `sids` may read the file: its DACL and its share's both allow. */
 export function mayRead(acl: FileAcl, sids: ReadonlySet<string>): boolean {
   return daclAllowsRead(acl.share, sids) && daclAllowsRead(acl.file, sids);
-}
-
-/**
- * One text per distinct ACL, what is stored and hashed: entries keep their order (it decides),
- * each with its fields in one order and its mask unsigned, SIDs upper-case.
- */
-export function normaliseAcl(acl: FileAcl): string {
-  const dacl = (entries: Dacl) => (entries === null ? null : entries.map((ace) => [ace.kind, ace.inherited, ace.mask >>> 0, ace.sid.toUpperCase()]));
-  return JSON.stringify({ file: dacl(acl.file), share: dacl(acl.share) });
-}
-
-/** The stored text back as an ACL. */
-export function parseAcl(text: string): FileAcl {
-  const stored = JSON.parse(text) as { file: Array<[Ace["kind"], boolean, number, string]> | null; share: Array<[Ace["kind"], boolean, number, string]> | null };
-  const dacl = (entries: typeof stored.file): Dacl => (entries === null ? null : entries.map(([kind, inherited, mask, sid]) => ({ kind, inherited, mask, sid })));
-  return { file: dacl(stored.file), share: dacl(stored.share) };
-}
-
-/** The key of one distinct ACL within a collection: the server it came from (whose SIDs it names) and its normal form. */
-export function aclHash(server: string, normalised: string): string {
-  return crypto.createHash("sha256").update(server).update("\u0000").update(normalised).digest("hex");
-}
-
-/** Hex digits of the hash kept as an ACL's id (what documents store and searches filter on): 128 bits. */
-const ID_HEX = 32;
-
-/** The stored id of an ACL read from `server`. */
-export function aclIdOf(server: string, acl: FileAcl): string {
-  return aclHash(server, normaliseAcl(acl)).slice(0, ID_HEX);
 }

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { FileAcl } from "../access/windows-acl";
+import type { FileAcl } from "../search/stored-acl";
 
 /** One file or folder on a remote source. Paths are "/"-separated and relative to the source root. */
 export interface RemoteEntry {

@@ -1,4 +1,4 @@
-import { aclIdOf } from "../access/windows-acl";
+import { aclIdOf } from "../search/stored-acl";
 import { ConnectorEntryError, ConnectorUnreachableError, type Connector, type RemoteEntry } from "../connectors/connector";
 import type { DocumentPermissions, IndexedState, PermissionsUpdate, SearchIndex } from "../search/search-index";
 import type { JobCounters } from "./job-counters";

@@ -1,4 +1,4 @@
-import type { FileAcl } from "../access/windows-acl";
+import type { FileAcl } from "./stored-acl";
 
 /**
  * The collection index behind one interface, so other engines (PostgreSQL full-text,

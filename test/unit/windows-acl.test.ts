@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { aclHash, EVERYONE_SID, FILE_READ_DATA, GENERIC_ALL, GENERIC_READ, mayRead, normaliseAcl, parseAcl, type Ace, type Dacl } from "../../server/access/windows-acl";
+import { EVERYONE_SID, FILE_READ_DATA, GENERIC_ALL, GENERIC_READ, mayRead } from "../../server/access/windows-acl";
+import { aclHash, normaliseAcl, parseAcl, type Ace, type Dacl } from "../../server/search/stored-acl";
 
 const ALICE = "S-1-5-21-1-2-3-1001";
 const HR = "S-1-5-21-1-2-3-2001";

@@ -1,5 +1,5 @@
 import type { DataSource, QueryRunner } from "typeorm";
-import { aclIdOf, normaliseAcl, parseAcl } from "../../access/windows-acl";
+import { aclIdOf, normaliseAcl, parseAcl } from "../stored-acl";
 import type { DocumentPermissions, PermissionsUpdate, ReadableFilter, StoredAcl } from "../search-index";
 import { pgText } from "./postgres-fts-words";
 import { inTransaction } from "./postgres-transaction";

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import type Database from "better-sqlite3";
-import { aclIdOf as storedIdOf, normaliseAcl, parseAcl } from "../../access/windows-acl";
+import { aclIdOf as storedIdOf, normaliseAcl, parseAcl } from "../stored-acl";
 import type { DocumentPermissions, PermissionsUpdate, ReadableFilter, StoredAcl } from "../search-index";
 
 /**
