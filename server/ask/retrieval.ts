@@ -11,6 +11,10 @@ export interface Passage {
   text: string;
   /** Higher is better; only the order means something. */
   score: number;
+  /** Where the passage is in its document (null: unpaged), and whether OCR read it. */
+  page: number | null;
+  locationLabel: string | null;
+  scanned: boolean;
 }
 
 /**
@@ -30,5 +34,5 @@ export interface PassageFinder {
  */
 export async function retrievePassages(retrieval: PassageFinder, collectionId: string, embeddingModel: string | null, query: string, topK: number): Promise<Passage[]> {
   const hits = await retrieval.passages(collectionId, embeddingModel, query, topK);
-  return hits.map((hit) => ({ documentId: hit.documentId, title: hit.title, path: hit.path, snippet: hit.snippet, text: hit.text, score: hit.score }));
+  return hits.map((hit) => ({ documentId: hit.documentId, title: hit.title, path: hit.path, snippet: hit.snippet, text: hit.text, score: hit.score, page: hit.page, locationLabel: hit.locationLabel, scanned: hit.scanned }));
 }

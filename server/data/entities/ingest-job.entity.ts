@@ -12,7 +12,7 @@ export interface JobError {
 }
 
 /** Why a file was left out without failing: Sluice reads no text from its type, or it has none. */
-export type SkipReason = "type not supported" | "empty";
+export type SkipReason = "type not supported" | "empty" | typeof OCR_OFF;
 
 export interface JobSkip {
   entity: string;
@@ -20,6 +20,7 @@ export interface JobSkip {
 }
 
 import type { Stage } from "../job-stages";
+import type { OCR_OFF } from "../../ingest/parse/ocr/ocr-settings";
 export { STAGES, type Stage } from "../job-stages";
 
 /** Per file type (lower-case extension, "none" without one): files the job read or skipped, bytes read, parser-thread seconds. */

@@ -16,7 +16,8 @@ import { words } from "./postgres-fts-words";
  * files; an older version is upgraded in place (2 adds `tsv_exact`, computed for every row;
  * 3 makes both tsvectors plain columns written by the INSERT and keeps them in the row; 4 adds a
  * BRIN index on `id`, from which a ranking reads the id range of the collection's newest chunks;
- * 5 maps all-ASCII words past unaccent, which has nothing to change in them).
+ * 5 maps all-ASCII words past unaccent, which has nothing to change in them; 6 keeps where each
+ * chunk is: `page`, `location`, `scanned`, and marks paged documents indexed before to be read again).
  *
  * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
  * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
@@ -26,7 +27,7 @@ import { words } from "./postgres-fts-words";
  * per document (postgres-fts-writes.ts).
  */
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 /** The BRIN index on search_chunks(id) (schema 4): how a span's id range is read. */
 const ID_RANGES = "search_chunks_id_brin";
 export const CONFIG = "sluice_search";
@@ -123,7 +124,17 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     await q.query(`ALTER TEXT SEARCH CONFIGURATION ${CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH sluice_stem`);
     await q.query(`ALTER TEXT SEARCH CONFIGURATION ${EXACT_CONFIG} ALTER MAPPING FOR ${ASCII_WORD_TYPES} WITH simple`);
   },
+  6: async (q) => {
+    // Columns with no default or a constant one: no table rewrite, whatever the table's size.
+    await q.query(`ALTER TABLE search_chunks ADD COLUMN page integer, ADD COLUMN location text, ADD COLUMN scanned boolean NOT NULL DEFAULT false`);
+    // The next run reads these files again for their pages (the SQLite engine's PAGES_PENDING).
+    await q.query(`UPDATE search_documents SET version = '${PAGES_PENDING}' WHERE ${PAGED_DOCUMENTS}`);
+  },
 };
+
+/** As the SQLite engine's (sqlite-fts-schema.ts): a version no source reports, so the file is read again. */
+const PAGES_PENDING = "pages-pending";
+const PAGED_DOCUMENTS = ["pdf", "pptx", "pptm", "xlsx", "xlsm"].map((ext) => `lower(path) LIKE '%.${ext}'`).join(" OR ");
 
 /**
  * Brings the search tables to SCHEMA_VERSION inside the caller's transaction, under an advisory
