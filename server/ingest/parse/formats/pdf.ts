@@ -2,7 +2,7 @@ import { corruptFile, passwordProtected } from "../failures";
 import { cleanOcrText, ocrContext, timedOcr, type OcrContext } from "../ocr/ocr-context";
 import { ocrSettings, recognize } from "../ocr/ocr-engine";
 import { ParseError } from "../parse-types";
-import { needsOcr, renderForOcr } from "./pdf-pages";
+import { ocrResolution, renderForOcr } from "./pdf-pages";
 import { isPdfiumAbort, outOfMemory, type Pdfium, withPdfium } from "./pdfium";
 
 /** One page's text: from its text layer, or (scanned) read by OCR from its picture. */
@@ -153,11 +153,12 @@ async function scannedPageText(pdfium: Pdfium, doc: number, index: number, pageC
   if (!page) return null;
   let rendered: { image: Uint8Array; dpi: number };
   try {
-    if (!needsOcr(pdfium, page, text)) return null;
+    const dpi = ocrResolution(pdfium, page, text);
+    if (dpi === null) return null;
     if (!ocrSettings().enabled) return OCR_SKIPPED;
     ocr.page(index + 1, pageCount);
     const start = performance.now();
-    rendered = renderForOcr(pdfium, page);
+    rendered = renderForOcr(pdfium, page, dpi);
     ocr.seconds += (performance.now() - start) / 1000;
   } finally {
     api.FPDF_ClosePage(page);
