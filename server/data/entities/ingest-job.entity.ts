@@ -12,7 +12,8 @@ export interface JobError {
 }
 
 /** Why a file was left out without failing: Sluice reads no text from its type, or it has none. */
-export type SkipReason = "type not supported" | "empty" | typeof OCR_OFF;
+/** Skipped files' reasons; the last: a picture or scan with OCR=off (ingest/parse/ocr/ocr-settings.ts). */
+export type SkipReason = "type not supported" | "empty" | "needs OCR, which is off (OCR=off)";
 
 export interface JobSkip {
   entity: string;
@@ -20,7 +21,6 @@ export interface JobSkip {
 }
 
 import type { Stage } from "../job-stages";
-import type { OCR_OFF } from "../../ingest/parse/ocr/ocr-settings";
 export { STAGES, type Stage } from "../job-stages";
 
 /** Per file type (lower-case extension, "none" without one): files the job read or skipped, bytes read, parser-thread seconds. */
