@@ -207,7 +207,7 @@ async function ingestFile(
     bytesRead = bytes.length;
     let parsed: ParseResult;
     try {
-      parsed = await deps.parsers.parse(file.name, bytes, (text) => progress.at(`${text} (${file.path})`));
+      parsed = await deps.parsers.parse(file.name, bytes, (text) => progress.at(text));
     } finally {
       // Parsed or failed, the parser pool no longer keeps them for a retry: freed now, not while the document waits for its batch.
       releaseBytes(bytes);
