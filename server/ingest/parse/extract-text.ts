@@ -21,8 +21,8 @@ export interface ExtractedText {
   text: string;
   /** A paged document's text part by part (PDF pages, TIFF frames, slides, sheets), for chunks that say where they are. */
   segments?: TextSegment[];
-  /** Pages (or pictures) left unread because they need OCR and OCR is off. */
-  ocrSkipped: number;
+  /** Pages (or pictures) left unread because they need OCR and OCR is off; absent for none. */
+  ocrSkipped?: number;
 }
 
 type Extracted = { title?: string; text: string; segments?: TextSegment[]; ocrSkipped?: number };
@@ -47,7 +47,7 @@ export async function extractText(fileName: string, bytes: Uint8Array, ocr: OcrC
   const ocrSkipped = extracted.ocrSkipped ?? 0;
   // A scan left unread is skipped for that reason, not indexed by its title alone.
   const text = /\S/.test(extracted.text) || ocrSkipped > 0 ? extracted.text : (title ?? "");
-  return { title: title || titleFromFileName(fileName), text, segments: extracted.segments, ocrSkipped };
+  return { title: title || titleFromFileName(fileName), text, ...(extracted.segments ? { segments: extracted.segments } : {}), ...(ocrSkipped > 0 ? { ocrSkipped } : {}) };
 }
 
 async function extract(format: FileFormat, bytes: Uint8Array, ocr: OcrContext): Promise<Extracted> {

@@ -33,7 +33,7 @@ async function parseFile(fileName: string, bytes: Uint8Array, progress: ParsePro
   const extracted = performance.now();
   const chunks = segments?.some((segment) => /\S/.test(segment.text)) ? chunkSegments(segments) : chunkText(text);
   const timing = { parseSeconds: Math.max(0, (extracted - start) / 1000 - ocr.seconds), chunkSeconds: (performance.now() - extracted) / 1000, ocrSeconds: ocr.seconds };
-  if (chunks.length === 0) return { kind: "skipped", reason: ocrSkipped > 0 ? OCR_OFF : "no text found", timing };
+  if (chunks.length === 0) return { kind: "skipped", reason: ocrSkipped ? OCR_OFF : "no text found", timing };
   return { kind: "indexed", title, chunks, timing };
 }
 
