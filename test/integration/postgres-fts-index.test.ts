@@ -199,7 +199,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual((await index.search(collection, "pelican", 10)).map((h) => h.path), ["old.txt"]);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 6 }]);
     await index.upsertDocument(collection, doc("new.txt", ["a pelican wrote this after the upgrade"], "Pelican"));
     const hits = await index.search(collection, "pelicans", 10);
     assert.deepEqual(hits.map((h) => h.path), ["new.txt", "old.txt"]);
@@ -219,7 +219,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
 
     const index = new PostgresFtsIndex(db);
     assert.deepEqual(await index.search(collection, "pelican", 10), answer);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 6 }]);
     const [brin] = (await db.query("SELECT amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.relname = 'search_chunks_id_brin'")) as { amname: string }[];
     assert.equal(brin?.amname, "brin");
     await index.upsertDocument(collection, doc("c.txt", ["a pelican wrote this after the upgrade"]));
@@ -277,7 +277,7 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     await db.query("UPDATE search_schema SET version = 4");
     const upgraded = new PostgresFtsIndex(db);
     assert.deepEqual((await upgraded.search(collection, "naive resume", 10)).map((h) => h.path), unaccent ? ["cafe.txt"] : []);
-    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 5 }]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: 6 }]);
     assert.deepEqual((await mapping("sluice_search"))[0], { alias: "asciiword", dictionaries: "sluice_stem" });
     assert.deepEqual((await mapping("sluice_exact"))[0], { alias: "asciiword", dictionaries: "simple" });
   });

@@ -597,7 +597,7 @@ async function assertUpgradedAndExactFirst(file: string, index: SqliteFtsIndex, 
   assert.equal(hits[0].exact, true);
   const upgraded = new Database(file, { readonly: true });
   try {
-    assert.equal(upgraded.pragma("user_version", { simple: true }), 4);
+    assert.equal(upgraded.pragma("user_version", { simple: true }), 5);
   } finally {
     upgraded.close();
   }

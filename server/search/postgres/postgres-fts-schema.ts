@@ -126,7 +126,7 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
   },
   6: async (q) => {
     // Columns with no default or a constant one: no table rewrite, whatever the table's size.
-    await q.query(`ALTER TABLE search_chunks ADD COLUMN page integer, ADD COLUMN location text, ADD COLUMN scanned boolean NOT NULL DEFAULT false`);
+    await q.query(`ALTER TABLE search_chunks ADD COLUMN IF NOT EXISTS page integer, ADD COLUMN IF NOT EXISTS location text, ADD COLUMN IF NOT EXISTS scanned boolean NOT NULL DEFAULT false`);
     // The next run reads these files again for their pages (the SQLite engine's PAGES_PENDING).
     await q.query(`UPDATE search_documents SET version = '${PAGES_PENDING}' WHERE ${PAGED_DOCUMENTS}`);
   },
