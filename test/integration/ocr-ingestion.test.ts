@@ -72,7 +72,7 @@ before(async () => {
   const scans = (await renderPages(guide, 200)).map((page, i) => scanned(page, { degrees: i % 2 ? -1.2 : 0.9, seed: i + 11 }));
   write(path.join(library, "scans", "scan-0041.pdf"), await imageOnlyPdf(scans, { stamp: "Scanned with ScanStation 3000" }));
 
-  const later = await realDocumentPdf(3, 60);
+  const later = await realDocumentPdf(3, 30);
   const laterPages = await pageTexts(later);
   const laterScans = (await renderPages(later, 200)).map((page, i) => band(scanned(page, { seed: i + 21 }), 0.05, 0.5));
   faxWords = onlyOn(laterPages.map((text) => text.slice(0, Math.floor(text.length * 0.45))), 1).filter((word) => !wordsOf(laterPages[0], 8).has(word));
