@@ -21,6 +21,7 @@ import { runGrowthBench } from "./growth.bench";
 import { runMemoryBench } from "./memory.bench";
 import { runWriterBench } from "./index-writer.bench";
 import { runSearchHttpBench } from "./search-http.bench";
+import { runOcrBench } from "./ocr.bench";
 import path from "node:path";
 
 /**
@@ -40,7 +41,8 @@ import path from "node:path";
  * only the SMB ratio on PostgreSQL (with SLUICE_TEST_REDIS=1, through Redis/BullMQ). Opt-in sections: `-- --real DIR [--limit N] [--glue-report] [--pg] [--probe-only]` (real-document bench,
  * real.bench.ts; `--glue-report` lists every run-together word), `-- --real DIR --parse-only [--files LIST]` (its comparison
  * with the reference alone, no ingestion: glue.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
- * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts).
+ * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts),
+ * `-- --ocr [--pages N] [--scans DIR]` (OCR against the tesseract command, ocr.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -395,6 +397,8 @@ async function main(): Promise<void> {
   if (process.argv[2] === "big-file") return bigFileBench().then(printRows);
   // `npm run bench -- --workers [--files N]` runs only the team-server section (PostgreSQL + Redis + two workers).
   if (process.argv.includes("--workers")) return workersBench().then(printRows);
+  // `npm run bench -- --ocr [--pages N] [--scans DIR]`: OCR against the tesseract command, and what a search finds of it (ocr.bench.ts).
+  if (process.argv.includes("--ocr")) return runOcrBench({ pages: Number(option("--pages") ?? "12"), scansDir: option("--scans") });
   const real = option("--real");
   // `npm run bench -- --memory [--files N] [--binary N] [--real DIR] [--runs N] [--postgres]`: where one ingestion's peak RSS goes, thread by thread (SQLite, or PostgreSQL).
   if (process.argv.includes("--memory")) {
