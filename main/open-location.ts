@@ -118,6 +118,6 @@ const PAGE_ARGUMENTS: Array<[name: string, args: (page: number, file: string) =>
 export function pageOpenCommand(desktopEntry: string, file: string, page: unknown): { command: string; args: string[] } | null {
   if (!Number.isInteger(page) || (page as number) < 1 || (page as number) > 1_000_000 || !/\.pdf$/i.test(file)) return null;
   const entry = desktopEntry.trim().toLowerCase();
-  const viewer = PAGE_ARGUMENTS.find(([name]) => entry.split(/[.\s-]/).includes(name));
+  const viewer = PAGE_ARGUMENTS.find(([name]) => entry.includes(name));
   return viewer ? { command: viewer[0], args: viewer[1](page as number, file) } : null;
 }

@@ -137,6 +137,19 @@ describe("ParserPool", () => {
     assert.equal(pooled.toString(), "a small Buffer lives in Node's shared pool");
   });
 
+  it("passes a page's OCR note on, and gives that page three times the time limit, with its own message", async () => {
+    process.env.SLUICE_PARSER_TEST_HOOKS = "1";
+    const pool = new ParserPool({ size: 1, timeoutMs: 1000 });
+    delete process.env.SLUICE_PARSER_TEST_HOOKS;
+    try {
+      const notes: string[] = [];
+      await assert.rejects(pool.parse("scans/__sluice_test_ocr_hang__.pdf", utf8("x"), (text) => notes.push(text)), isParseError(/^OCR of a page timed out after 3 s$/));
+      assert.deepEqual(notes, ["OCR: page 1 of 1 of __sluice_test_ocr_hang__.pdf"]);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("sends a view into a bigger buffer as an exact copy, alone or in a batch, leaving the sender's buffer whole", async () => {
     process.env.SLUICE_PARSER_TEST_HOOKS = "1";
     const pool = new ParserPool({ size: 1, timeoutMs: 5000 });

@@ -41,8 +41,13 @@ async function parseFile(fileName: string, bytes: Uint8Array, progress: ParsePro
  * Test-only misbehaviour, so tests can prove the pool survives a bad parser. Enabled only when the
  * parent process had SLUICE_PARSER_TEST_HOOKS=1 when the pool was built; never set it in production.
  */
-async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
+async function runTestHook(fileName: string, bytes: Uint8Array, progress: ParseProgress): Promise<void> {
   const base = fileName.split(/[\\/]/).pop() ?? "";
+  if (base.startsWith("__sluice_test_ocr_hang__")) {
+    // A page sent to OCR that never ends: its own time limit applies.
+    progress(fileName, `OCR: page 1 of 1 of ${base}`);
+    for (;;);
+  }
   // What arrived: a test checks that a file comes over as a buffer of its own size, not its sender's whole buffer.
   if (base.startsWith("__sluice_test_buffer__")) throw new Error(`test hook: ${bytes.byteLength} bytes in a buffer of ${bytes.buffer.byteLength}`);
   if (base.startsWith("__sluice_test_crash__")) {
@@ -78,7 +83,7 @@ export async function parseBatch(files: readonly ParseFile[], testHooks = false,
   const results: ParseOutcome[] = [];
   for (const file of files) {
     try {
-      if (testHooks) await runTestHook(file.fileName, file.bytes);
+      if (testHooks) await runTestHook(file.fileName, file.bytes, progress);
       results.push({ ok: true, result: await parseFile(file.fileName, file.bytes, progress) });
     } catch (err) {
       results.push({ ok: false, message: err instanceof Error ? err.message : String(err) });

@@ -81,6 +81,9 @@ const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
 const WORKER = workerScript(__filename, "parse.worker");
 
+/** A page sent to OCR may take this many times the parse time limit (from the note that it started). */
+const OCR_PAGE_LIMITS = 3;
+
 /** Files larger than this wait for a steady worker (ParserPoolOptions.spareMaxFileBytes's default). */
 export const SPARE_MAX_FILE_BYTES = 4 * 1024 * 1024;
 
@@ -119,7 +122,8 @@ function defaultSpares(size: number): number {
  * Test hooks: when SLUICE_PARSER_TEST_HOOKS=1 is set in this process at construction time, file
  * names starting with __sluice_test_crash__ / __sluice_test_oom__ / __sluice_test_hang__ /
  * __sluice_test_wait__ make the worker crash / allocate until out of memory / loop forever / wait
- * until the file its contents name exists (see parse-batch.ts). Tests only.
+ * until the file its contents name exists, and __sluice_test_ocr_hang__ note a page sent to OCR
+ * then loop forever (see parse-batch.ts). Tests only.
  */
 export class ParserPool {
   private readonly size: number;
@@ -269,10 +273,11 @@ export class ParserPool {
     worker.on("message", (message: ReplyOf<ParserCalls, "parse"> | CallRequest<ParserHostCalls>) => {
       if (!isReply(message)) {
         if (message.method === "progress") {
-          // A page of a long scan began: the time limit is per page from here.
+          // A page of a long scan began: the time limit is per page from here, three times the
+          // file's (a page of OCR is known slow work, and a busy machine's seconds are long).
           const [fileName, text] = message.args;
           if (slot.timer) clearTimeout(slot.timer);
-          if (slot.jobs.length > 0 && slot.ready) this.limitTime(slot);
+          if (slot.jobs.length > 0 && slot.ready) this.limitTime(slot, this.timeoutMs * OCR_PAGE_LIMITS);
           slot.jobs.find((job) => job.fileName === fileName)?.onProgress?.(text);
           return;
         }
@@ -339,11 +344,11 @@ export class ParserPool {
   }
 
   /** The running batch's time limit: past it the thread is taken for hung. */
-  private limitTime(slot: Slot): void {
+  private limitTime(slot: Slot, limitMs = this.timeoutMs): void {
     slot.timer = setTimeout(() => {
-      const seconds = Number((this.timeoutMs / 1000).toFixed(1));
-      this.replace(slot, new ParseError(`Parsing timed out after ${seconds} s`));
-    }, this.timeoutMs);
+      const seconds = Number((limitMs / 1000).toFixed(1));
+      this.replace(slot, new ParseError(limitMs === this.timeoutMs ? `Parsing timed out after ${seconds} s` : `OCR of a page timed out after ${seconds} s`));
+    }, limitMs);
   }
 
   /** Takes the slot's batch off it and clears its timer. */
