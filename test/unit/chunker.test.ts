@@ -193,4 +193,20 @@ describe("chunkSegments (paged documents)", () => {
     assert.ok(!chunks.some((chunk) => chunk.page === 2), "a blank page has no chunk");
     assert.deepEqual([...new Set(chunks.map((chunk) => chunk.page))], [1, 3, 4]);
   });
+
+  it("cuts each slide and each sheet on its own: a chunk never mixes two", () => {
+    const slides = [
+      { text: "Agenda", page: 1, location: "slide 1", scanned: false },
+      { text: "The quokka census", page: 2, location: "slide 2", scanned: false },
+    ];
+    const sheets = [
+      { text: "Inventory\n\nrope\t3", page: null, location: "sheet Inventory", scanned: false },
+      { text: "Budget\n\nquokka feed\t120", page: null, location: "sheet Budget", scanned: false },
+    ];
+    assert.deepEqual(chunkSegments(slides), [
+      { chunkIndex: 0, text: "Agenda", page: 1, location: "slide 1", scanned: false },
+      { chunkIndex: 1, text: "The quokka census", page: 2, location: "slide 2", scanned: false },
+    ]);
+    assert.deepEqual(chunkSegments(sheets).map((chunk) => [chunk.chunkIndex, chunk.location]), [[0, "sheet Inventory"], [1, "sheet Budget"]]);
+  });
 });

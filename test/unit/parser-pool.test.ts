@@ -104,7 +104,7 @@ describe("ParserPool", () => {
   });
 
   it("skips unsupported types and files without text", async () => {
-    assert.deepEqual(await pool.parse("picture.png", new Uint8Array([1, 2, 3])), { kind: "skipped", reason: "unsupported file type" });
+    assert.deepEqual(await pool.parse("picture.heic", new Uint8Array([1, 2, 3])), { kind: "skipped", reason: "unsupported file type" });
     const withoutTiming = ({ timing, ...rest }: ParseResult) => rest;
     assert.deepEqual(withoutTiming(await pool.parse("empty.txt", new Uint8Array(0))), { kind: "skipped", reason: "no text found" });
     assert.deepEqual(withoutTiming(await pool.parse("blank.docx", await makeDocx(["  "]))), { kind: "skipped", reason: "no text found" });
@@ -117,7 +117,7 @@ describe("ParserPool", () => {
     assert.ok(timing.parseSeconds > 0 && timing.parseSeconds < 10, String(timing.parseSeconds));
     assert.ok(timing.chunkSeconds > 0 && timing.chunkSeconds < 10, String(timing.chunkSeconds));
     // A type never sent to a worker costs no parser time.
-    assert.equal((await pool.parse("picture.png", new Uint8Array([1]))).timing, undefined);
+    assert.equal((await pool.parse("picture.heic", new Uint8Array([1]))).timing, undefined);
   });
 
   it("rejects a corrupt file with the parser's message, and carries on", async () => {

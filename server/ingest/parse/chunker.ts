@@ -56,12 +56,30 @@ export function chunkText(text: string, opts: ChunkOptions = {}): Chunk[] {
 }
 
 /**
- * chunkText over a paged document's parts (pages, slides, sheets), in order: the parts are cut
- * as one text (a paragraph break between two), and each chunk keeps the place of the part its
- * text starts in, so a passage over two pages gives the first.
+ * chunkText over a paged document's parts, in order. Pages (PDF pages, TIFF frames) run on into
+ * each other, as the text does: consecutive pages are cut as one text (a paragraph break
+ * between two, so the chunks are those of the joined text), and each chunk keeps the page its
+ * text starts on (a passage over two pages gives the first). Slides and sheets are parts of
+ * their own: each is cut alone, so a chunk never mixes two of them. Chunk numbers run on.
  */
 export function chunkSegments(segments: TextSegment[], opts: ChunkOptions = {}): Chunk[] {
   const parts = segments.map((segment) => ({ segment, text: normaliseWhitespace(segment.text) })).filter((part) => part.text.length > 0);
+  const runsOn = (segment: TextSegment) => segment.location === null || segment.location.startsWith("page ");
+  const groups: Array<typeof parts> = [];
+  for (const part of parts) {
+    const last = groups.at(-1);
+    if (last && runsOn(last[0].segment) && runsOn(part.segment)) last.push(part);
+    else groups.push([part]);
+  }
+  const chunks: Chunk[] = [];
+  for (const group of groups) {
+    for (const chunk of chunkGroup(group, opts)) chunks.push({ ...chunk, chunkIndex: chunks.length });
+  }
+  return chunks;
+}
+
+/** One run of parts cut as one text, each chunk with the place of the part it starts in. */
+function chunkGroup(parts: Array<{ segment: TextSegment; text: string }>, opts: ChunkOptions): Chunk[] {
   const starts: number[] = [];
   let length = 0;
   for (const part of parts) {
