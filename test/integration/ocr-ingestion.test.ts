@@ -39,7 +39,8 @@ function write(file: string, bytes: Uint8Array | string) {
 
 /**
  * Words of `page` (0-based) no other page of `pages` has, from `from` to `to` (shares of its
- * text): past the first quarter, where a chunk that starts on the page before cannot reach.
+ * text): far enough in that a chunk starting on the page before (at most 1,000 characters)
+ * cannot reach them, since such a chunk says the page before.
  */
 function onlyOn(pages: string[], page: number, from = 0, to = 1, min = 8): string[] {
   const others = new Set(pages.flatMap((text, i) => (i === page ? [] : [...wordsOf(text, min)])));
@@ -80,12 +81,12 @@ before(async () => {
   const laterPages = await pageTexts(later);
   const laterScans = (await renderPages(later, 200)).map((page, i) => band(scanned(page, { seed: i + 21 }), 0.05, 0.5));
   // The bands hold about the first 45 % of each page's text.
-  faxWords = onlyOn(laterPages, 1, 0.3, 0.45, 6);
+  faxWords = onlyOn(laterPages, 1, 0.36, 0.46, 5);
   write(path.join(library, "faxes", "fax.tiff"), toTiff([laterScans[0], laterScans[1]]));
   // Page 3 of `later` as a text page, a band of page 1 of `later` as a scanned one.
   write(path.join(library, "mixed", "mixed.pdf"), await mixedPdf(later, [2], [laterScans[0]]));
   textPageWords = onlyOn(laterPages, 2).slice(0, 8);
-  scannedPageWords = onlyOn(laterPages, 0, 0.3, 0.45, 6);
+  scannedPageWords = onlyOn(laterPages, 0, 0.36, 0.46, 5);
   write(path.join(library, "photos", "whiteboard.png"), toPng(laterScans[1]));
   write(path.join(library, "broken", "torn.png"), toPng(laterScans[2]).slice(0, 4000));
   write(path.join(library, "decks", "deck.pptx"), makePptx([["Agenda"], ["The second slide names the quokka census"]]));
