@@ -43,8 +43,10 @@ function write(file: string, bytes: Uint8Array | string) {
  * cannot reach them, since such a chunk says the page before.
  */
 function onlyOn(pages: string[], page: number, from = 0, to = 1, min = 8): string[] {
-  const others = new Set(pages.flatMap((text, i) => (i === page ? [] : [...wordsOf(text, min)])));
   const text = pages[page];
+  // Nor earlier on the page itself ("match" near its top is within reach of such a chunk).
+  const before = text.slice(0, Math.floor(text.length * from));
+  const others = new Set([...pages.flatMap((other, i) => (i === page ? [] : [...wordsOf(other, min)])), ...wordsOf(before, min)]);
   return [...wordsOf(text.slice(Math.floor(text.length * from), Math.floor(text.length * to)), min)].filter((word) => !others.has(word));
 }
 
