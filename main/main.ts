@@ -1,3 +1,4 @@
+import { execFile, spawn } from "node:child_process";
 import path from "node:path";
 import { app, BrowserWindow, dialog, ipcMain, Menu, nativeImage, session, shell, Tray, utilityProcess, type IpcMainInvokeEvent, type UtilityProcess } from "electron";
 import { ELECTRON_SQLITE_BINDING_ENV } from "../server/data/sqlite-binding";
@@ -6,7 +7,7 @@ import { SERVER_NODE_FLAGS } from "../server/worker-script";
 import { lanUrls } from "./lan-addresses";
 import { openRotatingLog, type RotatingLog } from "./log-file";
 import { electronSqliteBinding } from "./native-binding";
-import { isExistingFile, openTarget } from "./open-location";
+import { isExistingFile, openTarget, pageOpenCommand } from "./open-location";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
 import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "./url-guards";
@@ -178,11 +179,11 @@ function registerIpc(): void {
     }),
   );
   // A search result's "Open": only a document location that passes open-location.ts, never a program or a web page.
-  ipcMain.handle("sluice:open-location", fromAppPage((location: unknown) => openLocation(location)));
+  ipcMain.handle("sluice:open-location", fromAppPage((location: unknown, page: unknown) => openLocation(location, page)));
 }
 
-/** Opens a search result's document with the system's default app; answers the error to show, or null. */
-async function openLocation(location: unknown): Promise<string | null> {
+/** Opens a search result's document with the system's default app (a PDF at `page` where its viewer takes one); answers the error to show, or null. */
+async function openLocation(location: unknown, page: unknown): Promise<string | null> {
   const target = openTarget(location, process.platform);
   if (target.kind === "refused") return target.reason;
   if (target.kind === "url") {
@@ -190,8 +191,25 @@ async function openLocation(location: unknown): Promise<string | null> {
     return null;
   }
   if (!(await isExistingFile(target.path))) return "This computer cannot reach that file. Check that the share or folder is available, or copy its location.";
+  if (process.platform === "linux" && (await openAtPage(target.path, page))) return null;
   // openPath answers "" on success, else the system's error message.
   return (await shell.openPath(target.path)) || null;
+}
+
+/** Linux: the default PDF viewer (xdg-mime) started at the page, where it is one that takes a page; false to open the file as usual. */
+function openAtPage(file: string, page: unknown): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile("xdg-mime", ["query", "default", "application/pdf"], { timeout: 5000 }, (error, entry) => {
+      const command = error ? null : pageOpenCommand(entry, file, page);
+      if (!command) return resolve(false);
+      const viewer = spawn(command.command, command.args, { detached: true, stdio: "ignore" });
+      viewer.once("error", () => resolve(false));
+      viewer.once("spawn", () => {
+        viewer.unref();
+        resolve(true);
+      });
+    });
+  });
 }
 
 /** The window's session: every permission request (camera, location, notifications...) denied, as the app needs none; the server's CSP always. */

@@ -100,3 +100,24 @@ export async function isExistingFile(path: string): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * PDF viewers whose command line opens a file at a page (1-based), by the name in their desktop
+ * entry (`xdg-mime query default application/pdf`: "org.gnome.Evince.desktop"). The system's own
+ * "open" on Windows and macOS takes no page, so there Open opens the file.
+ */
+const PAGE_ARGUMENTS: Array<[name: string, args: (page: number, file: string) => string[]]> = [
+  ["evince", (page, file) => [`--page-index=${page}`, file]],
+  ["atril", (page, file) => [`--page-index=${page}`, file]],
+  ["xreader", (page, file) => [`--page-index=${page}`, file]],
+  ["okular", (page, file) => ["-p", String(page), file]],
+  ["zathura", (page, file) => ["-P", String(page), file]],
+];
+
+/** How to open `file` at `page` with the default PDF viewer named by its desktop entry, or null where it takes no page (then: open the file). */
+export function pageOpenCommand(desktopEntry: string, file: string, page: unknown): { command: string; args: string[] } | null {
+  if (!Number.isInteger(page) || (page as number) < 1 || (page as number) > 1_000_000 || !/\.pdf$/i.test(file)) return null;
+  const entry = desktopEntry.trim().toLowerCase();
+  const viewer = PAGE_ARGUMENTS.find(([name]) => entry.includes(name));
+  return viewer ? { command: viewer[0], args: viewer[1](page as number, file) } : null;
+}

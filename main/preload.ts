@@ -8,7 +8,7 @@ contextBridge.exposeInMainWorld("sluiceDesktop", {
   getLanAccess: (): Promise<{ enabled: boolean; urls: string[] }> => ipcRenderer.invoke("sluice:get-lan-access"),
   setLanAccess: (enabled: boolean): Promise<{ enabled: boolean; urls: string[] }> => ipcRenderer.invoke("sluice:set-lan-access", enabled === true),
   openExternal: (url: string): Promise<void> => ipcRenderer.invoke("sluice:open-external", String(url)),
-  /** A search result's document (its `location` as the API answered it); main checks it and answers an error to show, or null. */
-  openLocation: (location: { path: string | null; url: string | null }): Promise<string | null> =>
-    ipcRenderer.invoke("sluice:open-location", { path: location?.path ?? null, url: location?.url ?? null }),
+  /** A search result's document (its `location` as the API answered it), at a PDF page where the viewer takes one; main checks it and answers an error to show, or null. */
+  openLocation: (location: { path: string | null; url: string | null }, page?: number | null): Promise<string | null> =>
+    ipcRenderer.invoke("sluice:open-location", { path: location?.path ?? null, url: location?.url ?? null }, Number.isInteger(page) ? page : null),
 });

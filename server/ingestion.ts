@@ -41,7 +41,7 @@ export interface IngestionParts {
  * pool, the job handler and its queue, with the mode's parts given by the composition root.
  */
 export function openIngestion(config: Config, { db, index, vectors, secrets }: Storage, logger: Logger, parts: IngestionParts): Ingestion {
-  const parsers = new ParserPool();
+  const parsers = new ParserPool({ ocr: config.ocr });
   const kinds = new KindRegistry({ secrets, config });
   const outage = new DatabaseOutage(config.dbOutageGraceMs, (message) => logger.warn(`ingestion: ${message}`));
   const embedder = new OllamaClient(config.ollamaHost.replace(/\/$/, ""));

@@ -2,8 +2,8 @@ import type { DocumentLocation } from "./api";
 
 /** The search result's "Open" the desktop app's preload exposes; absent in a browser. */
 interface OpenBridge {
-  /** Main checks the location (main/open-location.ts) and opens the file; answers an error to show, or null. */
-  openLocation(location: DocumentLocation): Promise<string | null>;
+  /** Main checks the location (main/open-location.ts) and opens the file, at `page` where its viewer takes one; answers an error to show, or null. */
+  openLocation(location: DocumentLocation, page?: number | null): Promise<string | null>;
 }
 
 /** What the desktop app's preload exposes (main/preload.ts), read only here; undefined in a LAN browser. */

@@ -34,3 +34,14 @@ export function formatDuration(seconds: number): string {
   const minutes = Math.round(seconds / 60);
   return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
+
+/**
+ * Where a passage is in its document, as results and citations show it: "p. 7" for a page,
+ * "slide 3", "sheet Budget" (the server's `location_label` otherwise); with ", from a scan" when
+ * OCR read it. Empty for an unpaged passage that no scan gave.
+ */
+export function formatPlace(place: { page?: number | null; location_label?: string | null; from_scan?: boolean }): string {
+  const label = place.location_label ?? "";
+  const where = /^page \d+$/.test(label) && place.page ? `p. ${place.page}` : label;
+  return [where, place.from_scan ? "from a scan" : ""].filter(Boolean).join(", ");
+}

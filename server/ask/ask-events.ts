@@ -8,6 +8,12 @@ export interface AskSource {
   path: string;
   snippet: string;
   score: number;
+  /** 1-based page (or slide) the passage starts on; null in an unpaged document (and in turns recorded before pages were kept: absent). */
+  page?: number | null;
+  /** "page 7", "slide 3", "sheet Budget"; null where the document has no parts. */
+  location_label?: string | null;
+  /** The passage was read by OCR from a scan. */
+  from_scan?: boolean;
 }
 
 export type AskEvent =

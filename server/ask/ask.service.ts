@@ -176,7 +176,17 @@ export function standaloneQuestion(question: string, earlier: EarlierTurn[]): st
 }
 
 function presentSource(passage: Passage, i: number): AskSource {
-  return { n: i + 1, document_id: passage.documentId, title: passage.title, path: passage.path, snippet: passage.snippet, score: passage.score };
+  return {
+    n: i + 1,
+    document_id: passage.documentId,
+    title: passage.title,
+    path: passage.path,
+    snippet: passage.snippet,
+    score: passage.score,
+    page: passage.page,
+    location_label: passage.locationLabel,
+    from_scan: passage.scanned,
+  };
 }
 
 /** A sentence a user understands for each way an answer can fail. */

@@ -13,6 +13,10 @@ export interface Passage {
   text: string;
   /** Higher is better; only the order means something. */
   score: number;
+  /** Where the passage is in its document (null: unpaged), and whether OCR read it. */
+  page: number | null;
+  locationLabel: string | null;
+  scanned: boolean;
 }
 
 /**
@@ -39,5 +43,5 @@ export async function retrievePassages(
   ask: { collectionId: string; embeddingModel: string | null; query: string; topK: number },
 ): Promise<Passage[]> {
   const hits = await permissions.readable(actor, ask.collectionId, (filter) => retrieval.passages(ask.collectionId, ask.embeddingModel, ask.query, ask.topK, filter));
-  return hits.map((hit) => ({ documentId: hit.documentId, title: hit.title, path: hit.path, snippet: hit.snippet, text: hit.text, score: hit.score }));
+  return hits.map((hit) => ({ documentId: hit.documentId, title: hit.title, path: hit.path, snippet: hit.snippet, text: hit.text, score: hit.score, page: hit.page, locationLabel: hit.locationLabel, scanned: hit.scanned }));
 }

@@ -137,7 +137,7 @@ async function openEngines(config: Config, logger: StorageLogger): Promise<{ sto
   const storage = await openSqliteStorage(config, local);
   const disk = new DiskGuard(config.dataDir, config.minFreeDiskBytes);
   // A job's data path on a thread of its own, talking to the SQLite index's writer thread.
-  return { storage, parts: { disk, threads: new JobThreads(storage.index, { dir: disk.dir, minFreeBytes: disk.minFreeBytes }) } };
+  return { storage, parts: { disk, threads: new JobThreads(storage.index, { dir: disk.dir, minFreeBytes: disk.minFreeBytes }, { ocr: config.ocr }) } };
 }
 
 /** How a job batches its writes to the team's database: one at a time when the database shares a small machine with this process. */

@@ -16,7 +16,7 @@ export function askRoutes(ask: AskService, keepAliveMs: number): Router {
     params: idParams,
     body: askBody,
     sse: true,
-    returns: "Events with a `status`: `sources` (the numbered passages), `answering` (a `delta` of the answer) repeated, then `completed` (answer, citations, conversation_id, model, eval_count, tokens_per_second), or `error` with a `detail`",
+    returns: "Events with a `status`: `sources` (the numbered passages, each with `page`, `location_label` and `from_scan`), `answering` (a `delta` of the answer) repeated, then `completed` (answer, citations, conversation_id, model, eval_count, tokens_per_second), or `error` with a `detail`",
     errors: { 400: "The model is not in the catalog", 404: "No such collection among the caller's, or no such conversation of the caller's in it" },
   }, async ({ params: { id }, body }, req, res) => {
     const actor = actorOf(res);

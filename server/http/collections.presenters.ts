@@ -39,7 +39,13 @@ export function presentSearchHit(hit: LocatedHit) {
     data_source_id: hit.sourceId,
     exact: hit.exact,
     location: presentLocation(hit.location),
+    ...presentPlace(hit),
   };
+}
+
+/** Where a hit is in its document: `page` (1-based page or slide), `location_label` ("page 7", "slide 3", "sheet Budget"), `from_scan` (read by OCR). */
+export function presentPlace(hit: Pick<LocatedHit, "page" | "locationLabel" | "scanned">) {
+  return { page: hit.page, location_label: hit.locationLabel, from_scan: hit.scanned };
 }
 
 export function presentDocumentResult(doc: DocumentResult) {
@@ -53,7 +59,7 @@ export function presentDocumentResult(doc: DocumentResult) {
     location: presentLocation(doc.location),
     score: doc.score,
     exact: doc.exact,
-    passages: doc.passages.map((hit) => ({ chunk_index: hit.chunkIndex, snippet: hit.snippet, score: hit.score, exact: hit.exact })),
+    passages: doc.passages.map((hit) => ({ chunk_index: hit.chunkIndex, snippet: hit.snippet, score: hit.score, exact: hit.exact, ...presentPlace(hit) })),
   };
 }
 

@@ -29,7 +29,7 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     params: idParams,
     query: searchQuery,
     returns:
-      "`mode`: the mode that answered; `results`: the best chunks, best first (every word as typed before matches by stem), each with its document's `location` ({path, url}, null when unknown); " +
+      "`mode`: the mode that answered; `results`: the best chunks, best first (every word as typed before matches by stem), each with its document's `location` ({path, url}, null when unknown) and where it is in the document: `page`, `location_label` (\"page 7\", \"slide 3\", \"sheet Budget\"), `from_scan`; " +
       "`matched`: `all`, or `any` when no chunk had every word and the results are for any of them; `documents` with group_by=document: top_k documents with their best passages",
     errors: { 400: "semantic or hybrid mode on a collection without an embedding model", 404: "No such collection among the caller's", 503: "The model server could not embed the query" },
   }, async ({ params: { id }, query: { q, top_k, group_by, type, folder, mode } }, _req, res) => {

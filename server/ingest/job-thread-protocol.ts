@@ -1,3 +1,4 @@
+import type { OcrSettings } from "../config";
 import type { MessagePort } from "node:worker_threads";
 import type { ThreadConnectorSpec } from "../connectors/thread-connector";
 import type { ProgressRow } from "./job-counters";
@@ -6,6 +7,8 @@ import type { ProgressRow } from "./job-counters";
 export interface JobThreadData {
   /** DATA_DIR's free-space minimum (DiskGuard); null: no minimum. */
   disk: { dir: string; minFreeBytes: number } | null;
+  /** The parsers' OCR settings; null: the parser pool's defaults. */
+  ocr: OcrSettings | null;
 }
 
 /** One job for the thread: everything from the database and the secret store, looked up already. */

@@ -7,6 +7,7 @@ import type { JobCounters } from "./job-counters";
 import type { JobHostCalls, JobThreadCalls, JobThreadData } from "./job-thread-protocol";
 import { Caller, serve } from "../threads/rpc";
 import { JOB_ERROR_KINDS } from "./job-interrupted";
+import type { OcrSettings } from "../config";
 
 const WORKER = workerScript(__filename, "job-thread.worker");
 /**
@@ -51,6 +52,8 @@ export interface JobThreadsOptions {
    * (13 MB a job on the bench corpus, memory/glibc-malloc.ts).
    */
   afterWork?: () => void;
+  /** How the thread's parsers read pictures (config.ts OCR settings). Default: the parser pool's. */
+  ocr?: OcrSettings;
 }
 
 /** One job's work for the thread: the source (as plain data) and where its documents go. */
@@ -86,12 +89,15 @@ export class JobThreads {
   private readonly idleMs: number;
   private readonly afterWork: () => void;
 
+  private readonly ocr: OcrSettings | null;
+
   constructor(
     private readonly index: ThreadableIndex,
     private readonly disk: JobThreadData["disk"],
     options: JobThreadsOptions = {},
   ) {
     this.idleMs = options.idleMs ?? JOB_THREAD_IDLE_MS;
+    this.ocr = options.ocr ?? null;
     this.afterWork = options.afterWork ?? trimMalloc;
   }
 
@@ -153,7 +159,7 @@ export class JobThreads {
     this.idle = null;
     if (this.current) return this.current;
     const worker = new Worker(WORKER.file, {
-      workerData: { disk: this.disk } satisfies JobThreadData,
+      workerData: { disk: this.disk, ocr: this.ocr } satisfies JobThreadData,
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, maxOldGenerationSizeMb: JOB_THREAD_OLD_GENERATION_MB },
     });

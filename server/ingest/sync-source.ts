@@ -6,6 +6,7 @@ import { PermissionUpdates, permissionReader, type PermissionReader } from "./pe
 import type { JobCounters } from "./job-counters";
 import { JobInterrupted } from "./job-interrupted";
 import { isSupported, titleFromFileName } from "./parse/file-types";
+import { OCR_OFF } from "./parse/ocr/ocr-settings";
 import { steadyOnlyFirst, type ParserPool } from "./parse/parser-pool";
 import type { ParseResult } from "./parse/parse-types";
 import { isUnder, NothingReadableError, walkSource } from "./walk-source";
@@ -223,7 +224,7 @@ async function ingestFile(
     bytesRead = bytes.length;
     let parsed: ParseResult;
     try {
-      parsed = await deps.parsers.parse(file.name, bytes);
+      parsed = await deps.parsers.parse(file.name, bytes, (text) => progress.at(text));
     } finally {
       // Parsed or failed, the parser pool no longer keeps them for a retry: freed now, not while the document waits for its batch.
       releaseBytes(bytes);
@@ -231,12 +232,13 @@ async function ingestFile(
     if (parsed.timing) {
       progress.stats.add("parse", parsed.timing.parseSeconds);
       progress.stats.add("chunk", parsed.timing.chunkSeconds);
-      parseSeconds = parsed.timing.parseSeconds + parsed.timing.chunkSeconds;
+      progress.stats.add("ocr", parsed.timing.ocrSeconds ?? 0);
+      parseSeconds = parsed.timing.parseSeconds + parsed.timing.chunkSeconds + (parsed.timing.ocrSeconds ?? 0);
     }
     if (parsed.kind === "skipped") {
       // A file that no longer has any text must not keep answering searches with its old text.
       if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.skipped(file.path, parsed.reason === "unsupported file type" ? "type not supported" : "empty", bytesRead);
+      return progress.skipped(file.path, parsed.reason === "unsupported file type" ? "type not supported" : parsed.reason === OCR_OFF ? OCR_OFF : "empty", bytesRead);
     }
     // Counted as processed once its batch is written.
     await writer.add(

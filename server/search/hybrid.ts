@@ -25,6 +25,10 @@ export function vectorHitAsSearchHit(hit: VectorHit): SearchHit {
     score: hit.similarity,
     exact: false,
     matched: "all",
+    // The vector store keeps no places: a chunk also found by words gets its page from that hit (fusion keeps the first ranking's).
+    page: null,
+    locationLabel: null,
+    scanned: false,
   };
 }
 

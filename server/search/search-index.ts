@@ -6,9 +6,22 @@ import type { FileAcl } from "./stored-acl";
  * feed one collection.
  */
 
-export interface ChunkInput {
+export interface ChunkInput extends ChunkLocation {
   chunkIndex: number;
   text: string;
+}
+
+/**
+ * Where a chunk is in its document (a passage over two pages: where it starts). Absent
+ * (undefined) or null in an unpaged document.
+ */
+export interface ChunkLocation {
+  /** 1-based: a PDF page, a TIFF frame, a PPTX slide. */
+  page?: number | null;
+  /** The place in words: "page 7", "slide 3", "sheet Budget". */
+  location?: string | null;
+  /** The text was read by OCR from a picture ("from a scan"). */
+  scanned?: boolean;
 }
 
 /** One chunk of one indexed document. */
@@ -102,6 +115,11 @@ export interface SearchHit {
   snippet: string;
   /** The chunk's whole text (plain), for what needs more than the snippet: an ask's prompt. */
   text: string;
+  /** Where the chunk starts in its document (null: unpaged, or indexed before pages were kept). */
+  page: number | null;
+  /** "page 7", "slide 3", "sheet Budget" (ChunkLocation.location). */
+  locationLabel: string | null;
+  scanned: boolean;
   /** Higher is better within a tier (see `exact`); results come best first. */
   score: number;
   /** Every query word was found in this chunk in the very form typed (not only a form sharing its stem): such hits rank first. */

@@ -23,6 +23,7 @@ import { runMemoryBench } from "./memory.bench";
 import { runWriterBench } from "./index-writer.bench";
 import { runSearchHttpBench } from "./search-http.bench";
 import { runHostileSmbBench } from "./hostile-smb.bench";
+import { runOcrBench } from "./ocr.bench";
 import path from "node:path";
 
 /**
@@ -44,6 +45,7 @@ import path from "node:path";
  * with the reference alone, no ingestion: glue.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
  * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts),
  * `-- --hostile-smb` (the API's latency while listings talk to a hostile SMB server, hostile-smb.bench.ts).
+ * `-- --ocr [--pages N] [--scans DIR]` (OCR against the tesseract command, ocr.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -423,6 +425,8 @@ async function main(): Promise<void> {
     await runHostileSmbBench({ seconds: Number(option("--seconds") ?? 10), clients: Number(option("--clients") ?? 8), checks: Number(option("--checks") ?? 4) });
     return;
   }
+  // `npm run bench -- --ocr [--pages N] [--scans DIR]`: OCR against the tesseract command, and what a search finds of it (ocr.bench.ts).
+  if (process.argv.includes("--ocr")) return runOcrBench({ pages: Number(option("--pages") ?? "12"), scansDir: option("--scans") });
   const real = option("--real");
   // `npm run bench -- --memory [--files N] [--binary N] [--real DIR] [--runs N] [--postgres]`: where one ingestion's peak RSS goes, thread by thread (SQLite, or PostgreSQL).
   if (process.argv.includes("--memory")) {

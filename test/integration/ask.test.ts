@@ -3,6 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
+import { makePdf } from "../fixtures/documents";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { countRows, startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
@@ -36,6 +37,8 @@ before(async () => {
   for (let i = 0; i < 4; i += 1) {
     write(path.join(docs, `reservoir-${i}.txt`), `Reservoir report ${i}. ${"The reservoir level rose after heavy rain in the valley. ".repeat(25 + i * 5)}`);
   }
+  // A two-page PDF: the sluice gates only on its second page.
+  fs.writeFileSync(path.join(docs, "sluice-manual.pdf"), await makePdf(["A towpath guide for walkers.", "x ".repeat(4000), "How sluice gates control water: the gate rises and falls."]));
   fake = await startFakeOllama();
   server = await startSluice({ env: { OLLAMA_HOST: fake.url, FOLDER_SOURCE_ROOTS: root, SLUICE_SSE_KEEPALIVE_MS: "50" } });
   request = client(server.api);
@@ -81,9 +84,13 @@ describe("POST /collections/{id}/ask", () => {
     const sources = r.events[0].sources as Array<Record<string, unknown>>;
     assert.ok(sources.length > 0);
     sources.forEach((s, i) => {
-      assert.deepEqual(Object.keys(s), ["n", "document_id", "title", "path", "snippet", "score"]);
+      assert.deepEqual(Object.keys(s), ["n", "document_id", "title", "path", "snippet", "score", "page", "location_label", "from_scan"]);
       assert.equal(s.n, i + 1);
     });
+    // Where each passage is: a page of the PDF, nothing for the plain files.
+    const manual = sources.find((s) => String(s.path).endsWith("sluice-manual.pdf"));
+    assert.deepEqual(manual && [manual.page, manual.location_label, manual.from_scan], [2, "page 2", false], JSON.stringify(sources));
+    for (const s of sources.filter((s) => !String(s.path).endsWith(".pdf"))) assert.deepEqual([s.page, s.location_label, s.from_scan], [null, null, false]);
     const documents = (await request("GET", `/collections/${collectionId}/documents`, { token: owner.token })).body.documents.map((d: { document_id: string }) => d.document_id);
     for (const s of sources) assert.ok(documents.includes(s.document_id), "each source is a document of this collection");
     const done = r.events.at(-1)!;

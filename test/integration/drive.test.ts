@@ -442,7 +442,7 @@ describe("drive data sources and ingestion", () => {
     ids.doc = google.addFile("Strategy", DOC, "Our strategy relies on the pangolin partnership.").id;
     ids.sheet = google.addFile("Budget", SHEET, "item,cost\nwombat feed,120\n").id;
     ids.slides = google.addFile("Kickoff", SLIDES, "Slide one: the narwhal roadmap.").id;
-    ids.image = google.addFile("photo.png", "image/png", Buffer.from([0x89, 0x50, 0x4e, 0x47])).id;
+    ids.image = google.addFile("photo.heic", "image/heic", Buffer.from([0x00, 0x00, 0x00, 0x18])).id;
 
     const unknown = await request("POST", `/data_sources/drive/${created.data_source.id}/files`, { token: owner.token, body: { file_ids: [ids.notes, "doesNotExist123"] } });
     assert.equal(unknown.status, 422, unknown.text);

@@ -12,7 +12,7 @@ import { loadConfig } from "../../server/config";
 import { fillerParagraph } from "../fixtures/documents";
 
 function hit(text: string): SearchHit {
-  return { documentId: "d", sourceId: "s", path: "a.txt", title: "a", chunkIndex: 0, snippet: text, text, score: 1, exact: true, matched: "all" };
+  return { documentId: "d", sourceId: "s", path: "a.txt", title: "a", chunkIndex: 0, snippet: text, text, score: 1, exact: true, matched: "all", page: null, locationLabel: null, scanned: false };
 }
 
 describe("SearchResultCache", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { chunkText, normaliseWhitespace, TextChunker, type ChunkOptions } from "../../server/ingest/parse/chunker";
+import { chunkSegments, chunkText, normaliseWhitespace, TextChunker, type ChunkOptions } from "../../server/ingest/parse/chunker";
 import { fillerParagraph } from "../fixtures/documents";
 
 const longText = Array.from({ length: 60 }, (_, i) => `Section ${i}.\n\n${fillerParagraph(i, 40 + (i % 7) * 15)}`).join("\n\n\n");
@@ -169,3 +169,44 @@ function longestSuffixPrefix(a: string, b: string): number {
   for (let n = Math.min(a.length, b.length); n > 0; n--) if (a.endsWith(b.slice(0, n))) return n;
   return 0;
 }
+
+describe("chunkSegments (paged documents)", () => {
+  const page = (n: number, text: string) => ({ text, page: n, location: `page ${n}`, scanned: n === 3 });
+  const pages = [page(1, fillerParagraph(1, 120)), page(2, "  \n "), page(3, fillerParagraph(3, 200)), page(4, fillerParagraph(4, 150))];
+
+  it("cuts the pages as one text: the same chunks as chunkText of the pages joined by paragraph breaks", () => {
+    const joined = pages.map((p) => p.text).join("\n\n");
+    assert.deepEqual(chunkSegments(pages, { size: 300, overlap: 50 }).map(({ chunkIndex, text }) => ({ chunkIndex, text })), chunkText(joined, { size: 300, overlap: 50 }));
+  });
+
+  it("gives each chunk the page its text starts on: a passage over two pages gives the first", () => {
+    const chunks = chunkSegments(pages, { size: 300, overlap: 50 });
+    const normalised = pages.map((p) => normaliseWhitespace(p.text));
+    for (const chunk of chunks) {
+      const on = normalised.findIndex((text) => text.includes(chunk.text.slice(0, 40)));
+      assert.equal(chunk.page, on + 1, `${chunk.text.slice(0, 40)} starts on page ${on + 1}`);
+      assert.equal(chunk.location, `page ${on + 1}`);
+      assert.equal(chunk.scanned, on + 1 === 3);
+    }
+    const spanning = chunks.find((chunk) => chunk.page === 1 && chunk.text.includes(normaliseWhitespace(pages[2].text).slice(0, 30)));
+    assert.ok(spanning, "a chunk runs from page 1 into page 3 (page 2 is blank) and says page 1");
+    assert.ok(!chunks.some((chunk) => chunk.page === 2), "a blank page has no chunk");
+    assert.deepEqual([...new Set(chunks.map((chunk) => chunk.page))], [1, 3, 4]);
+  });
+
+  it("cuts each slide and each sheet on its own: a chunk never mixes two", () => {
+    const slides = [
+      { text: "Agenda", page: 1, location: "slide 1", scanned: false },
+      { text: "The quokka census", page: 2, location: "slide 2", scanned: false },
+    ];
+    const sheets = [
+      { text: "Inventory\n\nrope\t3", page: null, location: "sheet Inventory", scanned: false },
+      { text: "Budget\n\nquokka feed\t120", page: null, location: "sheet Budget", scanned: false },
+    ];
+    assert.deepEqual(chunkSegments(slides), [
+      { chunkIndex: 0, text: "Agenda", page: 1, location: "slide 1", scanned: false },
+      { chunkIndex: 1, text: "The quokka census", page: 2, location: "slide 2", scanned: false },
+    ]);
+    assert.deepEqual(chunkSegments(sheets).map((chunk) => [chunk.chunkIndex, chunk.location]), [[0, "sheet Inventory"], [1, "sheet Budget"]]);
+  });
+});

@@ -4,7 +4,7 @@ import { standaloneQuestion } from "../../server/ask/ask.service";
 import { answerReserve, buildGroundedPrompt, citationsIn, estimateTokens, SYSTEM_PROMPT } from "../../server/ask/grounded-prompt";
 import type { Passage } from "../../server/ask/retrieval";
 
-const passage = (text: string, title = "doc"): Passage => ({ documentId: title, title, path: `${title}.txt`, snippet: "", text, score: 1 });
+const passage = (text: string, title = "doc"): Passage => ({ documentId: title, title, path: `${title}.txt`, snippet: "", text, score: 1, page: null, locationLabel: null, scanned: false });
 
 describe("citationsIn", () => {
   it("lists the cited numbers of listed sources once each, ascending; [1, 3] counts both; made-up numbers are left out", () => {

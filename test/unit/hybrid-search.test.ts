@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { hybridSearch, reciprocalRankFusion, RRF_K, vectorHitAsSearchHit } from "../../server/search/hybrid";
 import type { SearchHit } from "../../server/search/search-index";
 
-const hit = (documentId: string, chunkIndex = 0, snippet = documentId): SearchHit => ({ documentId, sourceId: "s", chunkIndex, path: `${documentId}.txt`, title: documentId, snippet, text: snippet, score: 0, exact: false, matched: "all" });
+const hit = (documentId: string, chunkIndex = 0, snippet = documentId): SearchHit => ({ documentId, sourceId: "s", chunkIndex, path: `${documentId}.txt`, title: documentId, snippet, text: snippet, score: 0, exact: false, matched: "all", page: null, locationLabel: null, scanned: false });
 
 describe("reciprocal rank fusion", () => {
   it("scores each chunk by the sum of 1/(k + rank) over the rankings that have it", () => {

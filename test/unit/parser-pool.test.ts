@@ -105,7 +105,7 @@ describe("ParserPool", () => {
   });
 
   it("skips unsupported types and files without text", async () => {
-    assert.deepEqual(await pool.parse("picture.png", new Uint8Array([1, 2, 3])), { kind: "skipped", reason: "unsupported file type" });
+    assert.deepEqual(await pool.parse("picture.heic", new Uint8Array([1, 2, 3])), { kind: "skipped", reason: "unsupported file type" });
     const withoutTiming = ({ timing, ...rest }: ParseResult) => rest;
     assert.deepEqual(withoutTiming(await pool.parse("empty.txt", new Uint8Array(0))), { kind: "skipped", reason: "no text found" });
     assert.deepEqual(withoutTiming(await pool.parse("blank.docx", await makeDocx(["  "]))), { kind: "skipped", reason: "no text found" });
@@ -118,7 +118,7 @@ describe("ParserPool", () => {
     assert.ok(timing.parseSeconds > 0 && timing.parseSeconds < 10, String(timing.parseSeconds));
     assert.ok(timing.chunkSeconds > 0 && timing.chunkSeconds < 10, String(timing.chunkSeconds));
     // A type never sent to a worker costs no parser time.
-    assert.equal((await pool.parse("picture.png", new Uint8Array([1]))).timing, undefined);
+    assert.equal((await pool.parse("picture.heic", new Uint8Array([1]))).timing, undefined);
   });
 
   it("rejects a corrupt file with the parser's message, and carries on", async () => {
@@ -136,6 +136,19 @@ describe("ParserPool", () => {
     const result = await pool.parse("p.txt", pooled);
     assert.equal(result.kind === "indexed" && result.chunks[0].text, "a small Buffer lives in Node's shared pool");
     assert.equal(pooled.toString(), "a small Buffer lives in Node's shared pool");
+  });
+
+  it("passes a page's OCR note on, and gives that page three times the time limit, with its own message", async () => {
+    process.env.SLUICE_PARSER_TEST_HOOKS = "1";
+    const pool = new ParserPool({ size: 1, timeoutMs: 1000 });
+    delete process.env.SLUICE_PARSER_TEST_HOOKS;
+    try {
+      const notes: string[] = [];
+      await assert.rejects(pool.parse("scans/__sluice_test_ocr_hang__.pdf", utf8("x"), (text) => notes.push(text)), isParseError(/^OCR of a page timed out after 3 s$/));
+      assert.deepEqual(notes, ["OCR: page 1 of 1 of __sluice_test_ocr_hang__.pdf"]);
+    } finally {
+      await pool.close();
+    }
   });
 
   it("sends a view into a bigger buffer as an exact copy, alone or in a batch, leaving the sender's buffer whole", async () => {

@@ -20,8 +20,10 @@ describe("file types", () => {
   it("supports the indexed formats, case-insensitively, and nothing else", () => {
     const supported = ["a.txt", "b.MD", "c.markdown", "d.csv", "e.json", "f.HTML", "g.htm", "h.pdf", "i.Docx", "j.pptx", "k.xlsx", "dir/x.y/l.txt"];
     supported.push("m.odt", "n.ODS", "o.odp", "p.doc", "q.xls", "r.ppt", "s.rtf", "t.epub", "u.eml", "v.msg", "w.xhtml");
+    // Pictures, read by OCR.
+    supported.push("a.png", "b.JPG", "c.jpeg", "d.tif", "e.tiff", "f.bmp", "g.webp", "h.gif");
     for (const name of supported) assert.ok(isSupported(name), name);
-    for (const name of ["d.png", "e.exe", "README", ".txt", "f.txt.bak", "g.pdf/", "x.y/readme", "h.zip", "i.pages"]) {
+    for (const name of ["d.heic", "e.exe", "README", ".txt", "f.txt.bak", "g.pdf/", "x.y/readme", "h.zip", "i.pages"]) {
       assert.ok(!isSupported(name), name);
     }
     assert.equal(formatOf("notes.Markdown"), "markdown");
@@ -30,7 +32,7 @@ describe("file types", () => {
   });
 
   it("refuses to extract an unsupported type", async () => {
-    await rejectsWithParseError(extractText("photo.png", new Uint8Array([0x89, 0x50])), /Unsupported file type: \.png/);
+    await rejectsWithParseError(extractText("photo.heic", new Uint8Array([0x89, 0x50])), /Unsupported file type: \.heic/);
   });
 });
 
@@ -96,6 +98,18 @@ describe("extractText", () => {
     const pptx = makePptx([["Agenda", "Budget & <risks>"], ["Second slide mentions the narwhal"], ["Third"]]);
     const { text } = await extractText("deck.pptx", pptx);
     assert.equal(text, "Agenda\nBudget & <risks>\n\nSecond slide mentions the narwhal\n\nThird");
+  });
+
+  it("keeps which slide and which sheet each part is, for the chunks' locations", async () => {
+    const deck = await extractText("deck.pptx", makePptx([["Agenda"], ["Second slide mentions the narwhal"]]));
+    assert.deepEqual(deck.segments, [
+      { text: "Agenda", page: 1, location: "slide 1", scanned: false },
+      { text: "Second slide mentions the narwhal", page: 2, location: "slide 2", scanned: false },
+    ]);
+    const book = await extractText("stock.xlsx", makeXlsx({ Inventory: [["wombat plush", 12]], Budget: [["ferry", 40]] }));
+    assert.deepEqual(book.segments?.map((s) => [s.page, s.location]), [[null, "sheet Inventory"], [null, "sheet Budget"]]);
+    const pdf = await extractText("two.pdf", await makePdf(["First page text.", "x ".repeat(3000)]));
+    assert.deepEqual(pdf.segments?.map((s) => [s.page, s.location, s.scanned]).slice(0, 2), [[1, "page 1", false], [2, "page 2", false]]);
   });
 
   it("reads an XLSX's shared strings, inline strings and numbers row by row, under sheet names", async () => {

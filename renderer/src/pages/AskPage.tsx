@@ -3,7 +3,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { client, invalidate, keys, queries, queryClient } from "../api";
 import { announce, ConfirmButton, Empty, ErrorText, Loading, usePageHeading } from "../components";
-import { formatTime } from "../format";
+import { formatPlace, formatTime } from "../format";
 import { writesText } from "../model-capabilities";
 import { href } from "../navigation";
 import { PermissionNotice } from "./PermissionNotice";
@@ -183,6 +183,7 @@ export function AskPage({ collectionId }: { collectionId: string }) {
               <div className="row-between">
                 <strong>
                   [{shownSource.n}] {shownSource.title || shownSource.path}
+                  {formatPlace(shownSource) && <span className="muted small"> ({formatPlace(shownSource)})</span>}
                 </strong>
                 <button type="button" onClick={() => setOpenSource(null)}>
                   Close source
@@ -275,8 +276,9 @@ function AnswerText({ turn, onCite }: { turn: ShownTurn; onCite: (n: number) => 
         if (!source) return <span key={i}>{part}</span>;
         return (
           // biome-ignore lint/suspicious/noArrayIndexKey: the same marker can appear twice in an answer
-          <button key={i} type="button" className="citation" aria-label={`Source ${source.n}: ${source.title || source.path}`} onClick={() => onCite(source.n)}>
-            [{source.n}]
+          <button key={i} type="button" className="citation" aria-label={`Source ${source.n}: ${source.title || source.path}${formatPlace(source) ? `, ${formatPlace(source)}` : ""}`} onClick={() => onCite(source.n)}>
+            [{source.n}
+            {source.page ? `, p. ${source.page}` : ""}]
           </button>
         );
       })}

@@ -4,6 +4,7 @@ import * as api from "../api";
 import { client } from "../api";
 import { ErrorText, announce } from "../components";
 import { desktopOpener } from "../desktop";
+import { formatPlace } from "../format";
 import { FILE_TYPES, listOfWords, locationForms, queryWords } from "./search-words";
 import { SearchModeSelect } from "./EmbeddingModelControl";
 
@@ -105,11 +106,12 @@ function CopyableLocation({ id, label, name, value, title, mark }: { id: string;
 }
 
 /** The desktop app's "Open": the document with this machine's default app, where the machine reaches it. */
-function OpenButton({ location, title }: { location: api.DocumentLocation; title: string }) {
+function OpenButton({ location, title, page }: { location: api.DocumentLocation; title: string; page: number | null }) {
   const opener = desktopOpener();
   const open = useMutation({
     mutationFn: async () => {
-      const problem = await opener!.openLocation(location);
+      // At the best passage's page, where the system's PDF viewer takes one (main/open-location.ts).
+      const problem = await opener!.openLocation(location, page);
       if (problem) throw new Error(problem);
     },
   });
@@ -147,8 +149,11 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
       </p>
       <ul className="passages" aria-label={`Passages from ${title}`}>
         {doc.passages.map((passage) => (
-          // biome-ignore lint/security/noDangerouslySetInnerHtml: the snippet is server-escaped text with <mark> around matches
-          <li key={passage.chunk_index} className="snippet" dangerouslySetInnerHTML={{ __html: passage.snippet }} />
+          <li key={passage.chunk_index} className="passage">
+            {formatPlace(passage) && <span className="passage-place muted small">{formatPlace(passage)}</span>}
+            {/* biome-ignore lint/security/noDangerouslySetInnerHtml: the snippet is server-escaped text with <mark> around matches */}
+            <span className="snippet" dangerouslySetInnerHTML={{ __html: passage.snippet }} />
+          </li>
         ))}
       </ul>
       {forms.length > 0 ? (
@@ -163,7 +168,7 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
           Stored as <code>{doc.path}</code>
         </p>
       )}
-      <OpenButton location={doc.location} title={title} />
+      <OpenButton location={doc.location} title={title} page={doc.passages[0]?.page ?? null} />
     </article>
   );
 }

@@ -12,7 +12,8 @@ export interface JobError {
 }
 
 /** Why a file was left out without failing: Sluice reads no text from its type, or it has none. */
-export type SkipReason = "type not supported" | "empty";
+/** Skipped files' reasons; the last: a picture or scan with OCR=off (ingest/parse/ocr/ocr-settings.ts). */
+export type SkipReason = "type not supported" | "empty" | "needs OCR, which is off (OCR=off)";
 
 export interface JobSkip {
   entity: string;

@@ -1,6 +1,15 @@
-export interface Chunk {
+import type { ChunkLocation } from "../../search/search-index";
+import type { TextSegment } from "./parse-types";
+
+export interface Chunk extends ChunkLocation {
   chunkIndex: number;
   text: string;
+}
+
+/** A chunk and where its text starts in the normalised text pushed so far. */
+interface PlacedChunk {
+  chunk: Chunk;
+  start: number;
 }
 
 export interface ChunkOptions {
@@ -47,6 +56,47 @@ export function chunkText(text: string, opts: ChunkOptions = {}): Chunk[] {
 }
 
 /**
+ * chunkText over a paged document's parts, in order. Pages (PDF pages, TIFF frames) run on into
+ * each other, as the text does: consecutive pages are cut as one text (a paragraph break
+ * between two, so the chunks are those of the joined text), and each chunk keeps the page its
+ * text starts on (a passage over two pages gives the first). Slides and sheets are parts of
+ * their own: each is cut alone, so a chunk never mixes two of them. Chunk numbers run on.
+ */
+export function chunkSegments(segments: TextSegment[], opts: ChunkOptions = {}): Chunk[] {
+  const parts = segments.map((segment) => ({ segment, text: normaliseWhitespace(segment.text) })).filter((part) => part.text.length > 0);
+  const runsOn = (segment: TextSegment) => segment.location === null || segment.location.startsWith("page ");
+  const groups: Array<typeof parts> = [];
+  for (const part of parts) {
+    const last = groups.at(-1);
+    if (last && runsOn(last[0].segment) && runsOn(part.segment)) last.push(part);
+    else groups.push([part]);
+  }
+  const chunks: Chunk[] = [];
+  for (const group of groups) {
+    for (const chunk of chunkGroup(group, opts)) chunks.push({ ...chunk, chunkIndex: chunks.length });
+  }
+  return chunks;
+}
+
+/** One run of parts cut as one text, each chunk with the place of the part it starts in. */
+function chunkGroup(parts: Array<{ segment: TextSegment; text: string }>, opts: ChunkOptions): Chunk[] {
+  const starts: number[] = [];
+  let length = 0;
+  for (const part of parts) {
+    starts.push(length === 0 ? 0 : length + 2);
+    length += (length === 0 ? 0 : 2) + part.text.length;
+  }
+  const chunker = new TextChunker(opts);
+  const placed = [...chunker.place(parts.map((part) => part.text).join("\n\n")), ...chunker.placeEnd()];
+  let part = 0;
+  return placed.map(({ chunk, start }) => {
+    while (part + 1 < starts.length && starts[part + 1] <= start) part++;
+    const { page, location, scanned } = parts[part].segment;
+    return { ...chunk, page, location, scanned };
+  });
+}
+
+/**
  * chunkText over text that arrives in pieces (a file streamed from its source): push() each
  * piece as it comes, then end(). The chunks are the same as chunkText of the whole text,
  * wherever the pieces were cut; only about one chunk's worth of text is held at a time.
@@ -60,6 +110,8 @@ export class TextChunker {
   private heldWhitespace = "";
   private emittedText = false;
   private nextIndex = 0;
+  /** Normalised characters cut off the buffer's front so far: where the buffer starts in the whole text. */
+  private consumed = 0;
 
   constructor(opts: ChunkOptions = {}) {
     this.size = Math.max(20, Math.floor(opts.size ?? 1000));
@@ -68,6 +120,11 @@ export class TextChunker {
 
   /** The chunks this piece completes (possibly none). */
   push(piece: string): Chunk[] {
+    return this.place(piece).map((placed) => placed.chunk);
+  }
+
+  /** push(), with where each chunk starts in the normalised text. */
+  place(piece: string): PlacedChunk[] {
     const text = this.heldWhitespace + piece;
     const lastWord = lastNonWhitespace(text);
     if (lastWord < 0) {
@@ -91,6 +148,11 @@ export class TextChunker {
 
   /** The last chunks; trailing whitespace is dropped, as normaliseWhitespace trims it. */
   end(): Chunk[] {
+    return this.placeEnd().map((placed) => placed.chunk);
+  }
+
+  /** end(), with where each chunk starts. */
+  placeEnd(): PlacedChunk[] {
     this.heldWhitespace = "";
     return this.cut(true);
   }
@@ -100,29 +162,31 @@ export class TextChunker {
    * character past the chunk's size, and the buffer always ends in a word (trailing whitespace
    * is held back), so more than `size` characters decide a chunk as the whole text would.
    */
-  private cut(final: boolean): Chunk[] {
-    const chunks: Chunk[] = [];
+  private cut(final: boolean): PlacedChunk[] {
+    const chunks: PlacedChunk[] = [];
     const source = this.buffer;
     let start = 0;
     while (start < source.length) {
       const remaining = source.length - start;
       if (final && remaining <= this.size) {
-        this.emit(chunks, source.slice(start));
+        this.emit(chunks, source.slice(start), start);
         start = source.length;
         break;
       }
       if (!final && remaining <= this.size) break;
       const end = breakPoint(source, start, this.size, this.overlap);
-      this.emit(chunks, source.slice(start, end));
+      this.emit(chunks, source.slice(start, end), start);
       start = nextStart(source, start, end, this.overlap);
     }
     this.buffer = source.slice(start);
+    this.consumed += start;
     return chunks;
   }
 
-  private emit(chunks: Chunk[], text: string): void {
+  private emit(chunks: PlacedChunk[], text: string, from: number): void {
     const trimmed = text.trim();
-    if (trimmed.length > 0) chunks.push({ chunkIndex: this.nextIndex++, text: trimmed });
+    const leading = text.length - text.trimStart().length;
+    if (trimmed.length > 0) chunks.push({ chunk: { chunkIndex: this.nextIndex++, text: trimmed }, start: this.consumed + from + leading });
   }
 }
 

@@ -1,6 +1,7 @@
 import { corruptFile, passwordProtected } from "./failures";
-import { extensionOf, formatOf, titleFromFileName, type FileFormat } from "./file-types";
+import { extensionOf, formatOf, isImage, titleFromFileName, type FileFormat } from "./file-types";
 import { epubText } from "./formats/epub";
+import { imageText } from "./formats/image";
 import { docText, isEncryptedPackage, pptText, xlsText } from "./formats/legacy-office";
 import { emlText, msgText } from "./formats/mail";
 import { htmlText } from "./formats/markup-text";
@@ -9,16 +10,22 @@ import { docxText, pptxText, xlsxText } from "./formats/ooxml";
 import { pdfText } from "./formats/pdf";
 import { isRtf, rtfText } from "./formats/rtf";
 import { isZip } from "./formats/zip-package";
-import { ParseError } from "./parse-types";
+import { ocrContext, type OcrContext } from "./ocr/ocr-context";
+import { ocrSettings } from "./ocr/ocr-engine";
+import { ParseError, type TextSegment } from "./parse-types";
 import { decodeText, looksLikeText } from "./text-decoder";
 
 export interface ExtractedText {
   /** The document's own title where its format has one (see extractText), else the file name. */
   title: string;
   text: string;
+  /** A paged document's text part by part (PDF pages, TIFF frames, slides, sheets), for chunks that say where they are. */
+  segments?: TextSegment[];
+  /** Pages (or pictures) left unread because they need OCR and OCR is off; absent for none. */
+  ocrSkipped?: number;
 }
 
-type Extracted = { title?: string; text: string };
+type Extracted = { title?: string; text: string; segments?: TextSegment[]; ocrSkipped?: number };
 
 const OOXML_NAMES: Partial<Record<FileFormat, string>> = { docx: "Word document", xlsx: "Excel workbook", pptx: "PowerPoint presentation" };
 
@@ -32,16 +39,23 @@ const OOXML_NAMES: Partial<Record<FileFormat, string>> = { docx: "Word document"
  * an e-mail's subject, a Markdown file's first "# " heading), else the file name. A document
  * whose only text is its title (a page with nothing but a <title>) is indexed by its title.
  */
-export async function extractText(fileName: string, bytes: Uint8Array): Promise<ExtractedText> {
+export async function extractText(fileName: string, bytes: Uint8Array, ocr: OcrContext = ocrContext()): Promise<ExtractedText> {
   const format = formatOf(fileName);
   if (format === null) throw new ParseError(`Unsupported file type: ${extensionOf(fileName) ? `.${extensionOf(fileName)}` : "no extension"}`);
-  const extracted = await extract(format, bytes);
+  const extracted = await extract(format, bytes, ocr);
   const title = extracted.title?.replace(/\s+/g, " ").trim();
-  const text = /\S/.test(extracted.text) ? extracted.text : (title ?? "");
-  return { title: title || titleFromFileName(fileName), text };
+  const ocrSkipped = extracted.ocrSkipped ?? 0;
+  // A scan left unread is skipped for that reason, not indexed by its title alone.
+  const text = /\S/.test(extracted.text) || ocrSkipped > 0 ? extracted.text : (title ?? "");
+  return { title: title || titleFromFileName(fileName), text, ...(extracted.segments ? { segments: extracted.segments } : {}), ...(ocrSkipped > 0 ? { ocrSkipped } : {}) };
 }
 
-async function extract(format: FileFormat, bytes: Uint8Array): Promise<Extracted> {
+async function extract(format: FileFormat, bytes: Uint8Array, ocr: OcrContext): Promise<Extracted> {
+  if (isImage(format)) {
+    if (!ocrSettings().enabled) return { text: "", ocrSkipped: 1 };
+    const segments = await imageText(format, bytes, ocr);
+    return { text: segments.map((s) => s.text).join("\n\n"), segments };
+  }
   switch (format) {
     case "text":
       return { text: decodeText(bytes) };
@@ -51,8 +65,11 @@ async function extract(format: FileFormat, bytes: Uint8Array): Promise<Extracted
       return { text: jsonText(decodeText(bytes)) };
     case "html":
       return htmlText(decodeText(bytes));
-    case "pdf":
-      return pdfText(bytes);
+    case "pdf": {
+      const pdf = await pdfText(bytes, ocr);
+      const segments = pdf.pages.map((page, i) => ({ text: page.text, page: i + 1, location: `page ${i + 1}`, scanned: page.scanned }));
+      return { title: pdf.title, text: pdf.text, segments, ocrSkipped: pdf.ocrSkipped };
+    }
     case "docx":
     case "xlsx":
     case "pptx":

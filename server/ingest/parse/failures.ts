@@ -13,11 +13,6 @@ export function passwordProtected(what: string): ParseError {
   return new ParseError(`password-protected ${what}`);
 }
 
-/** A PDF whose pages are images only: its words could only be had by OCR, which Sluice does not do. */
-export function scannedPdf(): ParseError {
-  return new ParseError("scanned PDF with no text layer (no OCR)");
-}
-
 /** A container format that unpacks to more than the limit (a zip bomb, or simply too big). */
 export function tooLargeUnpacked(what: string, limitBytes: number): ParseError {
   return new ParseError(`${what} is too large when unzipped (over ${limitBytes / 2 ** 20} MB)`);

@@ -1,3 +1,5 @@
+import type { ImageFormat } from "./formats/image";
+
 /** The file formats Sluice can index, chosen by file-name extension (case-insensitive). */
 export type FileFormat =
   | "text"
@@ -17,7 +19,8 @@ export type FileFormat =
   | "rtf"
   | "epub"
   | "eml"
-  | "msg";
+  | "msg"
+  | ImageFormat;
 
 const FORMATS: Readonly<Record<string, FileFormat>> = {
   txt: "text",
@@ -46,7 +49,22 @@ const FORMATS: Readonly<Record<string, FileFormat>> = {
   epub: "epub",
   eml: "eml",
   msg: "msg",
+  png: "png",
+  jpg: "jpeg",
+  jpeg: "jpeg",
+  tif: "tiff",
+  tiff: "tiff",
+  bmp: "bmp",
+  webp: "webp",
+  gif: "gif",
 };
+
+const IMAGES: ReadonlySet<FileFormat> = new Set<ImageFormat>(["png", "jpeg", "tiff", "bmp", "webp", "gif"]);
+
+/** Pictures, whose only text is what OCR reads in them. */
+export function isImage(format: FileFormat | null): format is ImageFormat {
+  return format !== null && IMAGES.has(format);
+}
 
 /** The extension after the last dot of the base name, lower-cased; "" when there is none. */
 export function extensionOf(fileName: string): string {

@@ -1,8 +1,10 @@
 // What a parser thread does with a batch of files (parse.worker.ts is the thread's entry; this is
 // apart so it can be tested on the calling thread).
 import fs from "node:fs";
-import { chunkText } from "./chunker";
+import { chunkSegments, chunkText } from "./chunker";
 import { extractText } from "./extract-text";
+import { ocrContext } from "./ocr/ocr-context";
+import { OCR_OFF, type OcrSettings } from "./ocr/ocr-settings";
 import type { ParseResult } from "./parse-types";
 import { releaseBytes } from "../../connectors/owned-bytes";
 
@@ -17,23 +19,35 @@ export type ParseOutcome = { ok: true; result: ParseResult } | { ok: false; mess
 export interface ParseWorkerData {
   /** Set by the pool only when SLUICE_PARSER_TEST_HOOKS=1; see runTestHook. */
   testHooks: boolean;
+  ocr: OcrSettings;
 }
 
-async function parseFile(fileName: string, bytes: Uint8Array): Promise<ParseResult> {
+/** Where a parse is, in words for the job's progress ("OCR: page 3 of 12 of scan-0041.pdf"): (file name as sent, text). */
+export type ParseProgress = (fileName: string, text: string) => void;
+
+async function parseFile(fileName: string, bytes: Uint8Array, progress: ParseProgress): Promise<ParseResult> {
   const start = performance.now();
-  const { title, text } = await extractText(fileName, bytes);
+  const base = fileName.split(/[\\/]/).pop() ?? fileName;
+  const ocr = ocrContext((page, pages) => progress(fileName, pages > 1 ? `OCR: page ${page} of ${pages} of ${base}` : `OCR: ${base}`));
+  const { title, text, segments, ocrSkipped } = await extractText(fileName, bytes, ocr);
   const extracted = performance.now();
-  const chunks = chunkText(text);
-  const timing = { parseSeconds: (extracted - start) / 1000, chunkSeconds: (performance.now() - extracted) / 1000 };
-  return chunks.length === 0 ? { kind: "skipped", reason: "no text found", timing } : { kind: "indexed", title, chunks, timing };
+  const chunks = segments?.some((segment) => /\S/.test(segment.text)) ? chunkSegments(segments) : chunkText(text);
+  const timing = { parseSeconds: Math.max(0, (extracted - start) / 1000 - ocr.seconds), chunkSeconds: (performance.now() - extracted) / 1000, ocrSeconds: ocr.seconds };
+  if (chunks.length === 0) return { kind: "skipped", reason: ocrSkipped ? OCR_OFF : "no text found", timing };
+  return { kind: "indexed", title, chunks, timing };
 }
 
 /**
  * Test-only misbehaviour, so tests can prove the pool survives a bad parser. Enabled only when the
  * parent process had SLUICE_PARSER_TEST_HOOKS=1 when the pool was built; never set it in production.
  */
-async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
+async function runTestHook(fileName: string, bytes: Uint8Array, progress: ParseProgress): Promise<void> {
   const base = fileName.split(/[\\/]/).pop() ?? "";
+  if (base.startsWith("__sluice_test_ocr_hang__")) {
+    // A page sent to OCR that never ends: its own time limit applies.
+    progress(fileName, `OCR: page 1 of 1 of ${base}`);
+    for (;;);
+  }
   // What arrived: a test checks that a file comes over as a buffer of its own size, not its sender's whole buffer.
   if (base.startsWith("__sluice_test_buffer__")) throw new Error(`test hook: ${bytes.byteLength} bytes in a buffer of ${bytes.buffer.byteLength}`);
   if (base.startsWith("__sluice_test_crash__")) {
@@ -65,12 +79,12 @@ async function runTestHook(fileName: string, bytes: Uint8Array): Promise<void> {
  * out, as strings of their own): the memory goes now, not at this thread's next full collection.
  * The sender keeps its own copy for a retry.
  */
-export async function parseBatch(files: readonly ParseFile[], testHooks = false): Promise<ParseOutcome[]> {
+export async function parseBatch(files: readonly ParseFile[], testHooks = false, progress: ParseProgress = () => undefined): Promise<ParseOutcome[]> {
   const results: ParseOutcome[] = [];
   for (const file of files) {
     try {
-      if (testHooks) await runTestHook(file.fileName, file.bytes);
-      results.push({ ok: true, result: await parseFile(file.fileName, file.bytes) });
+      if (testHooks) await runTestHook(file.fileName, file.bytes, progress);
+      results.push({ ok: true, result: await parseFile(file.fileName, file.bytes, progress) });
     } catch (err) {
       results.push({ ok: false, message: err instanceof Error ? err.message : String(err) });
     } finally {

@@ -4,6 +4,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { startHeapTrace } from "../../diagnostics/heap-trace";
 import { lowerThisThreadPriority } from "../../threads/thread-priority";
 import { serve, type CallRequest } from "../../threads/rpc";
+import { configureOcr } from "./ocr/ocr-engine";
 import { parseBatch, type ParseFile, type ParseOutcome, type ParseWorkerData } from "./parse-batch";
 
 /**
@@ -14,16 +15,22 @@ export interface ParserCalls {
   parse(...files: ParseFile[]): Promise<ParseOutcome[]>;
 }
 
-/** What a parser thread tells the pool: a note once its parsers are loaded, when parse time starts to count. */
+/**
+ * What a parser thread tells the pool: a note once its parsers are loaded, when parse time
+ * starts to count; and where a long parse is (a page going to OCR), which also restarts its time limit.
+ */
 export interface ParserHostCalls {
   ready(): void;
+  progress(fileName: string, text: string): void;
 }
 
 const port = parentPort;
 if (!port) throw new Error("parse.worker must run as a worker thread");
-const { testHooks } = workerData as ParseWorkerData;
+const { testHooks, ocr } = workerData as ParseWorkerData;
 startHeapTrace("parser");
 lowerThisThreadPriority();
+configureOcr(ocr);
 
-serve<ParserCalls>(port, { parse: (...files) => parseBatch(files, testHooks) });
+const progress = (fileName: string, text: string) => port.postMessage({ id: 0, method: "progress", args: [fileName, text] } satisfies CallRequest<ParserHostCalls>);
+serve<ParserCalls>(port, { parse: (...files) => parseBatch(files, testHooks, progress) });
 port.postMessage({ id: 0, method: "ready", args: [] } satisfies CallRequest<ParserHostCalls>);

@@ -4,14 +4,20 @@ import { isSupported } from "./file-types";
 import type { ParseWorkerData } from "./parse-batch";
 import type { ParserCalls, ParserHostCalls } from "./parse.worker";
 import { isReply, type CallRequest, type ReplyOf } from "../../threads/rpc";
+import { DEFAULT_OCR, type OcrSettings } from "./ocr/ocr-settings";
 import { ParseError, type ParseResult } from "./parse-types";
 import { PARSER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
 
 export interface ParserPoolOptions {
   /** Worker threads. Default: the CPUs less one, 1 to 4 (see defaultPoolSize). */
   size?: number;
-  /** A parse taking longer than this, from when its thread is ready, is killed (worker terminated and replaced). Default 60 000. */
+  /**
+   * A parse taking longer than this, from when its thread is ready or from its last page sent to
+   * OCR, is killed (worker terminated and replaced). Default 60 000.
+   */
   timeoutMs?: number;
+  /** How pictures are read (OCR, OCR_LANGUAGES, OCR_ENGINE). Default: on, English, the faster engine installed. */
+  ocr?: OcrSettings;
   /** V8 old-generation heap limit per worker; a parse going over it is killed. Default 256. */
   maxHeapMb?: number;
   /**
@@ -43,6 +49,8 @@ interface Job {
   steadyOnly: boolean;
   /** performance.now() when it was queued: how long it waited decides whether a spare starts. */
   queuedAt: number;
+  /** Where the parse is, in words (a page going to OCR). */
+  onProgress?: (text: string) => void;
   resolve: (result: ParseResult) => void;
   reject: (error: ParseError) => void;
 }
@@ -72,6 +80,9 @@ const MAX_BATCH_FILES = 32;
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
 const WORKER = workerScript(__filename, "parse.worker");
+
+/** A page sent to OCR may take this many times the parse time limit (from the note that it started). */
+const OCR_PAGE_LIMITS = 3;
 
 /** Files larger than this wait for a steady worker (ParserPoolOptions.spareMaxFileBytes's default). */
 export const SPARE_MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -111,13 +122,15 @@ function defaultSpares(size: number): number {
  * Test hooks: when SLUICE_PARSER_TEST_HOOKS=1 is set in this process at construction time, file
  * names starting with __sluice_test_crash__ / __sluice_test_oom__ / __sluice_test_hang__ /
  * __sluice_test_wait__ make the worker crash / allocate until out of memory / loop forever / wait
- * until the file its contents name exists (see parse-batch.ts). Tests only.
+ * until the file its contents name exists, and __sluice_test_ocr_hang__ note a page sent to OCR
+ * then loop forever (see parse-batch.ts). Tests only.
  */
 export class ParserPool {
   private readonly size: number;
   private readonly timeoutMs: number;
   private readonly maxHeapMb: number;
   private readonly testHooks: boolean;
+  private readonly ocr: OcrSettings;
   private readonly spares: number;
   private readonly spareAfterMs: number;
   private readonly spareIdleMs: number;
@@ -135,6 +148,7 @@ export class ParserPool {
   constructor(opts: ParserPoolOptions = {}) {
     this.size = Math.max(1, Math.floor(opts.size ?? defaultPoolSize()));
     this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.ocr = opts.ocr ?? DEFAULT_OCR;
     this.maxHeapMb = opts.maxHeapMb ?? 256;
     this.spares = Math.max(0, Math.floor(opts.spares ?? (opts.size === undefined ? defaultSpares(this.size) : 0)));
     this.spareAfterMs = opts.spareAfterMs ?? 1_000;
@@ -150,11 +164,11 @@ export class ParserPool {
    * worker (not copied) and the caller's view is left detached (empty).
    * Rejects only with ParseError.
    */
-  parse(fileName: string, bytes: Uint8Array): Promise<ParseResult> {
+  parse(fileName: string, bytes: Uint8Array, onProgress?: (text: string) => void): Promise<ParseResult> {
     if (this.closed) return Promise.reject(new ParseError("The parser pool is closed"));
     if (!isSupported(fileName)) return Promise.resolve({ kind: "skipped", reason: "unsupported file type" });
     return new Promise<ParseResult>((resolve, reject) => {
-      this.queue.push({ fileName, bytes, alone: false, steadyOnly: false, queuedAt: performance.now(), resolve, reject });
+      this.queue.push({ fileName, bytes, alone: false, steadyOnly: false, queuedAt: performance.now(), onProgress, resolve, reject });
       this.dispatch();
     });
   }
@@ -247,7 +261,7 @@ export class ParserPool {
   }
 
   private spawn(spare: boolean): Slot {
-    const workerData: ParseWorkerData = { testHooks: this.testHooks };
+    const workerData: ParseWorkerData = { testHooks: this.testHooks, ocr: this.ocr };
     const worker = new Worker(WORKER.file, {
       workerData,
       execArgv: WORKER.execArgv,
@@ -258,6 +272,15 @@ export class ParserPool {
     const slot: Slot = { worker, jobs: [], batchId: 0, timer: null, ready: false, spare, idleTimer: null };
     worker.on("message", (message: ReplyOf<ParserCalls, "parse"> | CallRequest<ParserHostCalls>) => {
       if (!isReply(message)) {
+        if (message.method === "progress") {
+          // A page of a long scan began: the time limit is per page from here, three times the
+          // file's (a page of OCR is known slow work, and a busy machine's seconds are long).
+          const [fileName, text] = message.args;
+          if (slot.timer) clearTimeout(slot.timer);
+          if (slot.jobs.length > 0 && slot.ready) this.limitTime(slot, this.timeoutMs * OCR_PAGE_LIMITS);
+          slot.jobs.find((job) => job.fileName === fileName)?.onProgress?.(text);
+          return;
+        }
         slot.ready = true;
         if (slot.jobs.length > 0) this.limitTime(slot);
         return;
@@ -321,11 +344,11 @@ export class ParserPool {
   }
 
   /** The running batch's time limit: past it the thread is taken for hung. */
-  private limitTime(slot: Slot): void {
+  private limitTime(slot: Slot, limitMs = this.timeoutMs): void {
     slot.timer = setTimeout(() => {
-      const seconds = Number((this.timeoutMs / 1000).toFixed(1));
-      this.replace(slot, new ParseError(`Parsing timed out after ${seconds} s`));
-    }, this.timeoutMs);
+      const seconds = Number((limitMs / 1000).toFixed(1));
+      this.replace(slot, new ParseError(limitMs === this.timeoutMs ? `Parsing timed out after ${seconds} s` : `OCR of a page timed out after ${seconds} s`));
+    }, limitMs);
   }
 
   /** Takes the slot's batch off it and clears its timer. */

@@ -180,6 +180,9 @@ export class PostgresFtsIndex implements SearchIndex {
         score: Number(row.score),
         exact: row.exact,
         matched: attempt.matched,
+        page: row.page,
+        locationLabel: row.location,
+        scanned: row.scanned,
       }));
     }
     return [];

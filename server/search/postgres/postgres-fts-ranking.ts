@@ -31,6 +31,9 @@ export interface RankedChunkRow {
   exact: boolean;
   body: string;
   snippet: string | null;
+  page: number | null;
+  location: string | null;
+  scanned: boolean;
 }
 
 /** What every part of one ranking statement shares: its placeholders (`param`), the stemmed tsquery's SQL, the filter, the window and the page's limits. */
@@ -127,7 +130,7 @@ function pageSql(s: RankStatement, exact: ExactMatch): string {
          SELECT id, score, document_id, later, false AS exact FROM rest_top
        ),
        page AS (${answered} ORDER BY exact DESC, ${s.later}score DESC, id LIMIT ${s.top})
-       SELECT page.id, c.document_id, c.chunk_index, d.source_id, d.path, d.title, page.score, page.exact, c.body,
+       SELECT page.id, c.document_id, c.chunk_index, c.page, c.location, c.scanned, d.source_id, d.path, d.title, page.score, page.exact, c.body,
               ${headlineSql(s.q)} AS snippet
        FROM page JOIN search_chunks c ON c.id = page.id JOIN search_documents d ON d.id = c.document_id
        ORDER BY page.exact DESC, ${s.later && "page.later, "}page.score DESC, page.id`;

@@ -18,7 +18,8 @@ import { words } from "./postgres-fts-words";
  * BRIN index on `id`, from which a ranking reads the id range of the collection's newest chunks;
  * 5 maps all-ASCII words past unaccent, which has nothing to change in them; 6 adds file-server
  * permissions: `search_acls`, each distinct ACL of a collection once, and each document's `acl`
- * (null: every member may read it) and `changed_at`, postgres-fts-acls.ts).
+ * (null: every member may read it) and `changed_at`, postgres-fts-acls.ts), and keeps where each
+ * chunk is: `page`, `location`, `scanned`, marking paged documents indexed before to be read again.
  *
  * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
  * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
@@ -138,8 +139,16 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
       acl text NOT NULL,
       PRIMARY KEY (collection_id, hash)
     )`);
+    // Columns with no default or a constant one: no table rewrite, whatever the table's size.
+    await q.query(`ALTER TABLE search_chunks ADD COLUMN IF NOT EXISTS page integer, ADD COLUMN IF NOT EXISTS location text, ADD COLUMN IF NOT EXISTS scanned boolean NOT NULL DEFAULT false`);
+    // The next run reads these files again for their pages (the SQLite engine's PAGES_PENDING).
+    await q.query(`UPDATE search_documents SET version = '${PAGES_PENDING}' WHERE ${PAGED_DOCUMENTS}`);
   },
 };
+
+/** As the SQLite engine's (sqlite-fts-schema.ts): a version no source reports, so the file is read again. */
+const PAGES_PENDING = "pages-pending";
+const PAGED_DOCUMENTS = ["pdf", "pptx", "pptm", "xlsx", "xlsm"].map((ext) => `lower(path) LIKE '%.${ext}'`).join(" OR ");
 
 /**
  * Brings the search tables to SCHEMA_VERSION inside the caller's transaction, under an advisory

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
-import type { DocumentHeader, DocumentInput, StagedDocument } from "../search-index";
+import type { ChunkInput, DocumentHeader, DocumentInput, StagedDocument } from "../search-index";
 import { stagedDocument } from "../staged-document";
 import { CONFIG, EXACT_CONFIG } from "./postgres-fts-schema";
 import { pgText, wordsOf } from "./postgres-fts-words";
@@ -78,7 +78,7 @@ export async function openStagedDocument(db: DataSource, collection: string, doc
     throw error;
   }
   return stagedDocument(id, {
-    add: (documentId, chunks) => insertChunks(q, collection, [{ title, path }], chunks.map((c) => ({ id: documentId, index: c.chunkIndex, head: 1, body: pgText(c.text) }))),
+    add: (documentId, chunks) => insertChunks(q, collection, [{ title, path }], chunks.map((c) => chunkRow(documentId, 1, c))),
     commit: async (documentId, chunkCount) => {
       await q.query("UPDATE search_documents SET chunk_count = $2, indexed_at = $3 WHERE id = $1", [documentId, chunkCount, Date.now()]);
       await end("commitTransaction");
@@ -148,7 +148,7 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
       docs.map((d) => d.doc.permissions?.changedAt?.getTime() ?? null),
     ],
   );
-  const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => ({ id: d.id, index: c.chunkIndex, head: i + 1, body: pgText(c.text) })));
+  const chunks = docs.flatMap((d, i) => d.doc.chunks.map((c) => chunkRow(d.id, i + 1, c)));
   await insertChunks(q, collection, docs, chunks);
 }
 
@@ -164,6 +164,13 @@ interface ChunkRow {
   /** 1-based position of its document's head in the heads passed with it. */
   head: number;
   body: string;
+  page: number | null;
+  location: string | null;
+  scanned: boolean;
+}
+
+function chunkRow(id: string, head: number, chunk: ChunkInput): ChunkRow {
+  return { id, index: chunk.chunkIndex, head, body: pgText(chunk.text), page: chunk.page ?? null, location: chunk.location == null ? null : pgText(chunk.location), scanned: chunk.scanned ?? false };
 }
 
 /**
@@ -194,11 +201,13 @@ async function insertChunkRows(q: QueryRunner, collection: string, heads: ChunkH
               to_tsvector('${EXACT_CONFIG}', h.title_words || ' ' || h.path_words) AS tsv_exact
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS h(title, path, title_words, path_words, n)
      )
-     INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body, tsv, tsv_exact)
+     INSERT INTO search_chunks (collection_id, document_id, chunk_index, title, path, body, tsv, tsv_exact, page, location, scanned)
      SELECT $1, x.document_id, x.chunk_index, h.title, h.path, x.body,
             h.tsv || setweight(to_tsvector('${CONFIG}', x.body_words), 'C'),
-            strip(h.tsv_exact || to_tsvector('${EXACT_CONFIG}', x.body_words))
-     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[]) WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_words, n)
+            strip(h.tsv_exact || to_tsvector('${EXACT_CONFIG}', x.body_words)),
+            x.page, x.location, x.scanned
+     FROM unnest($6::text[], $7::integer[], $8::integer[], $9::text[], $10::text[], $11::integer[], $12::text[], $13::boolean[])
+       WITH ORDINALITY AS x(document_id, chunk_index, head, body, body_words, page, location, scanned, n)
      JOIN heads h ON h.n = x.head
      ORDER BY x.n`,
     [
@@ -212,6 +221,9 @@ async function insertChunkRows(q: QueryRunner, collection: string, heads: ChunkH
       chunks.map((c) => c.head),
       chunks.map((c) => c.body),
       chunks.map((c) => wordsOf(c.body)),
+      chunks.map((c) => c.page),
+      chunks.map((c) => c.location),
+      chunks.map((c) => c.scanned),
     ],
   );
 }

@@ -13,6 +13,7 @@ import type Database from "better-sqlite3";
  *   `detail=none`), and ranking this table alone is what keeps the exact tier cheap.
  *
  * - Since 4, both full-text tables keep a larger buffer of pending terms (FTS_HASH_BYTES).
+ * - Since 5, `chunks` keeps where each chunk is (`page`, `location`, `scanned`; PAGED_DOCUMENTS).
  * - A file made by this build has 16 KB pages (NEW_FILE_PAGE_BYTES, sqlite-fts-files.ts), an
  *   older one keeps 4 KB: the page size is not part of the schema version.
  *
@@ -37,6 +38,14 @@ export const SCHEMA_VERSION = 5;
  * a transaction is open and given back at commit.
  */
 const FTS_HASH_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A document indexed before chunks kept their pages gets this version: it differs from any the
+ * source reports (none, or a Drive revision), so the next run reads the file again and indexes
+ * its pages. Only documents whose chunks have places: PDF, PPTX and XLSX (pictures were not indexed before).
+ */
+export const PAGES_PENDING = "pages-pending";
+export const PAGED_DOCUMENTS = ["pdf", "pptx", "pptm", "xlsx", "xlsm"].map((ext) => `lower(path) LIKE '%.${ext}'`).join(" OR ");
 
 /**
  * Several connections (threads, or processes sharing DATA_DIR) may open a new file at once:
@@ -95,6 +104,10 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
     ALTER TABLE documents ADD COLUMN changed_at INTEGER;
     CREATE INDEX documents_acl ON documents (id, acl);
     CREATE TABLE acls (seq INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, server TEXT NOT NULL, acl TEXT NOT NULL);
+    ALTER TABLE chunks ADD COLUMN page INTEGER;
+    ALTER TABLE chunks ADD COLUMN location TEXT;
+    ALTER TABLE chunks ADD COLUMN scanned INTEGER NOT NULL DEFAULT 0;
+    UPDATE documents SET version = '${PAGES_PENDING}' WHERE ${PAGED_DOCUMENTS};
   `,
 };
 

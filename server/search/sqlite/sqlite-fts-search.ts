@@ -10,6 +10,9 @@ interface ChunkRefRow {
   chunk_index: number;
   path: string;
   title: string;
+  page: number | null;
+  location: string | null;
+  scanned: number | null;
 }
 
 type TieredRow = RankedRow & { exact: boolean };
@@ -65,7 +68,7 @@ function hitsOf(db: Database.Database, { top, match, prefixed, matched }: Attemp
   const snippets = snippetsOf(db, match, top.map((row) => row.rowid), prefixed);
   const body = db.prepare("SELECT body FROM chunks_fts WHERE rowid = ?").pluck();
   const ref = db.prepare(
-    `SELECT c.document_id, c.chunk_index, d.source_id, d.path, d.title
+    `SELECT c.document_id, c.chunk_index, c.page, c.location, c.scanned, d.source_id, d.path, d.title
      FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
   );
   const hits: SearchHit[] = [];
@@ -87,6 +90,9 @@ function hitsOf(db: Database.Database, { top, match, prefixed, matched }: Attemp
       score: -bm25,
       exact,
       matched,
+      page: chunk.page,
+      locationLabel: chunk.location,
+      scanned: chunk.scanned === 1,
     });
   }
   return hits;

@@ -10,6 +10,8 @@ import type { ChunkInput, DocumentHeader, DocumentInput } from "../search-index"
  * its document) until commitStaged writes that row in place of the old one.
  */
 
+const INSERT_CHUNK = "INSERT INTO chunks (document_id, chunk_index, page, location, scanned) VALUES (?, ?, ?, ?, ?)";
+
 const INSERT_DOCUMENT = `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at, acl, changed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
@@ -23,7 +25,7 @@ const ORPHANS = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FR
  */
 export function writeDocuments(db: Database.Database, docs: DocumentInput[]): string[] {
   const findOld = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
-  const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+  const insertChunk = db.prepare(INSERT_CHUNK);
   const insertFts = chunkInserter(db);
   const insertDocument = db.prepare(INSERT_DOCUMENT);
   const ids = docs.map(() => crypto.randomUUID());
@@ -35,7 +37,7 @@ export function writeDocuments(db: Database.Database, docs: DocumentInput[]): st
       // New chunks first; the old version is removed only once they are all in. The new
       // document row comes last because UNIQUE(source_id, path) admits one row at a time.
       for (const chunk of doc.chunks) {
-        const { lastInsertRowid } = insertChunk.run(ids[i], chunk.chunkIndex);
+        const { lastInsertRowid } = insertChunk.run(ids[i], ...placeOf(chunk));
         insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
       }
       if (old !== undefined) deleteDocument(db, old);
@@ -47,13 +49,13 @@ export function writeDocuments(db: Database.Database, docs: DocumentInput[]): st
 
 /** One batch of a staged document's chunks. */
 export function stageChunks(db: Database.Database, documentId: string, doc: DocumentHeader, chunks: ChunkInput[]): void {
-  const insertChunk = db.prepare("INSERT INTO chunks (document_id, chunk_index) VALUES (?, ?)");
+  const insertChunk = db.prepare(INSERT_CHUNK);
   const insertFts = chunkInserter(db);
   const title = clean(doc.title);
   const docPath = clean(doc.path);
   db.transaction(() => {
     for (const chunk of chunks) {
-      const { lastInsertRowid } = insertChunk.run(documentId, chunk.chunkIndex);
+      const { lastInsertRowid } = insertChunk.run(documentId, ...placeOf(chunk));
       insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
     }
   }).immediate();
@@ -105,6 +107,11 @@ export function optimizeTables(db: Database.Database): void {
 /** A document row's acl and changed_at (its ACL stored once in `acls`, inside the caller's transaction). */
 function permissionColumns(db: Database.Database, doc: DocumentHeader): [string | null, number | null] {
   return [aclIdOf(db, doc.permissions), doc.permissions?.changedAt?.getTime() ?? null];
+}
+
+/** A chunk's row values after its document id: index, page, location, scanned. */
+function placeOf(chunk: ChunkInput): [number, number | null, string | null, number] {
+  return [chunk.chunkIndex, chunk.page ?? null, chunk.location ?? null, chunk.scanned ? 1 : 0];
 }
 
 /** Writes one chunk's text into both full-text tables under the chunk's rowid. */

@@ -1,5 +1,6 @@
 import type { Unzipped } from "fflate";
 import { corruptFile } from "../failures";
+import type { TextSegment } from "../parse-types";
 import { markupToText, type MarkupRules, type Separator } from "./markup-text";
 import { attr, decodeXmlEntities, elements, firstText, type XmlElement } from "./xml";
 import { normalisePartName, openZip, relationships, zipText } from "./zip-package";
@@ -67,7 +68,7 @@ function officeDocumentPart(zip: Unzipped): string | undefined {
   return undefined;
 }
 
-export function pptxText(bytes: Uint8Array): { title?: string; text: string } {
+export function pptxText(bytes: Uint8Array): { title?: string; text: string; segments: TextSegment[] } {
   const zip = openZip(bytes, "PPTX", (name) => name.endsWith(".xml") || name.endsWith(".rels"));
   const slideNames = slideOrder(zip);
   if (slideNames.length === 0 && !zip["ppt/presentation.xml"]) throw corruptFile("PPTX file");
@@ -76,7 +77,8 @@ export function pptxText(bytes: Uint8Array): { title?: string; text: string } {
     const paragraphs = elements(xml, "a:p").map((p) => elements(p.inner, "a:t").map((t) => decodeXmlEntities(t.inner)).join(""));
     return paragraphs.filter((p) => p.trim()).join("\n");
   });
-  return { title: coreTitle(zip), text: slides.filter((s) => s).join("\n\n") };
+  const segments = slides.map((text, i) => ({ text, page: i + 1, location: `slide ${i + 1}`, scanned: false }));
+  return { title: coreTitle(zip), text: slides.filter((s) => s).join("\n\n"), segments };
 }
 
 /** Slide parts in presentation order (p:sldIdLst), falling back to slideN numbering. */
@@ -91,12 +93,13 @@ function slideOrder(zip: Unzipped): string[] {
   return numbered.sort((a, b) => slideNumber(a) - slideNumber(b));
 }
 
-export function xlsxText(bytes: Uint8Array): { title?: string; text: string } {
+export function xlsxText(bytes: Uint8Array): { title?: string; text: string; segments: TextSegment[] } {
   const zip = openZip(bytes, "XLSX", (name) => name.endsWith(".xml") || name.endsWith(".rels"));
   if (!zip["xl/workbook.xml"]) throw corruptFile("XLSX file");
   const shared = elements(zipText(zip, "xl/sharedStrings.xml"), "si").map((si) => stringItemText(si.inner));
   const rels = relationships(zip, "xl/_rels/workbook.xml.rels", "xl/");
   const sections: string[] = [];
+  const segments: TextSegment[] = [];
   for (const sheet of elements(zipText(zip, "xl/workbook.xml"), "sheet")) {
     const part = rels.get(attr(sheet.attrs, "r:id") ?? "");
     if (!part || !zip[part]) continue;
@@ -110,9 +113,11 @@ export function xlsxText(bytes: Uint8Array): { title?: string; text: string } {
       if (cells.length > 0) rows.push(cells.join("\t"));
     }
     const name = attr(sheet.attrs, "name") ?? "";
-    if (rows.length > 0) sections.push(`${name}\n\n${rows.join("\n")}`);
+    if (rows.length === 0) continue;
+    sections.push(`${name}\n\n${rows.join("\n")}`);
+    segments.push({ text: sections[sections.length - 1], page: null, location: `sheet ${name}`, scanned: false });
   }
-  return { title: coreTitle(zip), text: sections.join("\n\n") };
+  return { title: coreTitle(zip), text: sections.join("\n\n"), segments };
 }
 
 function cellText(cell: XmlElement, shared: string[]): string {

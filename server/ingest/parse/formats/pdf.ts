@@ -1,6 +1,23 @@
-import { corruptFile, passwordProtected, scannedPdf } from "../failures";
+import { corruptFile, passwordProtected } from "../failures";
+import { cleanOcrText, ocrContext, timedOcr, type OcrContext } from "../ocr/ocr-context";
+import { ocrSettings, recognize } from "../ocr/ocr-engine";
 import { ParseError } from "../parse-types";
+import { ocrResolution, renderForOcr } from "./pdf-pages";
 import { isPdfiumAbort, outOfMemory, type Pdfium, withPdfium } from "./pdfium";
+
+/** One page's text: from its text layer, or (scanned) read by OCR from its picture. */
+export interface PdfPage {
+  text: string;
+  scanned: boolean;
+}
+
+export interface PdfText {
+  title?: string;
+  text: string;
+  pages: PdfPage[];
+  /** Pages that would have needed OCR, with OCR off. */
+  ocrSkipped: number;
+}
 
 /** A line of the first page, with the largest font size on it: the title heuristic's input. */
 interface Line {
@@ -11,9 +28,6 @@ interface Line {
 // PDFium's FPDF_GetLastError codes (fpdfview.h) for a document it would not open.
 const FPDF_ERR_PASSWORD = 4;
 const FPDF_ERR_SECURITY = 5; // an encryption scheme PDFium does not support: still locked to us
-// FPDFPageObj_GetType (fpdf_edit.h)
-const FPDF_PAGEOBJ_IMAGE = 3;
-const FPDF_PAGEOBJ_FORM = 5;
 /**
  * PDFium's marks for a hyphen that ended a line, where it joined the word's two halves: 0x02 per
  * character (FPDFText_GetUnicode), 0xFFFE in FPDFText_GetText's string.
@@ -83,8 +97,8 @@ const isUpper = (code: number): boolean => /\p{Lu}/u.test(String.fromCodePoint(c
  * Word - x.doc"), else the first page's heading (its largest text, when clearly larger than the
  * body's).
  */
-export async function pdfText(bytes: Uint8Array): Promise<{ title?: string; text: string }> {
-  return withPdfium((pdfium) => {
+export async function pdfText(bytes: Uint8Array, ocr: OcrContext = ocrContext()): Promise<PdfText> {
+  return withPdfium(async (pdfium) => {
     const { api, raw } = pdfium;
     // PDFium reads the file from its own memory for as long as the document is open.
     const file = raw.malloc(Math.max(bytes.length, 1));
@@ -98,18 +112,23 @@ export async function pdfText(bytes: Uint8Array): Promise<{ title?: string; text
         throw code === FPDF_ERR_PASSWORD || code === FPDF_ERR_SECURITY ? passwordProtected("PDF") : corruptFile("PDF");
       }
       const pageCount = api.FPDF_GetPageCount(doc);
-      const pages: string[] = [];
+      const pages: PdfPage[] = [];
+      let ocrSkipped = 0;
       let firstPageLines: Line[] = [];
       const t1Fonts = new Set<number>(); // fonts found to be TeX's T1 on any page so far
       for (let index = 0; index < pageCount; index++) {
         const page = pageText(pdfium, doc, index, index === 0, t1Fonts);
         if (index === 0) firstPageLines = page.lines;
-        pages.push(page.text);
+        const scan = await scannedPageText(pdfium, doc, index, pageCount, page.text, ocr);
+        if (scan === OCR_SKIPPED) ocrSkipped++;
+        pages.push(typeof scan === "string" ? { text: scan, scanned: true } : { text: page.text, scanned: false });
       }
-      const text = resolveLineEndHyphens(pages.join("\n\n"));
+      // Hyphens are resolved over the whole document (a compound written elsewhere), then it is cut into its pages again.
+      const resolved = resolveLineEndHyphens(pages.map((page) => page.text).join(PAGE_BREAK)).split(PAGE_BREAK);
+      for (const [i, text] of resolved.entries()) pages[i].text = text;
+      const text = resolved.join("\n\n");
       for (const line of firstPageLines) line.text = resolveLineEndHyphens(line.text);
-      if (!/\S/.test(text) && pageCount > 0 && hasImages(pdfium, doc, Math.min(pageCount, 3))) throw scannedPdf();
-      return { title: metadataTitle(pdfium, doc) ?? headingOf(firstPageLines), text };
+      return { title: metadataTitle(pdfium, doc) ?? headingOf(firstPageLines), text, pages, ocrSkipped };
     } catch (err) {
       if (err instanceof ParseError || isPdfiumAbort(err)) throw err;
       throw corruptFile("PDF");
@@ -118,6 +137,34 @@ export async function pdfText(bytes: Uint8Array): Promise<{ title?: string; text
       raw.free(file);
     }
   });
+}
+
+/** Between pages while their hyphens are resolved: a form feed never is in a page's text (control characters are dropped or mapped). */
+const PAGE_BREAK = "\n\f\n";
+const OCR_SKIPPED = Symbol("ocr skipped");
+
+/**
+ * The words of a page whose text layer is missing or only a stamp, read by OCR from the page
+ * drawn by PDFium; OCR_SKIPPED when it would need OCR and OCR is off; null for a page of text.
+ */
+async function scannedPageText(pdfium: Pdfium, doc: number, index: number, pageCount: number, text: string, ocr: OcrContext): Promise<string | typeof OCR_SKIPPED | null> {
+  const { api } = pdfium;
+  const page = api.FPDF_LoadPage(doc, index);
+  if (!page) return null;
+  let rendered: { image: Uint8Array; dpi: number };
+  try {
+    const dpi = ocrResolution(pdfium, page, text);
+    if (dpi === null) return null;
+    if (!ocrSettings().enabled) return OCR_SKIPPED;
+    ocr.page(index + 1, pageCount);
+    const start = performance.now();
+    rendered = renderForOcr(pdfium, page, dpi);
+    ocr.seconds += (performance.now() - start) / 1000;
+  } finally {
+    api.FPDF_ClosePage(page);
+  }
+  const read = await timedOcr(ocr, () => recognize(rendered.image, { label: `page ${index + 1}` }, rendered.dpi));
+  return cleanOcrText(read);
 }
 
 /**
@@ -403,30 +450,6 @@ function fromCodes(codes: number[]): string {
   let text = "";
   for (let i = 0; i < codes.length; i += 8192) text += String.fromCodePoint(...codes.slice(i, i + 8192));
   return text;
-}
-
-/** Whether the first `pages` pages draw images (directly or inside form XObjects): a page of pictures and no text is a scan. */
-function hasImages(pdfium: Pdfium, doc: number, pages: number): boolean {
-  const { api } = pdfium;
-  const anyImage = (count: number, objectAt: (i: number) => number, depth: number): boolean => {
-    for (let i = 0; i < count; i++) {
-      const object = objectAt(i);
-      const type = api.FPDFPageObj_GetType(object);
-      if (type === FPDF_PAGEOBJ_IMAGE) return true;
-      if (type === FPDF_PAGEOBJ_FORM && depth < 8 && anyImage(api.FPDFFormObj_CountObjects(object), (j) => api.FPDFFormObj_GetObject(object, j), depth + 1)) return true;
-    }
-    return false;
-  };
-  for (let index = 0; index < pages; index++) {
-    const page = api.FPDF_LoadPage(doc, index);
-    if (!page) continue;
-    try {
-      if (anyImage(api.FPDFPage_CountObjects(page), (i) => api.FPDFPage_GetObject(page, i), 0)) return true;
-    } finally {
-      api.FPDF_ClosePage(page);
-    }
-  }
-  return false;
 }
 
 /** Titles that tools write when the author gave none: not worth showing instead of the file name. */

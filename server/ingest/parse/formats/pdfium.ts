@@ -111,7 +111,7 @@ async function instantiate(): Promise<Pdfium> {
  * by a malformed file) is unusable and is dropped, as is one whose memory grew more than
  * pdfiumLimits.recycleGrowthMb, so the memory goes back once the file is done.
  */
-export async function withPdfium<T>(use: (pdfium: Pdfium) => T): Promise<T> {
+export async function withPdfium<T>(use: (pdfium: Pdfium) => T | Promise<T>): Promise<T> {
   if (!current) {
     current = instantiate();
     current.catch(() => (current = null)); // a failed start is retried by the next file
@@ -119,7 +119,8 @@ export async function withPdfium<T>(use: (pdfium: Pdfium) => T): Promise<T> {
   const pdfium = await current;
   pdfium.growth.refused = false;
   try {
-    return use(pdfium);
+    // Awaited here, so an abort while a page waits for OCR is still this file's.
+    return await use(pdfium);
   } catch (err) {
     if (isPdfiumAbort(err)) {
       current = null;
