@@ -45,6 +45,9 @@ const FILES: Record<string, string> = {
   "docs/write-only.txt": "writeonly",
   "docs/canteen.txt": "canteen",
   "docs/changing.txt": "changing",
+  "docs/inherit-only.txt": "inheritonly",
+  "docs/generic-read.txt": "genericread",
+  "docs/nobody.txt": "nobodyfile",
   "team/plan.txt": "teamplan",
 };
 const PLAIN_FILES = { "plain-notes.txt": "plainnotes" };
@@ -100,6 +103,12 @@ describe("file-server permissions end to end, against Samba's own access check",
       await acls.setAcl("docs", "write-only.txt", sd(`${sids.hr}:ALLOWED/0x0/${WRITE_ONLY}`, `${sids.board}:ALLOWED/0x0/${READ}`));
       await acls.setAcl("docs", "canteen.txt", sd(`S-1-1-0:ALLOWED/0x0/${READ}`));
       await acls.setAcl("docs", "changing.txt", sd(`S-1-1-0:ALLOWED/0x0/${READ}`));
+      // An inherit-only entry does not apply to the file itself: only hr reads it.
+      await acls.setAcl("docs", "inherit-only.txt", sd(`S-1-1-0:ALLOWED/0x8/${READ}`, `${sids.hr}:ALLOWED/0x0/${READ}`));
+      // GENERIC_READ in the mask, as Windows stores some entries.
+      await acls.setAcl("docs", "generic-read.txt", sd(`${sids.board}:ALLOWED/0x0/0x80000000`));
+      // A DACL naming only another account: no entry for the readers, so no one (but the source) reads it.
+      await acls.setAcl("docs", "nobody.txt", sd(`S-1-5-32-544:ALLOWED/0x0/${READ}`));
       // The file lets Everyone read; the share denies bob.
       await acls.setAcl("team", "plan.txt", sd(`S-1-1-0:ALLOWED/0x0/${READ}`));
       acls.setShareAcl("team", `S-1-1-0:ALLOWED/0x0/READ,${sids.bob}:DENIED/0x0/FULL`);
@@ -240,6 +249,9 @@ describe("file-server permissions end to end, against Samba's own access check",
     assert.ok(!seen.alice.includes("docs/write-only.txt") && seen.bob.includes("docs/write-only.txt"), "write-only grants nothing");
     for (const person of PEOPLE) assert.ok(seen[person].includes("docs/canteen.txt") && seen[person].includes("plain-notes.txt"), "Everyone, and the plain source");
     assert.ok(!seen.bob.includes("team/plan.txt") && seen.dave.includes("team/plan.txt"), "the share denies bob");
+    assert.ok(seen.alice.includes("docs/inherit-only.txt") && !seen.bob.includes("docs/inherit-only.txt"), "an inherit-only entry does not apply to the file");
+    assert.ok(seen.bob.includes("docs/generic-read.txt") && !seen.alice.includes("docs/generic-read.txt"), "GENERIC_READ reads");
+    for (const person of PEOPLE) assert.ok(!seen[person].includes("docs/nobody.txt"), "no entry for the person: no read");
   });
 
   it("a person with no link sees only what Everyone may read", async () => {
