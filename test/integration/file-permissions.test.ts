@@ -34,7 +34,7 @@ const ACCOUNTS = {
 };
 type Person = keyof typeof ACCOUNTS;
 const PEOPLE = Object.keys(ACCOUNTS) as Person[];
-const GROUPS = { hr: ["alice", "carol"], board: ["bob", "dave"] };
+const GROUPS = { hr: ["alice", "carol"], board: ["bob", "dave"], users: [] };
 
 /** Each file's text names it, so a passage sent to the model tells which file it came from. */
 const FILES: Record<string, string> = {
@@ -48,6 +48,8 @@ const FILES: Record<string, string> = {
   "docs/inherit-only.txt": "inheritonly",
   "docs/generic-read.txt": "genericread",
   "docs/nobody.txt": "nobodyfile",
+  "docs/authenticated.txt": "authenticatedfile",
+  "docs/builtin-users.txt": "builtinusers",
   "team/plan.txt": "teamplan",
 };
 const PLAIN_FILES = { "plain-notes.txt": "plainnotes" };
@@ -64,7 +66,7 @@ describe("file-server permissions end to end, against Samba's own access check",
   const owner = { token: "", groupId: "", collectionId: "", permPipeline: "", plainPipeline: "", sourceId: "" };
   const tokens = {} as Record<Person, string>;
   const linkIds = {} as Record<Person, string>;
-  /** Who is linked: a person without a link has Everyone only, so Samba's truth for them is an account named in no entry. */
+  /** Who is linked: a person without a link has Everyone only, so Samba's truth for them is its guest (an unknown account name). */
   const linked = new Set<Person>();
 
   const sluice = useSluice({
@@ -77,6 +79,9 @@ describe("file-server permissions end to end, against Samba's own access check",
         users: Object.values(ACCOUNTS),
         unixGroups: GROUPS,
         extraShares: { team: teamDir },
+        // Samba's guest is the truth for a person with no link: Everyone, without Authenticated Users.
+        globalOptions: { "map to guest": "Bad User" },
+        shareOptions: { docs: { "guest ok": "yes" }, team: { "guest ok": "yes" } },
         populate: (docs) => {
           // Only this test's files: the standard tree would carry Samba's default ACLs, which say nothing here.
           for (const entry of fs.readdirSync(docs)) fs.rmSync(path.join(docs, entry), { recursive: true, force: true });
@@ -92,6 +97,8 @@ describe("file-server permissions end to end, against Samba's own access check",
       sids.hr = acls.mapGroup("hr");
       sids.board = acls.mapGroup("board");
       for (const name of PEOPLE) sids[name] = /(S-1-[0-9-]+)/.exec(acls.rpcclient(samba.username, samba.password, `lookupnames ${name}`))![1];
+      // A standalone Samba's BUILTIN\Users holds no one unless told (Windows puts Authenticated Users in it): here, dave.
+      acls.addAliasMember("S-1-5-32-545", "users", sids.dave);
       const sd = (...aces: string[]) => ["REVISION:1,OWNER:S-1-22-1-0,GROUP:S-1-22-2-0", ...aces.map((a) => `ACL:${a}`)].join(",");
       await acls.setAcl("docs", "hr/salaries.txt", sd(`${sids.hr}:ALLOWED/0x0/${READ}`));
       await acls.setAcl("docs", "board/minutes.txt", sd(`${sids.board}:ALLOWED/0x0/${READ}`));
@@ -107,6 +114,8 @@ describe("file-server permissions end to end, against Samba's own access check",
       await acls.setAcl("docs", "inherit-only.txt", sd(`S-1-1-0:ALLOWED/0x8/${READ}`, `${sids.hr}:ALLOWED/0x0/${READ}`));
       // GENERIC_READ in the mask, as Windows stores some entries.
       await acls.setAcl("docs", "generic-read.txt", sd(`${sids.board}:ALLOWED/0x0/0x80000000`));
+      await acls.setAcl("docs", "authenticated.txt", sd(`S-1-5-11:ALLOWED/0x0/${READ}`));
+      await acls.setAcl("docs", "builtin-users.txt", sd(`S-1-5-32-545:ALLOWED/0x0/${READ}`));
       // A DACL naming only another account: no entry for the readers, so no one (but the source) reads it.
       await acls.setAcl("docs", "nobody.txt", sd(`S-1-5-32-544:ALLOWED/0x0/${READ}`));
       // The file lets Everyone read; the share denies bob.
@@ -176,9 +185,9 @@ describe("file-server permissions end to end, against Samba's own access check",
     return done;
   };
 
-  /** Samba's answer: the files each person's Windows account may fetch (an account named in no entry for a person with no link). */
+  /** Samba's answer: the files each person's Windows account may fetch (Samba's guest for a person with no link). */
   const truth = (person: Person | "owner") => {
-    const account = person !== "owner" && linked.has(person) ? ACCOUNTS[person] : { name: samba.username, password: samba.password };
+    const account = person !== "owner" && linked.has(person) ? ACCOUNTS[person] : { name: "no-such-account", password: "guest" };
     const readable = Object.keys(FILES).filter((p) => {
       const [share, ...rest] = p.split("/");
       return acls.canRead(account.name, account.password, share, rest.join("/"));
@@ -252,11 +261,14 @@ describe("file-server permissions end to end, against Samba's own access check",
     assert.ok(seen.alice.includes("docs/inherit-only.txt") && !seen.bob.includes("docs/inherit-only.txt"), "an inherit-only entry does not apply to the file");
     assert.ok(seen.bob.includes("docs/generic-read.txt") && !seen.alice.includes("docs/generic-read.txt"), "GENERIC_READ reads");
     for (const person of PEOPLE) assert.ok(!seen[person].includes("docs/nobody.txt"), "no entry for the person: no read");
+    for (const person of PEOPLE) assert.ok(seen[person].includes("docs/authenticated.txt"), "a linked account is an authenticated user");
+    // BUILTIN\Users as the server says (a product that gave every linked person Users showed alice this file).
+    assert.ok(seen.dave.includes("docs/builtin-users.txt") && !seen.alice.includes("docs/builtin-users.txt"), "BUILTIN\\Users only where the server puts the account");
   });
 
   it("a person with no link sees only what Everyone may read", async () => {
     const seen = await assertMatchesSamba("owner");
-    assert.deepEqual(seen, ["docs/canteen.txt", "docs/changing.txt", "plain-notes.txt", "team/plan.txt"]);
+    assert.deepEqual(seen, ["docs/canteen.txt", "docs/changing.txt", "plain-notes.txt", "team/plan.txt"], "not docs/authenticated.txt");
   });
 
   it("an ACL change: the next run updates who may read the file without reading its content, counted", async () => {
