@@ -15,9 +15,10 @@ import { useSluice } from "../fixtures/use-sluice";
  * For every (account, file) pair, Samba's own answer (`smbclient get` as the account) is the truth;
  * what each Sluice user finds (keyword search, the documents list, `document_count`, the passages an
  * ask sends the model) must equal it exactly, next to a plain folder source in the same collection
- * whose documents every member sees. Phases: the first run; an ACL change (no content read); a
- * group change on the server; an unlink. The 404/409/429 rules of the link endpoints are in
- * smb-accounts.test.ts and not repeated here.
+ * whose documents every member sees. A person with no link is compared with Samba's guest (Everyone,
+ * not Authenticated Users). Phases: the first run; an ACL change (no content read); a group change
+ * on the server; an unlink. The 404/409/429 rules of the link endpoints, and no password in any
+ * answer or log, are in smb-accounts.test.ts and not repeated here.
  *
  * The source logs in as the test Samba's administrator (root): it may read every file and its
  * descriptor, and Samba 4.17 tells share permissions reliably only to it (decisions 0301, 0303).
