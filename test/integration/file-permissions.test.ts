@@ -51,8 +51,13 @@ const FILES: Record<string, string> = {
   "docs/nobody.txt": "nobodyfile",
   "docs/authenticated.txt": "authenticatedfile",
   "docs/builtin-users.txt": "builtinusers",
+  "docs/no-dacl.txt": "nodacl",
+  "docs/deny-write.txt": "denywrite",
+  "docs/read-data-only.txt": "readdataonly",
   "team/plan.txt": "teamplan",
 };
+/** Where the product and Samba are known to disagree: left out of the other tests' comparison, held by a todo test. */
+const KNOWN_DIFFERENCES = ["docs/read-data-only.txt"];
 const PLAIN_FILES = { "plain-notes.txt": "plainnotes" };
 const textOf = (marker: string) => `The ${WORD} file ${marker}: what the ${marker} file holds.\n`;
 const markerOf = (p: string) => FILES[p] ?? PLAIN_FILES[p as keyof typeof PLAIN_FILES];
@@ -117,6 +122,12 @@ describe("file-server permissions end to end, against Samba's own access check",
       await acls.setAcl("docs", "generic-read.txt", sd(`${sids.board}:ALLOWED/0x0/0x80000000`));
       await acls.setAcl("docs", "authenticated.txt", sd(`S-1-5-11:ALLOWED/0x0/${READ}`));
       await acls.setAcl("docs", "builtin-users.txt", sd(`S-1-5-32-545:ALLOWED/0x0/${READ}`));
+      // smbcacls -S with no entries stores no DACL at all (a NULL DACL): everyone reads.
+      await acls.setAcl("docs", "no-dacl.txt", sd());
+      // A deny that does not mention reading decides nothing about it.
+      await acls.setAcl("docs", "deny-write.txt", sd(`${sids.hr}:DENIED/0x0/0x00000116`, `${sids.hr}:ALLOWED/0x0/${READ}`));
+      // FILE_READ_DATA alone: the rule of issue 33 item 3 grants reading; Samba refuses a read (see the todo test).
+      await acls.setAcl("docs", "read-data-only.txt", sd(`${sids.board}:ALLOWED/0x0/0x00000001`));
       // A DACL naming only another account: no entry for the readers, so no one (but the source) reads it.
       await acls.setAcl("docs", "nobody.txt", sd(`S-1-5-32-544:ALLOWED/0x0/${READ}`));
       // The file lets Everyone read; the share denies bob.
@@ -187,14 +198,15 @@ describe("file-server permissions end to end, against Samba's own access check",
   };
 
   /** Samba's answer: the files each person's Windows account may fetch (Samba's guest for a person with no link). */
-  const truth = (person: Person | "owner") => {
+  const truth = (person: Person | "owner", paths = Object.keys(FILES).filter((p) => !KNOWN_DIFFERENCES.includes(p))) => {
     const account = person !== "owner" && linked.has(person) ? ACCOUNTS[person] : { name: "no-such-account", password: "guest" };
-    const readable = Object.keys(FILES).filter((p) => {
+    const readable = paths.filter((p) => {
       const [share, ...rest] = p.split("/");
       return acls.canRead(account.name, account.password, share, rest.join("/"));
     });
     return [...readable, ...Object.keys(PLAIN_FILES)].sort();
   };
+  const withoutKnownDifferences = (paths: string[]) => paths.filter((p) => !KNOWN_DIFFERENCES.includes(p));
   const tokenOf = (person: Person | "owner") => (person === "owner" ? owner.token : tokens[person]);
 
   /** The product's answer, four ways: search hits, the documents list (and its total), document_count, an ask's passages. */
@@ -226,7 +238,10 @@ describe("file-server permissions end to end, against Samba's own access check",
   const assertMatchesSamba = async (person: Person | "owner") => {
     const expected = truth(person);
     const view = await productView(person);
-    assert.deepEqual(view, { search: expected, documents: expected, total: expected.length, count: expected.length, sources: expected, passages: expected }, `${person}: the product and Samba disagree`);
+    // The counts hold the known differences the product shows (the todo test holds those files).
+    const shown = expected.length + view.documents.filter((p) => KNOWN_DIFFERENCES.includes(p)).length;
+    const seen = { ...view, search: withoutKnownDifferences(view.search), documents: withoutKnownDifferences(view.documents), sources: withoutKnownDifferences(view.sources), passages: withoutKnownDifferences(view.passages) };
+    assert.deepEqual(seen, { search: expected, documents: expected, total: shown, count: shown, sources: expected, passages: expected }, `${person}: the product and Samba disagree`);
     return expected;
   };
 
@@ -263,13 +278,29 @@ describe("file-server permissions end to end, against Samba's own access check",
     assert.ok(seen.bob.includes("docs/generic-read.txt") && !seen.alice.includes("docs/generic-read.txt"), "GENERIC_READ reads");
     for (const person of PEOPLE) assert.ok(!seen[person].includes("docs/nobody.txt"), "no entry for the person: no read");
     for (const person of PEOPLE) assert.ok(seen[person].includes("docs/authenticated.txt"), "a linked account is an authenticated user");
+    for (const person of PEOPLE) assert.ok(seen[person].includes("docs/no-dacl.txt"), "a NULL DACL grants everyone");
+    assert.ok(seen.alice.includes("docs/deny-write.txt") && !seen.bob.includes("docs/deny-write.txt"), "a deny of writing decides nothing about reading");
     // BUILTIN\Users as the server says (a product that gave every linked person Users showed alice this file).
     assert.ok(seen.dave.includes("docs/builtin-users.txt") && !seen.alice.includes("docs/builtin-users.txt"), "BUILTIN\\Users only where the server puts the account");
   });
 
+  it(
+    "FILE_READ_DATA alone: Samba refuses smbclient's read, Sluice shows the file to the board",
+    {
+      todo: "windows-acl.ts lets the first entry mentioning read decide (issue 33 item 3); matching Samba means deciding on the whole access a client's read asks for, granted across entries as Windows does",
+    },
+    async () => {
+      for (const person of PEOPLE) {
+        const expected = truth(person, KNOWN_DIFFERENCES).filter((p) => KNOWN_DIFFERENCES.includes(p));
+        const view = await productView(person);
+        assert.deepEqual(view.documents.filter((p) => KNOWN_DIFFERENCES.includes(p)), expected, person);
+      }
+    },
+  );
+
   it("a person with no link sees only what Everyone may read", async () => {
     const seen = await assertMatchesSamba("owner");
-    assert.deepEqual(seen, ["docs/canteen.txt", "docs/changing.txt", "plain-notes.txt", "team/plan.txt"], "not docs/authenticated.txt");
+    assert.deepEqual(seen, ["docs/canteen.txt", "docs/changing.txt", "docs/no-dacl.txt", "plain-notes.txt", "team/plan.txt"], "not docs/authenticated.txt");
   });
 
   it("an ACL change: the next run updates who may read the file without reading its content, counted", async () => {
@@ -304,6 +335,6 @@ describe("file-server permissions end to end, against Samba's own access check",
     assert.ok(res.status === 204 || res.status === 200, res.text);
     linked.delete("carol");
     const seen = await assertMatchesSamba("carol");
-    assert.deepEqual(seen, ["docs/canteen.txt", "plain-notes.txt", "team/plan.txt"]);
+    assert.deepEqual(seen, ["docs/canteen.txt", "docs/no-dacl.txt", "plain-notes.txt", "team/plan.txt"]);
   });
 });
