@@ -7,7 +7,6 @@ import { SmbAccountLink } from "../data/entities/smb-account-link.entity";
 
 export const EVERYONE_SID = "S-1-1-0";
 export const AUTHENTICATED_USERS_SID = "S-1-5-11";
-export const USERS_SID = "S-1-5-32-545";
 
 /** Links are kept per server: its name as the source names it, trimmed and lower-case. */
 export function normaliseServer(name: string): string {
@@ -19,13 +18,14 @@ function managerOf(db: DataSource | EntityManager): EntityManager {
 }
 
 /**
- * The person's SIDs for that server: the linked account's, its groups', Everyone, Authenticated
- * Users and Users; with no link, only Everyone (they see what everyone may read).
+ * The person's SIDs for that server: the linked account's, its groups', Everyone and Authenticated
+ * Users; with no link, only Everyone (they see what everyone may read). BUILTIN\Users comes with the
+ * groups when the server puts the account in it (decision 0440).
  */
 export async function sidsOfUser(db: DataSource | EntityManager, userId: string, server: string): Promise<string[]> {
   const link = await managerOf(db).findOne(SmbAccountLink, { where: { userId, server: normaliseServer(server) } });
   if (!link) return [EVERYONE_SID];
-  return [...new Set([link.sid, ...link.groupSids, EVERYONE_SID, AUTHENTICATED_USERS_SID, USERS_SID])];
+  return [...new Set([link.sid, ...link.groupSids, EVERYONE_SID, AUTHENTICATED_USERS_SID])];
 }
 
 /** What a run's connector offers for this (the SMB connector has both). */

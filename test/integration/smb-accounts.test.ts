@@ -174,13 +174,13 @@ describe("Windows account links", () => {
     assert.equal((await request("GET", "/users/me/smb_accounts", { token: owner.token })).body.length, 1);
   });
 
-  it("sidsOfUser: the link's SIDs and the well-known three; a person with no link has only Everyone", async () => {
+  it("sidsOfUser: the link's SIDs, Everyone and Authenticated Users; a person with no link has only Everyone", async () => {
     const { server } = sluice;
     const db = await openDatabase({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, entities: KIND_ENTITIES });
     try {
       const mine = (await request("GET", "/users/me/smb_accounts", { token: owner.token })).body[0];
       const sids = await sidsOfUser(db, owner.userId, "LOCALHOST");
-      assert.deepEqual(new Set(sids), new Set([mine.sid, ...mine.group_sids, "S-1-1-0", "S-1-5-11", "S-1-5-32-545"]));
+      assert.deepEqual(new Set(sids), new Set([mine.sid, ...mine.group_sids, "S-1-1-0", "S-1-5-11"]));
       assert.deepEqual(await sidsOfUser(db, owner.userId, "another-server"), ["S-1-1-0"]);
     } finally {
       await db.destroy();

@@ -7,6 +7,10 @@ import type { RpcInterface, RpcPipe } from "./dcerpc";
 import { NdrReader, NdrWriter } from "./ndr";
 import { checkStatus } from "./rpc-status";
 
+// Every network logon holds these two; aliases may have them as members.
+const EVERYONE = "S-1-1-0";
+const AUTHENTICATED_USERS = "S-1-5-11";
+
 export const SAMR: RpcInterface = { name: "samr", uuid: "12345778-1234-abcd-ef00-0123456789ac", major: 1, minor: 0 };
 const OPNUM = { CLOSE: 1, LOOKUP_DOMAIN: 5, OPEN_DOMAIN: 7, GET_ALIAS_MEMBERSHIP: 16, OPEN_USER: 34, GET_GROUPS_FOR_USER: 39, CONNECT5: 64 } as const;
 const MAXIMUM_ALLOWED = 0x02000000;
@@ -111,7 +115,8 @@ export function splitSid(sid: string): { domain: string; rid: number } {
 
 /**
  * Every group SID of the account now: its domain groups (primary included), then the aliases of
- * its domain and of BUILTIN that it or those groups belong to. Sorted, without repeats.
+ * its domain and of BUILTIN that it, those groups, Everyone or Authenticated Users belong to (so
+ * BUILTIN\Users where the server's Users holds Authenticated Users, as Windows does). Sorted, without repeats.
  */
 export async function groupSidsOf(pipe: RpcPipe, serverName: string, userSid: string): Promise<string[]> {
   const { domain: domainSid, rid } = splitSid(userSid);
@@ -120,7 +125,7 @@ export async function groupSidsOf(pipe: RpcPipe, serverName: string, userSid: st
   const user = await openUser(pipe, domain, rid);
   const groups = (await groupsForUser(pipe, user)).map((g) => `${domainSid}-${g}`);
   await closeHandle(pipe, user);
-  const members = [userSid, ...groups];
+  const members = [userSid, ...groups, EVERYONE, AUTHENTICATED_USERS];
   const aliases = (await aliasMembership(pipe, domain, members)).map((a) => `${domainSid}-${a}`);
   const builtin = await openDomain(pipe, server, BUILTIN_DOMAIN_SID);
   const builtinAliases = (await aliasMembership(pipe, builtin, members)).map((a) => `${BUILTIN_DOMAIN_SID}-${a}`);
