@@ -124,7 +124,7 @@ test("sign out everywhere and delete account return to the sign-in screen", asyn
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByRole("link", { name: "Account", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Account" }).waitFor();
     await page.getByRole("button", { name: "Delete my account" }).click();
     await page.getByRole("button", { name: "Yes, delete my account" }).click();
@@ -158,7 +158,7 @@ test("the audit trail: administrators see it (axe clean, wide and narrow), other
   const other = await signedIn({ width: 1280, height: 800 });
   try {
     await other.page.goto(`${sluice.url}/#/collections`);
-    await other.page.getByRole("link", { name: "Account" }).waitFor();
+    await other.page.getByRole("link", { name: "Account", exact: true }).waitFor();
     assert.equal(await other.page.getByRole("link", { name: "Audit trail" }).count(), 0, "no link for a non-administrator");
     await other.page.goto(`${sluice.url}/#/audit`);
     await other.page.getByText("Only an administrator of this Sluice server can read its audit trail.").waitFor();
