@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ConnectorEntryError } from "../../server/connectors/connector";
 import { SmbConnector, type SmbConnectorOptions } from "../../server/connectors/smb/smb.connector";
-import type { Ace } from "../../server/connectors/smb/security-descriptor";
+import type { Ace } from "../../server/search/stored-acl";
 import { Smb2Client } from "../../server/connectors/smb/smb2-client";
 import { SRVSVC, listSharesOn } from "../../server/connectors/smb/srvsvc";
 import { LSARPC, lookupNames, openPolicy } from "../../server/connectors/smb/lsa";

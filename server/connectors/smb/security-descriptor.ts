@@ -1,24 +1,11 @@
 /**
  * Self-relative security descriptors (MS-DTYP 2.4.6): owner, group and the DACL's ACEs, in the
- * shapes issue 33's contract names (server/access/windows-acl.ts declares the same ones). Every
+ * shapes the index keeps (search/stored-acl.ts). Every
  * offset and size is checked against the buffer: a malformed descriptor throws, it never reads
  * past its end.
  */
 import { sidString } from "./ndr";
-
-export interface Ace {
-  kind: "allow" | "deny" | "other";
-  inherited: boolean;
-  mask: number;
-  sid: string;
-}
-/** null: a NULL DACL (everyone may read); []: an empty DACL (no one may). */
-export type Dacl = Ace[] | null;
-/** What decides who may read one file: its own DACL and its share's. */
-export interface FileAcl {
-  file: Dacl;
-  share: Dacl;
-}
+import type { Ace, Dacl, FileAcl } from "../../search/stored-acl";
 
 export interface SecurityDescriptor {
   owner: string | null;

@@ -22,7 +22,8 @@ import { SmbLogonError, SmbShareError, SmbUnreachableError } from "./smb-errors"
 import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb2-messages";
 import { smbFailure } from "./smb-failure";
 import { SmbAddressNotAllowedError, type SmbAllowedNetworks, type SmbDialRules } from "./smb-allowed-networks";
-import { parseSecurityDescriptor, type Dacl, type FileAcl } from "./security-descriptor";
+import { parseSecurityDescriptor } from "./security-descriptor";
+import type { Dacl, FileAcl } from "../../search/stored-acl";
 import { accountOf, groupNames, groupSids, type SmbIdentity } from "./smb-identity";
 import { NtStatus, RpcCallError } from "./rpc-status";
 
