@@ -5,7 +5,7 @@
  * past its end.
  */
 import { sidString } from "./ndr";
-import type { Ace, Dacl, FileAcl } from "../../search/stored-acl";
+import type { Ace, Dacl } from "../../search/stored-acl";
 
 export interface SecurityDescriptor {
   owner: string | null;
