@@ -51,14 +51,19 @@ after(async () => {
 
 // The files under DATA_DIR are the desktop's data; a team server's is in PostgreSQL (docs/team-server.md: Backups shows pg_dump).
 describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKEND === "postgres" ? "a team server's data is in PostgreSQL (pg_dump)" : false }, () => {
-  let server: SluiceServer | undefined;
-  let restored: SluiceServer | undefined;
+  /** Every server a test started: each test starts its own, and whatever a failed test left running is stopped here. */
+  const started: SluiceServer[] = [];
+  const start = async (options: Parameters<typeof startSluice>[0] = {}) => {
+    const s = await startSluice(options);
+    started.push(s);
+    return s;
+  };
   after(async () => {
-    for (const s of [server, restored]) if (s && s.child.exitCode === null) await s.stop();
+    for (const s of started) if (s.child.exitCode === null) await s.stop();
   });
 
   it("a backup taken during an ingestion restores into a fresh DATA_DIR where search finds every document it holds", async () => {
-    server = await startSluice({ env: { SMB_TIMEOUT_MS: "5000" } });
+    const server = await start({ env: { SMB_TIMEOUT_MS: "5000" } });
     const request: Request = client(server.api);
     const owner = await signUp(request, "backup");
     const group = await createGroup(request, owner.token);
@@ -109,7 +114,7 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
     assert.equal(restore.code, 0, restore.output);
     assert.equal(modeOf(fresh), "700");
     for (const file of filesUnder(fresh)) assert.equal(modeOf(file), "600", file);
-    restored = await startSluice({ dataDir: fresh });
+    const restored = await start({ dataDir: fresh });
     const again = client(restored.api);
     const signin = await again("POST", "/signin", { body: { email: owner.email, password: GOOD_PASSWORD } });
     assert.equal(signin.status, 200, signin.text);
@@ -140,7 +145,7 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
 
   /** The sealed test's body, with its own Samba serving only the small share. */
   async function sealedBackupRoundTrip(small: SambaServer): Promise<void> {
-    server = await startSluice();
+    const server = await start();
     const request: Request = client(server.api);
     const owner = await signUp(request, "sealed");
     const group = await createGroup(request, owner.token);
@@ -184,7 +189,7 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
     const fresh = path.join(tempDir("sluice-unsealed-"), "data");
     const restore = await runCli("restore", sealedDir, fresh, { args: ["--passphrase-file", passphraseFile] });
     assert.equal(restore.code, 0, restore.output);
-    restored = await startSluice({ dataDir: fresh });
+    const restored = await start({ dataDir: fresh });
     const again = client(restored.api);
     const signin = await again("POST", "/signin", { body: { email: owner.email, password: GOOD_PASSWORD } });
     assert.equal(signin.status, 200, signin.text);
@@ -217,7 +222,7 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
   }
 
   it("a plain backup whose file or manifest was changed is refused before anything is written, and no name leads out of DATA_DIR", async () => {
-    server = await startSluice();
+    const server = await start();
     await signUp(client(server.api), "plain");
     await server.stop();
     const plainBackup = path.join(tempDir("sluice-plain-"), "copy");
