@@ -2,7 +2,8 @@
 // server drives ends, each with an error that says which bound it met (issue 34).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { LISTING_LIMITS, PIPE_LIMITS, Smb2Client } from "../../server/connectors/smb/smb2-client";
+import { LISTING_LIMITS, Smb2Client } from "../../server/connectors/smb/smb2-client";
+import { DEFAULT_MAX_PIPE_READS } from "../../server/connectors/smb/dcerpc";
 import { REQUEST_DEADLINE_TIMEOUTS } from "../../server/connectors/smb/smb2-connection";
 import { SmbConnector } from "../../server/connectors/smb/smb.connector";
 import { HOSTILE_FILE, HOSTILE_SHARE, startHostileSmb, type HostileSmbServer, type HostileTrap } from "../fixtures/hostile-smb";
@@ -51,13 +52,13 @@ describe("a hostile SMB server", () => {
 
   it("a DCE/RPC fragment of length 0 is refused instead of looping for ever", async () => {
     await withClient("zero-fragment", async (client) => {
-      await assert.rejects(client.listShares(), /DCE\/RPC fragment of 0 bytes, shorter than its header/);
+      await assert.rejects(client.listShares(), /srvsvc: a fragment length of 0, shorter than the 16-byte header/);
     });
   });
 
   it("a pipe reply that says 'more' for ever stops at the read cap", async () => {
     await withClient("endless-pipe", async (client) => {
-      await assert.rejects(client.listShares(), new RegExp(`did not end within ${PIPE_LIMITS.maxReads} reads`));
+      await assert.rejects(client.listShares(), new RegExp(`srvsvc: no complete reply after ${DEFAULT_MAX_PIPE_READS} pipe reads; abandoned`));
     });
   });
 
@@ -106,7 +107,7 @@ describe("a hostile SMB server", () => {
         (e: Error & { reason?: string }) => e,
       );
       assert.equal(error.reason, "protocol_error");
-      assert.match(error.message, /SMB protocol error talking to 127\.0\.0\.1:\d+: srvsvc: a DCE\/RPC fragment of 0 bytes/);
+      assert.match(error.message, /SMB protocol error talking to 127\.0\.0\.1:\d+: srvsvc: a fragment length of 0, shorter than the 16-byte header/);
     } finally {
       await connector.close();
     }

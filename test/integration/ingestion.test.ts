@@ -152,7 +152,7 @@ describe("ingestion lifecycle", () => {
   it("the job record says where the time went: seconds per stage within the run's wall time, and files by type", async () => {
     const done = (await request("GET", `/data_pipelines/${docs.pipeline.id}/ingest/status`, { token: owner.token })).body;
     const wallSeconds = (Date.parse(done.completed_at) - Date.parse(done.started_at)) / 1000;
-    assert.deepEqual(Object.keys(done.timings), ["listing_s", "read_s", "parse_s", "chunk_s", "index_s", "commit_s"]);
+    assert.deepEqual(Object.keys(done.timings), ["listing_s", "read_s", "parse_s", "ocr_s", "chunk_s", "index_s", "commit_s"]);
     for (const [stage, seconds] of Object.entries(done.timings as Record<string, number>)) {
       assert.equal(typeof seconds, "number", stage);
       assert.ok(seconds >= 0 && seconds <= wallSeconds + 0.5, `${stage} = ${seconds} s in a ${wallSeconds} s run`);

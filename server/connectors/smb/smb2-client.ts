@@ -43,12 +43,11 @@ const FIRST_DESCRIPTOR_BYTES = 16 * 1024;
 const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
- * Bounds on the loops a server drives (issue 34): a folder's entries, its listing's pages
- * ("more" rounds), and a pipe reply's bytes and reads. Real servers stay far below them: a
- * 64 KB page holds at least ~110 entries, so 100 000 entries take under 1 000 pages.
+ * Bounds on the loops a server drives (issue 34): a folder's entries and its listing's pages
+ * ("more" rounds); a pipe reply's bytes and reads are bounded in dcerpc.ts. Real servers stay far
+ * below them: a 64 KB page holds at least ~110 entries, so 100 000 entries take under 1 000 pages.
  */
 export const LISTING_LIMITS = { maxEntries: 100_000, maxPages: 4_096 };
-export const PIPE_LIMITS = { maxReplyBytes: 1024 * 1024, maxReads: 64 };
 
 /** The server broke one of the bounds above: what it sent is not used. */
 export class Smb2LimitExceeded extends Error {
