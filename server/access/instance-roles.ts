@@ -46,4 +46,9 @@ export class InstanceRoles {
   async requireInstanceAction(actor: Actor, action: string): Promise<void> {
     if (this.guarded) await this.requireAdministrator(actor, action);
   }
+
+  /** Deleting an account: its owner, or an administrator (anyone else is answered as for a missing account). */
+  async mayDeleteAccount(actor: Actor, userId: string): Promise<boolean> {
+    return actor.userId === userId || (await this.isAdministrator(actor));
+  }
 }

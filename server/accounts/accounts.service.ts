@@ -124,7 +124,7 @@ export class AccountsService {
    */
   async deleteAccount(actor: Actor, userId: string, ip: string): Promise<void> {
     if (actor.userId === userId) refuseApiKey(actor, "delete the account");
-    const mayDelete = actor.userId === userId || (await this.signup.roles.isAdministrator(actor));
+    const mayDelete = await this.signup.roles.mayDeleteAccount(actor, userId);
     const user = mayDelete ? await this.db.manager.findOne(User, { where: { id: userId } }) : null;
     if (!user) throw new NotFoundError("User not found");
     await deleteAccount(this.db, user.id);
