@@ -1,4 +1,4 @@
-// `npm run docs:config`: writes docs/configuration.md from the settings table in server/config.ts
+// `npm run docs:config`: writes docs/configuration.md from the settings table in server/settings.ts
 // (through dist/server/config-docs.js, built first if needed). test/unit/config-docs.test.ts
 // fails when the committed page differs from what this writes.
 const fs = require("node:fs");

@@ -1,5 +1,5 @@
 import pino from "pino";
-import type { LogLevel } from "./config";
+import type { LogLevel } from "./settings";
 
 /**
  * Fields a log line may carry beside its message: ids, methods, paths, numbers. Callers never

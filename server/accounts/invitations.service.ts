@@ -8,7 +8,7 @@ import { User } from "../data/entities/user.entity";
 import { requireGroupMembership } from "../access/access";
 import type { Actor } from "../access/actor";
 import type { InstanceRoles } from "../access/instance-roles";
-import type { SignupMode } from "../config";
+import type { SignupMode } from "../settings";
 
 /** How long an invitation link lets its address sign up. */
 export const INVITATION_DAYS = 7;

@@ -6,7 +6,7 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentToken, presentUser } from "./accounts.presenters";
 import { changePasswordBody, signInBody, signOutQuery, signUpBody, signUpQuery } from "./accounts.schemas";
 import type { InvitationsService } from "../accounts/invitations.service";
-import type { SignupMode } from "../config";
+import type { SignupMode } from "../settings";
 import { presentSignupStatus } from "./invitations.presenters";
 
 const HASHING_BUSY = "Too many password checks at once (the hashing threads' queue is full); see Retry-After";

@@ -1,5 +1,5 @@
 import type { Invitation } from "../data/entities/invitation.entity";
-import type { SignupMode } from "../config";
+import type { SignupMode } from "../settings";
 import { isoNoZone } from "../time";
 
 function invitationState(invitation: Invitation): "pending" | "used" | "expired" {

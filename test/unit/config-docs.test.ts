@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { loadConfig, settingsTable } from "../../server/config";
+import { loadConfig } from "../../server/config";
+import { settingsTable } from "../../server/settings";
 import { CONFIGURATION_DOC, configurationMarkdown } from "../../server/config-docs";
 
 const ROOT = path.resolve(__dirname, "..", "..", __filename.endsWith(".ts") ? "" : "..");

@@ -1,5 +1,5 @@
 import type { RequestHandler, Router } from "express";
-import { settingsTable } from "../../config";
+import { settingsTable } from "../../settings";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
 import { groupIdParams, idParams } from "../../routing/common.schemas";
