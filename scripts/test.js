@@ -31,6 +31,12 @@ function run(command, args, env = {}) {
   return result.status ?? 1;
 }
 
+// node --test given no files would search the whole tree itself (dist/test/bench included).
+if (only.length > 0 && files.length === 0) {
+  process.stderr.write(`No compiled test file matches ${only.map((o) => `"${o}"`).join(", ")} (under dist/test).\n`);
+  process.exit(2);
+}
+
 let status = run(process.execPath, ["--test", "--test-concurrency=2", ...files]);
 
 const keychainTests = files.filter((f) => f.includes("keychain"));
