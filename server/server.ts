@@ -51,9 +51,18 @@ export async function startServer(config: Config, logger: Logger): Promise<Runni
   }
 }
 
+/**
+ * How long an idle keep-alive connection stays open. Longer than a client keeps one idle (undici:
+ * the advertised timeout less 2 s; browsers retry a request the server closed under them), so
+ * the client, not the server, closes it: with Node's default 5 s, a client reusing a connection
+ * just as the server dropped it got "fetch failed" on a busy machine (docs/decisions/0530-keep-alive-longer-than-clients.md).
+ */
+const KEEP_ALIVE_MS = 65_000;
+
 function listen(port: number, host: string): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = http.createServer();
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
     server.listen(port, host);
     server.once("listening", () => resolve(server));
     server.once("error", reject);

@@ -18,7 +18,7 @@ import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { addSmbSource, client, GOOD_PASSWORD, type Request, uniqueEmail, waitForJobEnd } from "../fixtures/http-client";
 import { startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
-import { WAIT_LIMIT_MS, waitFor } from "../fixtures/wait-for";
+import { JOB_WAIT_LIMIT_MS, WAIT_LIMIT_MS, waitFor } from "../fixtures/wait-for";
 import { freePort } from "../fixtures/free-port";
 
 const ROOT = path.resolve(__dirname, "..", "..", __filename.endsWith(".ts") ? "" : "..");
@@ -355,7 +355,7 @@ test("run the auto-created pipeline and watch it reach 100%", async (t) => {
     .catch(() => false);
   if (running) await shot(page, "07a-pipeline-running");
   else t.diagnostic("the job finished before the running state could be captured");
-  await card.locator('[data-job-status="completed"]').waitFor();
+  await card.locator('[data-job-status="completed"]').waitFor({ timeout: JOB_WAIT_LIMIT_MS });
   assert.equal((await card.locator("[data-progress]").textContent())?.trim(), "100%");
   assert.equal(await card.getByRole("progressbar").getAttribute("aria-valuenow"), "100");
   const indexed = Number(await card.locator('[data-count="indexed"]').textContent());

@@ -260,6 +260,11 @@ describe("API answers", () => {
     }
   });
 
+  it("keep an idle connection for 65 s, longer than clients do (docs/decisions/0530-keep-alive-longer-than-clients.md)", async () => {
+    const res = await request("GET", "/health");
+    assert.equal(res.headers.get("keep-alive"), "timeout=65");
+  });
+
   it("a request with a password and an Authorization header leaves neither in the log", async () => {
     const password = `never-logged-${process.pid}-9`;
     const bearer = `never-logged-bearer-${process.pid}`;

@@ -82,7 +82,7 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
     const backup = await runCli("backup", backupDir, server.dataDir);
     assert.equal(backup.code, 0, backup.output);
     assert.match(backup.output, /backed up .* 1 collection index\(es\), \d+ document\(s\)/);
-    assert.equal((await waitForJobEnd(request, owner.token, source.pipeline.id, 120_000)).status, "completed");
+    assert.equal((await waitForJobEnd(request, owner.token, source.pipeline.id)).status, "completed");
     await server.stop();
 
     const manifest = JSON.parse(fs.readFileSync(path.join(backupDir, "manifest.json"), "utf8"));
@@ -152,7 +152,7 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
     const source = await addSmbSource(request, owner.token, group, small, "Osprey");
     const run = async (via: Request, token: string) => {
       assert.equal((await via("POST", `/data_pipelines/${source.pipeline.id}/ingest`, { token })).status, 202);
-      return waitForJobEnd(via, token, source.pipeline.id, 120_000);
+      return waitForJobEnd(via, token, source.pipeline.id);
     };
     assert.equal((await run(request, owner.token)).status, "completed");
     await server.stop();

@@ -111,7 +111,7 @@ describe("a database outage on a team server", { skip }, () => {
       } finally {
         await pg.resume();
       }
-      const done = await waitForJobEnd(request, token, pipeline.id, 120_000);
+      const done = await waitForJobEnd(request, token, pipeline.id);
       assert.equal(done.status, "completed", JSON.stringify(done));
       assert.equal(done.entities_discovered, FILES);
       assert.equal(done.entities_processed, FILES);
@@ -133,7 +133,7 @@ describe("a database outage on a team server", { skip }, () => {
       assert.equal(ready.body.status, "ok");
       assert.equal(ready.body.checks.database, "ok");
       assert.equal((await request("POST", `/data_pipelines/${other.id}/ingest`, { token })).status, 202);
-      const done = await waitForJobEnd(request, token, other.id, 120_000);
+      const done = await waitForJobEnd(request, token, other.id);
       assert.equal(done.status, "completed", JSON.stringify(done));
     });
   });
@@ -158,7 +158,7 @@ describe("a database outage on a team server", { skip }, () => {
       } finally {
         await pg.resume();
       }
-      const failed = await waitForJobEnd(request, token, pipeline.id, 60_000);
+      const failed = await waitForJobEnd(request, token, pipeline.id);
       assert.equal(failed.status, "failed", JSON.stringify(failed));
       assert.equal(failed.error_message, "Database connection lost");
       assert.ok(failed.entities_processed < FILES, "it stopped part-way");
@@ -166,7 +166,7 @@ describe("a database outage on a team server", { skip }, () => {
       assert.ok(committed > 0 && committed < FILES, `some files were committed before the outage (${committed})`);
 
       assert.equal((await request("POST", `/data_pipelines/${pipeline.id}/ingest`, { token })).status, 202);
-      const again = await waitForJobEnd(request, token, pipeline.id, 120_000);
+      const again = await waitForJobEnd(request, token, pipeline.id);
       assert.equal(again.status, "completed", JSON.stringify(again));
       assert.equal(again.entities_processed, FILES);
       assert.equal((await request("GET", `/collections/${pipeline.collection_id}/documents?limit=1`, { token })).body.total, FILES);

@@ -79,7 +79,7 @@ describe("a full disk under DATA_DIR", { skip: skip || (process.env.SLUICE_TEST_
     fsys.leaveFree(1.5 * MB);
     const trigger = await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token });
     assert.equal(trigger.status, 202, trigger.text);
-    const done = await waitForJobEnd(request, token, pipelineId, 120_000);
+    const done = await waitForJobEnd(request, token, pipelineId);
     assert.equal(done.status, "failed", JSON.stringify(done));
     assert.match(done.error_message, NO_SPACE);
     assert.equal(server.child.exitCode, null, `the server process exited:\n${server.output()}`);
@@ -97,7 +97,7 @@ describe("a full disk under DATA_DIR", { skip: skip || (process.env.SLUICE_TEST_
   it("after space is freed, the next run completes and every file is found", async () => {
     fsys.freeUp();
     assert.equal((await request("POST", `/data_pipelines/${pipelineId}/ingest`, { token })).status, 202);
-    const done = await waitForJobEnd(request, token, pipelineId, 180_000);
+    const done = await waitForJobEnd(request, token, pipelineId);
     assert.equal(done.status, "completed", JSON.stringify(done));
     for (const i of [0, 150, 299]) {
       const res = await request("GET", `/collections/${collectionId}/search?q=marker${i}x`, { token });

@@ -72,7 +72,7 @@ describe("the API hammered while ingestion creates new collections", () => {
         assert.equal(trigger.status, 202, trigger.text);
       }
       for (const p of pipelines) {
-        const job = await waitForJobEnd(request, token, p.id, 120_000);
+        const job = await waitForJobEnd(request, token, p.id);
         assert.equal(job.status, "completed", JSON.stringify(job));
         assert.equal(job.entities_failed, 0, JSON.stringify(job.errors));
       }

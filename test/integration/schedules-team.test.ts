@@ -76,7 +76,7 @@ describe("scheduled runs on a team server", { skip }, () => {
         await waitFor(async () => (await jobsOf(one, id)).length >= round, `round ${round}'s run of ${id}`).catch((error: Error) => {
           throw new Error(`${error.message}\n${apis.map((api) => api.output()).join("\n")}\n${worker!.output()}`);
         });
-        const end = await waitForJobEnd(two, owner.token, id, 60_000);
+        const end = await waitForJobEnd(two, owner.token, id);
         assert.equal(end.status, "completed", JSON.stringify(end));
       }
       // Many ticks of all three schedulers: a second start would show by now.

@@ -253,7 +253,7 @@ describe("due runs", () => {
     assert.equal((await jobs(bulk.pipeline.id)).length, 1, "never queued twice");
     assert.equal((await jobs(small.pipeline.id)).length, 1);
     assert.equal((await waitForJobEnd(request, owner.token, bulk.pipeline.id, 240_000)).status, "completed");
-    assert.equal((await waitForJobEnd(request, owner.token, small.pipeline.id, 60_000)).status, "completed");
+    assert.equal((await waitForJobEnd(request, owner.token, small.pipeline.id)).status, "completed");
     await request("DELETE", `/data_pipelines/${bulk.pipeline.id}/schedule`, { token: owner.token });
     await request("DELETE", `/data_pipelines/${small.pipeline.id}/schedule`, { token: owner.token });
   });
