@@ -68,6 +68,8 @@ export interface Config {
   logLevel: LogLevel;
   /** FOLDER_SOURCE_ROOTS: the folders (absolute paths) that folder data sources may read under; empty: none. */
   folderSourceRoots: string[];
+  /** FOLDER_SOURCE_DOTFILES: "skip" leaves dot-entries (.git, .ssh, ...) of folder sources unread; "index" reads them. */
+  folderSourceDotfiles: "skip" | "index";
   /** DB_OUTAGE_GRACE_S, in ms: how long a running ingestion job retries through an unreachable database before failing "Database connection lost". */
   dbOutageGraceMs: number;
   /** SEARCH_READERS: threads that run desktop (SQLite) searches, each with its own read-only connection. */
@@ -225,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pullRetryDelayMs: e.SLUICE_PULL_RETRY_DELAY_MS,
     logLevel: e.LOG_LEVEL,
     folderSourceRoots: e.FOLDER_SOURCE_ROOTS ?? [],
+    folderSourceDotfiles: e.FOLDER_SOURCE_DOTFILES,
     dbOutageGraceMs: e.DB_OUTAGE_GRACE_S * 1000,
     searchReaders: e.SEARCH_READERS ?? defaultSearchReaders(),
     searchQueueLimit: e.SEARCH_QUEUE_LIMIT,

@@ -308,6 +308,10 @@ export const SETTINGS = {
       namesItsEntries: true,
     },
   ),
+  FOLDER_SOURCE_DOTFILES: withDefault("skip", z.enum(["skip", "index"], { error: 'must be "skip" or "index"' }), {
+    description:
+      "whether folder sources read dot-entries (names starting with `.`: `.git`, `.ssh`, `.env`, ...): `skip` never walks or indexes them, and refuses a source folder inside one; `index` reads them like any other file or folder. Sluice's own `DATA_DIR` is never read, either way",
+  }),
   TRUST_PROXY: optional(z.string().transform(trustProxy), {
     description:
       "behind a reverse proxy: which proxies' `X-Forwarded-For` to believe, so sign-in limits see each client's own address. A hop count (`1`: the one proxy in front), or addresses / CIDR ranges / `loopback`, `linklocal`, `uniquelocal`, comma-separated (`10.0.0.0/8,127.0.0.1`). Off, the connection's address is the client's",

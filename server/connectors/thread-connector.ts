@@ -1,5 +1,6 @@
 import type { Connector } from "./connector";
 import { FolderConnector } from "./folder/folder.connector";
+import type { FolderRules } from "./folder/folder-rules";
 import { SmbConnector, type SmbConnectorOptions } from "./smb/smb.connector";
 
 /**
@@ -8,12 +9,12 @@ import { SmbConnector, type SmbConnectorOptions } from "./smb/smb.connector";
  * A kind without one (Google Drive: its tokens refresh through the secret store) runs its jobs
  * on the API's thread.
  */
-export type ThreadConnectorSpec = { kind: "folder"; folder: string; roots: string[] } | { kind: "smb"; options: SmbConnectorOptions };
+export type ThreadConnectorSpec = { kind: "folder"; folder: string; rules: FolderRules } | { kind: "smb"; options: SmbConnectorOptions };
 
 export function openThreadConnector(spec: ThreadConnectorSpec): Connector {
   switch (spec.kind) {
     case "folder":
-      return new FolderConnector(spec.folder, spec.roots);
+      return new FolderConnector(spec.folder, spec.rules);
     case "smb":
       return new SmbConnector(spec.options);
   }

@@ -91,7 +91,7 @@ describe("how many index writes a job on a database keeps in flight", () => {
       };
       const collectionId = randomUUID();
       const progress = new Counters();
-      await syncSource({ index: observed, parsers, disk: null, batching }, new FolderConnector(share, [dir]), "source-1", collectionId, progress, new AbortController().signal);
+      await syncSource({ index: observed, parsers, disk: null, batching }, new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }), "source-1", collectionId, progress, new AbortController().signal);
       assert.equal(progress.filesAdded, 200);
       assert.equal((await index.search(collectionId, "otters199", 5))[0]?.path, "note-199.txt");
       return most;

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { countRows, tempDir } from "../fixtures/sluice-server";
 import { createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
+import { folderRefusal } from "../../server/connectors/folder/folder-rules";
 
 // Folder sources against real folders: a root listed in FOLDER_SOURCE_ROOTS, a folder outside
 // it with a secret, and links from inside the root leading out.
@@ -24,6 +26,10 @@ before(async () => {
   write(path.join(docs, "sub", "deep.md"), "# Memo\n\nThe platypus memo is two levels down.");
   write(path.join(outside, "secret.txt"), "A classified walrus document that must never be indexed.");
   write(path.join(root, "plain-file.txt"), "not a folder");
+  // Dot-entries and a FIFO inside the source: never walked (a FIFO read would hang the job).
+  write(path.join(docs, ".git", "config"), "[core] the quokka repository");
+  write(path.join(docs, ".env"), "WOMBAT_TOKEN=do-not-index");
+  assert.equal(spawnSync("mkfifo", [path.join(docs, "pipe")]).status, 0, "mkfifo");
   // Links inside the tree: two lead out of the root, one stays inside (its target is read under its own path).
   fs.symlinkSync(path.join(outside, "secret.txt"), path.join(docs, "escape.txt"));
   fs.symlinkSync(outside, path.join(docs, "escape-dir"));
@@ -94,26 +100,46 @@ describe("POST /data_sources/folder/{group_id}", () => {
     assert.equal((await request("GET", "/data_sources/folder")).status, 401);
   });
 
-  it("refuses, with a detail that says what to fix and nothing created: outside the roots, '..', a link leading out, a file, a missing or relative path", async () => {
+  it("refuses in one set of words, nothing created, whatever is wrong once the path is well formed: outside the roots, '..' leading out, a link leading out, a file, missing, a dot-folder", async () => {
     const before = await counts();
-    const cases: Array<[unknown, number, RegExp]> = [
-      [outside, 400, /outside the folders this machine allows \(FOLDER_SOURCE_ROOTS/],
-      [`${docs}/../../${path.basename(outside)}`, 400, /may not contain "\.\." segments/],
-      [`${docs}/..`, 400, /may not contain "\.\." segments/],
-      [path.join(root, "link-out"), 400, /outside the folders this machine allows/],
-      [path.join(root, "plain-file.txt"), 400, /is a file, not a folder/],
-      [path.join(root, "missing"), 400, /does not exist/],
-      ["docs", 400, /must be an absolute folder path/],
+    const refused = [
+      outside,
+      path.join(outside, "secret.txt"),
+      path.join(outside, "missing"),
+      `${docs}/../../${path.basename(outside)}`,
+      `${root}/..`,
+      path.join(root, "link-out"),
+      path.join(root, "plain-file.txt"),
+      path.join(root, "missing"),
+      path.join(docs, ".git"),
+      path.join(docs, "escape-dir"),
+    ];
+    const details = new Set<string>();
+    for (const folderPath of refused) {
+      const res = await request("POST", `/data_sources/folder/${group}`, { token: owner.token, body: folderBody(folderPath) });
+      assert.equal(res.status, 400, `${folderPath}: ${res.text}`);
+      details.add(res.body.detail);
+    }
+    assert.deepEqual([...details], [`folder_source.path ${folderRefusal({ dotfiles: "skip" })}`], "the same words for every case: an answer tells nothing of what exists");
+    assert.equal([...details][0].includes(outside), false, "the detail does not echo the path");
+    const malformed: Array<[unknown, number, RegExp]> = [
+      ["docs", 400, /^folder_source\.path must be an absolute folder path/],
       ["", 422, /folder_source\.path is required/],
       [42, 422, /folder_source\.path/],
     ];
-    for (const [folderPath, status, detail] of cases) {
+    for (const [folderPath, status, detail] of malformed) {
       const res = await request("POST", `/data_sources/folder/${group}`, { token: owner.token, body: folderBody(folderPath) });
       assert.equal(res.status, status, `${String(folderPath)}: ${res.text}`);
       assert.match(res.body.detail, detail, String(folderPath));
-      if (status === 400) assert.match(res.body.detail, /^folder_source\.path /);
     }
     assert.deepEqual(await counts(), before);
+  });
+
+  it("resolves '..' in the path as written: one that stays inside the root is that folder, stored normalised", async () => {
+    const res = await request("POST", `/data_sources/folder/${group}`, { token: owner.token, body: folderBody(`${docs}/sub/../sub`, "Dotted path") });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.folder_source.path, path.join(docs, "sub"));
+    assert.equal((await request("DELETE", `/data_sources/${res.body.data_source.id}`, { token: owner.token })).status, 204);
   });
 
   it("a non-member of the group gets 404, the same as for a missing group, and nothing is created", async () => {
@@ -164,10 +190,12 @@ describe("a folder source from creation to deletion", () => {
     assert.equal((await search(created.pipeline.collection_id, "aardvark ledger"))[0]?.path, "notes.txt");
     assert.equal((await search(created.pipeline.collection_id, "platypus memo"))[0]?.path, "sub/deep.md");
     assert.deepEqual(await search(created.pipeline.collection_id, "classified walrus"), [], "nothing from outside the root");
+    assert.deepEqual(await search(created.pipeline.collection_id, "quokka"), [], "nothing from a dot-folder");
+    assert.deepEqual(await search(created.pipeline.collection_id, "WOMBAT_TOKEN"), [], "nothing from a dot-file");
     const refused = done.errors.filter((e: { message: string }) => /link leading out of the source folder/.test(e.message)).map((e: { entity: string }) => e.entity);
     assert.deepEqual(refused.sort(), ["escape-dir", "escape.txt"]);
     assert.equal(done.entities_failed, 2);
-    // The link inside the tree is left out: its target is indexed under its own path only.
+    // The link inside the tree, the dot-entries and the FIFO are left out: the link's target is indexed under its own path only.
     assert.equal(done.entities_discovered, 4, JSON.stringify(done));
     const documents = await request("GET", `/collections/${created.pipeline.collection_id}/documents`, { token: owner.token });
     assert.deepEqual(documents.body.documents.map((d: { path: string }) => d.path).sort(), ["notes.txt", "sub/deep.md"]);
@@ -198,7 +226,7 @@ describe("a folder source from creation to deletion", () => {
     fs.symlinkSync(outside, moving);
     const done = await ingest(res.body.pipeline.id);
     assert.equal(done.status, "failed");
-    assert.match(done.error_message, /outside the folders this machine allows/);
+    assert.ok(done.error_message.endsWith(`The source's folder ${folderRefusal({ dotfiles: "skip" })}`), done.error_message);
     assert.deepEqual(await search(res.body.pipeline.collection_id, "classified walrus"), []);
     assert.equal((await request("DELETE", `/data_sources/${res.body.data_source.id}`, { token: owner.token })).status, 204);
   });
@@ -215,5 +243,42 @@ describe("a folder source from creation to deletion", () => {
     });
     assert.equal((await request("GET", `/collections/${created.pipeline.collection_id}/search?q=tangerine`, { token: owner.token })).status, 404);
     assert.ok(fs.existsSync(path.join(docs, "notes.txt")), "the folder itself is left alone");
+  });
+});
+
+describe("Sluice's own data folder under a root", () => {
+  const dataRoot = fs.realpathSync(tempDir("sluice-folder-dataroot-"));
+  const dataDir = path.join(dataRoot, "sluice-data");
+  let admin: { token: string };
+  let adminGroup: string;
+  const withData = useSluice({
+    env: { FOLDER_SOURCE_ROOTS: dataRoot, DATA_DIR: dataDir },
+    setUp: async ({ request: ask }) => {
+      write(path.join(dataRoot, "docs", "report.txt"), "The kiwi report sits beside the data folder.");
+      write(path.join(dataDir, "planted", "planted.txt"), "A cassowary note planted in the data folder.");
+      admin = await signUp(ask, "folder-data-owner");
+      adminGroup = await createGroup(ask, admin.token);
+    },
+  });
+  after(() => fs.rmSync(dataRoot, { recursive: true, force: true }));
+
+  it("is refused as a source folder, it and anything inside it, in the same words as every refusal", async () => {
+    for (const folderPath of [dataDir, path.join(dataDir, "planted"), `${dataRoot}/docs/../sluice-data`]) {
+      const res = await withData.request("POST", `/data_sources/folder/${adminGroup}`, { token: admin.token, body: folderBody(folderPath) });
+      assert.equal(res.status, 400, `${folderPath}: ${res.text}`);
+      assert.equal(res.body.detail, `folder_source.path ${folderRefusal({ dotfiles: "skip" })}`);
+    }
+  });
+
+  it("is never walked or indexed when a source folder holds it", async () => {
+    const res = await withData.request("POST", `/data_sources/folder/${adminGroup}`, { token: admin.token, body: folderBody(dataRoot, "Around the data") });
+    assert.equal(res.status, 201, res.text);
+    const trigger = await withData.request("POST", `/data_pipelines/${res.body.pipeline.id}/ingest`, { token: admin.token });
+    assert.equal(trigger.status, 202, trigger.text);
+    const done = await waitForJobEnd(withData.request, admin.token, res.body.pipeline.id);
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.equal(done.entities_discovered, 1, JSON.stringify(done));
+    const documents = await withData.request("GET", `/collections/${res.body.pipeline.collection_id}/documents`, { token: admin.token });
+    assert.deepEqual(documents.body.documents.map((d: { path: string }) => d.path), ["docs/report.txt"]);
   });
 });

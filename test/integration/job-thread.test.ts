@@ -35,7 +35,7 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
   fs.writeFileSync(path.join(share, "empty.txt"), "");
   const index = new ThreadedSqliteIndex({ dir: path.join(dir, "indexes"), ...sqliteIndexOptions(loadConfig({})) });
   const threads = new JobThreads(index, null);
-  const task = (collectionId: string, folder = share): ThreadTask => ({ connector: { kind: "folder", folder, roots: [dir] }, sourceId: "source-1", collectionId });
+  const task = (collectionId: string, folder = share): ThreadTask => ({ connector: { kind: "folder", folder, rules: { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" } }, sourceId: "source-1", collectionId });
   after(async () => {
     // Idle threads do not hold the process (the server's sockets do): this test holds it while they close.
     const hold = setInterval(() => undefined, 1000);

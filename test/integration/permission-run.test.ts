@@ -74,7 +74,7 @@ describe("a run of a source with the file server's permissions", () => {
   const pool = new ParserPool({ size: 1 });
   const collection = randomUUID();
   const source = "source-with-permissions";
-  const connector = new PermissionFolder(new FolderConnector(share, [dir]));
+  const connector = new PermissionFolder(new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }));
   for (const name of names) connector.acls.set(name, aclFor(EVERYONE_SID));
   const run = async (server: string | null = SERVER) => {
     const progress = new Counters();

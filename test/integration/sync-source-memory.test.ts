@@ -42,7 +42,7 @@ describe("a job holds no file's bytes once the file is parsed (real folder, real
     };
     const collectionId = randomUUID();
     const progress = new Counters();
-    await syncSource({ index, parsers, disk: null }, new FolderConnector(share, [dir]), "source-1", collectionId, progress, new AbortController().signal);
+    await syncSource({ index, parsers, disk: null }, new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }), "source-1", collectionId, progress, new AbortController().signal);
     assert.equal(progress.filesAdded, 61);
     assert.equal(handed.length, 61);
     // Batches happened (one parser, 32 files in flight): their files went as copies, the originals stayed here until parsed.

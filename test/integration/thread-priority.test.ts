@@ -76,7 +76,7 @@ describe("threads that feed an ingestion run below the API's thread and the inde
     await fs.promises.readFile(path.join(share, "otters.txt"));
     const before = niceByThread();
     const progress = new Counters();
-    await threads.run({ connector: { kind: "folder", folder: share, roots: [dir] }, sourceId: "source-1", collectionId }, progress, new AbortController().signal);
+    await threads.run({ connector: { kind: "folder", folder: share, rules: { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" } }, sourceId: "source-1", collectionId }, progress, new AbortController().signal);
     assert.equal(progress.filesAdded, 1);
     const after = niceByThread();
     const lowered = [...after].filter(([tid, nice]) => nice === FEEDER_NICENESS && !before.has(tid));

@@ -196,6 +196,12 @@ describe("loadConfig", () => {
         error.problems[1].includes('"./here"'),
     );
   });
+
+  it("FOLDER_SOURCE_DOTFILES: skip (the default) or index, nothing else", () => {
+    assert.equal(loadConfig({}).folderSourceDotfiles, "skip");
+    assert.equal(loadConfig({ FOLDER_SOURCE_DOTFILES: "index" }).folderSourceDotfiles, "index");
+    assert.throws(() => loadConfig({ FOLDER_SOURCE_DOTFILES: "yes" }), /FOLDER_SOURCE_DOTFILES must be "skip" or "index"/);
+  });
 });
 
 describe("OLLAMA_HOST, read as Ollama reads it", () => {

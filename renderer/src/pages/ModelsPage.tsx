@@ -5,6 +5,7 @@ import { client, invalidate, keys, queries } from "../api";
 import { ConfirmButton, Empty, ErrorText, Loading, ProgressBar, usePageHeading } from "../components";
 import { formatBytes, formatDuration, formatTime } from "../format";
 import { applyPullEvent, isRunning, speedOf, startingPull, type PullState } from "./model-pull";
+import { useInstanceActions } from "./instance-actions";
 import { ModelServerBanner, serverDownMessage, useModelServer, useViewer } from "./ModelServerBanner";
 import "./models.css";
 
@@ -20,6 +21,8 @@ const sameModel = (a: string, b: string) => {
 const pullButtonId = (tag: string) => `pull-${tag.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 
 interface PullControls {
+  /** Pull buttons are shown: false for a member of a server where an administrator pulls. */
+  mayPull: boolean;
   pull: PullState | null;
   onPull: (name: string, update?: boolean) => void;
   onCancel: () => void;
@@ -77,11 +80,17 @@ function LibrarySearch({ controls }: { controls: PullControls }) {
                   ))}
                 </div>
                 <div className="tags">
-                  {tags.map((tag) => (
-                    <button key={tag} id={pullButtonId(tag)} type="button" className="small-button" disabled={pulling} onClick={() => onPull(tag)}>
-                      Pull {tag}
-                    </button>
-                  ))}
+                  {controls.mayPull
+                    ? tags.map((tag) => (
+                        <button key={tag} id={pullButtonId(tag)} type="button" className="small-button" disabled={pulling} onClick={() => onPull(tag)}>
+                          Pull {tag}
+                        </button>
+                      ))
+                    : tags.map((tag) => (
+                        <span key={tag} className="badge">
+                          {tag}
+                        </span>
+                      ))}
                 </div>
                 {here && <PullPanel controls={controls} pull={here} />}
               </li>
@@ -192,10 +201,13 @@ function Catalog({
   models,
   onAddMine,
   server,
+  mayDelete,
 }: {
   models: api.CatalogModel[];
   onAddMine: (name: string) => void;
   server: api.ModelServerStatus | null;
+  /** Delete buttons are shown: false for a member of a server where an administrator removes models. */
+  mayDelete: boolean;
 }) {
   const del = useMutation({
     mutationFn: (id: string) => client.DELETE("/models/{id}", { params: { path: { id } } }),
@@ -204,7 +216,7 @@ function Catalog({
   // A model server that is down answers 503: said in the viewer's words, like the page's banner.
   const viewer = useViewer();
   const deleteError = del.error instanceof api.ApiError && del.error.status === 503 ? `${serverDownMessage(server, viewer)} Nothing was deleted.` : del.error;
-  if (models.length === 0) return <Empty>No models pulled yet. Search the library and pull one.</Empty>;
+  if (models.length === 0) return <Empty>{mayDelete ? "No models pulled yet. Search the library and pull one." : "No models pulled yet."}</Empty>;
   return (
     <>
       <div className="table-wrap">
@@ -253,7 +265,7 @@ function Catalog({
                   <button type="button" onClick={() => onAddMine(m.model_name)} aria-describedby={`catalog-${m.id}`}>
                     Add to my models
                   </button>
-                  <ConfirmButton label="Delete" question={`Delete ${m.model_name} for everyone?`} onConfirm={() => del.mutate(m.id)} busy={del.isPending} />
+                  {mayDelete && <ConfirmButton label="Delete" question={`Delete ${m.model_name} for everyone?`} onConfirm={() => del.mutate(m.id)} busy={del.isPending} />}
                 </td>
               </tr>
             ))}
@@ -450,24 +462,23 @@ export function ModelsPage() {
   }, [serverDown]);
 
   const status = modelServer.server.state === "known" ? modelServer.server.status : null;
+  // A LAN server keeps the catalog to its administrators: their buttons are not shown to others, and one line says who can (issue 34 items 1, 10).
+  const actions = useInstanceActions();
   const controls: PullControls = {
+    mayPull: actions === "allowed",
     pull,
     onPull: (name, update) => void startPull(name, update),
     onCancel: () => pull && cancel.mutate(pull.model),
     cancelling: cancel.isPending,
     cancelError: cancel.error,
   };
-  // A LAN server keeps the catalog to its administrators: said once, here, to everyone else (issue 34 item 10).
-  const instance = useQuery(queries.instance());
-  const me = useQuery(queries.me());
-  const membersOnlyUse = instance.data?.administrators_only === true && me.data?.is_admin === false;
   return (
     <div className="page models-page">
       <h1 ref={heading} tabIndex={-1}>
         Models
       </h1>
       <ModelServerBanner server={modelServer.server} onCheck={modelServer.check} />
-      {membersOnlyUse && (
+      {actions === "administrators" && (
         <p className="muted" data-admin-note="models">
           On this server an administrator pulls and removes models; you can add catalog models to your own list.
         </p>
@@ -480,6 +491,7 @@ export function ModelsPage() {
           <Catalog
             models={catalog.data}
             server={status}
+            mayDelete={actions === "allowed"}
             onAddMine={(name) => setPreset((p) => ({ name, n: (p?.n ?? 0) + 1 }))}
           />
         )}

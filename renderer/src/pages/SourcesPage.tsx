@@ -10,6 +10,7 @@ import { href } from "../navigation";
 import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
 import { ownerGroup } from "./owner-group";
 import { FirstRun, useFirstRun } from "./FirstRun";
+import { useInstanceActions } from "./instance-actions";
 
 type SmbForm = {
   group: string;
@@ -239,7 +240,18 @@ function AddFolderSourceForm({ groups, onCreated }: { groups: api.Group[]; onCre
     setSubmitted(true);
     if (f.name.trim() && f.path.trim()) create.mutate();
   };
-  if (groups.length === 0 || status.isPending) return null;
+  const actions = useInstanceActions();
+  if (groups.length === 0 || status.isPending || actions === "pending") return null;
+  // A folder source reads the server's disks: on a LAN server an administrator's to add (issue 34 item 1).
+  if (actions === "administrators")
+    return (
+      <section className="card" aria-labelledby="folder-admin-heading">
+        <h2 id="folder-admin-heading">Add a folder</h2>
+        <p className="muted" data-admin-note="folders">
+          On this server an administrator adds folder sources, since they read the server's own disks.
+        </p>
+      </section>
+    );
   if (status.data && !status.data.enabled)
     return (
       <section className="card" aria-labelledby="folder-off-heading">
@@ -395,6 +407,7 @@ export function SourcesPage() {
   const groupName = (id: string) => groups.data?.find((g) => g.id === id)?.group_name ?? "—";
   // A new instance's administrator gets the one guided form instead of forms that first need a group.
   const firstRun = useFirstRun();
+  const folders = useInstanceActions() === "allowed" ? ", a folder" : "";
   return (
     <div className="page">
       <h1 ref={heading} tabIndex={-1}>
@@ -419,7 +432,10 @@ export function SourcesPage() {
           <h2 id="sources-heading">Your sources</h2>
           {sources.isPending ? <Loading /> : null}
           <ErrorText error={sources.error} />
-          {sources.data && sources.data.length === 0 && <Empty>No data sources yet. Add an SMB share, a folder{driveReady ? " or a Google Drive source" : ""} to start.</Empty>}
+          {sources.data && sources.data.length === 0 && <Empty>
+              No data sources yet. Add an SMB share{folders}
+              {driveReady ? " or a Google Drive source" : ""} to start.
+            </Empty>}
           <ul className="plain">
             {(sources.data ?? []).map((s) => (
               <SourceRow key={s.id} source={s} groupName={groupName(s.owner_group_id)} driveTools={driveReady} />

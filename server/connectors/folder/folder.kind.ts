@@ -5,17 +5,18 @@ import { folderLocation } from "./folder-location";
 import { FolderSources } from "./folder-sources.service";
 import { FolderSourceRecord } from "./folder-source.entity";
 import { FolderConnector } from "./folder.connector";
+import type { FolderRules } from "./folder-rules";
 import type { ThreadConnectorSpec } from "../thread-connector";
 import { presentFolderSource } from "./folder.presenters";
 import { folderRoutes } from "./folder.routes";
 
 const FOLDER = "folder";
 
-/** A folder on this machine or a share mounted on it, inside FOLDER_SOURCE_ROOTS (empty: the kind is off). */
+/** A folder on this machine or a share mounted on it, inside FOLDER_SOURCE_ROOTS (none: the kind is off). */
 class FolderKind implements SourceKind {
   readonly name = FOLDER;
 
-  constructor(private readonly roots: string[]) {}
+  constructor(private readonly rules: FolderRules) {}
 
   secretKeys(): string[] {
     return [];
@@ -23,12 +24,12 @@ class FolderKind implements SourceKind {
 
   async connector(db: EntityManager, source: DataSourceRecord): Promise<FolderConnector> {
     const details = await db.findOneOrFail(FolderSourceRecord, { where: { dataSourceId: source.id } });
-    return new FolderConnector(details.path, this.roots);
+    return new FolderConnector(details.path, this.rules);
   }
 
   async threadConnector(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec> {
     const details = await db.findOneOrFail(FolderSourceRecord, { where: { dataSourceId: source.id } });
-    return { kind: "folder", folder: details.path, roots: this.roots };
+    return { kind: "folder", folder: details.path, rules: this.rules };
   }
 
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
@@ -42,12 +43,12 @@ class FolderKind implements SourceKind {
   }
 
   routes({ sources, roles }: KindRouteDeps): KindRoutes {
-    return { signedIn: folderRoutes(new FolderSources(sources, FOLDER, this.roots), roles) };
+    return { signedIn: folderRoutes(new FolderSources(sources, FOLDER, this.rules), roles) };
   }
 }
 
 export const folderKind: SourceKindModule = {
   name: FOLDER,
   entities: [FolderSourceRecord],
-  open: ({ config }) => new FolderKind(config.folderSourceRoots),
+  open: ({ config }) => new FolderKind({ roots: config.folderSourceRoots, dataDir: config.dataDir, dotfiles: config.folderSourceDotfiles }),
 };

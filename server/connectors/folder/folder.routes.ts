@@ -21,7 +21,7 @@ export function folderRoutes(folders: FolderSources, roles: InstanceRoles): Rout
     status: 201,
     returns: "`{data_source, folder_source, pipeline}`",
     errors: {
-      400: "The folder cannot be used (`detail` says why)",
+      400: "The path is not absolute (or holds NUL), or the folder cannot be used: one `detail` for every such folder (outside the roots, missing, a file, unreadable, a link leading out, inside DATA_DIR or a dot-folder), so the answer tells nothing about what exists",
       403: "On a LAN server or with ADMIN_EMAILS set, only an administrator may (a folder source reads this machine's disks)",
       404: "No such group among the caller's",
       503: "Folder sources are off (FOLDER_SOURCE_ROOTS is not set)",
