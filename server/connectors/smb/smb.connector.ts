@@ -23,6 +23,7 @@ import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb
 import { smbFailure } from "./smb-failure";
 import { SmbAddressNotAllowedError, type SmbAllowedNetworks, type SmbDialRules } from "./smb-allowed-networks";
 import { parseSecurityDescriptor } from "./security-descriptor";
+import { ownerWhereItDecides } from "../../access/windows-acl";
 import type { Dacl, FileAcl } from "../../search/stored-acl";
 import { accountOf, groupNames, groupSids, type SmbIdentity } from "./smb-identity";
 import { NtStatus, RpcCallError } from "./rpc-status";
@@ -157,15 +158,17 @@ export class SmbConnector implements Connector {
   async readPermissions(path: string): Promise<FileAcl> {
     const { share, rest } = splitPath(path);
     if (!share) throw new ConnectorEntryError(path, "The server root has no permissions of its own");
-    const file = await this.call(path, async () => {
+    const { dacl, owner } = await this.call(path, async () => {
       try {
-        return parseSecurityDescriptor(await this.client.querySecurity(share, rest)).dacl;
+        return parseSecurityDescriptor(await this.client.querySecurity(share, rest));
       } catch (e) {
         if (e instanceof Error && e.name === "SecurityDescriptorError") throw new ConnectorEntryError(path, `${e.message}: ${path}`);
         throw e;
       }
     });
-    return { file, share: await this.shareDacl(share) };
+    // The owner is kept only where it decides something (decision 0480), so most files share a few ACLs.
+    const decidingOwner = ownerWhereItDecides(dacl, owner);
+    return { file: dacl, share: await this.shareDacl(share), ...(decidingOwner ? { owner: decidingOwner } : {}) };
   }
 
   /** An account the server no longer has is in no group: its link keeps only Everyone's files and the like. */
