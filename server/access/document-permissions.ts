@@ -15,8 +15,8 @@ export type SidsOfUser = (userId: string, server: string) => Promise<string[]>;
 /** Until a person's linked accounts are wired in (the SMB account links): Everyone only, so only what Everyone may read shows. */
 export const EVERYONE_ONLY: SidsOfUser = async () => [EVERYONE_SID];
 
-/** What is read of the index: the collection's ACLs and their version. */
-export type AclSource = Pick<SearchIndex, "acls" | "aclVersion">;
+/** What is read of the index: the collection's ACLs and their version (one collection's, or several at once). */
+export type AclSource = Pick<SearchIndex, "acls" | "aclVersion" | "aclVersions">;
 
 /** Collections whose ACLs are held, and readable sets per SID set: a few hundred small entries each at most. */
 const MAX_CACHED = 2_000;
@@ -46,12 +46,54 @@ export class DocumentPermissions {
     return work((await this.filterOf(actor, collectionId)).filter);
   }
 
+  /**
+   * `readable` for several collections at once (a listing's counts, issue 33's N+1): their ACL
+   * versions in one read, the caller's SIDs asked once per server, then `work` once with every
+   * collection's filter, in order. As there, a collection answered without a filter whose version
+   * moved meanwhile is answered again, with its filter.
+   */
+  async readableMany<T>(actor: Actor, collectionIds: readonly string[], work: (filters: ReadableFilter[]) => Promise<T[]>): Promise<T[]> {
+    if (collectionIds.length === 0) return [];
+    const sidsOf = new Map<string, Promise<Set<string>>>();
+    const sids = (server: string) => {
+      let held = sidsOf.get(server);
+      if (!held) {
+        held = this.sidsOfUser(actor.userId, server).then((list) => new Set(list.map((sid) => sid.toUpperCase())));
+        sidsOf.set(server, held);
+      }
+      return held;
+    };
+    const filtersAt = async (versions: string[]) =>
+      Promise.all(collectionIds.map(async (id, i) => this.filterAt(id, await this.currentAcls(id, versions[i]), sids)));
+    const before = await filtersAt(await this.index.aclVersions(collectionIds));
+    const results = await work(before.map((f) => f.filter));
+    const unfiltered = collectionIds.map((_, i) => i).filter((i) => before[i].filter.readableAcls === undefined);
+    if (unfiltered.length === 0) return results;
+    const now = await this.index.aclVersions(unfiltered.map((i) => collectionIds[i]));
+    const moved = unfiltered.filter((i, k) => now[k] !== before[i].version);
+    if (moved.length === 0) return results;
+    const again = await work(await Promise.all(moved.map(async (i) => (await this.filterAt(collectionIds[i], await this.currentAcls(collectionIds[i]), sids)).filter)));
+    moved.forEach((i, k) => {
+      results[i] = again[k];
+    });
+    return results;
+  }
+
   /** The caller's filter in one collection, with the ACL version it was computed at. */
   async filterOf(actor: Actor, collectionId: string): Promise<{ filter: ReadableFilter; version: string }> {
-    const { version, acls, servers } = await this.currentAcls(collectionId);
+    const sids = (server: string) => this.sidsOfUser(actor.userId, server).then((list) => new Set(list.map((sid) => sid.toUpperCase())));
+    return this.filterAt(collectionId, await this.currentAcls(collectionId), sids);
+  }
+
+  /** The filter of a person whose SIDs per server `sidsOn` answers, over the collection's ACLs at one version. */
+  private async filterAt(
+    collectionId: string,
+    { version, acls, servers }: { version: string; acls: StoredAcl[]; servers: string[] },
+    sidsOn: (server: string) => Promise<Set<string>>,
+  ): Promise<{ filter: ReadableFilter; version: string }> {
     if (acls.length === 0) return { filter: {}, version };
     const sids = new Map<string, Set<string>>();
-    for (const server of servers) sids.set(server, new Set((await this.sidsOfUser(actor.userId, server)).map((sid) => sid.toUpperCase())));
+    for (const server of servers) sids.set(server, await sidsOn(server));
     const key = JSON.stringify([collectionId, version, servers.map((server) => [server, [...sids.get(server)!].sort()])]);
     let readable = this.readableOf.get(key);
     if (readable === undefined) {
@@ -62,9 +104,9 @@ export class DocumentPermissions {
     return { filter: readable === null ? {} : { readableAcls: readable }, version };
   }
 
-  /** The collection's ACLs, read again only when their version moved. */
-  private async currentAcls(collectionId: string): Promise<{ version: string; acls: StoredAcl[]; servers: string[] }> {
-    const version = await this.index.aclVersion(collectionId);
+  /** The collection's ACLs, read again only when their version (`known`, or read now) moved. */
+  private async currentAcls(collectionId: string, known?: string): Promise<{ version: string; acls: StoredAcl[]; servers: string[] }> {
+    const version = known ?? (await this.index.aclVersion(collectionId));
     const held = this.aclsOf.get(collectionId);
     if (held?.version === version) return held;
     const read = await this.index.acls(collectionId);

@@ -2,6 +2,7 @@ import type { DatabaseOutage } from "../data/database-outage";
 import type {
   ChunkInput,
   ChunkKey,
+  CollectionCountRequest,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -82,6 +83,14 @@ export class OutageRetryingIndex implements SearchIndex {
 
   aclVersion(collectionId: string): Promise<string> {
     return this.retry(() => this.index.aclVersion(collectionId));
+  }
+
+  aclVersions(collectionIds: readonly string[]): Promise<string[]> {
+    return this.retry(() => this.index.aclVersions(collectionIds));
+  }
+
+  statsOfMany(requests: ReadonlyArray<CollectionCountRequest>): Promise<CollectionStats[]> {
+    return this.retry(() => this.index.statsOfMany(requests));
   }
 
   readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>> {

@@ -1,4 +1,4 @@
-import { aclIdOf } from "../search/stored-acl";
+import { aclIdOf, type FileAcl } from "../search/stored-acl";
 import { ConnectorEntryError, ConnectorUnreachableError, type Connector, type RemoteEntry } from "../connectors/connector";
 import type { DocumentPermissions, IndexedState, PermissionsUpdate, SearchIndex } from "../search/search-index";
 import type { JobCounters } from "./job-counters";
@@ -27,6 +27,7 @@ const UPDATES_PER_BATCH = 256;
 
 export class PermissionUpdates {
   private pending: PermissionsUpdate[] = [];
+  private readonly ids = new WeakMap<FileAcl, Map<string, string>>();
 
   constructor(
     private readonly index: Pick<SearchIndex, "updatePermissions" | "removeDocuments">,
@@ -56,11 +57,26 @@ export class PermissionUpdates {
       this.progress.failed(file.path, error.message);
       return false;
     }
-    const aclChanged = aclIdOf(permissions.server, permissions.acl) !== state.aclId;
+    const aclChanged = this.idOf(permissions) !== state.aclId;
     const changedAt = file.changedAt?.getTime() ?? null;
     // A change time that moved for something else (attributes) stores the new time only, and is not counted.
     if (aclChanged || changedAt !== (state.changedAt?.getTime() ?? null)) await this.add({ path: file.path, permissions }, aclChanged);
     return true;
+  }
+
+  /** An ACL's id, hashed once per ACL object (the connector hands the files of one descriptor one object). */
+  private idOf(permissions: DocumentPermissions): string {
+    let byServer = this.ids.get(permissions.acl);
+    if (!byServer) {
+      byServer = new Map();
+      this.ids.set(permissions.acl, byServer);
+    }
+    let id = byServer.get(permissions.server);
+    if (id === undefined) {
+      id = aclIdOf(permissions.server, permissions.acl);
+      byServer.set(permissions.server, id);
+    }
+    return id;
   }
 
   private async add(update: PermissionsUpdate, changed: boolean): Promise<void> {

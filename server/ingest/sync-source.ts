@@ -3,6 +3,7 @@ import type { Connector, RemoteEntry } from "../connectors/connector";
 import { ConnectorUnreachableError } from "../connectors/connector";
 import type { DocumentHeader, IndexedState, SearchIndex } from "../search/search-index";
 import { PermissionUpdates, permissionReader, type PermissionReader } from "./permission-updates";
+import { PermissionPrefetch } from "./permission-prefetch";
 import type { JobCounters } from "./job-counters";
 import { JobInterrupted } from "./job-interrupted";
 import { isSupported, titleFromFileName } from "./parse/file-types";
@@ -119,14 +120,20 @@ export async function syncSource(
   // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
   await deps.index.removeUnfinished(collectionId);
 
+  // An unchanged file's permissions are read while the listing goes on (they are all it needs).
+  const prefetch = permissions ? new PermissionPrefetch(permissions) : null;
   const walk = await progress.stats.time("listing", () =>
     walkSource(connector, {
       signal,
       onFolder: (folder) => progress.at(`Discovering files in ${folder || "the source"}`),
-      onFile: () => progress.discovered(),
+      onFile: (file) => {
+        progress.discovered();
+        if (prefetch && !file.refused && unchanged(file, indexed.get(file.path))) prefetch.offer(file);
+      },
       onUnreadable: (folder, message) => progress.noteError(folder, message),
     }),
   ).catch((error: unknown) => {
+    prefetch?.stop();
     checkAbort();
     if (error instanceof NothingReadableError) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
@@ -139,34 +146,38 @@ export async function syncSource(
   const permissionUpdates = new PermissionUpdates(deps.index, collectionId, sourceId, progress);
   const budget = new ByteBudget(BYTES_IN_FLIGHT);
   const streams = new ByteBudget(STREAMED_FILES_AT_ONCE); // counts files, not bytes
-  await forEachConcurrently(steadyOnlyFirst(walk.files), FILES_IN_FLIGHT, async (file) => {
-    checkAbort();
-    await deps.disk?.assertRoomNow();
-    const state = indexed.get(file.path);
-    if (file.refused) {
-      // Whatever was indexed under this path is no longer the source's to show.
-      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.failed(file.path, file.refused);
-    }
-    if (unchanged(file, state)) {
-      // Content as it was: only its permissions are looked at, and read only when the change time moved.
-      if (await permissionUpdates.check(file, state!, permissions)) progress.processed("unchanged");
-      return;
-    }
-    if (!isSupported(file.name)) {
-      progress.stats.file(file.name, { bytes: 0 });
-      return progress.skipped(file.path, "type not supported");
-    }
-    const target = { deps, connector, collectionId, sourceId, progress, signal, permissions };
-    if (isStreamed(file)) {
-      const held = await streams.acquire(1);
-      try {
-        await ingestStreamed(target, file, state, checkAbort);
-      } finally {
-        streams.release(held);
+  try {
+    await forEachConcurrently(steadyOnlyFirst(walk.files), FILES_IN_FLIGHT, async (file) => {
+      checkAbort();
+      await deps.disk?.assertRoomNow();
+      const state = indexed.get(file.path);
+      if (file.refused) {
+        // Whatever was indexed under this path is no longer the source's to show.
+        if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+        return progress.failed(file.path, file.refused);
       }
-    } else await ingestFile(target, writer, budget, file, state);
-  });
+      if (unchanged(file, state)) {
+        // Content as it was: only its permissions are looked at (read at every run, most while the listing went on).
+        if (await permissionUpdates.check(file, state!, prefetch?.reader ?? null)) progress.processed("unchanged");
+        return;
+      }
+      if (!isSupported(file.name)) {
+        progress.stats.file(file.name, { bytes: 0 });
+        return progress.skipped(file.path, "type not supported");
+      }
+      const target = { deps, connector, collectionId, sourceId, progress, signal, permissions };
+      if (isStreamed(file)) {
+        const held = await streams.acquire(1);
+        try {
+          await ingestStreamed(target, file, state, checkAbort);
+        } finally {
+          streams.release(held);
+        }
+      } else await ingestFile(target, writer, budget, file, state);
+    });
+  } finally {
+    prefetch?.stop();
+  }
   await writer.flush();
   await permissionUpdates.flush();
   checkAbort();

@@ -164,10 +164,21 @@ export interface CollectionStats {
   indexStatus: IndexStatus;
 }
 
+/** One collection of statsOfMany, with the caller's filter there. */
+export interface CollectionCountRequest {
+  collectionId: string;
+  filter: ReadableFilter;
+}
+
 /** What the collection service needs from the index for counts and deletion. */
 export interface CollectionIndex {
   /** Counts; with `filter`, of the documents (and their chunks) the caller may read. */
   stats(collectionId: string, filter?: ReadableFilter): Promise<CollectionStats>;
+  /**
+   * Several collections' counts, each with its own filter, in answer order (a listing's): one
+   * statement on PostgreSQL, one read per collection file on SQLite, in one call.
+   */
+  statsOfMany(requests: ReadonlyArray<CollectionCountRequest>): Promise<CollectionStats[]>;
   drop(collectionId: string): Promise<void>;
 }
 
@@ -203,6 +214,8 @@ export interface SearchIndex extends CollectionIndex {
   acls(collectionId: string): Promise<{ version: string; acls: StoredAcl[] }>;
   /** acls()'s version alone, without reading the ACLs: what a cache checks at each request. */
   aclVersion(collectionId: string): Promise<string>;
+  /** Several collections' aclVersion in one call, in order (one statement on PostgreSQL). */
+  aclVersions(collectionIds: readonly string[]): Promise<string[]>;
   /** Which of these documents the filter lets through (a vector hit's document, checked before it counts). */
   readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>>;
   search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]>;

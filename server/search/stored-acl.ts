@@ -18,6 +18,11 @@ export type Dacl = Ace[] | null;
 export interface FileAcl {
   file: Dacl;
   share: Dacl;
+  /**
+   * The file's owner (upper case), kept only where it can change who may read (the owner has
+   * READ_CONTROL without an entry: access/windows-acl.ts, ownerWhereItDecides); absent or null otherwise.
+   */
+  owner?: string | null;
 }
 
 /**
@@ -26,14 +31,16 @@ export interface FileAcl {
  */
 export function normaliseAcl(acl: FileAcl): string {
   const dacl = (entries: Dacl) => (entries === null ? null : entries.map((ace) => [ace.kind, ace.inherited, ace.mask >>> 0, ace.sid.toUpperCase()]));
-  return JSON.stringify({ file: dacl(acl.file), share: dacl(acl.share) });
+  // No owner, no key: an ACL whose owner decides nothing keeps the text (and id) it had before owners were kept.
+  const owner = acl.owner ? { owner: acl.owner.toUpperCase() } : {};
+  return JSON.stringify({ file: dacl(acl.file), share: dacl(acl.share), ...owner });
 }
 
 /** The stored text back as an ACL. */
 export function parseAcl(text: string): FileAcl {
-  const stored = JSON.parse(text) as { file: Array<[Ace["kind"], boolean, number, string]> | null; share: Array<[Ace["kind"], boolean, number, string]> | null };
+  const stored = JSON.parse(text) as { file: Array<[Ace["kind"], boolean, number, string]> | null; share: Array<[Ace["kind"], boolean, number, string]> | null; owner?: string };
   const dacl = (entries: typeof stored.file): Dacl => (entries === null ? null : entries.map(([kind, inherited, mask, sid]) => ({ kind, inherited, mask, sid })));
-  return { file: dacl(stored.file), share: dacl(stored.share) };
+  return { file: dacl(stored.file), share: dacl(stored.share), ...(stored.owner ? { owner: stored.owner } : {}) };
 }
 
 /** The key of one distinct ACL within a collection: the server it came from (whose SIDs it names) and its normal form. */

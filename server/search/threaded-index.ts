@@ -5,6 +5,7 @@ import crypto from "node:crypto";
 import type {
   ChunkInput,
   ChunkKey,
+  CollectionCountRequest,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -189,6 +190,16 @@ export class ThreadedSqliteIndex implements SearchIndex {
     this.reader.filePath(collectionId);
     await this.upgraded(collectionId);
     return this.reader.acls(collectionId);
+  }
+
+  /** Read on the caller's thread, as aclVersion: each collection's file once. */
+  async aclVersions(collectionIds: readonly string[]): Promise<string[]> {
+    return Promise.all(collectionIds.map((id) => this.aclVersion(id)));
+  }
+
+  /** Each collection's file brought up to date and counted on the caller's thread, as stats. */
+  async statsOfMany(requests: ReadonlyArray<CollectionCountRequest>): Promise<CollectionStats[]> {
+    return Promise.all(requests.map((r) => this.stats(r.collectionId, r.filter)));
   }
 
   async aclVersion(collectionId: string): Promise<string> {

@@ -9,6 +9,7 @@ import { runModelLibraryBench } from "./model-library.bench";
 import { runWorkersBench } from "./workers.bench";
 import { runHybridBench, type HybridBenchResult } from "./hybrid.bench";
 import { PERMISSION_SEARCH_TARGET, runPermissionBench } from "./permission.bench";
+import { PERMISSION_RERUN_TARGET, runPermissionRerunBench } from "./permission-rerun.bench";
 
 /** The hybrid benchmark's collection on SQLite + sqlite-vec (and on PostgreSQL with pgvector): the issue's 100,000 chunks. */
 const HYBRID_BENCH_CHUNKS = 100_000;
@@ -46,6 +47,7 @@ import path from "node:path";
  * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts),
  * `-- --hostile-smb` (the API's latency while listings talk to a hostile SMB server, hostile-smb.bench.ts).
  * `-- --ocr [--pages N] [--scans DIR]` (OCR against the tesseract command, ocr.bench.ts).
+ * `-- --permission-rerun [--files N] [--pairs K]` (a permission source's no-change re-run against a plain one's, permission-rerun.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -413,6 +415,24 @@ async function permissionBench(): Promise<void> {
   }
 }
 
+/**
+ * Issue 33 item 6: the no-change re-run of a source with the file server's permissions against a
+ * plain source's over the same files on the test Samba with NT ACLs (permission-rerun.bench.ts).
+ */
+async function permissionRerunBench(): Promise<void> {
+  const files = Number(option("--files") ?? scaled(2000, 50));
+  const pairs = Number(option("--pairs") ?? 5);
+  process.stdout.write(`permission re-run, ${files} files on Samba with NT ACLs, ${pairs} pairs...\n`);
+  const r = await runPermissionRerunBench({ files, pairs });
+  report(
+    `no-change re-run with file-server permissions / plain (${r.files} files, median of ${pairs} pairs, job time)`,
+    `${median(r.permittedSeconds).toFixed(3)} s against ${median(r.plainSeconds).toFixed(3)} s: ${r.ratio.toFixed(2)}x (min ${r.min.toFixed(2)}x, max ${r.max.toFixed(2)}x)`,
+    `at most ${PERMISSION_RERUN_TARGET}x`,
+    r.ratio <= PERMISSION_RERUN_TARGET,
+  );
+  report("CPU per no-change re-run, Sluice + smbd (median)", `${median(r.permittedCpu).toFixed(3)} s with permissions, ${median(r.plainCpu).toFixed(3)} s plain`);
+}
+
 async function main(): Promise<void> {
   // First, before any server runs: how fast the machine is today, so figures of different days can be set side by side.
   report("machine speed (a fixed CPU loop, fastest of 3; lower is faster)", `${machineSpeedMs().toFixed(0)} ms`);
@@ -461,6 +481,8 @@ async function main(): Promise<void> {
   // `npm run bench -- --search-http [--files N] [--queries N] [--ingestions N] [--sqlite] [--log] [--probe]` runs only the search over HTTP (PostgreSQL by default), with --probe the API probe during an ingestion first, with --ingestions N the main bench's shape (N collections ingested, the first searched at once).
   if (process.argv.includes("--search-http")) return searchHttpBench().then(printRows);
   if (process.argv.includes("--permissions")) return permissionBench().then(printRows);
+  // `npm run bench -- --permission-rerun [--files N] [--pairs K]`: a permission source's no-change re-run against a plain one's.
+  if (process.argv.includes("--permission-rerun")) return permissionRerunBench().then(printRows);
   // `npm run bench -- --smb` runs only the SMB ratios on SQLite: plain and encrypted, three pairs each.
   const smbOnly = process.argv.includes("--smb");
   // `npm run bench -- --pg-ingest` runs only the SMB ratio on PostgreSQL (three pairs), to measure the team server's ingestion.
@@ -545,6 +567,7 @@ async function main(): Promise<void> {
   }
 
   await permissionBench();
+  await permissionRerunBench();
 
   // Hybrid retrieval and asks (issue 23): BM25 + vectors (768 dimensions) fused on the 100,000-chunk
   // collection; an ask's own time before its first byte goes to Ollama, keyword and hybrid; the embedding stage's own cost.

@@ -10,7 +10,7 @@ import { EVERYONE_SID } from "../../server/access/windows-acl";
 import { aclIdOf, type Ace, type FileAcl } from "../../server/search/stored-acl";
 import { openDatabase } from "../../server/data/data-source";
 import { PostgresFtsIndex } from "../../server/search/postgres";
-import type { DocumentInput, DocumentPermissions as Permissions, SearchIndex } from "../../server/search/search-index";
+import type { DocumentInput, DocumentPermissions as Permissions, ReadableFilter, SearchIndex } from "../../server/search/search-index";
 import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
@@ -232,6 +232,7 @@ for (const engine of ENGINES) {
             return index.acls(id);
           },
           aclVersion: (id) => index.aclVersion(id),
+          aclVersions: (ids) => index.aclVersions(ids),
         },
         async (userId) => {
           asked.push(userId);
@@ -246,6 +247,43 @@ for (const engine of ENGINES) {
       await index.upsertDocuments(collection, [doc("new.txt", "harbour news", { file: [allow(BOB)], share: OPEN_SHARE })]);
       assert.notEqual((await permissions.filterOf(actor("alice"), collection)).version, first.version);
       assert.equal(aclReads, 2);
+    });
+
+    test("a listing's counts for many collections at once: each collection's readable count, plain and permission documents mixed, with and without a link", async () => {
+      const { index, collection: mixed, permissions } = await setUp();
+      const plainOnly = crypto.randomUUID();
+      const permissionOnly = crypto.randomUUID();
+      const empty = crypto.randomUUID();
+      await index.upsertDocuments(plainOnly, [doc("a.txt", "plain a", null, PLAIN_SOURCE), doc("b.txt", "plain b", null, PLAIN_SOURCE)]);
+      await index.upsertDocuments(permissionOnly, [doc("hr.txt", "hr", ACLS.hrOnly), doc("all.txt", "all", ACLS.everyone), doc("all2.txt", "all 2", ACLS.everyone)]);
+      const ids = [mixed, plainOnly, permissionOnly, empty];
+      let versionReads = 0;
+      let statsCalls = 0;
+      const aclVersions = (many: readonly string[]) => {
+        versionReads += 1;
+        return index.aclVersions(many);
+      };
+      const counting = new DocumentPermissions({ acls: (id) => index.acls(id), aclVersion: (id) => index.aclVersion(id), aclVersions }, async (userId) => SIDS[userId]);
+      const statsOf = (filters: ReadableFilter[]) => {
+        statsCalls += 1;
+        return index.statsOfMany(ids.map((collectionId, i) => ({ collectionId, filter: filters[i] })));
+      };
+      const counts = async (who: keyof typeof SIDS) => (await counting.readableMany(actor(who), ids, statsOf)).map((s) => s.documentCount);
+      // alice (linked: her SID and hr): salaries, canteen, plain in the mixed one; both plain; hr and the two open ones; nothing.
+      assert.deepEqual(await counts("alice"), [3, 2, 3, 0]);
+      // no link (Everyone only): canteen and plain; both plain; the two open ones.
+      assert.deepEqual(await counts("nobody"), [2, 2, 2, 0]);
+      // bob (linked, in no group here): canteen and plain; both plain; the two open ones.
+      assert.deepEqual(await counts("bob"), [2, 2, 2, 0]);
+      // Per listing: the versions read once before the counts and once after for the collections counted without a filter (a new ACL committed meanwhile would show), the counts once.
+      assert.deepEqual([versionReads, statsCalls], [6, 3], "two reads of the versions and one of the counts per listing, however many collections");
+      // The same as each collection counted alone.
+      for (const who of ["alice", "nobody", "bob"] as const) {
+        const alone = await Promise.all(ids.map((id) => permissions.readable(actor(who), id, (filter) => index.stats(id, filter))));
+        assert.deepEqual(await counts(who), alone.map((s) => s.documentCount), who);
+      }
+      const chunks = await index.statsOfMany([{ collectionId: mixed, filter: {} }, { collectionId: permissionOnly, filter: { readableAcls: [] } }]);
+      assert.deepEqual(chunks.map((s) => [s.documentCount, s.chunkCount]), [[6, 6], [0, 0]], "no filter counts all; an empty readable set only documents without an ACL");
     });
 
     test("a vector hit's documents are checked by the same filter", async () => {

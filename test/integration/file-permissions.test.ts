@@ -54,10 +54,11 @@ const FILES: Record<string, string> = {
   "docs/no-dacl.txt": "nodacl",
   "docs/deny-write.txt": "denywrite",
   "docs/read-data-only.txt": "readdataonly",
+  "docs/split-grant.txt": "splitgrant",
+  "docs/owner-reads.txt": "ownerreads",
+  "docs/deny-sync.txt": "denysync",
   "team/plan.txt": "teamplan",
 };
-/** Where the product and Samba are known to disagree: left out of the other tests' comparison, held by a todo test. */
-const KNOWN_DIFFERENCES = ["docs/read-data-only.txt"];
 const PLAIN_FILES = { "plain-notes.txt": "plainnotes" };
 const textOf = (marker: string) => `The ${WORD} file ${marker}: what the ${marker} file holds.\n`;
 const markerOf = (p: string) => FILES[p] ?? PLAIN_FILES[p as keyof typeof PLAIN_FILES];
@@ -126,8 +127,14 @@ describe("file-server permissions end to end, against Samba's own access check",
       await acls.setAcl("docs", "no-dacl.txt", sd());
       // A deny that does not mention reading decides nothing about it.
       await acls.setAcl("docs", "deny-write.txt", sd(`${sids.hr}:DENIED/0x0/0x00000116`, `${sids.hr}:ALLOWED/0x0/${READ}`));
-      // FILE_READ_DATA alone: the rule of issue 33 item 3 grants reading; Samba refuses a read (see the todo test).
+      // FILE_READ_DATA alone: a read asks for more (FILE_READ_EA, READ_CONTROL, SYNCHRONIZE), so Samba refuses it (decision 0480).
       await acls.setAcl("docs", "read-data-only.txt", sd(`${sids.board}:ALLOWED/0x0/0x00000001`));
+      // What a read needs adds up across entries: FILE_READ_DATA for the board, the rest for Everyone.
+      await acls.setAcl("docs", "split-grant.txt", sd(`${sids.board}:ALLOWED/0x0/0x00000001`, "S-1-1-0:ALLOWED/0x0/0x00120088"));
+      // No READ_CONTROL in alice's entry, but she owns the file, and an owner has it without one.
+      await acls.setAcl("docs", "owner-reads.txt", `REVISION:1,OWNER:${sids.alice},GROUP:S-1-22-2-0,ACL:${sids.alice}:ALLOWED/0x0/0x00100009,ACL:${sids.carol}:ALLOWED/0x0/0x00100009`);
+      // A deny of SYNCHRONIZE alone refuses a read (an open asks for it).
+      await acls.setAcl("docs", "deny-sync.txt", sd(`${sids.bob}:DENIED/0x0/0x00100000`, `${sids.board}:ALLOWED/0x0/${READ}`));
       // A DACL naming only another account: no entry for the readers, so no one (but the source) reads it.
       await acls.setAcl("docs", "nobody.txt", sd(`S-1-5-32-544:ALLOWED/0x0/${READ}`));
       // The file lets Everyone read; the share denies bob.
@@ -198,7 +205,7 @@ describe("file-server permissions end to end, against Samba's own access check",
   };
 
   /** Samba's answer: the files each person's Windows account may fetch (Samba's guest for a person with no link). */
-  const truth = (person: Person | "owner", paths = Object.keys(FILES).filter((p) => !KNOWN_DIFFERENCES.includes(p))) => {
+  const truth = (person: Person | "owner", paths = Object.keys(FILES)) => {
     const account = person !== "owner" && linked.has(person) ? ACCOUNTS[person] : { name: "no-such-account", password: "guest" };
     const readable = paths.filter((p) => {
       const [share, ...rest] = p.split("/");
@@ -206,7 +213,6 @@ describe("file-server permissions end to end, against Samba's own access check",
     });
     return [...readable, ...Object.keys(PLAIN_FILES)].sort();
   };
-  const withoutKnownDifferences = (paths: string[]) => paths.filter((p) => !KNOWN_DIFFERENCES.includes(p));
   const tokenOf = (person: Person | "owner") => (person === "owner" ? owner.token : tokens[person]);
 
   /** The product's answer, four ways: search hits, the documents list (and its total), document_count, an ask's passages. */
@@ -238,10 +244,8 @@ describe("file-server permissions end to end, against Samba's own access check",
   const assertMatchesSamba = async (person: Person | "owner") => {
     const expected = truth(person);
     const view = await productView(person);
-    // The counts hold the known differences the product shows (the todo test holds those files).
-    const shown = expected.length + view.documents.filter((p) => KNOWN_DIFFERENCES.includes(p)).length;
-    const seen = { ...view, search: withoutKnownDifferences(view.search), documents: withoutKnownDifferences(view.documents), sources: withoutKnownDifferences(view.sources), passages: withoutKnownDifferences(view.passages) };
-    assert.deepEqual(seen, { search: expected, documents: expected, total: shown, count: shown, sources: expected, passages: expected }, `${person}: the product and Samba disagree`);
+    const n = expected.length;
+    assert.deepEqual(view, { search: expected, documents: expected, total: n, count: n, sources: expected, passages: expected }, `${person}: the product and Samba disagree`);
     return expected;
   };
 
@@ -282,21 +286,12 @@ describe("file-server permissions end to end, against Samba's own access check",
     assert.ok(seen.alice.includes("docs/deny-write.txt") && !seen.bob.includes("docs/deny-write.txt"), "a deny of writing decides nothing about reading");
     // BUILTIN\Users as the server says (a product that gave every linked person Users showed alice this file).
     assert.ok(seen.dave.includes("docs/builtin-users.txt") && !seen.alice.includes("docs/builtin-users.txt"), "BUILTIN\\Users only where the server puts the account");
+    // Decision 0480: the whole access a read asks for, granted across entries, as Samba decides.
+    for (const person of PEOPLE) assert.ok(!seen[person].includes("docs/read-data-only.txt"), "FILE_READ_DATA alone does not read");
+    assert.ok(seen.bob.includes("docs/split-grant.txt") && !seen.alice.includes("docs/split-grant.txt"), "a read's bits add up across entries");
+    assert.ok(seen.alice.includes("docs/owner-reads.txt") && !seen.carol.includes("docs/owner-reads.txt"), "the owner has READ_CONTROL without an entry");
+    assert.ok(seen.dave.includes("docs/deny-sync.txt") && !seen.bob.includes("docs/deny-sync.txt"), "a deny of SYNCHRONIZE refuses a read");
   });
-
-  it(
-    "FILE_READ_DATA alone: Samba refuses smbclient's read, Sluice shows the file to the board",
-    {
-      todo: "windows-acl.ts lets the first entry mentioning read decide (issue 33 item 3); matching Samba means deciding on the whole access a client's read asks for, granted across entries as Windows does",
-    },
-    async () => {
-      for (const person of PEOPLE) {
-        const expected = truth(person, KNOWN_DIFFERENCES).filter((p) => KNOWN_DIFFERENCES.includes(p));
-        const view = await productView(person);
-        assert.deepEqual(view.documents.filter((p) => KNOWN_DIFFERENCES.includes(p)), expected, person);
-      }
-    },
-  );
 
   it("a person with no link sees only what Everyone may read", async () => {
     const seen = await assertMatchesSamba("owner");

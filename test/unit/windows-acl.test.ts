@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { EVERYONE_SID, FILE_READ_DATA, GENERIC_ALL, GENERIC_READ, mayRead } from "../../server/access/windows-acl";
+import { EVERYONE_SID, FILE_READ_DATA, GENERIC_ALL, GENERIC_READ, OWNER_RIGHTS_SID, READ_CONTROL, mayRead, ownerWhereItDecides } from "../../server/access/windows-acl";
 import { aclHash, normaliseAcl, parseAcl, type Ace, type Dacl } from "../../server/search/stored-acl";
 
 const ALICE = "S-1-5-21-1-2-3-1001";
@@ -28,14 +28,39 @@ describe("mayRead: decided as Windows decides", () => {
 
   it("an entry that allows only writing grants nothing, and a later read entry decides", () => {
     assert.equal(mayRead({ file: [allow(ALICE, FILE_WRITE_DATA)], share: open }, alice), false);
+    assert.equal(mayRead({ file: [allow(ALICE, 0x120116)], share: open }, alice), false, "FILE_GENERIC_WRITE");
     assert.equal(mayRead({ file: [allow(ALICE, FILE_WRITE_DATA), allow(HR)], share: open }, alice), true);
     // A write-only deny does not stop reading either.
     assert.equal(mayRead({ file: [deny(ALICE, FILE_WRITE_DATA), allow(HR)], share: open }, alice), true);
+    assert.equal(mayRead({ file: [deny(ALICE, 0x116), allow(HR)], share: open }, alice), true);
   });
 
-  it("FILE_READ_DATA, GENERIC_READ and GENERIC_ALL grant; MAXIMUM_ALLOWED does not", () => {
-    for (const mask of [FILE_READ_DATA, GENERIC_READ, GENERIC_ALL]) assert.equal(mayRead({ file: [allow(ALICE, mask)], share: open }, alice), true, `mask ${mask}`);
-    assert.equal(mayRead({ file: [allow(ALICE, MAXIMUM_ALLOWED)], share: open }, alice), false);
+  it("GENERIC_READ and GENERIC_ALL grant (mapped as for a file); FILE_READ_DATA alone, or MAXIMUM_ALLOWED, does not", () => {
+    for (const mask of [GENERIC_READ, GENERIC_ALL, READ, 0x120009]) assert.equal(mayRead({ file: [allow(ALICE, mask)], share: open }, alice), true, `mask ${mask}`);
+    // Measured on Samba 4.17: smbclient's get needs FILE_READ_DATA, FILE_READ_EA, READ_CONTROL and SYNCHRONIZE from the file's DACL.
+    for (const mask of [FILE_READ_DATA, 0x9, 0x100009, 0x20009, 0x120001, MAXIMUM_ALLOWED]) assert.equal(mayRead({ file: [allow(ALICE, mask)], share: open }, alice), false, `mask ${mask}`);
+  });
+
+  it("the bits a read needs add up across entries, and a deny of any bit not yet granted refuses", () => {
+    assert.equal(mayRead({ file: [allow(ALICE, FILE_READ_DATA), allow(EVERYONE_SID, READ & ~FILE_READ_DATA)], share: open }, alice), true);
+    assert.equal(mayRead({ file: [allow(EVERYONE_SID, FILE_READ_DATA), allow(HR, READ & ~FILE_READ_DATA)], share: open }, alice), true);
+    assert.equal(mayRead({ file: [deny(ALICE, 0x100000), allow(ALICE)], share: open }, alice), false, "a deny of SYNCHRONIZE alone");
+    assert.equal(mayRead({ file: [allow(ALICE, FILE_READ_DATA), deny(ALICE, FILE_READ_DATA), allow(HR)], share: open }, alice), true, "a deny of a bit already granted");
+  });
+
+  it("the owner has READ_CONTROL without an entry, unless an OWNER RIGHTS entry says what the owner has", () => {
+    const noReadControl = allow(ALICE, 0x100009);
+    assert.equal(mayRead({ file: [noReadControl], share: open, owner: ALICE }, alice), true);
+    assert.equal(mayRead({ file: [noReadControl], share: open, owner: HR.replace("2001", "9999") }, alice), false);
+    assert.equal(mayRead({ file: [noReadControl, allow(OWNER_RIGHTS_SID, 0x2)], share: open, owner: ALICE }, alice), false);
+    assert.equal(mayRead({ file: [noReadControl, allow(OWNER_RIGHTS_SID, READ_CONTROL)], share: open, owner: ALICE }, alice), true);
+    assert.equal(mayRead({ file: [deny(ALICE, READ_CONTROL), allow(ALICE)], share: open, owner: ALICE }, alice), true, "granted before the deny is met");
+    assert.equal(mayRead({ file: [deny(ALICE, READ_CONTROL), allow(ALICE)], share: open }, alice), false);
+  });
+
+  it("the share must grant the whole open, FILE_READ_ATTRIBUTES included", () => {
+    assert.equal(mayRead({ file: open, share: [allow(ALICE, 0x120089)] }, alice), true);
+    assert.equal(mayRead({ file: open, share: [allow(ALICE, 0x120009)] }, alice), false);
   });
 
   it("a NULL DACL lets everyone read, an empty one no one", () => {
@@ -64,7 +89,31 @@ describe("mayRead: decided as Windows decides", () => {
   });
 });
 
+describe("ownerWhereItDecides: the owner is kept only where it can change an answer", () => {
+  it("kept where an allow grants FILE_READ_DATA without READ_CONTROL, or a deny mentions READ_CONTROL", () => {
+    assert.equal(ownerWhereItDecides([allow(HR, 0x100009)], ALICE.toLowerCase()), ALICE);
+    assert.equal(ownerWhereItDecides([deny(HR, READ_CONTROL), allow(HR)], ALICE), ALICE);
+  });
+
+  it("dropped where every entry granting FILE_READ_DATA grants READ_CONTROL, with OWNER RIGHTS, or a NULL DACL", () => {
+    assert.equal(ownerWhereItDecides([allow(HR), allow(ALICE, GENERIC_READ), deny(HR, FILE_WRITE_DATA)], ALICE), null);
+    assert.equal(ownerWhereItDecides([allow(HR, 0x100009), allow(OWNER_RIGHTS_SID, 0x2)], ALICE), null);
+    assert.equal(ownerWhereItDecides(null, ALICE), null);
+    assert.equal(ownerWhereItDecides([allow(HR, 0x100009)], null), null);
+  });
+});
+
 describe("the normal form of an ACL", () => {
+  it("an ACL without an owner keeps the text it had before owners were kept; one with an owner differs and reads back", () => {
+    const acl = { file: [allow(HR)], share: null };
+    assert.equal(normaliseAcl(acl), JSON.stringify({ file: [["allow", false, READ, HR]], share: null }));
+    assert.equal(normaliseAcl({ ...acl, owner: null }), normaliseAcl(acl));
+    const owned = { ...acl, owner: ALICE.toLowerCase() };
+    assert.notEqual(normaliseAcl(owned), normaliseAcl(acl));
+    assert.deepEqual(parseAcl(normaliseAcl(owned)), { ...acl, owner: ALICE });
+  });
+
+
   it("keeps the entries' order, reads back the same, and hashes per server", () => {
     const acl = { file: [deny(ALICE), allow(HR, GENERIC_READ, true)], share: null };
     const text = normaliseAcl(acl);

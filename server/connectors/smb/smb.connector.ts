@@ -23,6 +23,7 @@ import { AUTH_FAILURES, Command, FileAttribute, Status, statusName } from "./smb
 import { smbFailure } from "./smb-failure";
 import { SmbAddressNotAllowedError, type SmbAllowedNetworks, type SmbDialRules } from "./smb-allowed-networks";
 import { parseSecurityDescriptor } from "./security-descriptor";
+import { ownerWhereItDecides } from "../../access/windows-acl";
 import type { Dacl, FileAcl } from "../../search/stored-acl";
 import { accountOf, groupNames, groupSids, type SmbIdentity } from "./smb-identity";
 import { NtStatus, RpcCallError } from "./rpc-status";
@@ -89,12 +90,16 @@ export async function smbConnectorOptions(details: SmbDetails, password: string,
 export type ShareListing = Record<string, string[] | { error: string; reason?: string; hint?: string }>;
 
 const STYPE_DISKTREE = 0;
+/** Distinct descriptors a run keeps parsed: a share has a few; each is a few hundred bytes. */
+const DISTINCT_DESCRIPTORS_KEPT = 4096;
 
 export class SmbConnector implements Connector {
   readonly topLevelName = "share";
   private readonly client: Smb2Client;
   /** Each share's DACL, read once for the connector's life (NetrShareGetInfo level 502). */
   private readonly shareDacls = new Map<string, Promise<Dacl>>();
+  /** Parsed file descriptors by share and bytes, the oldest out past DISTINCT_DESCRIPTORS_KEPT. */
+  private readonly fileAcls = new Map<string, FileAcl>();
 
   constructor(private readonly opts: SmbConnectorOptions) {
     this.client = new Smb2Client({ ...opts, serverName: opts.serverName || opts.host });
@@ -157,15 +162,26 @@ export class SmbConnector implements Connector {
   async readPermissions(path: string): Promise<FileAcl> {
     const { share, rest } = splitPath(path);
     if (!share) throw new ConnectorEntryError(path, "The server root has no permissions of its own");
-    const file = await this.call(path, async () => {
-      try {
-        return parseSecurityDescriptor(await this.client.querySecurity(share, rest)).dacl;
-      } catch (e) {
-        if (e instanceof Error && e.name === "SecurityDescriptorError") throw new ConnectorEntryError(path, `${e.message}: ${path}`);
-        throw e;
-      }
-    });
-    return { file, share: await this.shareDacl(share) };
+    const descriptor = await this.call(path, () => this.client.querySecurity(share, rest));
+    const shareDacl = await this.shareDacl(share);
+    // Most files of a share carry one of a few descriptors: each distinct one is parsed once, and
+    // its files share one FileAcl (so what is computed of it, such as its id, is computed once).
+    const key = `${share}\u0000${descriptor.toString("latin1")}`;
+    const known = this.fileAcls.get(key);
+    if (known) return known;
+    let parsed: ReturnType<typeof parseSecurityDescriptor>;
+    try {
+      parsed = parseSecurityDescriptor(descriptor);
+    } catch (e) {
+      if (e instanceof Error && e.name === "SecurityDescriptorError") throw new ConnectorEntryError(path, `${e.message}: ${path}`);
+      throw e;
+    }
+    // The owner is kept only where it decides something (decision 0480), so most files share a few ACLs.
+    const owner = ownerWhereItDecides(parsed.dacl, parsed.owner);
+    const acl: FileAcl = { file: parsed.dacl, share: shareDacl, ...(owner ? { owner } : {}) };
+    if (this.fileAcls.size >= DISTINCT_DESCRIPTORS_KEPT) this.fileAcls.delete(this.fileAcls.keys().next().value!);
+    this.fileAcls.set(key, acl);
+    return acl;
   }
 
   /** An account the server no longer has is in no group: its link keeps only Everyone's files and the like. */

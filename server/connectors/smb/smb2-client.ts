@@ -33,7 +33,7 @@ import {
 import { dialectName, establishSession, type Session, type Smb2ClientOptions, type Smb2ClientStats } from "./smb2-session";
 import { RpcPipe, type PipeTransport, type RpcInterface, type RpcLimits } from "./dcerpc";
 import { SRVSVC, listSharesOn, shareDescriptorOn, type ShareInfo } from "./srvsvc";
-import { QUERY_INFO, READ_CONTROL, STATUS_BUFFER_TOO_SMALL, parseQueryInfo, querySecurityRequest, requiredSize } from "./smb2-query-info";
+import { OWNER_DACL, QUERY_INFO, READ_CONTROL, STATUS_BUFFER_TOO_SMALL, parseQueryInfo, querySecurityRequest, requiredSize } from "./smb2-query-info";
 
 /** A security descriptor larger than this is refused (real ones are a few hundred bytes). */
 const MAX_DESCRIPTOR_BYTES = 1024 * 1024;
@@ -219,7 +219,7 @@ export class Smb2Client {
   }
 
   /**
-   * A file's or folder's self-relative security descriptor (owner, group, DACL), opened with
+   * A file's or folder's self-relative security descriptor (owner and DACL: who may read needs no group), opened with
    * READ_CONTROL only: CREATE, QUERY_INFO and CLOSE in one compound round trip, so reading every
    * file's descriptor at each run costs one round trip per file. A descriptor larger than the first
    * buffer is asked for again at the size the server names (at most MAX_DESCRIPTOR_BYTES).
@@ -231,7 +231,7 @@ export class Smb2Client {
         const [, info] = await s.conn.compound(
           [
             { command: Command.CREATE, body: createRequest(path, READ_CONTROL, 0) },
-            { command: QUERY_INFO, body: querySecurityRequest(RELATED_FILE_ID, size), payloadSize: size, accept: [STATUS_BUFFER_TOO_SMALL] },
+            { command: QUERY_INFO, body: querySecurityRequest(RELATED_FILE_ID, size, OWNER_DACL), payloadSize: size, accept: [STATUS_BUFFER_TOO_SMALL] },
             { command: Command.CLOSE, body: closeRequest(RELATED_FILE_ID) },
           ],
           treeId,

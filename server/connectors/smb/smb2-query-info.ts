@@ -5,6 +5,8 @@ export const QUERY_INFO = 0x10;
 const SMB2_0_INFO_SECURITY = 0x03;
 /** OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION (MS-DTYP 2.4.7). */
 export const OWNER_GROUP_DACL = 0x1 | 0x2 | 0x4;
+/** OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION: what deciding who may read needs (decision 0480). */
+export const OWNER_DACL = 0x1 | 0x4;
 /** READ_CONTROL: reading the descriptor needs nothing else, so a file whose data the account may not read still answers. */
 export const READ_CONTROL = 0x00020000;
 export const STATUS_BUFFER_TOO_SMALL = 0xc0000023;

@@ -64,6 +64,17 @@ export async function aclVersion(db: DataSource, collection: string): Promise<st
   return `${row.n}:${row.newest}`;
 }
 
+/** aclVersion of several collections in one statement, in order. */
+export async function aclVersions(db: DataSource, collections: readonly string[]): Promise<string[]> {
+  const rows = (await db.query(
+    `SELECT c.id, count(a.seq) AS n, coalesce(max(a.seq), 0) AS newest
+       FROM unnest($1::varchar[]) AS c(id) LEFT JOIN search_acls a ON a.collection_id = c.id GROUP BY c.id`,
+    [[...collections]],
+  )) as Array<{ id: string; n: string; newest: string }>;
+  const byId = new Map(rows.map((row) => [row.id, `${row.n}:${row.newest}`]));
+  return collections.map((id) => byId.get(id) ?? "0:0");
+}
+
 /** The permission condition on a document row `d`, or null without a filter: an ACL the caller may read, or none. */
 export function readableCondition(filter: ReadableFilter, param: (value: unknown) => string): string | null {
   if (filter.readableAcls === undefined) return null;

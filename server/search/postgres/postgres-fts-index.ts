@@ -4,6 +4,7 @@ import { clampTopK, matchAttempts, parseQuery } from "../query";
 import type {
   ChunkInput,
   ChunkKey,
+  CollectionCountRequest,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -18,8 +19,8 @@ import type {
   StoredAcl,
 } from "../search-index";
 import { rankedChunks } from "./postgres-fts-ranking";
-import { countDocuments, countReadable, listPage, readChunkTexts, readDocumentChunks, readIndexedState } from "./postgres-fts-reads";
-import { aclVersion, readableDocumentIds, readAcls, writePermissions } from "./postgres-fts-acls";
+import { countDocuments, countReadable, countReadableMany, listPage, readChunkTexts, readDocumentChunks, readIndexedState } from "./postgres-fts-reads";
+import { aclVersion, aclVersions, readableDocumentIds, readAcls, writePermissions } from "./postgres-fts-acls";
 import { CONFIG, migrateSchema } from "./postgres-fts-schema";
 import { markedSnippet } from "./postgres-fts-snippets";
 import { RANK_WINDOW, SPAN_MIN_CHUNKS } from "./postgres-fts-window";
@@ -137,6 +138,11 @@ export class PostgresFtsIndex implements SearchIndex {
     return this.statsLoader.load(collectionId);
   }
 
+  async statsOfMany(requests: ReadonlyArray<CollectionCountRequest>): Promise<CollectionStats[]> {
+    await this.ready();
+    return countReadableMany(this.db, requests);
+  }
+
   async updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {
     if (updates.length === 0) return;
     await this.ready();
@@ -151,6 +157,12 @@ export class PostgresFtsIndex implements SearchIndex {
   async aclVersion(collectionId: string): Promise<string> {
     await this.ready();
     return aclVersion(this.db, collectionId);
+  }
+
+  async aclVersions(collectionIds: readonly string[]): Promise<string[]> {
+    if (collectionIds.length === 0) return [];
+    await this.ready();
+    return aclVersions(this.db, collectionIds);
   }
 
   async readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>> {

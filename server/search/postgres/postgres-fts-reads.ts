@@ -1,6 +1,6 @@
 import type { DataSource } from "typeorm";
 import { toSummary, type DocumentRow } from "../document-row";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState, ReadableFilter } from "../search-index";
+import type { ChunkInput, ChunkKey, CollectionCountRequest, CollectionStats, DocumentSummary, IndexedState, ReadableFilter } from "../search-index";
 import { readableCondition } from "./postgres-fts-acls";
 
 /** The index's reads besides searches: listings, counts, re-sync state and chunk texts. */
@@ -47,6 +47,29 @@ export async function countReadable(db: DataSource, collection: string, filter: 
     [collection, [...(filter.readableAcls ?? [])]],
   )) as { documents: string; chunks: string }[];
   return { documentCount: Number(row.documents), chunkCount: Number(row.chunks), indexStatus: "ok" };
+}
+
+/**
+ * Several collections' counts, each with its own permission filter, in one statement (a listing's
+ * for one caller): a collection without a filter counts every document; one with a filter counts
+ * those without an ACL or with one of its readable ids, by the (collection_id, acl) index.
+ */
+export async function countReadableMany(db: DataSource, requests: ReadonlyArray<CollectionCountRequest>): Promise<CollectionStats[]> {
+  if (requests.length === 0) return [];
+  const ids = [...new Set(requests.map((r) => r.collectionId))];
+  const filtered = ids.map((id) => requests.find((r) => r.collectionId === id)!.filter.readableAcls !== undefined);
+  const pairs = requests.flatMap((r) => (r.filter.readableAcls ?? []).map((acl) => [r.collectionId, acl] as const));
+  const rows = (await db.query(
+    `WITH c(collection_id, filtered) AS (SELECT * FROM unnest($1::varchar[], $2::boolean[])),
+          r(collection_id, acl) AS (SELECT * FROM unnest($3::varchar[], $4::text[]))
+     SELECT d.collection_id, count(*) AS documents, coalesce(sum(d.chunk_count), 0)::bigint AS chunks
+       FROM search_documents d JOIN c ON c.collection_id = d.collection_id
+      WHERE NOT c.filtered OR d.acl IS NULL OR EXISTS (SELECT 1 FROM r WHERE r.collection_id = d.collection_id AND r.acl = d.acl)
+      GROUP BY d.collection_id`,
+    [ids, filtered, pairs.map(([id]) => id), pairs.map(([, acl]) => acl)],
+  )) as Array<{ collection_id: string; documents: string; chunks: string }>;
+  const found = new Map(rows.map((row) => [row.collection_id, row]));
+  return requests.map((r) => ({ documentCount: Number(found.get(r.collectionId)?.documents ?? 0), chunkCount: Number(found.get(r.collectionId)?.chunks ?? 0), indexStatus: "ok" as const }));
 }
 
 /** Every collection's counts in one statement (a listing's). */

@@ -6,6 +6,7 @@ import { parseQuery } from "../query";
 import type {
   ChunkInput,
   ChunkKey,
+  CollectionCountRequest,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -156,6 +157,16 @@ export class SqliteFtsIndex implements SearchIndex {
   async aclVersion(collectionId: string): Promise<string> {
     const db = this.files.database(collectionId, false);
     return db ? this.files.guarded(collectionId, () => aclVersion(db)) : "none";
+  }
+
+  /** One file per collection: one read each, in this one call (no round trip between them). */
+  async aclVersions(collectionIds: readonly string[]): Promise<string[]> {
+    return Promise.all(collectionIds.map((id) => this.aclVersion(id)));
+  }
+
+  /** One file per collection: one count each, in this one call. */
+  async statsOfMany(requests: ReadonlyArray<CollectionCountRequest>): Promise<CollectionStats[]> {
+    return Promise.all(requests.map((r) => this.stats(r.collectionId, r.filter)));
   }
 
   async readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>> {
