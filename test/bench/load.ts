@@ -5,6 +5,8 @@ import autocannon from "autocannon";
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { prose, seeded, vocabulary, zipfWord } from "./corpus";
+import { skewedQueries, writeSkewedCorpus } from "./skewed-corpus";
+import { CLOCK_TICKS } from "./measure";
 
 /**
  * `npm run bench:load [-- --connections N --duration S --files N]`: many LAN clients against one
@@ -19,6 +21,11 @@ import { prose, seeded, vocabulary, zipfWord } from "./corpus";
  *
  * `--idle-duration S` sets the idle run's length apart (0: none), for a quick look at the run
  * during an ingestion; `--timeline` also prints that run second by second.
+ *
+ * `--corpus second`: the served collection is the bench's second corpus (skewed-corpus.ts, `--files`
+ * of its files) and the searches are 64 different queries of its mix (mostly rare words), so the
+ * result cache answers few of them and the reader threads do the work (issue 36 item 4); the
+ * other routes are repeated to keep two thirds searches.
  */
 
 const TARGET_RPS = 1000;
@@ -44,6 +51,24 @@ function writeFolder(dir: string, files: number, seed: number): string[] {
   // Queries people type: one or two common-to-middling words.
   const pick = seeded(11);
   return Array.from({ length: 16 }, (_, i) => (i % 2 ? `${zipfWord(words, pick)} ${zipfWord(words, pick)}` : zipfWord(words, pick)));
+}
+
+/** CPU seconds so far of a process's main thread and of all its other threads (/proc/<pid>/task). */
+function threadCpu(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const [utime, stime] = stat.slice(stat.lastIndexOf(")") + 2).split(" ").slice(11, 13).map(Number);
+      const seconds = (utime + stime) / CLOCK_TICKS;
+      if (Number(tid) === pid) main += seconds;
+      else others += seconds;
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return { main, others };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -142,8 +167,9 @@ async function main(): Promise<void> {
   const idleSeconds = flag("idle-duration", seconds, 0);
   const timeline = process.argv.includes("--timeline");
   const root = fs.realpathSync(tempDir("sluice-load-bench-"));
-  process.stdout.write(`load benchmark: ${connections} connections for ${seconds} s, a collection of ${files} files (~10 KB Markdown)\n`);
-  const queries = writeFolder(path.join(root, "served"), files, 1);
+  const second = process.argv.includes("--corpus") && process.argv[process.argv.indexOf("--corpus") + 1] === "second";
+  process.stdout.write(`load benchmark: ${connections} connections for ${seconds} s, a collection of ${files} files ${second ? "of the second corpus (skewed-corpus.ts)" : "(~10 KB Markdown)"}\n`);
+  const queries = second ? skewedQueries(writeSkewedCorpus(path.join(root, "served"), files).words, 64) : writeFolder(path.join(root, "served"), files, 1);
   writeFolder(path.join(root, "alone"), files, 2);
   writeFolder(path.join(root, "loaded"), files, 2);
 
@@ -163,15 +189,27 @@ async function main(): Promise<void> {
     await ingest(request, token, served.id);
 
     // Two thirds searches; the rest status polls, collection lists and document pages.
-    const routes: Array<{ route: Route; path: string }> = [
-      ...queries.slice(0, 8).map((q) => ({ route: "search" as const, path: `/api/collections/${served.collection_id}/search?q=${encodeURIComponent(q)}&top_k=10` })),
+    const searches = second ? 64 : 8;
+    const others: Array<{ route: Route; path: string }> = [
       { route: "status", path: `/api/data_pipelines/${served.id}/ingest/status` },
       { route: "status", path: `/api/data_pipelines/${loaded.id}/ingest/status` },
       { route: "collections", path: "/api/collections" },
       { route: "documents", path: `/api/collections/${served.collection_id}/documents?offset=${Math.floor(files / 2)}&limit=50` },
     ];
+    const routes: Array<{ route: Route; path: string }> = [
+      ...queries.slice(0, searches).map((q) => ({ route: "search" as const, path: `/api/collections/${served.collection_id}/search?q=${encodeURIComponent(q)}&top_k=10` })),
+      ...Array.from({ length: searches / 8 }, () => others).flat(),
+    ];
 
-    if (idleSeconds > 0) print("idle (nothing else running)", await load(server.url, token, routes, connections, idleSeconds));
+    if (idleSeconds > 0) {
+      const before = threadCpu(server.child.pid!);
+      const idle = await load(server.url, token, routes, connections, idleSeconds);
+      print("idle (nothing else running)", idle);
+      const after = threadCpu(server.child.pid!);
+      // Whether the searches use both cores and leave the API's thread room: its share of a core, and the other threads' (readers, writer).
+      line("API thread, cores busy", ((after.main - before.main) / idle.seconds).toFixed(2));
+      line("other threads, cores busy", ((after.others - before.others) / idle.seconds).toFixed(2));
+    }
 
     const aloneSeconds = await ingest(request, token, alone.id);
     const during = load(server.url, token, routes, connections, seconds);

@@ -25,6 +25,7 @@ import { runWriterBench } from "./index-writer.bench";
 import { runSearchHttpBench } from "./search-http.bench";
 import { runHostileSmbBench } from "./hostile-smb.bench";
 import { runOcrBench } from "./ocr.bench";
+import { printSearchCorpora, runSearchCorporaBench } from "./search-corpora.bench";
 import path from "node:path";
 
 /**
@@ -48,6 +49,8 @@ import path from "node:path";
  * `-- --hostile-smb` (the API's latency while listings talk to a hostile SMB server, hostile-smb.bench.ts).
  * `-- --ocr [--pages N] [--scans DIR]` (OCR against the tesseract command, ocr.bench.ts).
  * `-- --permission-rerun [--files N] [--pairs K]` (a permission source's no-change re-run against a plain one's, permission-rerun.bench.ts).
+ * `-- --search-corpora [--sqlite | --postgres] [--corpus first|second] [--queries N]` (search on both
+ * corpora against the engine's own time, search-corpora.bench.ts; also the default run's last section).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -433,6 +436,21 @@ async function permissionRerunBench(): Promise<void> {
   report("CPU per no-change re-run, Sluice + smbd (median)", `${median(r.permittedCpu).toFixed(3)} s with permissions, ${median(r.plainCpu).toFixed(3)} s plain`);
 }
 
+/**
+ * Issue 36: search over HTTP against the engine's own time on both corpora and both back ends,
+ * right after the ingestion and once the background work settled (search-corpora.bench.ts).
+ */
+async function searchCorporaBench(): Promise<void> {
+  const queries = Number(option("--queries") ?? "500");
+  if (!Number.isInteger(queries) || queries < 1) throw new Error("--queries takes a whole number");
+  const only: "SQLite" | "PostgreSQL" | null = process.argv.includes("--sqlite") ? "SQLite" : process.argv.includes("--postgres") ? "PostgreSQL" : null;
+  if (only === "PostgreSQL" && !postgresBinDir()) throw new Error("--postgres needs PostgreSQL installed");
+  const backEnds = only ? [only] : postgresBinDir() ? (["SQLite", "PostgreSQL"] as const) : (["SQLite"] as const);
+  const corpus = option("--corpus");
+  const results = await runSearchCorporaBench({ scale: SCALE, queries: scaled(queries, 20), backEnds: [...backEnds], corpora: corpus ? [corpus] : undefined });
+  printSearchCorpora(results, report);
+}
+
 async function main(): Promise<void> {
   // First, before any server runs: how fast the machine is today, so figures of different days can be set side by side.
   report("machine speed (a fixed CPU loop, fastest of 3; lower is faster)", `${machineSpeedMs().toFixed(0)} ms`);
@@ -483,6 +501,8 @@ async function main(): Promise<void> {
   if (process.argv.includes("--permissions")) return permissionBench().then(printRows);
   // `npm run bench -- --permission-rerun [--files N] [--pairs K]`: a permission source's no-change re-run against a plain one's.
   if (process.argv.includes("--permission-rerun")) return permissionRerunBench().then(printRows);
+  // `npm run bench -- --search-corpora [--sqlite | --postgres] [--corpus first|second] [--queries N]`: search on both corpora against the engine's own time.
+  if (process.argv.includes("--search-corpora")) return searchCorporaBench().then(printRows);
   // `npm run bench -- --smb` runs only the SMB ratios on SQLite: plain and encrypted, three pairs each.
   const smbOnly = process.argv.includes("--smb");
   // `npm run bench -- --pg-ingest` runs only the SMB ratio on PostgreSQL (three pairs), to measure the team server's ingestion.
@@ -587,6 +607,9 @@ async function main(): Promise<void> {
   }
 
   await bigFileBench();
+
+  process.stdout.write("\nsearch on both corpora against the engine's own time...\n");
+  await searchCorporaBench();
 
   const library = runModelLibraryBench();
   report(

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import type Database from "better-sqlite3";
 import { aclIdOf as storedIdOf, normaliseAcl, parseAcl } from "../stored-acl";
 import type { DocumentPermissions, PermissionsUpdate, ReadableFilter, StoredAcl } from "../search-index";
+import { prepared } from "./sqlite-statements";
 
 /**
  * A collection file's file-server permissions (schema 5): each distinct ACL once in `acls`,
@@ -31,15 +32,15 @@ export function writePermissions(db: Database.Database, sourceId: string, update
  * wrong about an id it holds, only short of new ones.
  */
 export function readAcls(db: Database.Database): { version: string; acls: StoredAcl[] } {
-  const rows = db.prepare("SELECT hash, server, acl FROM acls ORDER BY seq").all() as Array<{ hash: string; server: string; acl: string }>;
-  const newest = db.prepare("SELECT coalesce(max(seq), 0) FROM acls").pluck().get() as number;
+  const rows = prepared(db, "SELECT hash, server, acl FROM acls ORDER BY seq").all() as Array<{ hash: string; server: string; acl: string }>;
+  const newest = prepared(db, "SELECT coalesce(max(seq), 0) FROM acls", true).get() as number;
   const inode = fs.statSync(db.name, { throwIfNoEntry: false })?.ino ?? 0;
   return { version: `${inode}:${rows.length}:${newest}`, acls: rows.map((row) => ({ id: row.hash, server: row.server, acl: parseAcl(row.acl) })) };
 }
 
 /** The version alone (readAcls' first part), read without the rows: what a cache checks per request. */
 export function aclVersion(db: Database.Database): string {
-  const row = db.prepare("SELECT count(*) AS n, coalesce(max(seq), 0) AS newest FROM acls").get() as { n: number; newest: number };
+  const row = prepared(db, "SELECT count(*) AS n, coalesce(max(seq), 0) AS newest FROM acls").get() as { n: number; newest: number };
   const inode = fs.statSync(db.name, { throwIfNoEntry: false })?.ino ?? 0;
   return `${inode}:${row.n}:${row.newest}`;
 }

@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { capPerDocument, folderPrefix, spreadPerDocument, type MatchAttempt, type QueryUnit } from "../query";
 import type { SearchFilter } from "../search-index";
 import { readableSql } from "./sqlite-fts-acls";
+import { prepared } from "./sqlite-statements";
 
 /**
  * How one table's matches are ranked (sqlite-fts-search.ts runs it per tier): bm25 over the
@@ -50,12 +51,12 @@ const SPREAD_DEPTH = 4;
 export function hasMoreMatches(db: Database.Database, match: string, count: number, where: SqlFilter | null): boolean {
   const filter = where ? ` AND ${where.sql("chunks_fts")}` : "";
   const sql = `SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH @match${filter} LIMIT @enough)`;
-  return (db.prepare(sql).pluck().get({ match, enough: count + 1, ...where?.params }) as number) > count;
+  return (prepared(db, sql, true).get({ match, enough: count + 1, ...where?.params }) as number) > count;
 }
 
 /** Whether any chunk matches (stemmed): stops at the first. */
 export function anyMatch(db: Database.Database, match: string): boolean {
-  return db.prepare("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1").get(match) !== undefined;
+  return prepared(db, "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1").get(match) !== undefined;
 }
 
 /** The two full-text tables a search ranks: the exact forms and the stems, each with its bm25 weighted alike (title, path, body). */
@@ -126,9 +127,9 @@ export interface RankPlan {
 export function rankPlan(db: Database.Database, table: RankedTable, units: QueryUnit[], attempt: MatchAttempt, limits: RankingLimits): RankPlan {
   const match = toMatch(units, attempt.joiner, attempt.prefix);
   const whole: RankPlan = { match, rank: match, fill: null };
-  const newest = db.prepare("SELECT max(rowid) FROM chunks").pluck().get() as number | null;
+  const newest = prepared(db, "SELECT max(rowid) FROM chunks", true).get() as number | null;
   if (newest === null || newest < limits.commonFrom) return whole;
-  const sample = db.prepare(`SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ?)`);
+  const sample = prepared(db, `SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid DESC LIMIT ?)`);
   const common = units.map((unit) => {
     if (attempt.prefix && unit.prefix) return false;
     const { n, oldest } = sample.get(toMatch([unit], attempt.joiner, false), limits.commonSample) as { n: number; oldest: number | null };
@@ -213,7 +214,7 @@ function windowedChunks(db: Database.Database, table: RankedTable, query: Window
          candidates AS (${newest(scored, "@match", ` AND ${table}.rowid >= (SELECT min(rowid) FROM also_window) AND +${table}.rowid IN (SELECT rowid FROM also_window)`)})`;
   const params = { match: query.match, ...(query.also === null ? {} : { also: query.also }), ...scope.where?.params, window: scope.limits.window, limit };
   if (scope.perDocument === undefined && scope.firstPerDocument === undefined) {
-    return db.prepare(`${candidates} SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @limit`).all(params) as RankedRow[];
+    return prepared(db, `${candidates} SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @limit`).all(params) as RankedRow[];
   }
   // Each chunk's rank n within its document: with perDocument, at most that many of each
   // document (one long document cannot fill the page); with firstPerDocument, a document's
@@ -221,24 +222,18 @@ function windowedChunks(db: Database.Database, table: RankedTable, query: Window
   const numbered = `SELECT k.rowid, k.bm25, c.document_id, row_number() OVER (PARTITION BY c.document_id ORDER BY k.bm25, k.rowid DESC) AS n
          FROM candidates k JOIN chunks c ON c.rowid = k.rowid`;
   if (scope.perDocument !== undefined) {
-    return db
-      .prepare(`${candidates} SELECT rowid, bm25, document_id FROM (${numbered}) WHERE n <= @perDocument ORDER BY bm25, rowid DESC LIMIT @limit`)
-      .all({ ...params, perDocument: scope.perDocument }) as RankedRow[];
+    return prepared(db, `${candidates} SELECT rowid, bm25, document_id FROM (${numbered}) WHERE n <= @perDocument ORDER BY bm25, rowid DESC LIMIT @limit`).all({ ...params, perDocument: scope.perDocument }) as RankedRow[];
   }
   // The spread page comes from the best SPREAD_DEPTH x limit rows when they hold `limit` rows that
   // are among their document's first firstPerDocument: any row below them ranks below every one of
   // them, and a row's rank within its document is the same among them as among all the
   // candidates. Only otherwise (one document holding most of the best rows) is every candidate
   // numbered (a join and a sort of up to the window; 2-3x a plain ranking's time).
-  const best = db
-    .prepare(`${candidates} SELECT k.rowid, k.bm25, c.document_id FROM (SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @depth) k JOIN chunks c ON c.rowid = k.rowid ORDER BY k.bm25, k.rowid DESC`)
-    .all({ ...params, depth: limit * SPREAD_DEPTH }) as RankedRow[];
+  const best = prepared(db, `${candidates} SELECT k.rowid, k.bm25, c.document_id FROM (SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @depth) k JOIN chunks c ON c.rowid = k.rowid ORDER BY k.bm25, k.rowid DESC`).all({ ...params, depth: limit * SPREAD_DEPTH }) as RankedRow[];
   const documentOf = (row: RankedRow) => row.document_id!;
   const firsts = capPerDocument(best, scope.firstPerDocument, documentOf).length;
   if (firsts >= limit || best.length < limit * SPREAD_DEPTH) return spreadPerDocument(best, scope.firstPerDocument, documentOf).slice(0, limit);
-  return db
-    .prepare(`${candidates} SELECT rowid, bm25, document_id FROM (${numbered}) ORDER BY n > @firstPerDocument, bm25, rowid DESC LIMIT @limit`)
-    .all({ ...params, firstPerDocument: scope.firstPerDocument }) as RankedRow[];
+  return prepared(db, `${candidates} SELECT rowid, bm25, document_id FROM (${numbered}) ORDER BY n > @firstPerDocument, bm25, rowid DESC LIMIT @limit`).all({ ...params, firstPerDocument: scope.firstPerDocument }) as RankedRow[];
 }
 
 /**
@@ -255,15 +250,14 @@ function checkedAlso(db: Database.Database, table: RankedTable, query: WindowedQ
   const filter = scope.where ? ` AND ${scope.where.sql(table)}` : "";
   const params = { match: query.match, ...scope.where?.params, window: scope.limits.window };
   const count = `SELECT count(*) FROM (SELECT 1 FROM ${table} WHERE ${table} MATCH @match${filter} LIMIT @window + 1)`;
-  if ((db.prepare(count).pluck().get(params) as number) > scope.limits.window) return null;
+  if ((prepared(db, count, true).get(params) as number) > scope.limits.window) return null;
   const documentOf = scope.perDocument === undefined ? "" : ", (SELECT c.document_id FROM chunks c WHERE c.rowid = k.rowid) AS document_id";
-  const ranked = db
-    .prepare(
-      `WITH k AS (SELECT ${table}.rowid AS rowid, ${query.score} AS bm25 FROM ${table} WHERE ${table} MATCH @match${filter})
+  const ranked = prepared(
+    db,
+    `WITH k AS (SELECT ${table}.rowid AS rowid, ${query.score} AS bm25 FROM ${table} WHERE ${table} MATCH @match${filter})
        SELECT rowid, bm25${documentOf} FROM k ORDER BY bm25, rowid DESC`,
-    )
-    .all(params) as RankedRow[];
-  const also = db.prepare(`SELECT 1 FROM ${table} WHERE ${table} MATCH ? AND rowid = ?`);
+  ).all(params) as RankedRow[];
+  const also = prepared(db, `SELECT 1 FROM ${table} WHERE ${table} MATCH ? AND rowid = ?`);
   const perDocument = new Map<string, number>();
   const kept: RankedRow[] = [];
   for (const row of ranked) {

@@ -3,6 +3,7 @@ import { capPerDocument, clampTopK, markSnippet, matchAttempts, spreadPerDocumen
 import type { SearchHit, SearchOptions } from "../search-index";
 import { anyMatch, filterSql, hasMoreMatches, rankPlan, rankedChunks, toMatch, type RankScope, type RankedRow, type RankedTable, type RankingLimits } from "./sqlite-fts-ranking";
 import { chunkStart, snippetsOf } from "./sqlite-fts-snippets";
+import { prepared } from "./sqlite-statements";
 
 interface ChunkRefRow {
   document_id: string;
@@ -66,8 +67,9 @@ function tieredChunks(db: Database.Database, units: QueryUnit[], attempt: MatchA
 /** The page's chunks as hits, with their documents and marked snippets (a chunk whose document is gone meanwhile is left out). */
 function hitsOf(db: Database.Database, { top, match, prefixed, matched }: AttemptResult): SearchHit[] {
   const snippets = snippetsOf(db, match, top.map((row) => row.rowid), prefixed);
-  const body = db.prepare("SELECT body FROM chunks_fts WHERE rowid = ?").pluck();
-  const ref = db.prepare(
+  const body = prepared(db, "SELECT body FROM chunks_fts WHERE rowid = ?", true);
+  const ref = prepared(
+    db,
     `SELECT c.document_id, c.chunk_index, c.page, c.location, c.scanned, d.source_id, d.path, d.title
      FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?`,
   );

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { MARK_CLOSE, MARK_OPEN } from "../query";
+import { prepared } from "./sqlite-statements";
 
 /** Words of a snippet: FTS5's snippet() around the match, or a chunk's start when there is nothing to mark. */
 const SNIPPET_TOKENS = 20;
@@ -25,13 +26,13 @@ export function snippetsOf(db: Database.Database, match: string, rowids: number[
   if (prefixed) {
     // The unary + leaves the list a filter: FTS5 walks the range once instead of seeking (and merging) per rowid.
     const sql = `SELECT ${columns} FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (${rowids.map(() => "?").join(", ")})`;
-    const rows = db.prepare(sql).all(match, BigInt(Math.min(...rowids)), BigInt(Math.max(...rowids)), ...rowids.map(BigInt)) as Row[];
+    const rows = prepared(db, sql).all(match, BigInt(Math.min(...rowids)), BigInt(Math.max(...rowids)), ...rowids.map(BigInt)) as Row[];
     for (const row of rows) found.set(row.rowid, row);
     return found;
   }
   // The rowid goes in as a BigInt (an SQLite integer): better-sqlite3 binds a JS number as
   // a REAL, and FTS5 ignores a `rowid = REAL` constraint, answering every match's first row.
-  const one = db.prepare(`SELECT ${columns} FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`);
+  const one = prepared(db, `SELECT ${columns} FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid = ?`);
   for (const rowid of rowids) {
     const row = one.get(match, BigInt(rowid)) as Row | undefined;
     if (row) found.set(rowid, row);
