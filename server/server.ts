@@ -63,6 +63,7 @@ function reportTransport(config: Config, tls: TlsCredentials | null, logger: Log
     const { fingerprintSha256, notAfter } = tls.certificate;
     logger.info(`serving HTTPS with the certificate in TLS_CERT; its SHA-256 fingerprint is ${fingerprintSha256} (valid until ${notAfter.toISOString()})`);
     if (notAfter.getTime() <= Date.now()) logger.warn(`the certificate in TLS_CERT expired on ${notAfter.toISOString()}: browsers refuse it; renew it and restart`);
+    if (tls.keyOpenToOthers) logger.warn(`TLS_KEY (${config.tls?.keyFile}) can be read by other users of this machine: make it readable by this user only (chmod 600)`);
   } else if (isLanBinding(config.host)) {
     logger.warn(`HOST=${config.host} serves plain HTTP to the LAN: passwords, tokens and the session cookie cross the network readable; set TLS_CERT and TLS_KEY, or end TLS in a proxy in front (with TRUST_PROXY)`);
   }

@@ -24,7 +24,7 @@ export const CONTENT_SECURITY_POLICY = [
  * are told to come back over HTTPS only, for a year. Not for subdomains: a LAN machine's name
  * says nothing of the names under it (docs/decisions/0460-https-secure-cookies-and-hsts.md).
  */
-export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
+const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
 
 export function securityHeaders() {
   return (req: Request, res: Response, next: NextFunction): void => {

@@ -14,7 +14,7 @@ import { readTlsCredentials, type CertificateSummary } from "./tls-credentials";
  */
 
 /** Under DATA_DIR. */
-export const CERTIFICATE_DIR = "tls";
+const CERTIFICATE_DIR = "tls";
 const CERT_FILE = "lan-certificate.pem";
 const KEY_FILE = "lan-key.pem";
 /** 397 days at most: Apple's platforms refuse longer-lived server certificates even once trusted by hand. */

@@ -17,6 +17,8 @@ export interface TlsCredentials {
   cert: Buffer;
   key: Buffer;
   certificate: CertificateSummary;
+  /** TLS_KEY's file can be read by other users of this machine (POSIX group or other bits): worth a warning, not a refusal. */
+  keyOpenToOthers: boolean;
 }
 
 const PEM_CERTIFICATE = "-----BEGIN CERTIFICATE-----";
@@ -35,7 +37,7 @@ export function sha256Fingerprint(certificate: string | Buffer): string {
   return new X509Certificate(certificate).fingerprint256;
 }
 
-export function summarise(certificate: X509Certificate): CertificateSummary {
+function summarise(certificate: X509Certificate): CertificateSummary {
   return {
     fingerprintSha256: certificate.fingerprint256,
     notAfter: new Date(certificate.validTo),
@@ -92,5 +94,6 @@ export function readTlsCredentials(files: TlsFiles): TlsCredentials {
   if (!certificate.checkPrivateKey(privateKey)) {
     throw new ConfigError(`TLS_KEY is not the private key of the certificate in TLS_CERT: ${files.keyFile} does not match ${files.certFile}`);
   }
-  return { cert, key, certificate: summarise(certificate) };
+  const keyOpenToOthers = process.platform !== "win32" && (fs.statSync(files.keyFile).mode & 0o077) !== 0;
+  return { cert, key, certificate: summarise(certificate), keyOpenToOthers };
 }

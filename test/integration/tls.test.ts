@@ -71,6 +71,7 @@ describe("HTTPS with TLS_CERT and TLS_KEY", () => {
     // A client that trusts only the usual CAs refuses it, as a browser would.
     await assert.rejects(httpsRequest(`${secure.url}/api/health`, {}), /certificate|verify/i);
     assert.match(secure.output(), /serving HTTPS with the certificate in TLS_CERT; its SHA-256 fingerprint is ([0-9A-F]{2}:){31}[0-9A-F]{2}/);
+    assert.doesNotMatch(secure.output(), /plain HTTP/);
   });
 
   it("marks the session cookie Secure and sends Strict-Transport-Security; the app's own https page passes the cross-site check", async () => {
@@ -214,7 +215,13 @@ describe("bad TLS settings", () => {
         JSON.stringify(files),
       );
     }
-    // The good pair reads, with openssl's fingerprint.
-    assert.equal(readTlsCredentials({ certFile: ca.certFile, keyFile: ca.keyFile }).certificate.fingerprintSha256, opensslFingerprint(ca.certFile));
+    // The good pair reads, with openssl's fingerprint; a key others may read is only worth a warning.
+    fs.chmodSync(ca.keyFile, 0o600);
+    const good = readTlsCredentials({ certFile: ca.certFile, keyFile: ca.keyFile });
+    assert.equal(good.certificate.fingerprintSha256, opensslFingerprint(ca.certFile));
+    assert.equal(good.keyOpenToOthers, false);
+    fs.chmodSync(ca.keyFile, 0o644);
+    assert.equal(readTlsCredentials({ certFile: ca.certFile, keyFile: ca.keyFile }).keyOpenToOthers, process.platform !== "win32");
+    fs.chmodSync(ca.keyFile, 0o600);
   });
 });
