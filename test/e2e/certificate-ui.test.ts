@@ -2,7 +2,8 @@
  * The Account screen's "This server's certificate" card over real HTTPS (TLS_CERT and TLS_KEY from
  * a test CA the openssl command made), in Debian's Chromium: the fingerprint is openssl's, the
  * Copy button works by keyboard and puts exactly it on the clipboard, the page fits 1280x800 and
- * 640x400 (200 % zoom) and is axe clean; over plain HTTP the card is not there.
+ * 640x400 (200 % zoom) and is axe clean; over plain HTTP the card is not there. The desktop
+ * app's LAN switch beside it works by keyboard.
  */
 import assert from "node:assert/strict";
 import path from "node:path";
@@ -94,6 +95,50 @@ for (const viewport of [
     }
   });
 }
+
+test("the desktop app's LAN switch on the Account screen, by keyboard at 640x400, axe clean (the preload's bridge stood in for)", async () => {
+  const ctx = await browser.newContext({ viewport: { width: 640, height: 400 }, ignoreHTTPSErrors: true, bypassCSP: true });
+  const fingerprint = opensslFingerprint(ca.certFile);
+  // What main/preload.ts exposes and main/main.ts answers: the page cannot tell a stand-in from it.
+  await ctx.addInitScript((sha) => {
+    const state = { enabled: true, urls: ["https://192.0.2.10:8420/"], certificateSha256: sha };
+    const w = window as any;
+    w.lanCalls = [];
+    w.sluiceDesktop = {
+      getLanAccess: async () => ({ ...state, urls: state.enabled ? state.urls : [] }),
+      setLanAccess: async (enabled: boolean) => {
+        w.lanCalls.push(enabled);
+        state.enabled = enabled;
+        return { ...state, urls: enabled ? state.urls : [] };
+      },
+    };
+  }, fingerprint);
+  try {
+    assert.ok((await ctx.request.post(`${sluice.api}/signup`, { data: { email: `cert-lan-${process.pid}@example.com`, password: PASSWORD } })).ok());
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(15_000);
+    await page.goto(`${sluice.url}/#/account`);
+    const card = page.getByRole("region", { name: "LAN access" });
+    await card.getByRole("list", { name: "Addresses for colleagues" }).waitFor();
+    assert.equal((await card.getByRole("listitem").allTextContents()).join(), "https://192.0.2.10:8420/");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+    await axe(page, "account with the LAN switch on, 640x400");
+    await card.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, "lan-access-640x400.png") });
+
+    for (let i = 0; i < 60 && (await page.evaluate(() => document.activeElement?.id ?? "")) !== "lan-access"; i++) await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.id ?? ""), "lan-access", "Tab reaches the switch");
+    assert.equal(await page.locator("#lan-access").isChecked(), true);
+    await page.keyboard.press("Space");
+    await card.getByRole("list", { name: "Addresses for colleagues" }).waitFor({ state: "detached" });
+    assert.deepEqual(await page.evaluate(() => window.lanCalls), [false]);
+    assert.equal(await page.locator("#lan-access").isChecked(), false);
+    await axe(page, "account with the LAN switch off, 640x400");
+  } finally {
+    await ctx.close();
+  }
+});
 
 test("no certificate card where the server speaks plain HTTP (GET /instance tls null)", async () => {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, ignoreHTTPSErrors: true });
