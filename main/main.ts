@@ -8,6 +8,7 @@ import { lanUrls } from "./lan-addresses";
 import { openRotatingLog, type RotatingLog } from "./log-file";
 import { electronSqliteBinding } from "./native-binding";
 import { isExistingFile, openTarget, pageOpenCommand } from "./open-location";
+import { isOwnServerCertificate, serverTls, type ServerTls } from "./server-certificate";
 import { stopServer, waitForListening } from "./server-process";
 import { readSettings, serverBinding, writeSettings, type ShellSettings } from "./settings";
 import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "./url-guards";
@@ -27,6 +28,8 @@ const CHECKOUT_ROOT = path.join(__dirname, "..", "..");
 
 let server: UtilityProcess | null = null;
 let serverUrl = "";
+/** How the running server speaks TLS; null: plain HTTP on loopback. */
+let tls: ServerTls | null = null;
 let settings: ShellSettings;
 let window: BrowserWindow | null = null;
 let tray: Tray | null = null;
@@ -64,6 +67,8 @@ async function backUp(): Promise<void> {
 async function startServer(): Promise<void> {
   const { host, port } = serverBinding(settings);
   const serverLog = await desktopLog();
+  // LAN access is HTTPS with the desktop's own certificate, made on first use and kept in DATA_DIR.
+  tls = await serverTls(settings.allowLanAccess, serverEnv().DATA_DIR, process.env);
   const child = utilityProcess.fork(SERVER_ENTRY, [], {
     stdio: "pipe",
     serviceName: "Sluice server",
@@ -74,6 +79,7 @@ async function startServer(): Promise<void> {
       HOST: host,
       PORT: String(port),
       ...serverEnv(),
+      ...tls?.env,
     },
   });
   if (child.stdout) serverLog.attach(child.stdout);
@@ -97,8 +103,9 @@ async function restartServer(): Promise<void> {
 }
 
 function lanState() {
-  const port = Number(new URL(serverUrl).port);
-  return { enabled: settings.allowLanAccess, urls: settings.allowLanAccess ? lanUrls(port) : [] };
+  const url = new URL(serverUrl);
+  const urls = settings.allowLanAccess ? lanUrls(Number(url.port), undefined, url.protocol === "https:" ? "https" : "http") : [];
+  return { enabled: settings.allowLanAccess, urls, certificateSha256: tls?.fingerprintSha256 ?? null };
 }
 
 async function setLanAccess(enabled: boolean) {
@@ -143,7 +150,7 @@ function openWindow(): void {
 
 function refreshTray(): void {
   if (!tray) return;
-  const { enabled, urls } = lanState();
+  const { enabled, urls, certificateSha256 } = lanState();
   tray.setToolTip(enabled && urls.length ? `Sluice: ${urls[0]}` : "Sluice");
   tray.setContextMenu(
     Menu.buildFromTemplate([
@@ -151,6 +158,8 @@ function refreshTray(): void {
       { type: "separator" },
       { label: "Allow LAN access", type: "checkbox", checked: enabled, click: (item) => void setLanAccess(item.checked) },
       ...urls.map((url) => ({ label: `Reachable at ${url}`, enabled: false })),
+      // What a colleague compares with the certificate their browser shows (also on the Account screen).
+      ...(enabled && certificateSha256 ? [{ label: `Certificate SHA-256: ${certificateSha256}`, enabled: false }] : []),
       { type: "separator" },
       { label: "Back up data…", click: () => void backUp() },
       { label: "Quit", click: () => app.quit() },
@@ -216,6 +225,8 @@ function openAtPage(file: string, page: unknown): Promise<boolean> {
 function lockDownSession(): void {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
   session.defaultSession.setPermissionCheckHandler(() => false);
+  // With LAN access the server speaks HTTPS with its own certificate: the window trusts that one on loopback, nothing more.
+  session.defaultSession.setCertificateVerifyProc((request, callback) => callback(isOwnServerCertificate(request, tls?.fingerprintSha256 ?? null) ? 0 : -3));
   session.defaultSession.webRequest.onHeadersReceived((details, callback) => {
     callback({ responseHeaders: withContentSecurityPolicy(details.responseHeaders, CONTENT_SECURITY_POLICY) });
   });

@@ -12,7 +12,7 @@ export interface ServerChild {
   once(event: "exit", listener: (code: number | null) => void): unknown;
 }
 
-const LISTENING = /listening on (http:\/\/\S+)/;
+const LISTENING = /listening on (https?:\/\/\S+)/;
 
 /** Resolves with the URL the server prints once it listens (README: Set up and run); rejects if it exits or takes too long. */
 export function waitForListening(child: ServerChild, timeoutMs = 30_000): Promise<string> {

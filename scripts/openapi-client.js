@@ -32,7 +32,7 @@ async function fetchDocument() {
       child.stderr.on("data", (chunk) => (output += chunk));
       child.stdout.on("data", (chunk) => {
         output += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(output);
+        const match = /listening on (https?:\/\/\S+)/.exec(output);
         if (match) {
           clearTimeout(timer);
           resolve(match[1]);

@@ -47,6 +47,8 @@ import { requireAuth } from "./routing/auth.middleware";
 import { refuseCrossSite } from "./http/cross-site.middleware";
 import { AllowedHosts, hostGuard } from "./http/host-guard.middleware";
 import { securityHeaders } from "./http/security-headers";
+import { cookieSecurity } from "./routing/transport-security";
+import type { CertificateSummary } from "./tls/tls-credentials";
 import { collectionsRoutes } from "./http/collections.routes";
 import { errorHandler, notFound } from "./http/error.middleware";
 import { groupsRoutes } from "./http/groups.routes";
@@ -69,6 +71,8 @@ export interface AppDeps {
   mode: Mode;
   /** The address browsers use: PUBLIC_URL, or the one the server listens on. */
   publicUrl: string;
+  /** The certificate served when this process speaks HTTPS itself (TLS_CERT); null over plain HTTP. */
+  tls: CertificateSummary | null;
   db: DataSource;
   secrets: SecretStore;
   logger: Logger;
@@ -88,7 +92,7 @@ const BODY_LIMIT = "1mb";
 /** The built React UI, served at / when it exists (renderer/dist after `npm run build`). */
 const RENDERER_DIST = path.resolve(__dirname, __filename.endsWith(".ts") ? ".." : "../..", "renderer", "dist");
 
-export async function createApp({ config, mode, publicUrl, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
+export async function createApp({ config, mode, publicUrl, tls, db, secrets, logger, index, vectors, kinds, queue, models, attemptStore, redis }: AppDeps): Promise<Express> {
   const tokens = await TokenService.open(secrets, config.jwtSecret);
   const attempts = attemptStore ?? new MemoryAttemptStore();
   const limiter = new SignInLimiter(attempts, {
@@ -122,7 +126,7 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   const pipelines = new PipelinesService(db);
   const schedules = new SchedulesService(db, clockOf(config));
   const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl, roles }));
-  const secureCookies = publicUrl.startsWith("https:");
+  const secureCookies = cookieSecurity(publicUrl);
 
   const api = express.Router();
   // Before anything reads the body: a cross-site form post with the cookie acts on nothing.
@@ -140,7 +144,7 @@ export async function createApp({ config, mode, publicUrl, db, secrets, logger, 
   api.use(apiKeysRoutes(apiKeys, audit));
   api.use(auditRoutes(audit, roles));
   api.use(smbAccountsRoutes(new SmbAccountLinks(db, smbSettingsOf(config), attempts)));
-  api.use(instanceRoutes(mode.database === "postgres", roles.guarded));
+  api.use(instanceRoutes(mode.database === "postgres", roles.guarded, tls));
   api.use(groupsRoutes(groups, invitations));
   api.use(invitationsRoutes(invitations));
   api.use(collectionsRoutes(collections));

@@ -32,7 +32,7 @@ export function configurationMarkdown(): string {
     "Every setting is checked at start-up; if any is wrong, Sluice says which ones and why in one",
     "message (`configuration error: PORT must be ...; LOG_LEVEL must be ...`) and exits with status 1.",
     `Values that may hold a password or key (the secret ones: ${quiet(rows.filter((row) => row.secret))}) are never repeated`,
-    `in that message, nor are lists whose message names the bad entry itself (${quiet(rows.filter((row) => row.namesItsEntries && !row.secret))}).`,
+    `in that message, nor are values whose message names what is wrong itself, a file's path or a list's bad entry (${quiet(rows.filter((row) => row.namesItsEntries && !row.secret))}).`,
     "",
   ].join("\n");
 }

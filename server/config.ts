@@ -13,6 +13,12 @@ export interface OcrSettings {
   engine: "auto" | "tesseract" | "tesseract.js";
 }
 
+/** The PEM files HTTPS is served with (TLS_CERT, TLS_KEY), as absolute paths. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
 /** Everything the server reads from the environment, validated once at start-up (docs/configuration.md, generated from SETTINGS below). */
 export interface Config {
   port: number;
@@ -22,6 +28,8 @@ export interface Config {
   ollamaHost: string;
   /** PUBLIC_URL, or null to use the address the server ends up listening on (PORT=0 is only known then). */
   publicUrl: string | null;
+  /** TLS_CERT and TLS_KEY, resolved: serve HTTPS with this certificate and key (read and checked at start-up, tls/tls-credentials.ts); null: plain HTTP. */
+  tls: TlsFiles | null;
   /** Social sign-in: the provider's keys, and the issuer and audience its tokens must name (all three, or none). */
   idp: { jwksUrl: string; issuer: string; audience: string } | null;
   google: { clientId: string; clientSecret: string; authUrl: string; tokenUrl: string; apiUrl: string } | null;
@@ -158,6 +166,23 @@ const environmentSchema = z.object(
     // Also when other settings are wrong, so one error lists every problem.
     { when: () => true },
   )
+  .superRefine(
+    (e, ctx) => {
+      // A certificate without its key (or the reverse) cannot serve HTTPS, and plain HTTP is not what was asked for.
+      const pair = [
+        ["TLS_CERT", "TLS_KEY", "the private key of that certificate"],
+        ["TLS_KEY", "TLS_CERT", "the certificate of that key"],
+      ] as const;
+      for (const [name, other, what] of pair) {
+        const value = e[name];
+        if (value === undefined) continue;
+        // Key material goes in a file, never in the environment (where it would show in process listings).
+        if (/-----BEGIN|[\r\n]/.test(value)) ctx.addIssue({ code: "custom", path: [name], message: "must be the path of a PEM file, not the PEM text itself" });
+        if (e[other] === undefined) ctx.addIssue({ code: "custom", path: [other], message: `must be set when ${name} is (the path of ${what}): HTTPS needs both` });
+      }
+    },
+    { when: () => true },
+  )
   .superRefine((e, ctx) => {
     // The in-process queue runs one job at a time (the spec's rule); a team server may choose more.
     if (e.INGEST_CONCURRENCY > 1 && !e.REDIS_URL) {
@@ -202,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(e.DATA_DIR ?? defaultDataDir(env)),
     ollamaHost: e.OLLAMA_HOST,
     publicUrl: e.PUBLIC_URL ?? null,
+    tls: e.TLS_CERT && e.TLS_KEY ? { certFile: path.resolve(e.TLS_CERT), keyFile: path.resolve(e.TLS_KEY) } : null,
     idp: e.IDP_JWKS_URL && e.IDP_ISSUER && e.IDP_AUDIENCE ? { jwksUrl: e.IDP_JWKS_URL, issuer: e.IDP_ISSUER, audience: e.IDP_AUDIENCE } : null,
     google:
       e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET

@@ -62,7 +62,7 @@ export interface SettingDoc {
   defaultText?: string;
   /** May carry a password or key: never repeated in an error message, and marked secret in the docs. */
   secret?: boolean;
-  /** A list whose error names the bad entry itself, so the whole value is not repeated either. */
+  /** A value whose error names what is wrong itself (a list's bad entry, a file's path), so the whole value is not repeated either. */
   namesItsEntries?: boolean;
 }
 
@@ -101,7 +101,18 @@ export const SETTINGS = {
     description:
       "the Ollama model server, in any form Ollama itself takes: `127.0.0.1:11434`, `localhost:11434`, `localhost`, `0.0.0.0` (this machine), `:11435`, `[::1]:11434`, `http://host:11434`, `https://host/prefix`. Without a scheme it is `http`; without a host `127.0.0.1`; without a port `11434` (but `80`/`443` after `http://`/`https://`, as with Ollama)",
   }),
-  PUBLIC_URL: optional(url(), { description: "the address browsers use; an `https:` URL also marks the cookie `Secure`", defaultText: "`http://HOST:PORT`" }),
+  PUBLIC_URL: optional(url(), { description: "the address browsers use; an `https:` URL also marks the cookie `Secure`", defaultText: "`http://HOST:PORT` (`https://HOST:PORT` with `TLS_CERT`)" }),
+  TLS_CERT: optional(z.string(), {
+    description:
+      "the path of a PEM file holding the server's certificate (its chain after it, if any): with `TLS_KEY`, the API and UI are served over HTTPS on `HOST:PORT`, cookies are marked `Secure` and answers carry `Strict-Transport-Security`. Both or neither; a file that cannot be read or is not PEM, or a key that is not the certificate's, stops the start",
+    defaultText: "unset (plain HTTP)",
+    namesItsEntries: true,
+  }),
+  TLS_KEY: optional(z.string(), {
+    description: "the path of the PEM file holding `TLS_CERT`'s private key (unencrypted; keep it readable by this user only)",
+    defaultText: "unset (plain HTTP)",
+    namesItsEntries: true,
+  }),
   IDP_JWKS_URL: optional(url(), {
     description:
       "identity provider for social sign-in: its JWKS URL. Needs `IDP_ISSUER` and `IDP_AUDIENCE` (all three, or Sluice refuses to start); unset, `POST /api/auth/session` answers 503",

@@ -273,3 +273,31 @@ export function Field({
     </div>
   );
 }
+
+/** Puts text on the clipboard: the Clipboard API where the page may use it, else (a LAN browser over http://) a selected text area. */
+export async function copyText(text: string): Promise<boolean> {
+  if (navigator.clipboard && window.isSecureContext) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch {
+      // Refused (no permission, the page not focused): the older way below may still work.
+    }
+  }
+  const back = document.activeElement as HTMLElement | null;
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.readOnly = true;
+  area.className = "clipboard-buffer";
+  document.body.append(area);
+  area.select();
+  let copied = false;
+  try {
+    copied = document.execCommand("copy");
+  } catch {
+    copied = false;
+  }
+  area.remove();
+  back?.focus();
+  return copied;
+}

@@ -6,8 +6,21 @@ interface OpenBridge {
   openLocation(location: DocumentLocation, page?: number | null): Promise<string | null>;
 }
 
+/** The tray's "Allow LAN access", as main/main.ts answers it: the https addresses colleagues use, and the certificate's fingerprint. */
+export interface LanAccess {
+  enabled: boolean;
+  urls: string[];
+  certificateSha256: string | null;
+}
+
+/** The LAN switch the preload exposes; setting it restarts the server and reloads the window. */
+interface LanBridge {
+  getLanAccess(): Promise<LanAccess>;
+  setLanAccess(enabled: boolean): Promise<LanAccess>;
+}
+
 /** What the desktop app's preload exposes (main/preload.ts), read only here; undefined in a LAN browser. */
-interface DesktopBridge extends Partial<OpenBridge> {
+interface DesktopBridge extends Partial<OpenBridge>, Partial<LanBridge> {
   /** Opens a URL in the system browser (Google's consent page). */
   openExternal?(url: string): Promise<void>;
 }
@@ -29,4 +42,10 @@ export function desktopBrowserOpener(): ((url: string) => Promise<void>) | undef
 export function desktopOpener(): OpenBridge | undefined {
   const found = bridge();
   return typeof found?.openLocation === "function" ? (found as OpenBridge) : undefined;
+}
+
+/** The desktop app's LAN switch, or undefined where there is none (a browser, an older shell). */
+export function desktopLanAccess(): LanBridge | undefined {
+  const found = bridge();
+  return typeof found?.getLanAccess === "function" && typeof found.setLanAccess === "function" ? (found as LanBridge) : undefined;
 }

@@ -3,6 +3,7 @@ import type { AccountsService } from "../accounts/accounts.service";
 import type { Actor } from "../access/actor";
 import { actorOf, clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
+import type { CookieSecurity } from "../routing/transport-security";
 import { presentToken, presentUser } from "./accounts.presenters";
 import { changePasswordBody, signInBody, signOutQuery, signUpBody, signUpQuery } from "./accounts.schemas";
 import type { InvitationsService } from "../accounts/invitations.service";
@@ -11,7 +12,7 @@ import { presentSignupStatus } from "./invitations.presenters";
 
 const HASHING_BUSY = "Too many password checks at once (the hashing threads' queue is full); see Retry-After";
 
-export function accountsRoutes(accounts: AccountsService, authenticate: (token: string) => Promise<Actor>, secureCookies: boolean, signup: { invitations: InvitationsService; mode: SignupMode }): Router {
+export function accountsRoutes(accounts: AccountsService, authenticate: (token: string) => Promise<Actor>, secureCookies: CookieSecurity, signup: { invitations: InvitationsService; mode: SignupMode }): Router {
   const signedIn = requireAuth(authenticate);
   const routes = documentedRouter("Accounts");
 

@@ -8,6 +8,8 @@ export interface RequestFacts {
   method: string;
   /** The Host header (already checked by the host guard). */
   host: string | undefined;
+  /** "https" over TLS (or from a proxy TRUST_PROXY trusts saying so), else "http": the scheme of the page that may send it. */
+  protocol: string;
   origin: string | undefined;
   secFetchSite: string | undefined;
   authorization: string | undefined;
@@ -32,7 +34,7 @@ function originOf(value: string): string | null {
  */
 export function crossSiteRefusal(req: RequestFacts, publicUrl: string): string | null {
   if (SAFE_METHODS.has(req.method.toUpperCase()) || req.authorization) return null;
-  const allowed = [originOf(publicUrl), req.host ? originOf(`http://${req.host}`) : null];
+  const allowed = [originOf(publicUrl), req.host ? originOf(`${req.protocol}://${req.host}`) : null];
   if (req.origin !== undefined) {
     const origin = originOf(req.origin);
     if (origin !== null && allowed.includes(origin)) return null;
@@ -49,6 +51,7 @@ export function refuseCrossSite(publicUrl: string) {
       {
         method: req.method,
         host: req.headers.host,
+        protocol: req.protocol,
         origin: req.headers.origin,
         secFetchSite: header(req, "sec-fetch-site"),
         authorization: req.headers.authorization,

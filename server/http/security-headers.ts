@@ -19,8 +19,16 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+/**
+ * Over HTTPS (a TLS connection, or a proxy TRUST_PROXY trusts saying so: `req.secure`), browsers
+ * are told to come back over HTTPS only, for a year. Not for subdomains: a LAN machine's name
+ * says nothing of the names under it (docs/decisions/0460-https-secure-cookies-and-hsts.md).
+ */
+const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
+
 export function securityHeaders() {
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (req.secure) res.setHeader("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY);
     // API answers carry accounts, keys and documents' text: no browser or proxy may keep them.
     if (req.path === "/api" || req.path.startsWith("/api/")) res.setHeader("Cache-Control", "no-store");
     res.setHeader("Content-Security-Policy", CONTENT_SECURITY_POLICY);

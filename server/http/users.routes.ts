@@ -2,11 +2,12 @@ import type { Router } from "express";
 import type { AccountsService } from "../accounts/accounts.service";
 import { actorOf, clearTokenCookie, clientAddress } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
+import type { CookieSecurity } from "../routing/transport-security";
 import { presentMe, presentUser } from "./accounts.presenters";
 import { presentGroup } from "./groups.presenters";
 import { idParams } from "../routing/common.schemas";
 
-export function usersRoutes(accounts: AccountsService, secureCookies: boolean): Router {
+export function usersRoutes(accounts: AccountsService, secureCookies: CookieSecurity): Router {
   const routes = documentedRouter("Users");
 
   routes.get("/users/me", { summary: "The caller", returns: "The user, with `is_admin`: whether they administer this instance" }, async (_input, _req, res) => {

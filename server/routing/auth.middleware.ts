@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import type { Actor } from "../access/actor";
 import { TOKEN_LIFETIME_SECONDS } from "../accounts/tokens";
 import { UnauthorizedError } from "../errors";
+import type { CookieSecurity } from "./transport-security";
 
 const TOKEN_COOKIE = "access_token";
 
@@ -43,16 +44,16 @@ export function actorOf(res: Response): Actor {
 }
 
 /** HttpOnly + SameSite=Lax: the OAuth redirect back still lands signed in, cross-site POSTs carry no cookie. */
-export function setTokenCookie(res: Response, token: string, secure: boolean): void {
+export function setTokenCookie(res: Response, token: string, security: CookieSecurity): void {
   res.cookie(TOKEN_COOKIE, token, {
     httpOnly: true,
     sameSite: "lax",
-    secure,
+    secure: security(res.req),
     path: "/",
     maxAge: TOKEN_LIFETIME_SECONDS * 1000,
   });
 }
 
-export function clearTokenCookie(res: Response, secure: boolean): void {
-  res.clearCookie(TOKEN_COOKIE, { httpOnly: true, sameSite: "lax", secure, path: "/" });
+export function clearTokenCookie(res: Response, security: CookieSecurity): void {
+  res.clearCookie(TOKEN_COOKIE, { httpOnly: true, sameSite: "lax", secure: security(res.req), path: "/" });
 }

@@ -301,12 +301,12 @@ describe("users", () => {
 });
 
 describe("GET /instance", () => {
-  it("tells the caller at the server's own machine that they can change its settings, except on a team server", async () => {
+  it("tells the caller at the server's own machine that they can change its settings, except on a team server; over plain HTTP no certificate", async () => {
     const { token } = await signUp(request);
     const res = await request("GET", "/instance", { token });
     assert.equal(res.status, 200);
     // These requests come over loopback; a team server (DATABASE_URL) has its administrator elsewhere.
-    assert.deepEqual(res.body, { can_change_settings: sluice.server.databaseUrl === null, administrators_only: false });
+    assert.deepEqual(res.body, { can_change_settings: sluice.server.databaseUrl === null, administrators_only: false, tls: null });
   });
 
   it("answers 401 without a session", async () => {

@@ -4,12 +4,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { lanUrls } from "../../main/lan-addresses";
+import { isOwnServerCertificate, serverTls } from "../../main/server-certificate";
 import { isExistingFile, openablePath, openableSmbUrl, openTarget } from "../../main/open-location";
 import { stopServer, waitForListening } from "../../main/server-process";
 import { readSettings, serverBinding, writeSettings } from "../../main/settings";
 import { isAppUrl, isExternalWebUrl, isTrustedIpcSender, withContentSecurityPolicy } from "../../main/url-guards";
 import { CONTENT_SECURITY_POLICY } from "../../server/http/security-headers";
+import { httpsRequest } from "../fixtures/https-client";
 import { serverEntryArgs, tempDir } from "../fixtures/sluice-server";
+import { makeTestCa, opensslFingerprint } from "../fixtures/test-ca";
 import { WAIT_LIMIT_MS } from "../fixtures/wait-for";
 
 describe("URL guards", () => {
@@ -147,7 +150,7 @@ describe("shell settings", () => {
     assert.deepEqual(serverBinding({ allowLanAccess: true, port: 9001 }), { host: "0.0.0.0", port: 9001 });
   });
 
-  it("lists external IPv4 addresses as LAN URLs", () => {
+  it("lists external IPv4 addresses as LAN URLs, https unless told otherwise", () => {
     const urls = lanUrls(8420, {
       lo: [{ address: "127.0.0.1", family: "IPv4", internal: true, netmask: "255.0.0.0", mac: "00:00:00:00:00:00", cidr: null }],
       eth0: [
@@ -155,7 +158,42 @@ describe("shell settings", () => {
         { address: "fe80::1", family: "IPv6", internal: false, netmask: "ffff::", mac: "02:00:00:00:00:01", cidr: null, scopeid: 2 },
       ],
     });
-    assert.deepEqual(urls, ["http://192.0.2.10:8420/"]);
+    assert.deepEqual(urls, ["https://192.0.2.10:8420/"]);
+    assert.deepEqual(lanUrls(8420, { eth0: [{ address: "192.0.2.10", family: "IPv4", internal: false, netmask: "255.255.255.0", mac: "02:00:00:00:00:01", cidr: null }] }, "http"), ["http://192.0.2.10:8420/"]);
+  });
+});
+
+describe("the server's certificate in the desktop shell", () => {
+  it("is none on loopback only; with LAN access, the self-signed one in DATA_DIR, made once and then the same", async () => {
+    const dataDir = tempDir();
+    assert.equal(await serverTls(false, dataDir, {}), null);
+    assert.equal(fs.existsSync(path.join(dataDir, "tls")), false, "nothing made until LAN access is allowed");
+    const first = await serverTls(true, dataDir, {});
+    assert.ok(first);
+    assert.equal(first.env.TLS_CERT, path.join(dataDir, "tls", "lan-certificate.pem"));
+    assert.equal(first.env.TLS_KEY, path.join(dataDir, "tls", "lan-key.pem"));
+    assert.equal(first.fingerprintSha256, opensslFingerprint(first.env.TLS_CERT));
+    assert.equal((await serverTls(true, dataDir, {}))?.fingerprintSha256, first.fingerprintSha256);
+  });
+
+  it("is the person's own TLS_CERT when they set one (also without LAN access), and nothing is made", async () => {
+    const ca = makeTestCa();
+    const dataDir = tempDir();
+    const own = await serverTls(false, dataDir, { TLS_CERT: ca.certFile, TLS_KEY: ca.keyFile });
+    assert.deepEqual(own, { env: { TLS_CERT: ca.certFile, TLS_KEY: ca.keyFile }, fingerprintSha256: opensslFingerprint(ca.certFile) });
+    assert.equal(fs.existsSync(path.join(dataDir, "tls")), false);
+  });
+
+  it("the window trusts only that certificate, only on loopback", async () => {
+    const tls = await serverTls(true, tempDir(), {});
+    assert.ok(tls);
+    const pem = fs.readFileSync(tls.env.TLS_CERT, "utf8");
+    const other = fs.readFileSync(makeTestCa().certFile, "utf8");
+    for (const hostname of ["127.0.0.1", "localhost", "::1", "[::1]"]) assert.equal(isOwnServerCertificate({ hostname, certificate: { data: pem } }, tls.fingerprintSha256), true, hostname);
+    assert.equal(isOwnServerCertificate({ hostname: "192.0.2.10", certificate: { data: pem } }, tls.fingerprintSha256), false, "a LAN name gets Chromium's own verdict");
+    assert.equal(isOwnServerCertificate({ hostname: "127.0.0.1", certificate: { data: other } }, tls.fingerprintSha256), false, "another certificate on loopback");
+    assert.equal(isOwnServerCertificate({ hostname: "127.0.0.1", certificate: { data: "garbage" } }, tls.fingerprintSha256), false);
+    assert.equal(isOwnServerCertificate({ hostname: "127.0.0.1", certificate: { data: pem } }, null), false, "plain HTTP: nothing to trust");
   });
 });
 
@@ -172,6 +210,22 @@ describe("server start/stop handshake", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     await stopServer(child, 10_000);
     assert.equal(await exited, 0);
+  });
+
+  it("waits for an HTTPS server's listening line too (LAN access with the desktop's certificate)", async () => {
+    const dataDir = tempDir();
+    const tls = await serverTls(true, dataDir, {});
+    assert.ok(tls);
+    const child = spawn(process.execPath, serverEntryArgs(), {
+      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SLUICE_SECRETS: "file", ...tls.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const url = await waitForListening(child, WAIT_LIMIT_MS);
+    assert.match(url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const health = await httpsRequest(`${url}/api/health`, { ca: fs.readFileSync(tls.env.TLS_CERT) });
+    assert.equal(health.status, 200);
+    assert.equal(health.peerFingerprint, tls.fingerprintSha256);
+    await stopServer(child, 10_000);
   });
 
   it("rejects when the server exits during start-up or never says it is listening", async () => {

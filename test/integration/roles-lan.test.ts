@@ -102,8 +102,9 @@ describe("HOST is this machine's LAN address, no ADMIN_EMAILS", { skip: lan ? fa
   let admin: { token: string };
   let staff: { token: string };
 
-  it("says in the log that the first account becomes the administrator", () => {
+  it("says in the log that the first account becomes the administrator, and that the LAN gets plain HTTP without TLS_CERT", () => {
     assert.match(sluice.server.output(), /reachable from the LAN and ADMIN_EMAILS is not set: the first account to sign up becomes this instance's administrator/);
+    assert.match(sluice.server.output(), /serves plain HTTP to the LAN: passwords, tokens and the session cookie cross the network readable; set TLS_CERT and TLS_KEY/);
   });
 
   it("sign-up is by invitation by default; the first account may sign up and administers", async () => {

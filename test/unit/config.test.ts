@@ -51,6 +51,26 @@ describe("loadConfig", () => {
     assert.equal(loadConfig({ IDP_ISSUER: "iss", IDP_AUDIENCE: "aud" }).idp, null, "without IDP_JWKS_URL social sign-in stays off");
   });
 
+  it("reads TLS_CERT and TLS_KEY as absolute paths, both or neither, and never repeats PEM text given in their place", () => {
+    assert.equal(loadConfig({}).tls, null, "plain HTTP by default");
+    assert.deepEqual(loadConfig({ TLS_CERT: "certs/server.pem", TLS_KEY: "/etc/sluice/server.key" }).tls, { certFile: path.resolve("certs/server.pem"), keyFile: "/etc/sluice/server.key" });
+    assert.throws(
+      () => loadConfig({ TLS_CERT: "/etc/sluice/server.pem" }),
+      (error: unknown) => error instanceof ConfigError && error.problems.length === 1 && /^TLS_KEY must be set when TLS_CERT is \(the path of the private key of that certificate\): HTTPS needs both$/.test(error.message),
+    );
+    assert.throws(() => loadConfig({ TLS_KEY: "/etc/sluice/server.key", PORT: "x" }), (error: unknown) => error instanceof ConfigError && error.problems.length === 2 && /TLS_CERT must be set when TLS_KEY is \(the path of the certificate of that key\)/.test(error.message));
+    const keyText = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----";
+    assert.throws(
+      () => loadConfig({ TLS_CERT: "/etc/sluice/server.pem", TLS_KEY: keyText }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.deepEqual(error.problems, ["TLS_KEY must be the path of a PEM file, not the PEM text itself"]);
+        assert.doesNotMatch(error.message, /MIGHAgEA/);
+        return true;
+      },
+    );
+  });
+
     it("refuses an invalid PORT or URL with a clear message", () => {
     assert.throws(() => loadConfig({ PORT: "eighty" }), (e: unknown) => e instanceof ConfigError && /PORT/.test(e.message));
     assert.throws(() => loadConfig({ PORT: "70000" }), ConfigError);

@@ -73,12 +73,17 @@ describe("Host header check (DNS rebinding)", () => {
 
 describe("cross-site request check", () => {
   const PUBLIC = "http://127.0.0.1:8420";
-  const post = (facts: Partial<RequestFacts>): RequestFacts => ({ method: "POST", host: "127.0.0.1:8420", origin: undefined, secFetchSite: undefined, authorization: undefined, ...facts });
+  const post = (facts: Partial<RequestFacts>): RequestFacts => ({ method: "POST", host: "127.0.0.1:8420", protocol: "http", origin: undefined, secFetchSite: undefined, authorization: undefined, ...facts });
 
   it("lets the app's own pages, safe methods, bearer clients and non-browsers through", () => {
     assert.equal(crossSiteRefusal(post({ origin: "http://127.0.0.1:8420" }), PUBLIC), null);
     assert.equal(crossSiteRefusal(post({ origin: "http://localhost:8420", host: "localhost:8420" }), PUBLIC), null, "the origin the request was addressed to");
     assert.equal(crossSiteRefusal(post({ origin: "https://sluice.example.lan", host: "sluice.example.lan" }), "https://sluice.example.lan"), null, "behind a TLS proxy");
+    assert.equal(
+      crossSiteRefusal(post({ origin: "https://192.0.2.10:8420", host: "192.0.2.10:8420", protocol: "https" }), "https://0.0.0.0:8420"),
+      null,
+      "a LAN page of a server that speaks HTTPS itself (TLS_CERT): the origin the request was addressed to, with its scheme",
+    );
     assert.equal(crossSiteRefusal(post({ origin: "http://evil.example", method: "GET" }), PUBLIC), null);
     assert.equal(crossSiteRefusal(post({ origin: "http://evil.example", authorization: "Bearer x" }), PUBLIC), null);
     assert.equal(crossSiteRefusal(post({}), PUBLIC), null, "curl sends neither Origin nor Sec-Fetch-Site");
@@ -91,6 +96,8 @@ describe("cross-site request check", () => {
       post({ origin: "http://evil.example" }),
       post({ origin: "http://127.0.0.1:3000" }),
       post({ origin: "https://127.0.0.1:8420" }),
+      // A plain-HTTP page is another origin than the HTTPS server it posts to.
+      post({ origin: "http://192.0.2.10:8420", host: "192.0.2.10:8420", protocol: "https" }),
       post({ origin: "null" }),
       post({ origin: "garbage" }),
       post({ method: "DELETE", origin: "http://evil.example" }),

@@ -5,6 +5,8 @@ import { ApiError, client, invalidate, keys, queries, queryClient } from "../api
 import { ConfirmButton, Empty, ErrorText, Loading, announce, usePageHeading } from "../components";
 import { formatTime } from "../format";
 import { PASSWORD_RULE } from "../names";
+import { LanAccess } from "./LanAccess";
+import { ServerCertificate } from "./ServerCertificate";
 
 /** A server answer's problem with one field (a 422's field error, or the 403 of a wrong current password), else null. */
 function fieldProblem(error: unknown, field: string): string | null {
@@ -244,6 +246,8 @@ export function AccountPage() {
       <div className="two-col">
         <div>
           <ApiKeys />
+          <LanAccess />
+          <ServerCertificate />
         </div>
         <div>
           <ChangePassword />

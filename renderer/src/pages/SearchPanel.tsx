@@ -2,7 +2,7 @@ import { useMutation, useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type KeyboardEvent } from "react";
 import * as api from "../api";
 import { client } from "../api";
-import { ErrorText, announce } from "../components";
+import { ErrorText, announce, copyText } from "../components";
 import { desktopOpener } from "../desktop";
 import { formatPlace } from "../format";
 import { FILE_TYPES, listOfWords, locationForms, queryWords } from "./search-words";
@@ -39,34 +39,6 @@ function moveBetweenResults(event: KeyboardEvent<HTMLOListElement>) {
 function filterWords(filters: Filters): string {
   const type = filters.type === "" ? "" : ` in ${FILE_TYPES[Number(filters.type)].label}`;
   return `${type}${filters.folder ? ` under ${filters.folder}` : ""}`;
-}
-
-/** Puts text on the clipboard: the Clipboard API where the page may use it, else (a LAN browser over http://) a selected text area. */
-async function copyText(text: string): Promise<boolean> {
-  if (navigator.clipboard && window.isSecureContext) {
-    try {
-      await navigator.clipboard.writeText(text);
-      return true;
-    } catch {
-      // Refused (no permission, the page not focused): the older way below may still work.
-    }
-  }
-  const back = document.activeElement as HTMLElement | null;
-  const area = document.createElement("textarea");
-  area.value = text;
-  area.readOnly = true;
-  area.className = "clipboard-buffer";
-  document.body.append(area);
-  area.select();
-  let copied = false;
-  try {
-    copied = document.execCommand("copy");
-  } catch {
-    copied = false;
-  }
-  area.remove();
-  back?.focus();
-  return copied;
 }
 
 /** The one location last copied (its result and form), so a single "Copied" shows at a time. */

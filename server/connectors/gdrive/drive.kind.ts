@@ -1,6 +1,7 @@
 import type { EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
 import type { SecretStore } from "../../secrets/secrets";
+import { cookieSecurity } from "../../routing/transport-security";
 import type { Connector } from "../connector";
 import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
 import { driveConnectors, type DriveConnectors } from "./drive-connectors";
@@ -48,7 +49,7 @@ class DriveKind implements SourceKind {
   routes({ db, sources, publicUrl }: KindRouteDeps): KindRoutes {
     const service = new DriveService(db, this.drive, sources, DRIVE, publicUrl, this.secrets);
     // The browser returns from Google without a bearer token: the OAuth state names the user.
-    const secureCookie = publicUrl.startsWith("https:");
+    const secureCookie = cookieSecurity(publicUrl);
     return { public: driveCallbackRoutes(service, secureCookie), signedIn: driveRoutes(service, secureCookie) };
   }
 }

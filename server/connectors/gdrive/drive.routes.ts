@@ -1,6 +1,7 @@
-import type { Response, Router } from "express";
+import type { Request, Response, Router } from "express";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
+import type { CookieSecurity } from "../../routing/transport-security";
 import { idParams } from "../../routing/common.schemas";
 import { CALLBACK_PATH, ForeignBrowserError, type DriveService } from "./drive.service";
 import { STATE_LIFETIME_MS } from "./oauth-states";
@@ -14,8 +15,8 @@ import { connectDriveQuery, createDriveSourceBody, driveCallbackQuery, registerD
  */
 const BROWSER_KEY_COOKIE = "sluice_drive_consent";
 
-function cookieOptions(secure: boolean) {
-  return { httpOnly: true, sameSite: "lax" as const, secure, path: CALLBACK_PATH };
+function cookieOptions(req: Request, security: CookieSecurity) {
+  return { httpOnly: true, sameSite: "lax" as const, secure: security(req), path: CALLBACK_PATH };
 }
 
 /**
@@ -23,7 +24,7 @@ function cookieOptions(secure: boolean) {
  * carries no bearer token; the user comes from the sealed state, and the binding cookie shows
  * this is the browser that started.
  */
-export function driveCallbackRoutes(drive: DriveService, secureCookie: boolean): Router {
+export function driveCallbackRoutes(drive: DriveService, secureCookie: CookieSecurity): Router {
   const routes = documentedRouter("Google Drive");
   routes.get("/integrations/cloud/drive/callback", {
     summary: "The browser's return from Google's consent page (not for API clients)",
@@ -46,7 +47,7 @@ export function driveCallbackRoutes(drive: DriveService, secureCookie: boolean):
       if (error instanceof ForeignBrowserError) return refuseForeignBrowser(res, error);
       throw error;
     }
-    res.clearCookie(BROWSER_KEY_COOKIE, cookieOptions(secureCookie));
+    res.clearCookie(BROWSER_KEY_COOKIE, cookieOptions(req, secureCookie));
     res.redirect(302, location);
   });
   return routes.router;
@@ -74,7 +75,7 @@ function refuseForeignBrowser(res: Response, error: ForeignBrowserError): void {
 }
 
 /** The signed-in Drive endpoints: connection and drive data sources. */
-export function driveRoutes(drive: DriveService, secureCookie: boolean): Router {
+export function driveRoutes(drive: DriveService, secureCookie: CookieSecurity): Router {
   const routes = documentedRouter("Google Drive");
 
   routes.get("/integrations/cloud/drive", {
@@ -92,7 +93,7 @@ export function driveRoutes(drive: DriveService, secureCookie: boolean): Router 
     errors: { 400: "return_to is not a path on this server", 503: "No Google OAuth client is configured" },
   }, async ({ query: { return_to } }, req, res) => {
     const { authUrl, browserKey } = await drive.connect(actorOf(res), return_to, req.socket.remoteAddress);
-    res.cookie(BROWSER_KEY_COOKIE, browserKey, { ...cookieOptions(secureCookie), maxAge: STATE_LIFETIME_MS });
+    res.cookie(BROWSER_KEY_COOKIE, browserKey, { ...cookieOptions(req, secureCookie), maxAge: STATE_LIFETIME_MS });
     res.json({ auth_url: authUrl });
   });
 
