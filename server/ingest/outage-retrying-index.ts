@@ -2,6 +2,7 @@ import type { DatabaseOutage } from "../data/database-outage";
 import type {
   ChunkInput,
   ChunkKey,
+  KeyedChunk,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -64,8 +65,8 @@ export class OutageRetryingIndex implements SearchIndex {
     return this.retry(() => this.index.documentChunks(collectionId, documentId));
   }
 
-  chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
-    return this.retry(() => this.index.chunkTexts(collectionId, chunks));
+  chunksByKey(collectionId: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>> {
+    return this.retry(() => this.index.chunksByKey(collectionId, chunks));
   }
 
   listDocuments(collectionId: string, offset: number, limit: number, filter?: ReadableFilter): Promise<{ total: number; items: DocumentSummary[] }> {

@@ -5,6 +5,7 @@ import crypto from "node:crypto";
 import type {
   ChunkInput,
   ChunkKey,
+  KeyedChunk,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -161,10 +162,10 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.documentChunks(collectionId, documentId);
   }
 
-  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+  async chunksByKey(collectionId: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>> {
     this.reader.filePath(collectionId);
     await this.upgraded(collectionId);
-    return this.reader.chunkTexts(collectionId, chunks);
+    return this.reader.chunksByKey(collectionId, chunks);
   }
 
   /**
