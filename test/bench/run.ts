@@ -24,6 +24,7 @@ import { runWriterBench } from "./index-writer.bench";
 import { runSearchHttpBench } from "./search-http.bench";
 import { runHostileSmbBench } from "./hostile-smb.bench";
 import { runOcrBench } from "./ocr.bench";
+import { DEFAULT_SCANS_CACHE, runOcrRealBench } from "./ocr-real.bench";
 import path from "node:path";
 
 /**
@@ -45,7 +46,8 @@ import path from "node:path";
  * with the reference alone, no ingestion: glue.bench.ts), `-- --growth` (how cost grows, growth.bench.ts), `-- big-file`, `-- --writer` (the SQLite index
  * writer alone, per batch size, index-writer.bench.ts), `-- --memory` (where one ingestion's peak RSS goes, memory.bench.ts),
  * `-- --hostile-smb` (the API's latency while listings talk to a hostile SMB server, hostile-smb.bench.ts).
- * `-- --ocr [--pages N] [--scans DIR]` (OCR against the tesseract command, ocr.bench.ts).
+ * `-- --ocr [--pages N] [--scans DIR]` (OCR against the tesseract command, ocr.bench.ts), `-- --ocr-real
+ * [--pages N] [--scans-cache DIR]` (issue 35's target on real scans from Debian's source packages, ocr-real.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -425,6 +427,8 @@ async function main(): Promise<void> {
     await runHostileSmbBench({ seconds: Number(option("--seconds") ?? 10), clients: Number(option("--clients") ?? 8), checks: Number(option("--checks") ?? 4) });
     return;
   }
+  // `npm run bench -- --ocr-real [--pages N] [--scans-cache DIR]`: real scans nobody here wrote, searched word by word against what the tesseract command reads (ocr-real.bench.ts).
+  if (process.argv.includes("--ocr-real")) return runOcrRealBench({ cacheDir: option("--scans-cache") ?? DEFAULT_SCANS_CACHE, pages: option("--pages") ? Number(option("--pages")) : undefined });
   // `npm run bench -- --ocr [--pages N] [--scans DIR]`: OCR against the tesseract command, and what a search finds of it (ocr.bench.ts).
   if (process.argv.includes("--ocr")) return runOcrBench({ pages: Number(option("--pages") ?? "12"), scansDir: option("--scans") });
   const real = option("--real");
