@@ -7,7 +7,7 @@ import type { Request } from "../fixtures/http-client";
 
 /** Measuring helpers the benches share: process CPU and memory from /proc, order statistics, targets. */
 
-const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+export const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 
 /** CPU seconds (user + system) a process used, its worker threads included; with `children`, also its waited-for children's. */
 export function cpuSeconds(pid: number, children = false): number {

@@ -1,10 +1,10 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
-import { CORES, cpuSeconds, peakRssMb, verdict } from "./measure";
+import { CLOCK_TICKS, CORES, cpuSeconds, peakRssMb, verdict } from "./measure";
+import { JOB_POLL_MS, tesseractCommand } from "./ocr-reference";
 import { realScanShare, type RealDocument } from "./real-scans";
 
 /**
@@ -30,17 +30,6 @@ const TARGET = { recall: 95, page: 98, timeRatio: 1, peakMb: 400 };
 /** Words of 4 letters or more, lower case (what is searched). */
 const wordsOf = (text: string) => new Set(text.toLowerCase().match(/\p{L}{4,}/gu) ?? []);
 
-/** The `tesseract` command on one scan as the issue's reference reads it: one thread, page segmentation 3, the file's own resolution. */
-function tesseractCommand(file: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("tesseract", [file, "stdout", "--psm", "3"], { env: { ...process.env, OMP_THREAD_LIMIT: "1" }, stdio: ["ignore", "pipe", "ignore"] });
-    const out: Buffer[] = [];
-    child.stdout.on("data", (d: Buffer) => out.push(d));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(Buffer.concat(out).toString("utf8")) : reject(new Error(`tesseract ${file} exited with ${code}`))));
-  });
-}
-
 /** CPU seconds of a process's threads, by the thread's name (Node's own threads are all "node"; V8's and libuv's helpers have theirs), most first. */
 function threadCpu(pid: number): string {
   const byName = new Map<string, number[]>();
@@ -60,9 +49,6 @@ function threadCpu(pid: number): string {
     .map(({ name, each }) => `${name} ${each.filter((s) => s >= 0.05).map((s) => s.toFixed(1)).join("/") || "0"}`)
     .join(", ");
 }
-
-/** Clock ticks per second of /proc's CPU times (USER_HZ): 100 on Linux everywhere that matters. */
-const CLOCK_TICKS = 100;
 
 /** The resident memory of a process and of every process below it (the tesseract commands a parser thread started), in MB; 0 once it is gone. */
 function treeRssMb(pid: number): number {
@@ -118,7 +104,7 @@ export async function runOcrRealBench(opts: OcrRealBenchOptions): Promise<void> 
       const childCpuStart = cpuSeconds(pid, true) - ownCpuStart;
       const start = performance.now();
       await request("POST", `/data_pipelines/${pipeline}/ingest`, { token: owner.token });
-      const job = await waitForJobEnd(request, owner.token, pipeline, 24 * 3600_000);
+      const job = await waitForJobEnd(request, owner.token, pipeline, 24 * 3600_000, JOB_POLL_MS);
       const seconds = (performance.now() - start) / 1000;
       clearInterval(sampler);
       const ownCpu = cpuSeconds(pid) - ownCpuStart;
