@@ -40,13 +40,18 @@ const TESSERACT_TEST: Origin = { sourcePackage: "tesseract", tarball: /^tesserac
  * and for their variety: 300 dpi G4 faxes, 150 dpi JPEG book pages, 1-bit PNGs, a table, a patent.
  */
 export const REAL_SCAN_DOCUMENTS: Array<{ name: string; as: "picture" | "pdf" | "tiff"; origin: Origin; pages: string[] }> = [
+  // First one of each kind, so a small run (--pages 8) meets them all.
   { name: "feyn.tif", as: "picture", origin: LEPTONICA, pages: ["feyn.tif"] },
+  { name: "unlv-and-words.pdf", as: "pdf", origin: TESSERACT_TEST, pages: ["8071_093.3B.tif", "phototest.tif"] },
+  { name: "lucasta.047.jpg", as: "picture", origin: LEPTONICA, pages: ["lucasta.047.jpg"] },
+  { name: "fax.tif", as: "tiff", origin: LEPTONICA, pages: ["words.44.tif", "words.15.tif", "table.15.tif"] },
+  { name: "patent.png", as: "picture", origin: LEPTONICA, pages: ["patent.png"] },
+  { name: "book-pages.pdf", as: "pdf", origin: LEPTONICA, pages: ["1555.003.jpg", "1555.007.jpg", "cat.007.jpg", "cat.035.jpg"] },
   { name: "scots-frag.tif", as: "picture", origin: LEPTONICA, pages: ["scots-frag.tif"] },
   { name: "witten.tif", as: "picture", origin: LEPTONICA, pages: ["witten.tif"] },
-  { name: "lucasta.047.jpg", as: "picture", origin: LEPTONICA, pages: ["lucasta.047.jpg"] },
   { name: "zanotti-78.jpg", as: "picture", origin: LEPTONICA, pages: ["zanotti-78.jpg"] },
-  { name: "patent.png", as: "picture", origin: LEPTONICA, pages: ["patent.png"] },
   { name: "rabi.png", as: "picture", origin: LEPTONICA, pages: ["rabi.png"] },
+  { name: "pageseg.pdf", as: "pdf", origin: LEPTONICA, pages: ["pageseg1.tif", "pageseg2.tif", "pageseg3.tif", "pageseg4.tif"] },
   { name: "table.27.tif", as: "picture", origin: LEPTONICA, pages: ["table.27.tif"] },
   { name: "breviar.38.150.jpg", as: "picture", origin: LEPTONICA, pages: ["breviar.38.150.jpg"] },
   { name: "amoris.2.150.jpg", as: "picture", origin: LEPTONICA, pages: ["amoris.2.150.jpg"] },
@@ -54,10 +59,6 @@ export const REAL_SCAN_DOCUMENTS: Array<{ name: string; as: "picture" | "pdf" | 
   { name: "colorpage.030.jpg", as: "picture", origin: LEPTONICA, pages: ["colorpage.030.jpg"] },
   { name: "8087_054.3B.tif", as: "picture", origin: TESSERACT_TEST, pages: ["8087_054.3B.tif"] },
   { name: "eurotext.tif", as: "picture", origin: TESSERACT_TEST, pages: ["eurotext.tif"] },
-  { name: "pageseg.pdf", as: "pdf", origin: LEPTONICA, pages: ["pageseg1.tif", "pageseg2.tif", "pageseg3.tif", "pageseg4.tif"] },
-  { name: "book-pages.pdf", as: "pdf", origin: LEPTONICA, pages: ["1555.003.jpg", "1555.007.jpg", "cat.007.jpg", "cat.035.jpg"] },
-  { name: "unlv-and-words.pdf", as: "pdf", origin: TESSERACT_TEST, pages: ["8071_093.3B.tif", "phototest.tif"] },
-  { name: "fax.tif", as: "tiff", origin: LEPTONICA, pages: ["words.44.tif", "toc.99.tif", "words.15.tif"] },
 ];
 
 export interface RealPage {
@@ -101,7 +102,12 @@ export async function realScanShare(cacheDir: string, shareDir: string, maxPages
     fs.mkdirSync(path.dirname(target), { recursive: true });
     if (doc.as === "picture") fs.copyFileSync(files[0], target);
     else if (doc.as === "pdf") fs.writeFileSync(target, await scannedPdf(files));
-    else fs.writeFileSync(target, toTiff(files.map(decodeTiff), 300));
+    else {
+      // One resolution for every frame (the fixture's writer takes one): the frames are picked to share it.
+      const frames = files.map(decodeTiff);
+      if (frames.some((frame) => frame.dpi !== frames[0].dpi)) throw new Error(`the frames of ${doc.name} were scanned at different resolutions`);
+      fs.writeFileSync(target, toTiff(frames, frames[0].dpi));
+    }
     documents.push({ relativePath, as: doc.as, pages: files.map((file, p) => ({ file, page: p + 1 })), licence: doc.origin.licence });
   }
   return documents;
