@@ -34,28 +34,34 @@ export class CollectionRetrieval {
     readonly embedder: Embedder,
   ) {}
 
+  /**
+   * Every hit comes with its chunk's whole text and its place (page, location label, from a
+   * scan), however it was found: a chunk found only by meaning carries the vector store's preview
+   * of it and no place, so those are read from the full-text index by (document, chunk), at most
+   * topK rows by key (readBack); the vector store keeps no second copy of every chunk.
+   */
   async search(collectionId: string, embeddingModel: string | null, query: string, topK: number, options: SearchOptions, mode: SearchMode): Promise<SearchHit[]> {
     if (mode === "keyword" || !embeddingModel) return this.index.search(collectionId, query, topK, options);
     const semantic = async (k: number) => this.semantic(collectionId, await this.embedQuery(embeddingModel, query), k, options);
-    if (mode === "semantic") return (await semantic(topK)).map(vectorHitAsSearchHit);
-    const fused = await hybridSearch((k) => this.index.search(collectionId, query, k, options), semantic, topK);
+    const readBack = (hits: SearchHit[]) => this.readBack(collectionId, hits);
+    if (mode === "semantic") return readBack((await semantic(topK)).map(vectorHitAsSearchHit));
+    const fused = await hybridSearch((k) => this.index.search(collectionId, query, k, options), semantic, topK, readBack);
     return spread(capPerDocument(fused, options.perDocument, (hit) => hit.documentId), options);
   }
 
-  /**
-   * What an ask retrieves: the default mode's best chunks for `query` (hybrid with an embedding
-   * model, else keyword; the same decision as a search without `mode`), each with its chunk's
-   * whole text. A chunk found by meaning carries only the vector store's preview of it, so the
-   * whole text of each hit is read from the full-text index by (document, chunk): at most topK
-   * rows by key, and the vector store keeps no second copy of every chunk.
-   */
+  /** What an ask retrieves: the default mode's best chunks for `query` (hybrid with an embedding model, else keyword; the same decision as a search without `mode`). */
   async passages(collectionId: string, embeddingModel: string | null, query: string, topK: number, filter: ReadableFilter = {}): Promise<SearchHit[]> {
-    const mode = defaultMode(embeddingModel);
-    const hits = await this.search(collectionId, embeddingModel, query, topK, { ...filter }, mode);
-    if (mode === "keyword" || hits.length === 0) return hits;
-    const texts = await this.index.chunkTexts(collectionId, hits);
-    // A chunk gone since the vectors were read (a re-run replaced its document) is left out.
-    return hits.flatMap((hit, i) => (texts[i] === null ? [] : [{ ...hit, text: texts[i] }]));
+    return this.search(collectionId, embeddingModel, query, topK, { ...filter }, defaultMode(embeddingModel));
+  }
+
+  /** Hits found by meaning with their chunks' whole text and place from the index; a chunk gone since the vectors were read (a re-run replaced its document) is left out. */
+  private async readBack(collectionId: string, hits: SearchHit[]): Promise<SearchHit[]> {
+    if (hits.length === 0) return hits;
+    const stored = await this.index.chunksByKey(collectionId, hits);
+    return hits.flatMap((hit, i) => {
+      const chunk = stored[i];
+      return chunk ? [{ ...hit, text: chunk.text, page: chunk.page, locationLabel: chunk.locationLabel, scanned: chunk.scanned }] : [];
+    });
   }
 
   /**

@@ -3,6 +3,7 @@ import type {
   ChunkInput,
   ChunkKey,
   CollectionCountRequest,
+  KeyedChunk,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -65,8 +66,8 @@ export class OutageRetryingIndex implements SearchIndex {
     return this.retry(() => this.index.documentChunks(collectionId, documentId));
   }
 
-  chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
-    return this.retry(() => this.index.chunkTexts(collectionId, chunks));
+  chunksByKey(collectionId: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>> {
+    return this.retry(() => this.index.chunksByKey(collectionId, chunks));
   }
 
   listDocuments(collectionId: string, offset: number, limit: number, filter?: ReadableFilter): Promise<{ total: number; items: DocumentSummary[] }> {

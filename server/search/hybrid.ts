@@ -25,7 +25,7 @@ export function vectorHitAsSearchHit(hit: VectorHit): SearchHit {
     score: hit.similarity,
     exact: false,
     matched: "all",
-    // The vector store keeps no places: a chunk also found by words gets its page from that hit (fusion keeps the first ranking's).
+    // The vector store keeps no places: the index says them (readBack in hybridSearch, CollectionRetrieval).
     page: null,
     locationLabel: null,
     scanned: false,
@@ -47,18 +47,28 @@ export function reciprocalRankFusion(rankings: SearchHit[][], topK: number, k = 
   return [...fused.values()].sort((a, b) => b.score - a.score).slice(0, topK);
 }
 
+const keyOf = (hit: SearchHit) => `${hit.documentId}\u0000${hit.chunkIndex}`;
+
 /**
  * Keyword and vector rankings of one query fused: each is asked for more than topK (a chunk
- * ranked just below the cut in both should still win), then fused.
+ * ranked just below the cut in both should still win), then fused. The chunks only the vector
+ * ranking found go through `readBack` (their text and place from the index, where a hit found
+ * by words already has them); one it does not answer (gone from the index since) is left out.
  */
 export async function hybridSearch(
   keyword: (topK: number) => Promise<SearchHit[]>,
   semantic: (topK: number) => Promise<VectorHit[]>,
   topK: number,
+  readBack: (hits: SearchHit[]) => Promise<SearchHit[]> = async (hits) => hits,
 ): Promise<SearchHit[]> {
   const depth = Math.max(topK * 2, 20);
   const [byWords, byMeaning] = await Promise.all([keyword(depth), semantic(depth)]);
-  return reciprocalRankFusion([byWords, byMeaning.map(vectorHitAsSearchHit)], topK);
+  const fused = reciprocalRankFusion([byWords, byMeaning.map(vectorHitAsSearchHit)], topK);
+  const byWordsKeys = new Set(byWords.map(keyOf));
+  const meaningOnly = fused.filter((hit) => !byWordsKeys.has(keyOf(hit)));
+  if (meaningOnly.length === 0) return fused;
+  const read = new Map((await readBack(meaningOnly)).map((hit) => [keyOf(hit), hit]));
+  return fused.flatMap((hit) => (byWordsKeys.has(keyOf(hit)) ? [hit] : (read.get(keyOf(hit)) ?? [])));
 }
 
 function escapeHtml(text: string): string {

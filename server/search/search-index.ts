@@ -30,6 +30,14 @@ export interface ChunkKey {
   chunkIndex: number;
 }
 
+/** A chunk read back by its key: its whole text and where it is in its document (as a search hit says it). */
+export interface KeyedChunk {
+  text: string;
+  page: number | null;
+  locationLabel: string | null;
+  scanned: boolean;
+}
+
 export interface DocumentInput {
   sourceId: string;
   /** Path within the source, e.g. "share/folder/file.pdf" or a drive file id path. */
@@ -222,10 +230,11 @@ export interface SearchIndex extends CollectionIndex {
   /** One document's chunks in order, as indexed (the embedding stage reads them; see embed-collection.ts). */
   documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]>;
   /**
-   * The whole text of some chunks, in the order asked (null for a chunk no longer indexed): a
-   * semantic hit carries only its chunk's start (the vector store's preview), an ask's prompt needs all of it.
+   * Some chunks' whole text and place, in the order asked (null for a chunk no longer indexed): a
+   * semantic hit carries only its chunk's start (the vector store's preview) and no place; an
+   * ask's prompt needs all of the text, and every hit says its page.
    */
-  chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>>;
+  chunksByKey(collectionId: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>>;
   /**
    * Sets a damaged collection's index aside (kept, not deleted) so the next writes rebuild it;
    * answers where it went, or null when there was nothing to move (engines that cannot be damaged so).

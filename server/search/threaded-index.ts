@@ -6,6 +6,7 @@ import type {
   ChunkInput,
   ChunkKey,
   CollectionCountRequest,
+  KeyedChunk,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -162,10 +163,10 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.reader.documentChunks(collectionId, documentId);
   }
 
-  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+  async chunksByKey(collectionId: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>> {
     this.reader.filePath(collectionId);
     await this.upgraded(collectionId);
-    return this.reader.chunkTexts(collectionId, chunks);
+    return this.reader.chunksByKey(collectionId, chunks);
   }
 
   /**

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { extractText } from "../../server/ingest/parse/extract-text";
@@ -9,6 +8,7 @@ import { client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-cli
 import { imageOnlyPdf, realDocumentPdf, renderPages, scanned, toPng } from "../fixtures/scans";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { CORES, peakRssMb } from "./measure";
+import { JOB_POLL_MS, tesseractCommand } from "./ocr-reference";
 
 /**
  * OCR (issue 35): pages per second against the `tesseract` command on the same pages, one
@@ -27,7 +27,7 @@ interface Timed {
   texts: string[];
 }
 
-/** `tesseract` on each picture, `parallel` at a time, one thread each: what it reads and the wall time. */
+/** `tesseract` on each picture, `parallel` at a time, one thread each (ocr-reference.ts): what it reads and the wall time. */
 async function commandRun(files: string[], parallel: number): Promise<Timed> {
   const texts: string[] = new Array(files.length).fill("");
   const start = performance.now();
@@ -35,13 +35,7 @@ async function commandRun(files: string[], parallel: number): Promise<Timed> {
   const one = async (): Promise<void> => {
     while (next < files.length) {
       const i = next++;
-      texts[i] = await new Promise<string>((resolve, reject) => {
-        const child = spawn("tesseract", [files[i], "stdout", "--psm", "3"], { env: { ...process.env, OMP_THREAD_LIMIT: "1" }, stdio: ["ignore", "pipe", "ignore"] });
-        const out: Buffer[] = [];
-        child.stdout.on("data", (d: Buffer) => out.push(d));
-        child.on("error", reject);
-        child.on("close", () => resolve(Buffer.concat(out).toString("utf8")));
-      });
+      texts[i] = await tesseractCommand(files[i]);
     }
   };
   await Promise.all(Array.from({ length: parallel }, one));
@@ -103,7 +97,7 @@ export async function runOcrBench(opts: OcrBenchOptions): Promise<void> {
     const created = await request("POST", `/data_sources/folder/${group}`, { token: owner.token, body: { data_source: { data_source_name: "Scans" }, folder_source: { path: sourceDir } } });
     const start = performance.now();
     await request("POST", `/data_pipelines/${created.body.pipeline.id}/ingest`, { token: owner.token });
-    const job = await waitForJobEnd(request, owner.token, created.body.pipeline.id, 24 * 3600_000);
+    const job = await waitForJobEnd(request, owner.token, created.body.pipeline.id, 24 * 3600_000, JOB_POLL_MS);
     const seconds = (performance.now() - start) / 1000;
     row("Sluice ingestion of the pages as one scanned PDF (all cores)", `${rate({ seconds, texts: [] })}; job ${job.status}, ocr_s ${job.timings?.ocr_s}`);
     row("ingestion time against the command's one-thread time (target <= 1)", (seconds / reference.seconds).toFixed(2));

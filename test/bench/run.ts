@@ -26,6 +26,7 @@ import { runSearchHttpBench } from "./search-http.bench";
 import { runHostileSmbBench } from "./hostile-smb.bench";
 import { runOcrBench } from "./ocr.bench";
 import { printSearchCorpora, runSearchCorporaBench } from "./search-corpora.bench";
+import { DEFAULT_SCANS_CACHE, runOcrRealBench } from "./ocr-real.bench";
 import path from "node:path";
 
 /**
@@ -51,6 +52,8 @@ import path from "node:path";
  * `-- --permission-rerun [--files N] [--pairs K]` (a permission source's no-change re-run against a plain one's, permission-rerun.bench.ts).
  * `-- --search-corpora [--sqlite | --postgres] [--corpus first|second] [--queries N]` (search on both
  * corpora against the engine's own time, search-corpora.bench.ts; also the default run's last section).
+ * `-- --ocr-real
+ * [--pages N] [--scans-cache DIR]` (issue 35's target on real scans from Debian's source packages, ocr-real.bench.ts).
  */
 
 /** BENCH_SCALE (default 1): multiplies the corpus and collection sizes, for a quick check that the bench runs. */
@@ -463,6 +466,8 @@ async function main(): Promise<void> {
     await runHostileSmbBench({ seconds: Number(option("--seconds") ?? 10), clients: Number(option("--clients") ?? 8), checks: Number(option("--checks") ?? 4) });
     return;
   }
+  // `npm run bench -- --ocr-real [--pages N] [--scans-cache DIR]`: real scans nobody here wrote, searched word by word against what the tesseract command reads (ocr-real.bench.ts).
+  if (process.argv.includes("--ocr-real")) return runOcrRealBench({ cacheDir: option("--scans-cache") ?? DEFAULT_SCANS_CACHE, pages: option("--pages") ? Number(option("--pages")) : undefined });
   // `npm run bench -- --ocr [--pages N] [--scans DIR]`: OCR against the tesseract command, and what a search finds of it (ocr.bench.ts).
   if (process.argv.includes("--ocr")) return runOcrBench({ pages: Number(option("--pages") ?? "12"), scansDir: option("--scans") });
   const real = option("--real");

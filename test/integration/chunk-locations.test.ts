@@ -6,10 +6,15 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import type { DataSource } from "typeorm";
+import { CollectionRetrieval } from "../../server/collections/collection-retrieval";
 import { openDatabase } from "../../server/data/data-source";
-import { PostgresFtsIndex } from "../../server/search/postgres";
+import { OllamaClient } from "../../server/llm/ollama.client";
+import { embedCollection } from "../../server/search/embed-collection";
+import { PostgresFtsIndex, PostgresVectorStore } from "../../server/search/postgres";
 import type { DocumentInput, SearchIndex } from "../../server/search/search-index";
-import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex } from "../../server/search/sqlite";
+import { SQLITE_INDEX_MIGRATIONS, SqliteFtsIndex, SqliteVecStore } from "../../server/search/sqlite";
+import type { VectorStore } from "../../server/search/vector-store";
+import { startFakeOllama } from "../fixtures/fake-ollama";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
 
 // Where each chunk is (issue 35): both engines keep a chunk's page, its place in words and
@@ -34,7 +39,7 @@ async function postgresDb(): Promise<DataSource> {
   return db;
 }
 
-const engines: Array<{ name: string; skip: string | false; open(): Promise<SearchIndex> }> = [
+const engines: Array<{ name: string; skip: string | false; open(): Promise<SearchIndex>; openWithVectors(): Promise<{ index: SearchIndex; vectors: VectorStore }> }> = [
   {
     name: "SQLite FTS5",
     skip: false,
@@ -43,8 +48,24 @@ const engines: Array<{ name: string; skip: string | false; open(): Promise<Searc
       cleanups.push(() => index.close());
       return index;
     },
+    async openWithVectors() {
+      const dir = tempDir();
+      const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
+      const vectors = new SqliteVecStore(path.join(dir, "vectors"));
+      cleanups.push(() => index.close(), () => vectors.close());
+      return { index, vectors };
+    },
   },
-  { name: "PostgreSQL full-text", skip: postgresBinDir() ? false : "PostgreSQL is not installed", open: async () => new PostgresFtsIndex(await postgresDb()) },
+  {
+    name: "PostgreSQL full-text",
+    skip: postgresBinDir() ? false : "PostgreSQL is not installed",
+    open: async () => new PostgresFtsIndex(await postgresDb()),
+    async openWithVectors() {
+      const db = await postgresDb();
+      // The exact-similarity fallback: Debian 12 packages no pgvector (the fallback is what this machine has).
+      return { index: new PostgresFtsIndex(db), vectors: await PostgresVectorStore.open(db, true) };
+    },
+  },
 ];
 
 function doc(p: string, chunks: DocumentInput["chunks"]): DocumentInput {
@@ -79,6 +100,48 @@ for (const engine of engines) {
         ["notes.txt", null, null, false],
         ["scan.tiff", 2, "page 2", true],
       ]);
+    });
+
+    test("a hit found only by meaning says its page, place and whether it came from a scan, as one found by words does", async () => {
+      const { index, vectors } = await engine.openWithVectors();
+      const fake = await startFakeOllama();
+      cleanups.push(() => fake.close());
+      const ollama = new OllamaClient(fake.url);
+      await ollama.pull("nomic-embed-text", () => undefined);
+      const collection = crypto.randomUUID();
+      // The fake model folds "car" and "automobile" together: no chunk has the word "car".
+      await index.upsertDocuments(collection, [
+        doc("fleet.pdf", [
+          { chunkIndex: 0, text: "The harbour timetable for the ferry.", page: 1, location: "page 1", scanned: false },
+          { chunkIndex: 1, text: "The scanned logbook of each automobile.", page: 6, location: "page 6", scanned: true },
+        ]),
+        doc("deck.pptx", [{ chunkIndex: 0, text: "Automobile sales by region, and the ferry.", page: 2, location: "slide 2", scanned: false }]),
+        doc("notes.txt", [{ chunkIndex: 0, text: "An automobile parked by the pier." }]),
+      ]);
+      await embedCollection({ index, vectors, embedder: ollama }, collection, "nomic-embed-text", () => undefined);
+      const retrieval = new CollectionRetrieval(index, vectors, ollama);
+      const expected = [
+        ["deck.pptx", 2, "slide 2", false],
+        ["fleet.pdf", 6, "page 6", true],
+        ["notes.txt", null, null, false],
+      ];
+      const semantic = await retrieval.search(collection, "nomic-embed-text", "car", 3, {}, "semantic");
+      assert.deepEqual(semantic.map(place).sort(), expected);
+      // Hybrid: "car" matches no word, so every hit is the vector ranking's alone.
+      const hybrid = await retrieval.search(collection, "nomic-embed-text", "car", 3, {}, "hybrid");
+      assert.deepEqual(hybrid.map(place).sort(), expected);
+      const scannedHit = hybrid.find((hit) => hit.path === "fleet.pdf")!;
+      assert.equal(scannedHit.text, "The scanned logbook of each automobile.", "the whole chunk from the index");
+      // One found by both: the keyword hit's place, as before; "ferry" is only in the words.
+      const both = await retrieval.search(collection, "nomic-embed-text", "ferry automobile", 5, {}, "hybrid");
+      assert.deepEqual(both.map(place).sort(), [...expected, ["fleet.pdf", 1, "page 1", false]].sort());
+      // An ask's passages are the same hits, with their places.
+      const passages = await retrieval.passages(collection, "nomic-embed-text", "car", 3);
+      assert.deepEqual(passages.map(place).sort(), expected);
+      // A chunk gone from the index since its vector was read is left out, not shown without its place.
+      await index.removeDocuments(collection, SOURCE, ["deck.pptx"]);
+      const after = await retrieval.search(collection, "nomic-embed-text", "car", 3, {}, "semantic");
+      assert.deepEqual(after.map(place).sort(), expected.filter(([file]) => file !== "deck.pptx"));
     });
   });
 }

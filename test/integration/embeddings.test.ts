@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { startSluice, teamEnv, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { startWorker } from "../fixtures/sluice-worker";
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { makePptx } from "../fixtures/documents";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { postSse } from "../fixtures/sse-client";
 import { onPostgres } from "../fixtures/postgres";
@@ -182,6 +183,36 @@ describe("search modes with an embedding model", () => {
     assert.equal(on.status, 200, on.text);
     assert.equal((await waitForJobEnd(request, owner.token, pipelineId)).status, "completed");
     assert.equal(fake.embeddedInputs - before, 1 + 4);
+  });
+});
+
+describe("where a hit found only by meaning is", () => {
+  it("a semantic and a hybrid hit say the slide, as a keyword hit does", async () => {
+    const decks = path.join(root, "decks");
+    fs.mkdirSync(decks, { recursive: true });
+    fs.writeFileSync(path.join(decks, "fleet.pptx"), makePptx([["Agenda"], ["Every automobile of the fleet is insured"]]));
+    const group = await createGroup(request, owner.token, "embed-decks");
+    const created = await request("POST", `/data_sources/folder/${group}`, { token: owner.token, body: { data_source: { data_source_name: "Decks" }, folder_source: { path: decks } } });
+    assert.equal(created.status, 201, created.text);
+    const decksCollection = created.body.pipeline.collection_id;
+    const set = await request("PUT", `/collections/${decksCollection}/embedding`, { token: owner.token, body: { model: "nomic-embed-text" } });
+    assert.equal(set.status, 200, set.text);
+    // A pipeline that never ran gets no job from the model; its first run embeds what it indexes.
+    assert.equal((await request("POST", `/data_pipelines/${created.body.pipeline.id}/ingest`, { token: owner.token })).status, 202);
+    assert.equal((await waitForJobEnd(request, owner.token, created.body.pipeline.id)).status, "completed");
+    const placeOf = async (q: string, mode: string) => {
+      const res = await request("GET", `/collections/${decksCollection}/search?q=${q}&mode=${mode}`, { token: owner.token });
+      assert.equal(res.status, 200, res.text);
+      return (res.body.results as Array<{ path: string; page: number | null; location_label: string | null; from_scan: boolean }>).map((r) => [path.basename(r.path), r.page, r.location_label, r.from_scan]);
+    };
+    // "car" is no word of the deck: only the vector ranking finds its slides (each slide is a chunk), nearest first.
+    const bySlide = [
+      ["fleet.pptx", 2, "slide 2", false],
+      ["fleet.pptx", 1, "slide 1", false],
+    ];
+    assert.deepEqual(await placeOf("car", "semantic"), bySlide);
+    assert.deepEqual(await placeOf("car", "hybrid"), bySlide);
+    assert.deepEqual(await placeOf("insured", "keyword"), [["fleet.pptx", 2, "slide 2", false]]);
   });
 });
 

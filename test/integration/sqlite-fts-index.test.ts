@@ -139,21 +139,27 @@ for (const engine of [sqlite, postgres]) {
       assert.equal(list.items[0].size, 99);
     });
 
-    test("chunkTexts answers chunks' whole text in the order asked, null for one not indexed", async () => {
+    test("chunksByKey answers chunks' whole text and place in the order asked, null for one not indexed", async () => {
       const { index, collection } = await engine.newIndex();
       const long = `Start of a long chunk. ${"filler words ".repeat(40)}The very end.`;
       const a = await index.upsertDocument(collection, doc("a.txt", ["first chunk", long]));
       const b = await index.upsertDocument(collection, doc("b.txt", ["only chunk of b"]));
-      const texts = await index.chunkTexts(collection, [
+      const scan = await index.upsertDocument(collection, {
+        ...doc("scan.pdf", []),
+        chunks: [{ chunkIndex: 0, text: "a scanned page", page: 4, location: "page 4", scanned: true }],
+      });
+      const found = await index.chunksByKey(collection, [
         { documentId: b, chunkIndex: 0 },
         { documentId: a, chunkIndex: 1 },
         { documentId: a, chunkIndex: 7 },
         { documentId: crypto.randomUUID(), chunkIndex: 0 },
+        { documentId: scan, chunkIndex: 0 },
         { documentId: a, chunkIndex: 0 },
       ]);
-      assert.deepEqual(texts, ["only chunk of b", long, null, null, "first chunk"]);
-      assert.deepEqual(await index.chunkTexts(collection, []), []);
-      assert.deepEqual(await index.chunkTexts(crypto.randomUUID(), [{ documentId: a, chunkIndex: 0 }]), [null], "another collection's chunk is not read");
+      const unpaged = (text: string) => ({ text, page: null, locationLabel: null, scanned: false });
+      assert.deepEqual(found, [unpaged("only chunk of b"), unpaged(long), null, null, { text: "a scanned page", page: 4, locationLabel: "page 4", scanned: true }, unpaged("first chunk")]);
+      assert.deepEqual(await index.chunksByKey(collection, []), []);
+      assert.deepEqual(await index.chunksByKey(crypto.randomUUID(), [{ documentId: a, chunkIndex: 0 }]), [null], "another collection's chunk is not read");
     });
 
     test("a failure in the middle of an upsert leaves the old version intact", async () => {

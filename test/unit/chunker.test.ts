@@ -171,7 +171,7 @@ function longestSuffixPrefix(a: string, b: string): number {
 }
 
 describe("chunkSegments (paged documents)", () => {
-  const page = (n: number, text: string) => ({ text, page: n, location: `page ${n}`, scanned: n === 3 });
+  const page = (n: number, text: string, scanned = false) => ({ text, page: n, location: `page ${n}`, scanned });
   const pages = [page(1, fillerParagraph(1, 120)), page(2, "  \n "), page(3, fillerParagraph(3, 200)), page(4, fillerParagraph(4, 150))];
 
   it("cuts the pages as one text: the same chunks as chunkText of the pages joined by paragraph breaks", () => {
@@ -186,12 +186,21 @@ describe("chunkSegments (paged documents)", () => {
       const on = normalised.findIndex((text) => text.includes(chunk.text.slice(0, 40)));
       assert.equal(chunk.page, on + 1, `${chunk.text.slice(0, 40)} starts on page ${on + 1}`);
       assert.equal(chunk.location, `page ${on + 1}`);
-      assert.equal(chunk.scanned, on + 1 === 3);
     }
     const spanning = chunks.find((chunk) => chunk.page === 1 && chunk.text.includes(normaliseWhitespace(pages[2].text).slice(0, 30)));
     assert.ok(spanning, "a chunk runs from page 1 into page 3 (page 2 is blank) and says page 1");
     assert.ok(!chunks.some((chunk) => chunk.page === 2), "a blank page has no chunk");
     assert.deepEqual([...new Set(chunks.map((chunk) => chunk.page))], [1, 3, 4]);
+  });
+
+  it("cuts each scanned page on its own: a chunk never runs from a scan into the next page, nor from a text page into a scan", () => {
+    const scan = [page(1, fillerParagraph(1, 120)), page(2, fillerParagraph(2, 90), true), page(3, fillerParagraph(3, 130), true), page(4, fillerParagraph(4, 110))];
+    const chunks = chunkSegments(scan, { size: 300, overlap: 50 });
+    const normalised = scan.map((p) => normaliseWhitespace(p.text));
+    for (const chunk of chunks) assert.ok(normalised[chunk.page! - 1].includes(chunk.text), `chunk ${chunk.chunkIndex} lies inside page ${chunk.page}`);
+    assert.deepEqual([...new Set(chunks.map((chunk) => chunk.page))], [1, 2, 3, 4]);
+    assert.deepEqual([...new Set(chunks.map((chunk) => `${chunk.page}:${chunk.scanned}`))], ["1:false", "2:true", "3:true", "4:false"]);
+    assert.deepEqual(chunks.map((chunk) => chunk.chunkIndex), chunks.map((_, i) => i));
   });
 
   it("cuts each slide and each sheet on its own: a chunk never mixes two", () => {

@@ -38,4 +38,21 @@ describe("reciprocal rank fusion", () => {
     assert.equal(fused[2].snippet, "&#60;b&#62;&#38;");
     assert.equal(vectorHitAsSearchHit({ documentId: "d", sourceId: "s", chunkIndex: 2, path: "p", title: "t", preview: "'q'", similarity: 0.25 }).score, 0.25);
   });
+
+  it("hybridSearch reads back only the hits the vector ranking alone found, in place, and leaves out one it cannot read", async () => {
+    const vector = (documentId: string, similarity: number) => ({ documentId, sourceId: "s", chunkIndex: 0, path: `${documentId}.txt`, title: documentId, preview: "p", similarity });
+    const readBackOf: string[][] = [];
+    const fused = await hybridSearch(
+      async () => [{ ...hit("a"), page: 3, locationLabel: "page 3" }],
+      async () => [vector("a", 0.9), vector("c", 0.8), vector("gone", 0.7)],
+      5,
+      async (hits) => {
+        readBackOf.push(hits.map((h) => h.documentId));
+        return hits.filter((h) => h.documentId !== "gone").map((h) => ({ ...h, text: "whole text", page: 9, locationLabel: "page 9", scanned: true }));
+      },
+    );
+    assert.deepEqual(readBackOf, [["c", "gone"]]);
+    assert.deepEqual(fused.map((h) => [h.documentId, h.page, h.locationLabel, h.scanned]), [["a", 3, "page 3", false], ["c", 9, "page 9", true]]);
+    assert.ok(fused[0].score > fused[1].score && fused[1].score > 0, "the fused scores are kept");
+  });
 });

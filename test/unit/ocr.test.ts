@@ -3,6 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { extractText } from "../../server/ingest/parse/extract-text";
 import { configureOcr, ocrEngine } from "../../server/ingest/parse/ocr/ocr-engine";
 import { DEFAULT_OCR, OCR_OFF } from "../../server/ingest/parse/ocr/ocr-settings";
+import { stopWasmTesseract } from "../../server/ingest/parse/ocr/wasm-tesseract";
 import { parseBatch } from "../../server/ingest/parse/parse-batch";
 import { ParseError } from "../../server/ingest/parse/parse-types";
 import type { GrayImage } from "../../server/ingest/parse/ocr/gray-image";
@@ -22,7 +23,10 @@ before(async () => {
   pageWords = segments!.map((segment) => wordsOf(segment.text, 6));
   scans = (await renderPages(textPdf, 200)).map((page, i) => band(scanned(page, { degrees: i % 2 ? -1.1 : 1.3, seed: i + 3 }), 0.05, 0.38));
 });
-after(() => configureOcr(DEFAULT_OCR));
+after(async () => {
+  configureOcr(DEFAULT_OCR);
+  await stopWasmTesseract(); // its worker thread would keep the test process alive
+});
 
 /** How many of the words OCR read (6 letters or more) are words of that page's text layer, and of no other page only. */
 function readFrom(text: string, page: number): { words: number; share: number } {
@@ -49,6 +53,17 @@ describe("OCR of pictures", () => {
     const { segments } = await extractText("fax.tiff", toTiff(scans.slice(0, 3)));
     assert.deepEqual(segments?.map((s) => [s.page, s.location, s.scanned]), [[1, "page 1", true], [2, "page 2", true], [3, "page 3", true]]);
     for (const [i, segment] of segments!.entries()) assertReadsPage(segment.text, i, `frame ${i + 1}`);
+  });
+
+  it("reads a TIFF of one frame (the command reads the file itself, tesseract.js its decoded pixels) as page 1", async () => {
+    const tiff = toTiff([scans[1]]);
+    for (const engine of ["tesseract", "tesseract.js"] as const) {
+      configureOcr({ ...DEFAULT_OCR, engine });
+      const { segments } = await extractText("scan.tif", tiff);
+      assert.deepEqual(segments?.map((s) => [s.page, s.location, s.scanned]), [[1, "page 1", true]], engine);
+      assertReadsPage(segments![0].text, 1, engine);
+    }
+    configureOcr(DEFAULT_OCR);
   });
 
   it("says which page it reads, as the job's progress shows it, and times OCR on its own", async () => {

@@ -56,15 +56,16 @@ export function chunkText(text: string, opts: ChunkOptions = {}): Chunk[] {
 }
 
 /**
- * chunkText over a paged document's parts, in order. Pages (PDF pages, TIFF frames) run on into
- * each other, as the text does: consecutive pages are cut as one text (a paragraph break
+ * chunkText over a paged document's parts, in order. Pages of text (a PDF's text layer) run on
+ * into each other, as the text does: consecutive pages are cut as one text (a paragraph break
  * between two, so the chunks are those of the joined text), and each chunk keeps the page its
- * text starts on (a passage over two pages gives the first). Slides and sheets are parts of
- * their own: each is cut alone, so a chunk never mixes two of them. Chunk numbers run on.
+ * text starts on (a passage over two pages gives the first). A scanned page (read by OCR) is cut
+ * on its own, as slides and sheets are: a chunk never mixes two of them, so every word of a
+ * scan is found on its own page (docs/decisions/0493-scanned-pages-stand-alone.md). Chunk numbers run on.
  */
 export function chunkSegments(segments: TextSegment[], opts: ChunkOptions = {}): Chunk[] {
   const parts = segments.map((segment) => ({ segment, text: normaliseWhitespace(segment.text) })).filter((part) => part.text.length > 0);
-  const runsOn = (segment: TextSegment) => segment.location === null || segment.location.startsWith("page ");
+  const runsOn = (segment: TextSegment) => !segment.scanned && (segment.location === null || segment.location.startsWith("page "));
   const groups: Array<typeof parts> = [];
   for (const part of parts) {
     const last = groups.at(-1);

@@ -5,6 +5,7 @@ import type {
   ChunkInput,
   ChunkKey,
   CollectionCountRequest,
+  KeyedChunk,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -19,7 +20,7 @@ import type {
   StoredAcl,
 } from "../search-index";
 import { rankedChunks } from "./postgres-fts-ranking";
-import { countDocuments, countReadable, countReadableMany, listPage, readChunkTexts, readDocumentChunks, readIndexedState } from "./postgres-fts-reads";
+import { countDocuments, countReadable, countReadableMany, listPage, readChunksByKey, readDocumentChunks, readIndexedState } from "./postgres-fts-reads";
 import { aclVersion, aclVersions, readableDocumentIds, readAcls, writePermissions } from "./postgres-fts-acls";
 import { CONFIG, migrateSchema } from "./postgres-fts-schema";
 import { markedSnippet } from "./postgres-fts-snippets";
@@ -205,10 +206,10 @@ export class PostgresFtsIndex implements SearchIndex {
     return readDocumentChunks(this.db, collectionId, documentId);
   }
 
-  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+  async chunksByKey(collectionId: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>> {
     if (chunks.length === 0) return [];
     await this.ready();
-    return readChunkTexts(this.db, collectionId, chunks);
+    return readChunksByKey(this.db, collectionId, chunks);
   }
 
   async drop(collectionId: string): Promise<void> {

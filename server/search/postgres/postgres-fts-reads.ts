@@ -1,6 +1,6 @@
 import type { DataSource } from "typeorm";
 import { toSummary, type DocumentRow } from "../document-row";
-import type { ChunkInput, ChunkKey, CollectionCountRequest, CollectionStats, DocumentSummary, IndexedState, ReadableFilter } from "../search-index";
+import type { ChunkInput, ChunkKey, CollectionCountRequest, CollectionStats, DocumentSummary, IndexedState, KeyedChunk, ReadableFilter } from "../search-index";
 import { readableCondition } from "./postgres-fts-acls";
 
 /** The index's reads besides searches: listings, counts, re-sync state and chunk texts. */
@@ -95,14 +95,14 @@ export async function readDocumentChunks(db: DataSource, collection: string, doc
   return rows.map((r) => ({ chunkIndex: r.chunk_index, text: r.body }));
 }
 
-/** Some chunks' whole text in the order asked, null for one no longer indexed. */
-export async function readChunkTexts(db: DataSource, collection: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+/** Some chunks' whole text and place in the order asked, null for one no longer indexed. */
+export async function readChunksByKey(db: DataSource, collection: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>> {
   const rows = (await db.query(
-    `SELECT k.n, c.body FROM unnest($2::varchar[], $3::int[]) WITH ORDINALITY AS k(document_id, chunk_index, n)
+    `SELECT k.n, c.body, c.page, c.location, c.scanned FROM unnest($2::varchar[], $3::int[]) WITH ORDINALITY AS k(document_id, chunk_index, n)
        JOIN search_chunks c ON c.document_id = k.document_id AND c.chunk_index = k.chunk_index AND c.collection_id = $1`,
     [collection, chunks.map((c) => c.documentId), chunks.map((c) => c.chunkIndex)],
-  )) as { n: string; body: string }[];
-  const texts: Array<string | null> = chunks.map(() => null);
-  for (const row of rows) texts[Number(row.n) - 1] = row.body;
-  return texts;
+  )) as { n: string; body: string; page: number | null; location: string | null; scanned: boolean }[];
+  const found: Array<KeyedChunk | null> = chunks.map(() => null);
+  for (const row of rows) found[Number(row.n) - 1] = { text: row.body, page: row.page, locationLabel: row.location, scanned: row.scanned };
+  return found;
 }

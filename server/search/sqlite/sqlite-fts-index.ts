@@ -7,6 +7,7 @@ import type {
   ChunkInput,
   ChunkKey,
   CollectionCountRequest,
+  KeyedChunk,
   CollectionStats,
   DocumentHeader,
   DocumentInput,
@@ -24,7 +25,7 @@ import { aclVersion, readableDocumentIds, readAcls, writePermissions } from "./s
 import { stagedDocument } from "../staged-document";
 import { SqliteFtsFiles } from "./sqlite-fts-files";
 import { RANKING_LIMITS, type RankingLimits } from "./sqlite-fts-ranking";
-import { countDocuments, listPage, readChunkTexts, readDocumentChunks, readIndexedState } from "./sqlite-fts-reads";
+import { countDocuments, listPage, readChunksByKey, readDocumentChunks, readIndexedState } from "./sqlite-fts-reads";
 import { searchFile } from "./sqlite-fts-search";
 import { commitStaged, discardDocument, optimizeTables, removeByPath, removeOrphans, stageChunks, writeDocuments } from "./sqlite-fts-writes";
 
@@ -219,10 +220,10 @@ export class SqliteFtsIndex implements SearchIndex {
     return this.files.guarded(collectionId, () => readDocumentChunks(db, documentId));
   }
 
-  async chunkTexts(collectionId: string, chunks: ChunkKey[]): Promise<Array<string | null>> {
+  async chunksByKey(collectionId: string, chunks: ChunkKey[]): Promise<Array<KeyedChunk | null>> {
     const db = this.files.database(collectionId, false);
     if (!db || chunks.length === 0) return chunks.map(() => null);
-    return this.files.guarded(collectionId, () => readChunkTexts(db, chunks));
+    return this.files.guarded(collectionId, () => readChunksByKey(db, chunks));
   }
 
   async drop(collectionId: string): Promise<void> {

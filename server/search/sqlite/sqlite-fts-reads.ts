@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { toSummary, type DocumentRow } from "../document-row";
-import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState, ReadableFilter } from "../search-index";
+import type { ChunkInput, ChunkKey, CollectionStats, DocumentSummary, IndexedState, KeyedChunk, ReadableFilter } from "../search-index";
 import { readableSql } from "./sqlite-fts-acls";
 
 /** The reads of one collection's file besides searches: listings, counts, re-sync state and chunk texts. */
@@ -51,8 +51,11 @@ export function readDocumentChunks(db: Database.Database, documentId: string): C
   return db.prepare(sql).all(documentId) as ChunkInput[];
 }
 
-/** Some chunks' whole text in the order asked, null for one no longer indexed. */
-export function readChunkTexts(db: Database.Database, chunks: ChunkKey[]): Array<string | null> {
-  const read = db.prepare("SELECT f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.document_id = ? AND c.chunk_index = ?").pluck();
-  return chunks.map((chunk) => (read.get(chunk.documentId, chunk.chunkIndex) as string | undefined) ?? null);
+/** Some chunks' whole text and place in the order asked, null for one no longer indexed. */
+export function readChunksByKey(db: Database.Database, chunks: ChunkKey[]): Array<KeyedChunk | null> {
+  const read = db.prepare("SELECT f.body, c.page, c.location, c.scanned FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.document_id = ? AND c.chunk_index = ?");
+  return chunks.map((chunk) => {
+    const row = read.get(chunk.documentId, chunk.chunkIndex) as { body: string; page: number | null; location: string | null; scanned: number } | undefined;
+    return row ? { text: row.body, page: row.page, locationLabel: row.location, scanned: row.scanned === 1 } : null;
+  });
 }
