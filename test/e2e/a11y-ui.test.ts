@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { launchChromium } from "../fixtures/chromium";
 import { waitFor } from "../fixtures/wait-for";
 import { DEMO_ANY_WORDS, DEMO_PHRASE, seedDemoData, startDemoInstance, type DemoInstance } from "./demo-instance";
+import { axe } from "../fixtures/axe";
 
 // The functions passed to page.evaluate run in the page; this Node-side program has no DOM types.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -19,7 +20,6 @@ declare const HTMLInputElement: any;
 declare const HTMLSelectElement: any;
 
 const PASSWORD = "a11y-Passw0rd";
-const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 
 let demo: DemoInstance;
 let browser: Browser;
@@ -405,21 +405,6 @@ test("at 640x400 nothing scrolls sideways, the header is one row, and no focus s
     await ctx.close();
   }
 });
-
-interface AxeResult {
-  violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[];
-}
-
-/** axe-core in the page (the CSP forbids injected scripts, so this context bypasses it for axe alone). */
-async function axe(page: Page, state: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: require.resolve("axe-core") });
-  const result = (await page.evaluate(
-    (tags) => (window as unknown as { axe: { run(ctx: Document, o: object): Promise<unknown> } }).axe.run(document, { runOnly: { type: "tag", values: tags } }),
-    AXE_TAGS,
-  )) as AxeResult;
-  const found = result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  assert.deepEqual(found, [], `axe on ${state}`);
-}
 
 test("axe-core finds no WCAG 2.2 AA violation on any screen or state, wide and narrow", async () => {
   for (const viewport of [

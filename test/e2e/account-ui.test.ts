@@ -8,6 +8,7 @@ import { after, before, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "../fixtures/chromium";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
+import { axe } from "../fixtures/axe";
 
 // The functions passed to page.evaluate run in the page; this Node-side program has no DOM types.
 declare const document: any;
@@ -15,7 +16,6 @@ declare const window: any;
 
 const PASSWORD = "acct-Passw0rd";
 const ADMIN = `acct-admin-${process.pid}@example.com`;
-const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 
 let sluice: SluiceServer;
 let browser: Browser;
@@ -37,14 +37,6 @@ async function signedIn(viewport: { width: number; height: number }, email = `ac
   const page = await ctx.newPage();
   page.setDefaultTimeout(15_000);
   return { ctx, page, email };
-}
-
-async function axe(page: Page, state: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: require.resolve("axe-core") });
-  const result = (await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: "tag", values: tags } }), AXE_TAGS)) as {
-    violations: { id: string; help: string; nodes: { target: string[] }[] }[];
-  };
-  assert.deepEqual(result.violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), [], `axe on ${state}`);
 }
 
 /** Presses Tab until the focused element has this id. */

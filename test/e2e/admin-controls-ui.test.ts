@@ -12,6 +12,7 @@ import { after, before, test } from "node:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "../fixtures/chromium";
 import { startDemoInstance, type DemoInstance } from "./demo-instance";
+import { axe } from "../fixtures/axe";
 
 // The functions passed to page.evaluate run in the page; this Node-side program has no DOM types.
 declare const document: any;
@@ -25,7 +26,6 @@ const MEMBER = `member-ctl-${process.pid}@example.com`;
 const MODEL = "smollm2:135m";
 /** The shipped library's entry the search shows, with its Pull buttons for an administrator. */
 const LIBRARY_QUERY = "tinyllama";
-const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 const VIEWPORTS = [
   { width: 1280, height: 800 },
   { width: 640, height: 400 },
@@ -69,14 +69,6 @@ async function signedIn(email: string, viewport: { width: number; height: number
   const page = await ctx.newPage();
   page.setDefaultTimeout(15_000);
   return { ctx, page };
-}
-
-async function axe(page: Page, state: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: require.resolve("axe-core") });
-  const result = (await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: "tag", values: tags } }), AXE_TAGS)) as {
-    violations: { id: string; help: string; nodes: { target: string[] }[] }[];
-  };
-  assert.deepEqual(result.violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), [], `axe on ${state}`);
 }
 
 async function fitsWidth(page: Page, state: string): Promise<void> {

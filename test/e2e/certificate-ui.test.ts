@@ -12,6 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "../fixtures/chromium";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 import { makeTestCa, opensslFingerprint, type TestCa } from "../fixtures/test-ca";
+import { axe } from "../fixtures/axe";
 
 // The functions passed to page.evaluate run in the page; this Node-side program has no DOM types.
 declare const document: any;
@@ -19,7 +20,6 @@ declare const window: any;
 declare const navigator: any;
 
 const PASSWORD = "cert-Passw0rd";
-const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 const SCREENSHOTS = path.resolve(__dirname, "..", "..", __filename.endsWith(".ts") ? "" : "..", "test", "e2e", "screenshots");
 
 let ca: TestCa;
@@ -35,14 +35,6 @@ after(async () => {
   await browser?.close().catch(() => {});
   await sluice?.stop();
 });
-
-async function axe(page: Page, state: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: require.resolve("axe-core") });
-  const result = (await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: "tag", values: tags } }), AXE_TAGS)) as {
-    violations: { id: string; help: string; nodes: { target: string[] }[] }[];
-  };
-  assert.deepEqual(result.violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), [], `axe on ${state}`);
-}
 
 /** Presses Tab until the focused element has this accessible label. */
 async function tabToLabel(page: Page, label: string, max = 60): Promise<void> {

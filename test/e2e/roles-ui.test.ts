@@ -12,6 +12,7 @@ import { launchChromium } from "../fixtures/chromium";
 import { startSluice } from "../fixtures/sluice-server";
 import { waitFor } from "../fixtures/wait-for";
 import { startDemoInstance, type DemoInstance } from "./demo-instance";
+import { axe } from "../fixtures/axe";
 
 declare const document: any;
 declare const window: any;
@@ -19,7 +20,6 @@ declare const window: any;
 const ROOT = path.resolve(__dirname, "..", "..", __filename.endsWith(".ts") ? "" : "..");
 const SCREENSHOTS = path.join(ROOT, "test", "e2e", "screenshots");
 const PASSWORD = "roles-Passw0rd";
-const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 const WIDE = { width: 1280, height: 800 };
 /** 1280x800 at 200 % zoom. */
 const ZOOMED = { width: 640, height: 400 };
@@ -43,18 +43,6 @@ async function newPage(viewport: { width: number; height: number }, state?: type
   const page = await ctx.newPage();
   page.setDefaultTimeout(15_000);
   return { ctx, page };
-}
-
-async function axe(page: Page, state: string): Promise<void> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: require.resolve("axe-core") });
-  const result = (await page.evaluate((tags) => window.axe.run(document, { runOnly: { type: "tag", values: tags } }), AXE_TAGS)) as {
-    violations: { id: string; help: string; nodes: { target: string[] }[] }[];
-  };
-  assert.deepEqual(
-    result.violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-    [],
-    `axe on ${state}`,
-  );
 }
 
 /** Nothing scrolls sideways: what a 200 % zoom must keep. */
