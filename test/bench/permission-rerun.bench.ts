@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { startSamba } from "../fixtures/samba";
 import { sambaAcls } from "../fixtures/samba-acls";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
-import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
+import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { writeCorpus } from "./corpus";
 import { cpuSeconds, median } from "./measure";
 
@@ -59,24 +59,9 @@ export async function runPermissionRerunBench(options: PermissionRerunBenchOptio
     const request = client(server.api);
     const user = await signUp(request, "bench");
     const group = await createGroup(request, user.token, "bench");
-    const addSource = async (name: string, sourcePermissions: boolean) => {
-      const res = await request("POST", `/data_sources/smb/${group}`, {
-        token: user.token,
-        body: {
-          data_source: { data_source_name: name },
-          smb_source: {
-            remote_system_username: samba.adminUsername,
-            remote_smb_password: samba.adminPassword,
-            remote_system_name: "localhost",
-            default_ip: "127.0.0.1",
-            port: samba.port,
-            source_permissions: sourcePermissions,
-          },
-        },
-      });
-      if (res.status !== 201) throw new Error(`source creation failed: ${res.status} ${res.text}`);
-      return res.body.pipeline.id as string;
-    };
+    const admin = { username: samba.adminUsername, password: samba.adminPassword, port: samba.port };
+    const addSource = async (name: string, sourcePermissions: boolean) =>
+      (await addSmbSource(request, user.token, group, admin, name, { source_permissions: sourcePermissions })).pipeline.id;
     const plain = await addSource("Corpus, plain", false);
     const permitted = await addSource("Corpus, file-server permissions", true);
     for (const pipeline of [plain, permitted]) await runOnce(request, user.token, pipeline, corpus.files);
