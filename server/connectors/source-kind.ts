@@ -1,4 +1,5 @@
 import type { InstanceRoles } from "../access/instance-roles";
+import type { AuditLog } from "../audit/audit";
 import type { Router } from "express";
 import type { DataSource, EntityManager } from "typeorm";
 import type { Actor } from "../access/actor";
@@ -82,6 +83,8 @@ export interface KindRouteDeps {
   publicUrl: string;
   /** Who may do instance-wide things (folder sources reach this machine's disks). */
   roles: InstanceRoles;
+  /** Where a kind's create route records `source.created` (routing/audit-event.ts). */
+  audit: AuditLog;
 }
 
 /** How a kind creates a source through the shared steps (see SourcesService.create). */

@@ -42,20 +42,24 @@ export class GroupsService {
     return roots;
   }
 
-  /** "no-account": nobody has that address (the route invites it instead: accounts/invitations.service.ts). */
-  async addMember(actor: Actor, groupId: string, email: string): Promise<"added" | "no-account"> {
+  /**
+   * "no-account": nobody has that address (the route invites it instead: accounts/invitations.service.ts).
+   * Otherwise the member's address as stored, and whether this call made them a member.
+   */
+  async addMember(actor: Actor, groupId: string, email: string): Promise<"no-account" | { email: string; added: boolean }> {
     return this.db.transaction(async (tx) => {
       await requireGroupMembership(tx, actor, groupId);
       const user = await tx.findOne(User, { where: { email: email.trim().toLowerCase() } });
       if (!user) return "no-account";
-      if (await tx.exists(GroupMember, { where: { groupId, userId: user.id } })) return "added";
+      if (await tx.exists(GroupMember, { where: { groupId, userId: user.id } })) return { email: user.email, added: false };
       await tx.insert(GroupMember, { groupId, userId: user.id, createdAt: new Date() });
-      return "added";
+      return { email: user.email, added: true };
     });
   }
 
-  async removeMember(actor: Actor, groupId: string, email: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  /** Answers the removed member's address as stored. */
+  async removeMember(actor: Actor, groupId: string, email: string): Promise<string> {
+    return this.db.transaction(async (tx) => {
       await requireGroupMembership(tx, actor, groupId);
       const user = await tx.findOne(User, { where: { email: email.trim().toLowerCase() } });
       if (!user || !(await tx.exists(GroupMember, { where: { groupId, userId: user.id } }))) {
@@ -65,6 +69,7 @@ export class GroupsService {
         throw new ConflictError("Cannot remove the last member of a group; delete the group instead");
       }
       await tx.delete(GroupMember, { groupId, userId: user.id });
+      return user.email;
     });
   }
 

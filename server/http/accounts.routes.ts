@@ -3,6 +3,7 @@ import type { AccountsService } from "../accounts/accounts.service";
 import type { Actor } from "../access/actor";
 import { actorOf, clearTokenCookie, clientAddress, requireAuth, setTokenCookie } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
+import { bearerToken } from "../routing/bearer-token";
 import type { CookieSecurity } from "../routing/transport-security";
 import { presentToken, presentUser } from "./accounts.presenters";
 import { changePasswordBody, signInBody, signOutQuery, signUpBody, signUpQuery } from "./accounts.schemas";
@@ -74,8 +75,7 @@ export function accountsRoutes(accounts: AccountsService, authenticate: (token: 
     },
     public: true,
   }, async (_input, req, res) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
-    const { user, token } = await accounts.exchangeIdentityToken(match?.[1] ?? null);
+    const { user, token } = await accounts.exchangeIdentityToken(bearerToken(req));
     setTokenCookie(res, token, secureCookies);
     res.status(200).json(presentUser(user));
   });

@@ -5,8 +5,10 @@ import { documentedRouter } from "../routing/documented-router";
 import { presentCollection, presentCollectionWithJobs, presentDocumentPage, presentSearchResults } from "./collections.presenters";
 import { createCollectionBody, embeddingBody, pageQuery, searchQuery } from "./collections.schemas";
 import { idParams } from "../routing/common.schemas";
+import type { AuditLog } from "../audit/audit";
+import { recordAction } from "../routing/audit-event";
 
-export function collectionsRoutes(collections: CollectionsService): Router {
+export function collectionsRoutes(collections: CollectionsService, audit: AuditLog): Router {
   const routes = documentedRouter("Collections");
 
   routes.post("/collections", {
@@ -15,8 +17,10 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     status: 201,
     returns: "The collection",
     errors: { 400: "The owner group does not exist, or the name is taken", 403: "The caller is not a member of the owner group" },
-  }, async ({ body }, _req, res) => {
-    res.status(201).json(presentCollection(await collections.create(actorOf(res), body.name, body.owner_group_id)));
+  }, async ({ body }, req, res) => {
+    const collection = await collections.create(actorOf(res), body.name, body.owner_group_id);
+    await recordAction(audit, req, res, { action: "collection.created", objectId: collection.id });
+    res.status(201).json(presentCollection(collection));
   });
 
   routes.get("/collections", { summary: "The collections the caller can reach", returns: "A list of collections with their counts (`document_count`: the documents the caller may read) and `file_server_permissions`: `[{server}]`, one per file server whose permissions decide what the caller sees (SMB sources with `source_permissions`)" }, async (_input, _req, res) => {
@@ -69,8 +73,9 @@ export function collectionsRoutes(collections: CollectionsService): Router {
     status: 204,
     returns: "Deleted",
     errors: { 404: "No such collection among the caller's", 409: "An ingestion job into it is queued or running" },
-  }, async ({ params: { id } }, _req, res) => {
+  }, async ({ params: { id } }, req, res) => {
     await collections.delete(actorOf(res), id);
+    await recordAction(audit, req, res, { action: "collection.deleted", objectId: id });
     res.status(204).end();
   });
 

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { ForbiddenError } from "../errors";
+import { bearerToken } from "../routing/bearer-token";
 
 /** Methods that change nothing: a cross-site page may cause them, and learns nothing from the answer. */
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -12,7 +13,8 @@ export interface RequestFacts {
   protocol: string;
   origin: string | undefined;
   secFetchSite: string | undefined;
-  authorization: string | undefined;
+  /** The request's bearer token (routing/bearer-token.ts), or null. */
+  bearer: string | null;
 }
 
 function originOf(value: string): string | null {
@@ -33,7 +35,7 @@ function originOf(value: string): string | null {
  * A bearer token is never sent by a browser on its own, so such clients are not checked.
  */
 export function crossSiteRefusal(req: RequestFacts, publicUrl: string): string | null {
-  if (SAFE_METHODS.has(req.method.toUpperCase()) || req.authorization) return null;
+  if (SAFE_METHODS.has(req.method.toUpperCase()) || req.bearer !== null) return null;
   const allowed = [originOf(publicUrl), req.host ? originOf(`${req.protocol}://${req.host}`) : null];
   if (req.origin !== undefined) {
     const origin = originOf(req.origin);
@@ -54,7 +56,7 @@ export function refuseCrossSite(publicUrl: string) {
         protocol: req.protocol,
         origin: req.headers.origin,
         secFetchSite: header(req, "sec-fetch-site"),
-        authorization: req.headers.authorization,
+        bearer: bearerToken(req),
       },
       publicUrl,
     );

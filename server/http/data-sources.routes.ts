@@ -5,9 +5,11 @@ import { actorOf } from "../routing/auth.middleware";
 import { documentedRouter } from "../routing/documented-router";
 import { presentListedSource, presentSchedulesChanged } from "../routing/data-sources.presenters";
 import { idParams } from "../routing/common.schemas";
+import type { AuditLog } from "../audit/audit";
+import { recordAction } from "../routing/audit-event";
 
 /** The routes every kind shares; each kind's own routes (creation, ...) come from its folder under connectors/. */
-export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesService): Router {
+export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesService, audit: AuditLog): Router {
   const routes = documentedRouter("Data sources");
 
   routes.get("/data_sources", { summary: "The data sources the caller can reach, of every kind", returns: "A list of data sources with their kind's details" }, async (_input, _req, res) => {
@@ -21,8 +23,9 @@ export function dataSourcesRoutes(sources: SourcesService, schedules: SchedulesS
     status: 204,
     returns: "Deleted",
     errors: { 404: "No such data source among the caller's", 409: "An ingestion job from it is queued or running" },
-  }, async ({ params: { id } }, _req, res) => {
+  }, async ({ params: { id } }, req, res) => {
     await sources.delete(actorOf(res), id);
+    await recordAction(audit, req, res, { action: "source.deleted", objectId: id });
     res.status(204).end();
   });
 

@@ -6,9 +6,11 @@ import { presentCreatedGroup, presentGroup, presentGroupListing, presentTree } f
 import { idParams } from "../routing/common.schemas";
 import { createGroupBody, memberParams, setParentBody } from "./groups.schemas";
 import type { InvitationsService } from "../accounts/invitations.service";
+import type { AuditLog } from "../audit/audit";
+import { recordAction } from "../routing/audit-event";
 import { presentIssuedInvitation } from "./invitations.presenters";
 
-export function groupsRoutes(groups: GroupsService, invitations: InvitationsService): Router {
+export function groupsRoutes(groups: GroupsService, invitations: InvitationsService, audit: AuditLog): Router {
   const routes = documentedRouter("Groups");
 
   routes.post("/user_groups", {
@@ -17,8 +19,9 @@ export function groupsRoutes(groups: GroupsService, invitations: InvitationsServ
     status: 201,
     returns: "`{created_group_id}`",
     errors: { 409: "A group of that name exists" },
-  }, async ({ body }, _req, res) => {
+  }, async ({ body }, req, res) => {
     const group = await groups.create(actorOf(res), body.group_name, body.group_permission);
+    await recordAction(audit, req, res, { action: "group.created", objectId: group.id });
     res.status(201).json(presentCreatedGroup(group));
   });
 
@@ -44,10 +47,17 @@ export function groupsRoutes(groups: GroupsService, invitations: InvitationsServ
       409: "The address has no account and sign-up is off (SIGNUP=off)",
       422: "Not an email address (when no account has it)",
     },
-  }, async ({ params: { id, email } }, _req, res) => {
+  }, async ({ params: { id, email } }, req, res) => {
     const actor = actorOf(res);
-    if ((await groups.addMember(actor, id, email)) === "added") return void res.status(204).end();
+    const member = await groups.addMember(actor, id, email);
+    if (member !== "no-account") {
+      // Adding someone who is a member already changes nothing, so it records nothing.
+      if (member.added) await recordAction(audit, req, res, { action: "group.member_added", objectId: id, detail: member.email });
+      return void res.status(204).end();
+    }
+    // No account: what happened is an invitation (into the group), not a membership.
     const { invitation, link } = await invitations.inviteToGroup(actor, id, email);
+    await recordAction(audit, req, res, { action: "invitation.created", objectId: invitation.id, detail: `${invitation.email} (into group ${id})` });
     res.status(202).json(presentIssuedInvitation(invitation, link));
   });
 
@@ -57,8 +67,9 @@ export function groupsRoutes(groups: GroupsService, invitations: InvitationsServ
     status: 204,
     returns: "Removed",
     errors: { 404: "No such group among the caller's, no such user, or not a member", 409: "The last member cannot be removed; delete the group instead" },
-  }, async ({ params: { id, email } }, _req, res) => {
-    await groups.removeMember(actorOf(res), id, email);
+  }, async ({ params: { id, email } }, req, res) => {
+    const removed = await groups.removeMember(actorOf(res), id, email);
+    await recordAction(audit, req, res, { action: "group.member_removed", objectId: id, detail: removed });
     res.status(204).end();
   });
 
@@ -68,8 +79,10 @@ export function groupsRoutes(groups: GroupsService, invitations: InvitationsServ
     body: setParentBody,
     returns: "The group",
     errors: { 400: "The parent does not exist, or it would make a cycle", 404: "No such group among the caller's" },
-  }, async ({ params: { id }, body }, _req, res) => {
-    res.json(presentGroup(await groups.setParent(actorOf(res), id, body.parent_group_id)));
+  }, async ({ params: { id }, body }, req, res) => {
+    const group = await groups.setParent(actorOf(res), id, body.parent_group_id);
+    await recordAction(audit, req, res, { action: "group.parent_set", objectId: group.id, detail: `parent ${group.parentGroupId ?? "none"}` });
+    res.json(presentGroup(group));
   });
 
   routes.delete("/user_groups/:id", {
@@ -78,8 +91,9 @@ export function groupsRoutes(groups: GroupsService, invitations: InvitationsServ
     status: 204,
     returns: "Deleted",
     errors: { 404: "No such group among the caller's", 409: "The group still owns data sources or collections (named in `detail`)" },
-  }, async ({ params: { id } }, _req, res) => {
+  }, async ({ params: { id } }, req, res) => {
     await groups.delete(actorOf(res), id);
+    await recordAction(audit, req, res, { action: "group.deleted", objectId: id });
     res.status(204).end();
   });
 

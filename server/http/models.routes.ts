@@ -15,11 +15,13 @@ import {
 import { isFinalEvent, RunningPull } from "../llm/model-pulls";
 import { openEventStream } from "./sse";
 import type { InstanceRoles } from "../access/instance-roles";
+import type { AuditLog } from "../audit/audit";
+import { recordAction } from "../routing/audit-event";
 
 /** The 403 of the instance-wide model actions. */
 const ADMIN_ONLY = "On a LAN server or with ADMIN_EMAILS set, only an administrator may";
 
-export function modelsRoutes(models: ModelsService, roles: InstanceRoles): Router {
+export function modelsRoutes(models: ModelsService, roles: InstanceRoles, audit: AuditLog): Router {
   const routes = documentedRouter("Models");
 
   // The fixed paths come before /models/:id.
@@ -63,6 +65,9 @@ export function modelsRoutes(models: ModelsService, roles: InstanceRoles): Route
     const actor = actorOf(res);
     await roles.requireInstanceAction(actor, "pull models");
     const pull = await models.pull(actor, body.model_name, body.update);
+    // Recorded once the pull is accepted (a refusal above records nothing), not at its end: the
+    // stream answers before the download ends. A model in the catalog already names its record.
+    await recordAction(audit, req, res, { action: "model.pull_requested", objectId: pull instanceof RunningPull ? null : pull.id, detail: body.model_name });
     const stream = openEventStream(req, res, models.options.keepAliveMs);
     if (!(pull instanceof RunningPull)) {
       stream.send(presentPullEvent({ status: "completed", already_present: true, model: pull }));
@@ -128,9 +133,10 @@ export function modelsRoutes(models: ModelsService, roles: InstanceRoles): Route
     status: 204,
     returns: "Removed",
     errors: { 403: ADMIN_ONLY, 404: "No such model", 502: "The model server refused to remove it", 503: "The model server cannot be reached; nothing was removed" },
-  }, async ({ params: { id } }, _req, res) => {
+  }, async ({ params: { id } }, req, res) => {
     await roles.requireInstanceAction(actorOf(res), "delete catalog models");
     await models.delete(id);
+    await recordAction(audit, req, res, { action: "model.deleted", objectId: id });
     res.status(204).end();
   });
 

@@ -2,17 +2,14 @@ import type { NextFunction, Request, Response } from "express";
 import type { Actor } from "../access/actor";
 import { TOKEN_LIFETIME_SECONDS } from "../accounts/tokens";
 import { UnauthorizedError } from "../errors";
+import { bearerToken } from "./bearer-token";
 import type { CookieSecurity } from "./transport-security";
 
 const TOKEN_COOKIE = "access_token";
 
-/** The bearer header wins over the cookie; either must carry one of our own tokens. */
+/** An Authorization header wins over the cookie (a malformed one is no token, not a fall-back to the cookie); either must carry one of our own tokens. */
 function bearerOrCookie(req: Request): string | null {
-  const header = req.headers.authorization;
-  if (header) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return match ? match[1] : null;
-  }
+  if (req.headers.authorization) return bearerToken(req);
   const cookie = (req.cookies as Record<string, string> | undefined)?.[TOKEN_COOKIE];
   return cookie || null;
 }

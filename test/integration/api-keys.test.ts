@@ -226,6 +226,45 @@ describe("GET /audit", () => {
     assert.equal(JSON.stringify(events).includes(made.body.link), false, "the link is a secret: never in the trail");
   });
 
+  it("a refused model pull records nothing: not an administrator (403), a registry this instance does not pull from (400)", async () => {
+    const admin = await adminToken();
+    const someone = await signUp(request);
+    const refusedName = `refused-${process.pid}-${Date.now()}`;
+    const forbidden = await request("POST", "/models", { token: someone.token, body: { model_name: refusedName } });
+    assert.equal(forbidden.status, 403, forbidden.text);
+    const foreign = `127.0.0.1:22/ns/${refusedName}`;
+    const badRegistry = await request("POST", "/models", { token: admin, body: { model_name: foreign } });
+    assert.equal(badRegistry.status, 400, badRegistry.text);
+    // Control: an accepted pull of the same kind is recorded, so the absence below is the refusals'.
+    const accepted = await postSse(`${sluice.server.api}/models`, admin, { model_name: "tinyllama" });
+    assert.equal(accepted.status, 200);
+    const pulls = (await allEvents(admin)).filter((e) => e.action === "model.pull_requested");
+    assert.ok(pulls.some((e) => e.detail === "tinyllama"), "the accepted pull is in the trail");
+    assert.deepEqual(pulls.filter((e) => String(e.detail).includes(refusedName)), [], "neither refused pull is");
+  });
+
+  it("adding a member by an address with no account records invitation.created with the invitation's id, not a membership; a repeated add records nothing", async () => {
+    // With ADMIN_EMAILS set, sign-up is by invitation and only an administrator may invite: the administrator adds.
+    const admin = await adminToken();
+    const group = await createGroup(request, admin, "audit-inv");
+    const invited = uniqueEmail("no-account");
+    const added = await request("PUT", `/user_groups/${group}/members/${invited}`, { token: admin });
+    assert.equal(added.status, 202, added.text);
+    const member = await signUp(request);
+    assert.equal((await request("PUT", `/user_groups/${group}/members/${member.email}`, { token: admin })).status, 204);
+    assert.equal((await request("PUT", `/user_groups/${group}/members/${member.email}`, { token: admin })).status, 204, "already a member");
+
+    const events = (await allEvents(admin)).filter((e) => e.object_id === group || e.object_id === added.body.id).reverse();
+    assert.deepEqual(events.map((e) => [e.action, e.object_id]), [
+      ["group.created", group],
+      ["invitation.created", added.body.id],
+      ["group.member_added", group],
+    ]);
+    assert.equal(events[1].detail, `${invited} (into group ${group})`);
+    assert.equal(events[2].detail, member.email);
+    assert.equal(JSON.stringify(events).includes(added.body.link), false, "the link is a secret: never in the trail");
+  });
+
   it("pages newest first with limit and before; a cursor it did not make is a 422", async () => {
     const admin = await adminToken();
     for (let i = 0; i < 3; i++) await signUp(request);

@@ -5,6 +5,7 @@ import { crossSiteRefusal, type RequestFacts } from "../../server/http/cross-sit
 import { AllowedHosts, hostnameOf } from "../../server/http/host-guard.middleware";
 import { isLoopbackAddress, isThisMachineOnlyHost, machineHostnames } from "../../server/net/local-addresses";
 import { CONTENT_SECURITY_POLICY } from "../../server/http/security-headers";
+import { bearerToken } from "../../server/routing/bearer-token";
 
 const INTERFACES: NodeJS.Dict<os.NetworkInterfaceInfo[]> = {
   lo: [
@@ -71,9 +72,24 @@ describe("Host header check (DNS rebinding)", () => {
   });
 });
 
+describe("bearer token", () => {
+  const of = (authorization: string | undefined) => bearerToken({ headers: { authorization } });
+
+  it("reads the token of a well-formed Bearer header, whatever the scheme's case", () => {
+    assert.equal(of("Bearer sluice_key_abc"), "sluice_key_abc");
+    assert.equal(of("bearer  tok.en-1 "), "tok.en-1");
+  });
+
+  it("gives no token for no header, another scheme, no token or two words", () => {
+    for (const header of [undefined, "", "Basic dXNlcjpwdw==", "Bearer", "Bearer ", "Bearer a b", "Bearertoken"]) {
+      assert.equal(of(header), null, JSON.stringify(header));
+    }
+  });
+});
+
 describe("cross-site request check", () => {
   const PUBLIC = "http://127.0.0.1:8420";
-  const post = (facts: Partial<RequestFacts>): RequestFacts => ({ method: "POST", host: "127.0.0.1:8420", protocol: "http", origin: undefined, secFetchSite: undefined, authorization: undefined, ...facts });
+  const post = (facts: Partial<RequestFacts>): RequestFacts => ({ method: "POST", host: "127.0.0.1:8420", protocol: "http", origin: undefined, secFetchSite: undefined, bearer: null, ...facts });
 
   it("lets the app's own pages, safe methods, bearer clients and non-browsers through", () => {
     assert.equal(crossSiteRefusal(post({ origin: "http://127.0.0.1:8420" }), PUBLIC), null);
@@ -85,7 +101,7 @@ describe("cross-site request check", () => {
       "a LAN page of a server that speaks HTTPS itself (TLS_CERT): the origin the request was addressed to, with its scheme",
     );
     assert.equal(crossSiteRefusal(post({ origin: "http://evil.example", method: "GET" }), PUBLIC), null);
-    assert.equal(crossSiteRefusal(post({ origin: "http://evil.example", authorization: "Bearer x" }), PUBLIC), null);
+    assert.equal(crossSiteRefusal(post({ origin: "http://evil.example", bearer: "x" }), PUBLIC), null);
     assert.equal(crossSiteRefusal(post({}), PUBLIC), null, "curl sends neither Origin nor Sec-Fetch-Site");
     assert.equal(crossSiteRefusal(post({ secFetchSite: "same-origin" }), PUBLIC), null);
     assert.equal(crossSiteRefusal(post({ secFetchSite: "none" }), PUBLIC), null);

@@ -42,8 +42,8 @@ class FolderKind implements SourceKind {
     return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => folderLocation(row.path, documentPath)]));
   }
 
-  routes({ sources, roles }: KindRouteDeps): KindRoutes {
-    return { signedIn: folderRoutes(new FolderSources(sources, FOLDER, this.rules), roles) };
+  routes({ sources, roles, audit }: KindRouteDeps): KindRoutes {
+    return { signedIn: folderRoutes(new FolderSources(sources, FOLDER, this.rules), roles, audit) };
   }
 }
 

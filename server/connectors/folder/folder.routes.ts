@@ -1,4 +1,6 @@
 import type { Router } from "express";
+import type { AuditLog } from "../../audit/audit";
+import { recordAction } from "../../routing/audit-event";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
 import { groupIdParams } from "../../routing/common.schemas";
@@ -7,7 +9,7 @@ import type { FolderSources } from "./folder-sources.service";
 import { presentCreatedFolderSource, presentFolderStatus } from "./folder.presenters";
 import { createFolderSourceBody } from "./folder.schemas";
 
-export function folderRoutes(folders: FolderSources, roles: InstanceRoles): Router {
+export function folderRoutes(folders: FolderSources, roles: InstanceRoles, audit: AuditLog): Router {
   const routes = documentedRouter("Folder sources");
 
   routes.get("/data_sources/folder", { summary: "Whether folder sources are on, and the folders allowed", returns: "The status and the allowed roots" }, (_input, _req, res) => {
@@ -26,9 +28,10 @@ export function folderRoutes(folders: FolderSources, roles: InstanceRoles): Rout
       404: "No such group among the caller's",
       503: "Folder sources are off (FOLDER_SOURCE_ROOTS is not set)",
     },
-  }, async ({ params: { group_id }, body: { data_source, folder_source } }, _req, res) => {
+  }, async ({ params: { group_id }, body: { data_source, folder_source } }, req, res) => {
     await roles.requireInstanceAction(actorOf(res), "create folder sources");
     const created = await folders.create(actorOf(res), group_id, { name: data_source.data_source_name, path: folder_source.path });
+    await recordAction(audit, req, res, { action: "source.created", objectId: created.source.id, detail: created.source.kind });
     res.status(201).json(presentCreatedFolderSource(created));
   });
 

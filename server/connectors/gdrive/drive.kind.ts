@@ -46,11 +46,11 @@ class DriveKind implements SourceKind {
     return new Map();
   }
 
-  routes({ db, sources, publicUrl }: KindRouteDeps): KindRoutes {
+  routes({ db, sources, publicUrl, audit }: KindRouteDeps): KindRoutes {
     const service = new DriveService(db, this.drive, sources, DRIVE, publicUrl, this.secrets);
     // The browser returns from Google without a bearer token: the OAuth state names the user.
     const secureCookie = cookieSecurity(publicUrl);
-    return { public: driveCallbackRoutes(service, secureCookie), signedIn: driveRoutes(service, secureCookie) };
+    return { public: driveCallbackRoutes(service, secureCookie), signedIn: driveRoutes(service, secureCookie, audit) };
   }
 }
 

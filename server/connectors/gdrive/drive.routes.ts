@@ -1,4 +1,6 @@
 import type { Request, Response, Router } from "express";
+import type { AuditLog } from "../../audit/audit";
+import { recordAction } from "../../routing/audit-event";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
 import type { CookieSecurity } from "../../routing/transport-security";
@@ -75,7 +77,7 @@ function refuseForeignBrowser(res: Response, error: ForeignBrowserError): void {
 }
 
 /** The signed-in Drive endpoints: connection and drive data sources. */
-export function driveRoutes(drive: DriveService, secureCookie: CookieSecurity): Router {
+export function driveRoutes(drive: DriveService, secureCookie: CookieSecurity, audit: AuditLog): Router {
   const routes = documentedRouter("Google Drive");
 
   routes.get("/integrations/cloud/drive", {
@@ -122,8 +124,9 @@ export function driveRoutes(drive: DriveService, secureCookie: CookieSecurity): 
     status: 201,
     returns: "`{data_source, drive_source, pipeline}`",
     errors: { 404: "No such group among the caller's", 409: "Google Drive is not connected", 503: "No Google OAuth client is configured" },
-  }, async ({ body: { data_source } }, _req, res) => {
+  }, async ({ body: { data_source } }, req, res) => {
     const created = await drive.createSource(actorOf(res), data_source.data_source_name, data_source.owner_group_id);
+    await recordAction(audit, req, res, { action: "source.created", objectId: created.source.id, detail: created.source.kind });
     res.status(201).json(presentCreatedDriveSource(created));
   });
 

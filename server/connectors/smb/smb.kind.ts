@@ -59,8 +59,8 @@ class SmbKind implements SourceKind {
     return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => smbLocation(row, documentPath)]));
   }
 
-  routes({ db, sources }: KindRouteDeps): KindRoutes {
-    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings), this.connectsPerMinute) };
+  routes({ db, sources, audit }: KindRouteDeps): KindRoutes {
+    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings), this.connectsPerMinute, audit) };
   }
 }
 

@@ -1,5 +1,7 @@
 import type { RequestHandler, Router } from "express";
 import { settingsTable } from "../../settings";
+import type { AuditLog } from "../../audit/audit";
+import { recordAction } from "../../routing/audit-event";
 import { actorOf } from "../../routing/auth.middleware";
 import { documentedRouter } from "../../routing/documented-router";
 import { groupIdParams, idParams } from "../../routing/common.schemas";
@@ -11,7 +13,7 @@ import { smbConnectLimiter } from "./smb-connect-limiter";
 const CONNECT_LIMIT_DEFAULT = settingsTable().find((row) => row.name === "SMB_CONNECT_LIMIT_PER_MINUTE")?.default;
 const TOO_MANY_CONNECTS = `More SMB connection attempts (creations and share listings) by this user in a minute than \`SMB_CONNECT_LIMIT_PER_MINUTE\` (default ${CONNECT_LIMIT_DEFAULT}); \`Retry-After\` says when to try again`;
 
-export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Router {
+export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null, audit: AuditLog): Router {
   const routes = documentedRouter("SMB sources");
   // One count per user for both routes: each makes Sluice connect wherever the caller says.
   const connectAttempts: RequestHandler =
@@ -29,7 +31,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
       429: TOO_MANY_CONNECTS,
       503: "8 SMB checks are under way already (`Retry-After` says when to try again); nothing was created",
     },
-  }, connectAttempts, async ({ params: { group_id }, body: { data_source, smb_source } }, _req, res) => {
+  }, connectAttempts, async ({ params: { group_id }, body: { data_source, smb_source } }, req, res) => {
     const created = await smb.create(actorOf(res), group_id, {
       name: data_source.data_source_name,
       password: smb_source.remote_smb_password,
@@ -40,6 +42,7 @@ export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null): Ro
       port: smb_source.port,
       sourcePermissions: smb_source.source_permissions,
     });
+    await recordAction(audit, req, res, { action: "source.created", objectId: created.source.id, detail: created.source.kind });
     res.status(201).json(presentCreatedSmbSource(created));
   });
 
