@@ -34,6 +34,7 @@ after(async () => {
 
 async function lanServer(env: Record<string, string>): Promise<{ request: Request; token: string; group: string }> {
   // SIGNUP=open: sign-up on a LAN server is by invitation otherwise (issue 34 item 1).
+  // A small SMB_TIMEOUT_MS on purpose: the destinations dialled are a closed port and the hostile fake server, never Samba.
   const server = await startSluice({ env: { HOST: LAN_ADDRESS!, SIGNUP: "open", SMB_TIMEOUT_MS: "1000", ...env } });
   servers.push(server);
   const request = client(server.api);
