@@ -1,3 +1,5 @@
+// npm test: once
+// Why: which SMB destinations a LAN server may dial is decided before any storage; SMB sources on PostgreSQL are re-run by smb-sources.
 // SSRF by default (issue 34): a server reachable from the LAN (HOST a non-loopback address of this
 // machine) lets SMB sources dial no loopback, link-local, 0.0.0.0/8 or multicast address and only
 // the SMB ports, unless SMB_ALLOWED_NETWORKS / SMB_ALLOWED_PORTS say otherwise; a refused
