@@ -2,13 +2,14 @@
 // tests run a second time inside a private D-Bus session with an unlocked
 // gnome-keyring (test/fixtures/with-keyring.sh) when those programs are installed.
 // Then the integration tests that start a Sluice server run again on the team-server back ends
-// (PostgreSQL and Redis, started by the tests themselves) when PostgreSQL is installed;
-// SLUICE_TEAM_RUN=0 skips that run.
+// (PostgreSQL and Redis, started by the tests themselves) when PostgreSQL is installed, but for
+// those marked to run once (scripts/team-rerun.js); SLUICE_TEAM_RUN=0 skips that run.
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 
 const root = path.resolve(__dirname, "..");
+const { ONCE_MARKER, teamRerun } = require("./team-rerun");
 require("./build-if-needed").buildIfNeeded();
 
 function testFiles(dir) {
@@ -50,21 +51,20 @@ if (keychainTests.length && haveKeyring && process.platform === "linux") {
 }
 // The team-server run: the environment that switches the test servers' back ends.
 const haveRedis = spawnSync("sh", ["-c", "command -v redis-server"]).status === 0;
-// The second run, on PostgreSQL and, where installed, Redis (BullMQ queue): the integration files
-// whose back end that environment switches, i.e. those that start a Sluice server through the
-// fixtures (startSluice, useSluice) or ask onPostgres(). The others (a SQLite file, both engines
-// side by side, Samba alone) would only run the same test twice.
+// The second run, on PostgreSQL and, where installed, Redis (BullMQ queue): the files
+// scripts/team-rerun.js selects.
 const TEAM_SERVER_ENV = { SLUICE_TEST_BACKEND: "postgres", ...(haveRedis ? { SLUICE_TEST_REDIS: "1" } : {}) };
-const SWITCHES_BACK_END = /\b(startSluice|useSluice|onPostgres)\(/;
 const sourceOf = (compiled) => path.join(root, path.relative(path.join(root, "dist"), compiled)).replace(/\.js$/, ".ts");
-const integrationTests = files
-  .filter((f) => f.includes(`${path.sep}integration${path.sep}`))
-  .filter((f) => SWITCHES_BACK_END.test(fs.readFileSync(sourceOf(f), "utf8")));
+const { rerun: integrationTests, once } = teamRerun(files, sourceOf);
 const pgRoot = "/usr/lib/postgresql";
 const havePostgres = fs.existsSync(pgRoot) && fs.readdirSync(pgRoot).some((v) => fs.existsSync(path.join(pgRoot, v, "bin", "postgres")));
-if (integrationTests.length && havePostgres && process.env.SLUICE_TEAM_RUN !== "0") {
-  process.stdout.write(`\n# integration suite on PostgreSQL${haveRedis ? " + Redis" : ""}\n`);
-  const team = run(process.execPath, ["--test", "--test-concurrency=2", ...integrationTests], TEAM_SERVER_ENV);
-  status = status || team;
+if ((integrationTests.length || once.length) && havePostgres && process.env.SLUICE_TEAM_RUN !== "0") {
+  process.stdout.write(
+    `\n# integration suite on PostgreSQL${haveRedis ? " + Redis" : ""}: ${integrationTests.length} file${integrationTests.length === 1 ? "" : "s"}, ${once.length} left out by "${ONCE_MARKER}"\n`,
+  );
+  if (integrationTests.length) {
+    const team = run(process.execPath, ["--test", "--test-concurrency=2", ...integrationTests], TEAM_SERVER_ENV);
+    status = status || team;
+  }
 }
 process.exit(status);

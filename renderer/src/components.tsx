@@ -242,18 +242,24 @@ export function AdminSettingNote({ feature, settings, readme }: { feature: strin
   );
 }
 
-/** A labelled form field; its problem (else its hint) under it, named by aria-describedby, and aria-invalid while it has one. */
+/**
+ * A labelled form field; its problem (else its hint) under it, named by aria-describedby, and
+ * aria-invalid while it has one. `alert`: the problem is announced as it appears, for a form that
+ * has no summary of its errors to announce instead.
+ */
 export function Field({
   id,
   label,
   problem,
   hint,
+  alert = false,
   children,
 }: {
   id: string;
   label: string;
   problem?: string;
   hint?: string;
+  alert?: boolean;
   children: (props: { id: string; "aria-invalid"?: true; "aria-describedby"?: string }) => ReactNode;
 }) {
   const describedBy = problem || hint ? `${id}-note` : undefined;
@@ -262,7 +268,7 @@ export function Field({
       <label htmlFor={id}>{label}</label>
       {children({ id, "aria-invalid": problem ? true : undefined, "aria-describedby": describedBy })}
       {problem ? (
-        <p className="field-error" id={describedBy}>
+        <p className="field-error" id={describedBy} role={alert ? "alert" : undefined}>
           {problem}
         </p>
       ) : hint ? (

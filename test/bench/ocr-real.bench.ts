@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
+import { wordsOf } from "../fixtures/scans";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { CLOCK_TICKS, CORES, cpuSeconds, peakRssMb, verdict } from "./measure";
 import { JOB_POLL_MS, tesseractCommand } from "./ocr-reference";
@@ -28,7 +29,6 @@ export const DEFAULT_SCANS_CACHE = path.join(os.homedir(), ".cache", "sluice-ben
 const TARGET = { recall: 95, page: 98, timeRatio: 1, peakMb: 400 };
 
 /** Words of 4 letters or more, lower case (what is searched). */
-const wordsOf = (text: string) => new Set(text.toLowerCase().match(/\p{L}{4,}/gu) ?? []);
 
 /** CPU seconds of a process's threads, by the thread's name (Node's own threads are all "node"; V8's and libuv's helpers have theirs), most first. */
 function threadCpu(pid: number): string {
@@ -130,7 +130,7 @@ export async function runOcrRealBench(opts: OcrRealBenchOptions): Promise<void> 
       for (const doc of documents) {
         const pagesOf = new Map<string, Set<number>>();
         read.get(doc)!.forEach((text, i) => {
-          for (const word of wordsOf(text)) pagesOf.set(word, (pagesOf.get(word) ?? new Set()).add(i + 1));
+          for (const word of wordsOf(text, 4)) pagesOf.set(word, (pagesOf.get(word) ?? new Set()).add(i + 1));
         });
         const folder = path.posix.dirname(doc.relativePath);
         for (const [word, on] of pagesOf) {

@@ -5,7 +5,7 @@ import { configureOcr } from "../../server/ingest/parse/ocr/ocr-engine";
 import { DEFAULT_OCR } from "../../server/ingest/parse/ocr/ocr-settings";
 import { stopWasmTesseract } from "../../server/ingest/parse/ocr/wasm-tesseract";
 import { client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
-import { imageOnlyPdf, realDocumentPdf, renderPages, scanned, toPng } from "../fixtures/scans";
+import { addPictureFilePage, imageOnlyPdf, realDocumentPdf, renderPages, scanned, toPng, wordsOf } from "../fixtures/scans";
 import { startSluice, tempDir } from "../fixtures/sluice-server";
 import { CORES, peakRssMb } from "./measure";
 import { JOB_POLL_MS, tesseractCommand } from "./ocr-reference";
@@ -55,7 +55,6 @@ async function sluiceRun(files: string[], engine: "tesseract" | "tesseract.js"):
   return { seconds, texts };
 }
 
-const wordsOf = (text: string) => new Set((text.toLowerCase().match(/\p{L}{3,}/gu) ?? []).filter((w) => /^\p{L}+$/u.test(w)));
 
 export async function runOcrBench(opts: OcrBenchOptions): Promise<void> {
   const dir = tempDir("sluice-ocr-bench-");
@@ -106,7 +105,7 @@ export async function runOcrBench(opts: OcrBenchOptions): Promise<void> {
     // Words the command reads on each page, searched in Sluice: found at all, and on that page (words of one page only).
     const pageOf = new Map<string, Set<number>>();
     reference.texts.forEach((text, i) => {
-      for (const word of wordsOf(text)) pageOf.set(word, (pageOf.get(word) ?? new Set()).add(i + 1));
+      for (const word of wordsOf(text, 3)) pageOf.set(word, (pageOf.get(word) ?? new Set()).add(i + 1));
     });
     let found = 0;
     let unique = 0;
@@ -129,14 +128,13 @@ export async function runOcrBench(opts: OcrBenchOptions): Promise<void> {
   }
 }
 
-/** One picture as a one-page image-only PDF (to be drawn again for the scanned PDF the ingestion reads). */
+/**
+ * One picture as a one-page image-only PDF (to be drawn again for the scanned PDF the ingestion
+ * reads), taken as 200 dpi, the resolution it is drawn back at: its own pixels come back.
+ */
 async function imageOnlyPdfOf(file: string): Promise<Uint8Array> {
   const { PDFDocument } = await import("pdf-lib");
   const doc = await PDFDocument.create();
-  const bytes = fs.readFileSync(file);
-  const image = /\.png$/i.test(file) ? await doc.embedPng(bytes) : await doc.embedJpg(bytes);
-  const width = 612;
-  const height = Math.round((612 * image.height) / image.width);
-  doc.addPage([width, height]).drawImage(image, { x: 0, y: 0, width, height });
+  await addPictureFilePage(doc, file, 200);
   return doc.save();
 }

@@ -19,7 +19,7 @@ import zlib from "node:zlib";
 import { concatTransformationMatrix, drawObject, PDFDocument, popGraphicsState, pushGraphicsState } from "pdf-lib";
 import * as UTIF from "utif";
 import type { GrayImage } from "../../server/ingest/parse/ocr/gray-image";
-import { toTiff } from "../fixtures/scans";
+import { addPictureFilePage, toTiff } from "../fixtures/scans";
 
 /** A Debian source tarball and the folder inside it that holds the scans. */
 interface Origin {
@@ -192,10 +192,7 @@ async function scannedPdf(files: string[]): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   for (const file of files) {
     if (/\.(jpe?g|png)$/i.test(file)) {
-      const dpi = declaredDpi(file) ?? 300;
-      const embedded = /\.png$/i.test(file) ? await doc.embedPng(fs.readFileSync(file)) : await doc.embedJpg(fs.readFileSync(file));
-      const page = doc.addPage([(embedded.width * 72) / dpi, (embedded.height * 72) / dpi]);
-      page.drawImage(embedded, { x: 0, y: 0, width: page.getWidth(), height: page.getHeight() });
+      await addPictureFilePage(doc, file, declaredDpi(file) ?? 300);
       continue;
     }
     const gray = decodeTiff(file);

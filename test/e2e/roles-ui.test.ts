@@ -245,6 +245,17 @@ test("the first run without folder sources says so once, in the words of the per
     await fitsWidth(page, "first run at 640x400");
     await axe(page, "first run, folders off, 640x400");
     await shot(page, "41-first-run-200-percent");
+    // The SMB fields are the Data sources page's (SmbFields.tsx): the same checks, said under each field and announced here.
+    assert.equal(await page.getByLabel("Workstation (optional)").count(), 0, "the first run leaves the workstation out");
+    await page.getByRole("button", { name: "Add source and start reading" }).click();
+    const serverError = page.locator("#first-server-note.field-error");
+    await serverError.waitFor();
+    assert.equal(await serverError.textContent(), "Enter the file server's host name.");
+    assert.equal(await serverError.getAttribute("role"), "alert");
+    assert.equal(await page.getByLabel("Server name").getAttribute("aria-invalid"), "true");
+    await page.getByLabel("IP address (optional)").fill("not an address");
+    await page.locator("#first-ip-note.field-error").filter({ hasText: "Enter an IPv4 or IPv6 address, or leave empty." }).waitFor();
+    await axe(page, "first run, SMB fields refused, 640x400");
   } finally {
     await ctx.close();
     await bare.stop();

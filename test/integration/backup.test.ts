@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, GOOD_PASSWORD, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { waitFor } from "../fixtures/wait-for";
@@ -63,7 +63,7 @@ describe("backup and restore of DATA_DIR", { skip: process.env.SLUICE_TEST_BACKE
   });
 
   it("a backup taken during an ingestion restores into a fresh DATA_DIR where search finds every document it holds", async () => {
-    const server = await start({ env: { SMB_TIMEOUT_MS: "5000" } });
+    const server = await start({ env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
     const request: Request = client(server.api);
     const owner = await signUp(request, "backup");
     const group = await createGroup(request, owner.token);

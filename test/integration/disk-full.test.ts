@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { mountSmallFs, type SmallFs } from "../fixtures/small-fs";
@@ -54,7 +54,7 @@ describe("a full disk under DATA_DIR", { skip: skip || (process.env.SLUICE_TEST_
   before(async () => {
     if (skip) return;
     // A minimum of 1 MB: the job starts with 1.5 MB free and must run out of room on the way.
-    server = await startSluice({ dataDir: fsys.dir, env: { MIN_FREE_DISK_MB: "1", SMB_TIMEOUT_MS: "5000" } });
+    server = await startSluice({ dataDir: fsys.dir, env: { MIN_FREE_DISK_MB: "1", SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
     request = client(server.api);
     ({ token } = await signUp(request, "disk"));
     const group = await createGroup(request, token);

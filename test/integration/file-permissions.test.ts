@@ -4,7 +4,7 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { startFakeOllama, type FakeOllama } from "../fixtures/fake-ollama";
 import { createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
-import { startSamba, writeUnixGroups, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, writeUnixGroups, type SambaServer } from "../fixtures/samba";
 import { sambaAcls, type SambaAcls } from "../fixtures/samba-acls";
 import { tempDir } from "../fixtures/sluice-server";
 import { postSse } from "../fixtures/sse-client";
@@ -141,7 +141,7 @@ describe("file-server permissions end to end, against Samba's own access check",
       await acls.setAcl("team", "plan.txt", sd(`S-1-1-0:ALLOWED/0x0/${READ}`));
       acls.setShareAcl("team", `S-1-1-0:ALLOWED/0x0/READ,${sids.bob}:DENIED/0x0/FULL`);
       fake = await startFakeOllama();
-      return { SMB_TIMEOUT_MS: "5000", FOLDER_SOURCE_ROOTS: plainDir, OLLAMA_HOST: fake.url };
+      return { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS), FOLDER_SOURCE_ROOTS: plainDir, OLLAMA_HOST: fake.url };
     },
     setUp: async (s) => {
       owner.token = (await signUp(s.request, "perm-owner")).token;

@@ -1,3 +1,5 @@
+// npm test: once
+// Why: the folder rules (roots, links, dot-entries, DATA_DIR) are the connector's; sources, runs and search on PostgreSQL are re-run by smb-sources, ingestion and search-results.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";

@@ -1,3 +1,5 @@
+// npm test: once
+// Why: malloc tuning is the process's own, whatever its back end; the one server start only reads its debug line.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import os from "node:os";

@@ -14,6 +14,7 @@ before(async () => {
 });
 after(() => hostile.close());
 
+// Small on purpose: the client talks only to the hostile fake server, whose traps are meant to time out.
 const TIMEOUT_MS = 400;
 
 async function withClient<T>(trap: HostileTrap, work: (client: Smb2Client) => Promise<T>): Promise<T> {

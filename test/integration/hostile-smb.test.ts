@@ -15,6 +15,7 @@ before(async () => {
   hostile = await startHostileSmb();
 });
 const CHECK_DEADLINE_S = 6;
+// A small SMB_TIMEOUT_MS on purpose: only the hostile fake server is dialled, and its traps are what time out.
 const sluice = useSluice({ env: { SMB_TIMEOUT_MS: "1000", SMB_CHECK_DEADLINE_S: String(CHECK_DEADLINE_S) } });
 after(() => hostile.close());
 const { request } = sluice;

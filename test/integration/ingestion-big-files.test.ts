@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
 
@@ -60,7 +60,7 @@ before(async () => {
   writeCsv(path.join(bigDir, "export.csv"), FILE_BYTES, { first: "aardvarkopening", middle: "quokkamidpoint", last: "zebraclosing" });
   fs.writeFileSync(path.join(bigDir, "small.md"), "# Small\n\nA small note about the heron.");
   samba = await startSamba({ extraShares: { big: bigDir } });
-  server = await startSluice({ env: { SMB_TIMEOUT_MS: "15000" } });
+  server = await startSluice({ env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
   request = client(server.api);
   owner = await signUp(request, "big");
 });

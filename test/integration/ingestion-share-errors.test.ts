@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 
@@ -24,7 +24,7 @@ before(async () => {
   partly = await startSamba({ extraShares: { team: teamDir } });
   // Every share closed to the test user.
   locked = await startSamba({ shareOptions: { docs: { "valid users": "otheruser" } } });
-  server = await startSluice({ env: { SMB_TIMEOUT_MS: "5000" } });
+  server = await startSluice({ env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
   request = client(server.api);
   owner = await signUp(request, "shares");
   group = await createGroup(request, owner.token);

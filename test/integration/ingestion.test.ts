@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { tempDir } from "../fixtures/sluice-server";
 import { sharedPostgres } from "../fixtures/postgres";
 import { addSmbSource, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
@@ -54,7 +54,7 @@ before(async () => {
 });
 // A test kills this server and restarts it on the same DATA_DIR (sluice.restart()).
 const sluice = useSluice({
-  env: { SMB_TIMEOUT_MS: "3000" },
+  env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) },
   setUp: async ({ request }) => {
     owner = await signUp(request, "owner");
     group = await createGroup(request, owner.token);

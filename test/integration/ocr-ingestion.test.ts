@@ -1,3 +1,5 @@
+// npm test: once
+// Why: OCR and the readers run alike on every back end; indexing and search on PostgreSQL are re-run by ingestion.test and search-results.test.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";

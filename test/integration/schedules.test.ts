@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { waitFor } from "../fixtures/wait-for";
@@ -29,7 +29,7 @@ function setClock(ms: number): void {
 }
 
 function startServer(): Promise<SluiceServer> {
-  return startSluice({ dataDir, env: { SMB_TIMEOUT_MS: "3000", SLUICE_TEST_CLOCK_FILE: clockFile, SLUICE_SCHEDULER_TICK_MS: String(TICK_MS) } });
+  return startSluice({ dataDir, env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS), SLUICE_TEST_CLOCK_FILE: clockFile, SLUICE_SCHEDULER_TICK_MS: String(TICK_MS) } });
 }
 
 /** Several scheduler ticks: long enough for a due run to have started (or a second one, wrongly). */

@@ -1,3 +1,5 @@
+// npm test: once
+// Why: the certificate files under DATA_DIR/tls and the HTTPS listener do not touch the database or the queue.
 /**
  * The desktop's self-signed certificate for LAN access (server/tls/self-signed-certificate.ts):
  * made once under DATA_DIR/tls with private modes, naming the machine, read back by openssl with

@@ -5,7 +5,7 @@ import { KIND_ENTITIES } from "../../server/connectors/registry";
 import { SmbConnector } from "../../server/connectors/smb/smb.connector";
 import { openDatabase } from "../../server/data/data-source";
 import { createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
-import { startSamba, writeUnixGroups, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, writeUnixGroups, type SambaServer } from "../fixtures/samba";
 import { sambaAcls, type SambaAcls } from "../fixtures/samba-acls";
 import { countRows } from "../fixtures/sluice-server";
 import { useSluice } from "../fixtures/use-sluice";
@@ -37,7 +37,7 @@ describe("Windows account links", () => {
       acls = await sambaAcls(samba);
       hrSid = acls.mapGroup("hr");
       staffSid = acls.mapGroup("staff");
-      return { SMB_TIMEOUT_MS: "4000" };
+      return { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) };
     },
     setUp: async (s) => {
       const { token } = await signUp(s.request, "links");

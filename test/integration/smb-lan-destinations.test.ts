@@ -1,3 +1,5 @@
+// npm test: once
+// Why: which SMB destinations a LAN server may dial is decided before any storage; SMB sources on PostgreSQL are re-run by smb-sources.
 // SSRF by default (issue 34): a server reachable from the LAN (HOST a non-loopback address of this
 // machine) lets SMB sources dial no loopback, link-local, 0.0.0.0/8 or multicast address and only
 // the SMB ports, unless SMB_ALLOWED_NETWORKS / SMB_ALLOWED_PORTS say otherwise; a refused
@@ -34,6 +36,7 @@ after(async () => {
 
 async function lanServer(env: Record<string, string>): Promise<{ request: Request; token: string; group: string }> {
   // SIGNUP=open: sign-up on a LAN server is by invitation otherwise (issue 34 item 1).
+  // A small SMB_TIMEOUT_MS on purpose: the destinations dialled are a closed port and the hostile fake server, never Samba.
   const server = await startSluice({ env: { HOST: LAN_ADDRESS!, SIGNUP: "open", SMB_TIMEOUT_MS: "1000", ...env } });
   servers.push(server);
   const request = client(server.api);

@@ -9,7 +9,7 @@ import type { Ace } from "../../server/search/stored-acl";
 import { Smb2Client } from "../../server/connectors/smb/smb2-client";
 import { SRVSVC, listSharesOn } from "../../server/connectors/smb/srvsvc";
 import { LSARPC, lookupNames, openPolicy } from "../../server/connectors/smb/lsa";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { sambaAcls, type SambaAcls } from "../fixtures/samba-acls";
 
 /**
@@ -58,7 +58,7 @@ describe("SMB permissions on a Samba with NT ACLs", () => {
       serverName: "SLUICETEST",
       username: samba.username,
       password: samba.password,
-      timeoutMs: 5000,
+      timeoutMs: SAMBA_TIMEOUT_MS,
       ...over,
     });
     connectors.push(c);
@@ -182,7 +182,7 @@ describe("SMB permissions on a Samba with NT ACLs", () => {
   });
 
   test("a real reply over the DCE/RPC cap fails fast with a clear error, and the session goes on", async () => {
-    const client = new Smb2Client({ host: samba.host, port: samba.port, serverName: "SLUICETEST", username: samba.username, password: samba.password, timeoutMs: 5000 });
+    const client = new Smb2Client({ host: samba.host, port: samba.port, serverName: "SLUICETEST", username: samba.username, password: samba.password, timeoutMs: SAMBA_TIMEOUT_MS });
     try {
       await assert.rejects(
         client.withPipe("srvsvc", SRVSVC, (pipe) => listSharesOn(pipe, "SLUICETEST"), { maxReplyBytes: 64 }),

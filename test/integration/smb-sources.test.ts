@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, startSilentServer, type SambaServer } from "../fixtures/samba";
 import { countRows, startSluice, storedText } from "../fixtures/sluice-server";
 import { client, createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
@@ -14,8 +14,8 @@ const responses: ApiResponse[] = [];
 before(async () => {
   samba = await startSamba();
 });
-// The default SMB_TIMEOUT_MS (15 s): a shorter one let a busy machine's slow Samba answer the share listing 503.
-const sluice = useSluice();
+// A short SMB_TIMEOUT_MS let a busy machine's slow Samba answer the share listing 503.
+const sluice = useSluice({ env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
 after(async () => {
   await samba.stop();
 });

@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import { SmbConnector } from "../../server/connectors/smb/smb.connector";
 import { SmbBadSignatureError, SmbSigningRequiredError } from "../../server/connectors/smb/smb-errors";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
-import { startSamba, type SambaServer, type StartSambaOptions } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer, type StartSambaOptions } from "../fixtures/samba";
 import { startSluice } from "../fixtures/sluice-server";
 import { startSmbProxy, type SmbProxy } from "../fixtures/smb-proxy";
 
@@ -59,7 +59,7 @@ function withProxy(name: string, options: StartSambaOptions, body: (ctx: { samba
         serverName: "SLUICETEST",
         username: samba.username,
         password: samba.password,
-        timeoutMs: 5000,
+        timeoutMs: SAMBA_TIMEOUT_MS,
       });
       connectors.push(c);
       return c;
@@ -186,7 +186,7 @@ describe("through the API: a tampered file is never indexed", () => {
   it("ingestion through a machine in the middle that rewrites file contents indexes none of its text", async () => {
     const samba = await startSamba();
     const proxy = await startSmbProxy(samba);
-    const server = await startSluice({ env: { SMB_TIMEOUT_MS: "5000" } });
+    const server = await startSluice({ env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
     try {
       const request = client(server.api);
       const user = await signUp(request, "tamper");

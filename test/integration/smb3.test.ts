@@ -10,7 +10,7 @@ import { ConnectorAuthError } from "../../server/connectors/connector";
 import { SmbConnector, type SmbConnectorOptions } from "../../server/connectors/smb/smb.connector";
 import { SmbEncryptionRequiredError, SmbSecurityError } from "../../server/connectors/smb/smb-errors";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
-import { startSamba, type SambaServer, type StartSambaOptions } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer, type StartSambaOptions } from "../fixtures/samba";
 import { startSluice, type SluiceServer } from "../fixtures/sluice-server";
 
 /**
@@ -120,7 +120,7 @@ let group: string;
 const bigFile = randomBytes(3 * 1024 * 1024 + 777);
 
 before(async () => {
-  server = await startSluice({ env: { SMB_TIMEOUT_MS: "5000" } });
+  server = await startSluice({ env: { SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
   request = client(server.api);
   owner = await signUp(request, "smb3");
   group = await createGroup(request, owner.token, "smb3");
@@ -174,7 +174,7 @@ for (const setup of setups) {
         username: samba.username,
         password: samba.password,
         workstation: "SLUICE-TEST",
-        timeoutMs: 5000,
+        timeoutMs: SAMBA_TIMEOUT_MS,
         ...over,
       });
       connectors.push(c);
@@ -268,7 +268,7 @@ for (const setup of setups) {
 describe("a server that requires encryption it cannot get", () => {
   it("a server limited to SMB 2.1 that requires encryption: a typed encryption_required error, and 400 at source creation", async () => {
     const samba = await startSamba({ globalOptions: { "server max protocol": "SMB2_10", "server smb encrypt": "required" } });
-    const c = new SmbConnector({ host: samba.host, port: samba.port, serverName: "SLUICETEST", username: samba.username, password: samba.password, timeoutMs: 5000 });
+    const c = new SmbConnector({ host: samba.host, port: samba.port, serverName: "SLUICETEST", username: samba.username, password: samba.password, timeoutMs: SAMBA_TIMEOUT_MS });
     try {
       for (const attempt of [() => c.test(), () => c.list("docs")]) {
         await assert.rejects(attempt(), (e: unknown) => {

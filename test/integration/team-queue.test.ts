@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { onPostgres } from "../fixtures/postgres";
 import { startWorker as startSluiceWorker, type SluiceWorker } from "../fixtures/sluice-worker";
@@ -89,7 +89,7 @@ describe("team server mode: the ingestion queue on Redis (BullMQ)", { skip }, ()
     samba = await startSamba({ extraShares: { bulk: bulkDir } });
     redis = await startRedis();
     dataDir = tempDir();
-    teamEnv = { REDIS_URL: redis.url, REDIS_PREFIX: "team-test", SMB_TIMEOUT_MS: "3000" };
+    teamEnv = { REDIS_URL: redis.url, REDIS_PREFIX: "team-test", SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) };
     api = await startSluice({ dataDir, env: teamEnv });
     request = client(api.api);
     owner = await signUp(request, "team");
@@ -391,7 +391,7 @@ describe("team server mode: several API processes behind one port", { skip }, ()
     docsSamba = await startSamba();
     redisForPort = await startRedis();
     const shared = tempDir();
-    const env = { REDIS_URL: redisForPort.url, REDIS_PREFIX: "one-port-test", SMB_TIMEOUT_MS: "3000" };
+    const env = { REDIS_URL: redisForPort.url, REDIS_PREFIX: "one-port-test", SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) };
     processes = [await startSluice({ dataDir: shared, env }), await startSluice({ dataDir: shared, env })];
     proxy = await startRoundRobinProxy(processes.map((p) => p.url));
   });
@@ -443,7 +443,7 @@ describe("team server mode over TLS: REDIS_URL=rediss://", { skip }, () => {
   it("queues and runs an ingestion job through a Redis that speaks only TLS, checking its certificate", async () => {
     assert.match(tlsRedis.url, /^rediss:\/\//);
     // The test CA is trusted the way an administrator would add a private CA to Node.
-    server = await startSluice({ env: { REDIS_URL: tlsRedis.url, REDIS_PREFIX: "tls-test", NODE_EXTRA_CA_CERTS: tlsRedis.caFile!, SMB_TIMEOUT_MS: "3000" } });
+    server = await startSluice({ env: { REDIS_URL: tlsRedis.url, REDIS_PREFIX: "tls-test", NODE_EXTRA_CA_CERTS: tlsRedis.caFile!, SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
     const viaTls = client(server.api);
     const user = await signUp(viaTls, "tls");
     const groupId = await createGroup(viaTls, user.token);
@@ -475,7 +475,7 @@ describe("team server mode through Redis Sentinel: REDIS_SENTINELS", { skip }, (
 
   it("asks the Sentinel for the master and runs an ingestion job through it", async () => {
     server = await startSluice({
-      env: { REDIS_URL: "redis://sluice-master", REDIS_SENTINELS: sentinel.address, REDIS_PREFIX: "sentinel-test", SMB_TIMEOUT_MS: "3000" },
+      env: { REDIS_URL: "redis://sluice-master", REDIS_SENTINELS: sentinel.address, REDIS_PREFIX: "sentinel-test", SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) },
     });
     const viaSentinel = client(server.api);
     const user = await signUp(viaSentinel, "sentinel");
@@ -530,7 +530,7 @@ describe("team server mode: connections per process, and Redis going away", { sk
   });
 
   it("an API process holds two connections (shared + the worker's blocking one); a worker process two more; sign-ins open none", async () => {
-    server = await startSluice({ env: { REDIS_URL: own.url, REDIS_PREFIX: "count-test", SMB_TIMEOUT_MS: "3000" } });
+    server = await startSluice({ env: { REDIS_URL: own.url, REDIS_PREFIX: "count-test", SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) } });
     const names = await settlesAt(2, "one API process taking jobs");
     assert.ok(names.some((n) => /^sluice-[0-9a-f-]{36}$/.test(n)), JSON.stringify(names));
     const request = client(server.api);

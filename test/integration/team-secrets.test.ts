@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { startSamba, type SambaServer } from "../fixtures/samba";
+import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { startWorker, type SluiceWorker } from "../fixtures/sluice-worker";
 import { addSmbSource, client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
@@ -32,7 +32,7 @@ describe("team server secrets: shared through the database, sealed with SECRETS_
     postgres = await startPostgres();
     redis = await startRedis();
     databaseUrl = await postgres.createDatabase();
-    team = { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: "secrets-test", SECRETS_KEY: secretsKey, SMB_TIMEOUT_MS: "3000" };
+    team = { DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: "secrets-test", SECRETS_KEY: secretsKey, SMB_TIMEOUT_MS: String(SAMBA_TIMEOUT_MS) };
     // The API machine takes no jobs itself: only workers elsewhere do.
     api = await startSluice({ dataDir: tempDir("sluice-machine-a-"), env: { ...team, SLUICE_WORKER: "0" } });
     request = client(api.api);

@@ -1,3 +1,5 @@
+// npm test: once
+// Why: HTTPS, certificates, Secure cookies and HSTS sit before any storage; PostgreSQL sessions, pulls and SSE are re-run by accounts, sessions and models.
 /**
  * HTTPS end to end (TLS_CERT, TLS_KEY): the real server over real sockets with a certificate a
  * test CA made with the openssl command signed, and a client that trusts only that CA. Secure

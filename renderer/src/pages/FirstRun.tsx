@@ -1,13 +1,14 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { useId, useState, type FormEvent, type ReactNode } from "react";
+import { useId, useState, type FormEvent } from "react";
 import { useNavigate } from "react-router";
 import * as api from "../api";
 import { client, invalidate, keys, queries } from "../api";
-import { ErrorText, announce } from "../components";
-import { GROUP_NAME_RULE, SMB_PORT, SMB_SERVER_NAME, groupNameProblem } from "../names";
+import { ErrorText, Field, announce } from "../components";
+import { GROUP_NAME_RULE, groupNameProblem } from "../names";
+import { NEW_SMB_VALUES, SmbFields, smbFailureField, smbProblems, smbSourceBody, type SmbValues } from "./SmbFields";
 
 type Kind = "folder" | "smb";
-type Fields = { group: string; name: string; path: string; server: string; ip: string; port: string; user: string; password: string };
+type Fields = SmbValues & { group: string; name: string; path: string };
 type Problems = Partial<Record<keyof Fields, string>>;
 
 /**
@@ -21,49 +22,23 @@ export function useFirstRun(): boolean {
   return me.data?.is_admin === true && !!groups.data && !groups.data.some((g) => g.is_member) && collections.data?.length === 0;
 }
 
-function Field({ id, label, problem, hint, children }: { id: string; label: string; problem?: string; hint?: string; children: (p: Record<string, unknown>) => ReactNode }) {
-  const note = problem || hint ? `${id}-note` : undefined;
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children({ id, "aria-invalid": problem ? true : undefined, "aria-describedby": note })}
-      {problem ? (
-        <p className="field-error" id={note} role="alert">
-          {problem}
-        </p>
-      ) : hint ? (
-        <p className="hint" id={note}>
-          {hint}
-        </p>
-      ) : null}
-    </div>
-  );
-}
-
 function check(kind: Kind, f: Fields): Problems {
-  const problems: Problems = {};
+  const problems: Problems = kind === "smb" ? smbProblems(f) : {};
   const group = groupNameProblem(f.group);
   if (group) problems.group = group;
   if (!f.name.trim()) problems.name = "Give the source a name.";
   if (kind === "folder" && !f.path.trim()) problems.path = "Enter the folder's full path on the Sluice machine.";
-  if (kind === "smb") {
-    if (!SMB_SERVER_NAME.test(f.server)) problems.server = "Enter the file server's host name: letters, digits, dots and hyphens.";
-    const port = Number(f.port);
-    if (!/^\d+$/.test(f.port) || port < SMB_PORT.minimum || port > SMB_PORT.maximum) problems.port = `Port is a number from ${SMB_PORT.minimum} to ${SMB_PORT.maximum}.`;
-    if (!f.user) problems.user = "Enter the user name for the share.";
-  }
   return problems;
 }
 
 /** Which field a failed step concerns, so its message sits under that field. */
-function placeFailure(step: "group" | "source" | "run", kind: Kind, error: unknown): { field: keyof Fields | null; text: string } {
+function placeFailure(step: "group" | "source" | "run", kind: Kind, f: Fields, error: unknown): { field: keyof Fields | null; text: string } {
   const text = api.errorMessage(error);
   if (step === "group") return { field: "group", text };
   if (step !== "source" || !(error instanceof api.ApiError)) return { field: null, text };
   // The API names its field ("folder_source.path ..."); under the field itself, "The folder" says it.
   if (kind === "folder") return { field: error.status === 400 ? "path" : null, text: text.replace(/^folder_source\.path /, "The folder ") };
-  const byReason: Record<string, keyof Fields> = { logon_failure: "password", host_not_found: "server", connection_refused: "port", timed_out: "server" };
-  const field = error.reason ? (byReason[error.reason] ?? null) : null;
+  const field = error.reason ? smbFailureField(error.reason, f) : null;
   return { field, text: error.hint ? `${error.detail}: ${error.hint}` : text };
 }
 
@@ -78,7 +53,7 @@ export function FirstRun() {
   const folderOn = folder.data?.enabled === true;
   const [chosen, setKind] = useState<Kind>("folder");
   const kind: Kind = folderOn ? chosen : "smb";
-  const [f, setF] = useState<Fields>({ group: "my-team", name: "Documents", path: "", server: "", ip: "", port: "445", user: "", password: "" });
+  const [f, setF] = useState<Fields>({ group: "my-team", name: "Documents", path: "", ...NEW_SMB_VALUES });
   const [submitted, setSubmitted] = useState(false);
   // A group made by an earlier try is used again, so a corrected source does not need a new group name.
   const [made, setMade] = useState<{ name: string; id: string } | null>(null);
@@ -108,14 +83,7 @@ export function FirstRun() {
                   params: { path: { group_id: groupId } },
                   body: {
                     data_source: { data_source_name: f.name.trim() },
-                    smb_source: {
-                      remote_system_username: f.user,
-                      remote_smb_password: f.password,
-                      remote_system_name: f.server,
-                      local_system_name: "",
-                      default_ip: f.ip || null,
-                      port: Number(f.port),
-                    },
+                    smb_source: smbSourceBody(f),
                   },
                 }),
               );
@@ -123,7 +91,7 @@ export function FirstRun() {
         await api.answer(client.POST("/data_pipelines/{id}/ingest", { params: { path: { id: created.pipeline.id } } }));
         return created.pipeline.id;
       } catch (error) {
-        setFailure(placeFailure(step, kind, error));
+        setFailure(placeFailure(step, kind, f, error));
         throw error;
       }
     },
@@ -160,7 +128,7 @@ export function FirstRun() {
         </p>
       )}
       <div className="form-grid">
-        <Field id="first-group" label="Your group" problem={problems.group} hint={`Use ${GROUP_NAME_RULE}. You can invite others into it later.`}>
+        <Field id="first-group" label="Your group" problem={problems.group} alert hint={`Use ${GROUP_NAME_RULE}. You can invite others into it later.`}>
           {(p) => <input {...p} value={f.group} onChange={set("group")} spellCheck={false} />}
         </Field>
         {folderOn && (
@@ -174,31 +142,15 @@ export function FirstRun() {
             </label>
           </fieldset>
         )}
-        <Field id="first-name" label="Source name" problem={problems.name}>
+        <Field id="first-name" label="Source name" problem={problems.name} alert>
           {(p) => <input {...p} value={f.name} onChange={set("name")} />}
         </Field>
         {kind === "folder" ? (
-          <Field id="first-path" label="Folder path" problem={problems.path} hint={`The full path, inside ${(folder.data?.roots ?? []).join(" or ")}.`}>
+          <Field id="first-path" label="Folder path" problem={problems.path} alert hint={`The full path, inside ${(folder.data?.roots ?? []).join(" or ")}.`}>
             {(p) => <input {...p} value={f.path} onChange={set("path")} placeholder={folder.data?.roots[0] ?? ""} autoComplete="off" spellCheck={false} />}
           </Field>
         ) : (
-          <>
-            <Field id="first-server" label="Server name" problem={problems.server} hint="Host name of the file server, e.g. fileserver01">
-              {(p) => <input {...p} value={f.server} onChange={set("server")} autoComplete="off" spellCheck={false} />}
-            </Field>
-            <Field id="first-ip" label="IP address (optional)" problem={problems.ip}>
-              {(p) => <input {...p} value={f.ip} onChange={set("ip")} inputMode="decimal" spellCheck={false} />}
-            </Field>
-            <Field id="first-port" label="Port" problem={problems.port}>
-              {(p) => <input {...p} value={f.port} onChange={set("port")} inputMode="numeric" />}
-            </Field>
-            <Field id="first-user" label="User name" problem={problems.user} hint="As you sign in to Windows: DOMAIN\user, user@domain, or just user">
-              {(p) => <input {...p} value={f.user} onChange={set("user")} autoComplete="off" spellCheck={false} />}
-            </Field>
-            <Field id="first-password" label="Password" problem={problems.password}>
-              {(p) => <input {...p} type="password" value={f.password} onChange={set("password")} autoComplete="new-password" />}
-            </Field>
-          </>
+          <SmbFields idPrefix="first" values={f} problems={problems} onChange={(key, value) => setF((prev) => ({ ...prev, [key]: value }))} workstation={false} alert />
         )}
       </div>
       <div className="form-actions">

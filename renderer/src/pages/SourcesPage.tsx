@@ -5,69 +5,24 @@ import * as api from "../api";
 import { client, invalidate, invalidateSourceLists, keys, queries, queryClient } from "../api";
 import { ConfirmButton, Empty, ErrorText, Field, Loading, usePageHeading } from "../components";
 import { formatTime } from "../format";
-import { SMB_PORT, SMB_SERVER_NAME, SOURCE_NAME_MAX } from "../names";
+import { SOURCE_NAME_MAX } from "../names";
 import { href } from "../navigation";
 import { AddDriveSourceForm, DriveConnection, DriveSourceTools, useDrive } from "./DrivePanel";
 import { ownerGroup } from "./owner-group";
 import { FirstRun, useFirstRun } from "./FirstRun";
 import { useInstanceActions } from "./instance-actions";
+import { NEW_SMB_VALUES, SMB_FIELD_LABELS, SmbFields, smbFailureField, smbProblems, smbSourceBody, type SmbValues } from "./SmbFields";
 
-type SmbForm = {
-  group: string;
-  name: string;
-  server: string;
-  ip: string;
-  port: string;
-  user: string;
-  password: string;
-  workstation: string;
-};
+type SmbForm = SmbValues & { group: string; name: string };
 
-const SMB_FIELD_LABELS: Record<keyof SmbForm, string> = {
-  group: "Owner group",
-  name: "Source name",
-  server: "Server name",
-  ip: "IP address",
-  port: "Port",
-  user: "User name",
-  password: "Password",
-  workstation: "Workstation",
-};
-
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const IPV6 = /^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/;
+const SMB_FORM_LABELS: Record<keyof SmbForm, string> = { ...SMB_FIELD_LABELS, group: "Owner group", name: "Source name" };
 
 function validate(f: SmbForm): Partial<Record<keyof SmbForm, string>> {
   const problems: Partial<Record<keyof SmbForm, string>> = {};
   if (!f.group) problems.group = "Choose the group that will own this source.";
   if (!f.name.trim()) problems.name = "Give the source a name.";
   else if (f.name.trim().length > SOURCE_NAME_MAX) problems.name = `Use at most ${SOURCE_NAME_MAX} characters.`;
-  if (!f.server) problems.server = "Enter the file server's host name.";
-  else if (!SMB_SERVER_NAME.test(f.server)) problems.server = "A host name has only letters, digits, dots and hyphens.";
-  if (f.ip && !IPV4.test(f.ip) && !IPV6.test(f.ip)) problems.ip = "Enter an IPv4 or IPv6 address, or leave empty.";
-  const port = Number(f.port);
-  if (!/^\d+$/.test(f.port) || port < SMB_PORT.minimum || port > SMB_PORT.maximum) problems.port = `Port is a number from ${SMB_PORT.minimum} to ${SMB_PORT.maximum}.`;
-  if (!f.user) problems.user = "Enter the user name for the share.";
-  return problems;
-}
-
-/**
- * The field an SMB check failure concerns (the API's `reason`), so its hint sits where the fix is;
- * share and security reasons have no field of their own and stay a note under the form.
- */
-function smbFailureField(reason: string, f: SmbForm): keyof SmbForm | null {
-  switch (reason) {
-    case "logon_failure":
-      return "password";
-    case "host_not_found":
-      return "server";
-    case "connection_refused":
-      return "port";
-    case "timed_out":
-      return f.ip ? "ip" : "server";
-    default:
-      return null;
-  }
+  return { ...problems, ...smbProblems(f) };
 }
 
 /** The group a new source will belong to: every source form asks it the same way. */
@@ -100,16 +55,7 @@ function OwnerGroupField({
 }
 
 function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreated: (created: api.CreatedSmbSource) => void }) {
-  const [entered, setF] = useState<SmbForm>({
-    group: "",
-    name: "",
-    server: "",
-    ip: "",
-    port: "445",
-    user: "",
-    password: "",
-    workstation: "",
-  });
+  const [entered, setF] = useState<SmbForm>({ group: "", name: "", ...NEW_SMB_VALUES });
   const f = { ...entered, group: ownerGroup(entered.group, groups) };
   const [sourcePermissions, setSourcePermissions] = useState(false);
   const [submitted, setSubmitted] = useState(false);
@@ -120,15 +66,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
           params: { path: { group_id: f.group } },
           body: {
             data_source: { data_source_name: f.name.trim() },
-            smb_source: {
-              remote_system_username: f.user,
-              remote_smb_password: f.password,
-              remote_system_name: f.server,
-              local_system_name: f.workstation,
-              default_ip: f.ip || null,
-              port: Number(f.port),
-              source_permissions: sourcePermissions,
-            },
+            smb_source: smbSourceBody(f, sourcePermissions),
           },
         }),
       ),
@@ -146,7 +84,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
   if (failure && failureField && !problems[failureField]) problems[failureField] = failure.hint!;
   const formError = failure
     ? failureField
-      ? `${failure.detail}: the connection check failed. See the note under ${SMB_FIELD_LABELS[failureField]}.`
+      ? `${failure.detail}: the connection check failed. See the note under ${SMB_FORM_LABELS[failureField]}.`
       : `${failure.detail}: ${failure.hint}`
     : create.error;
   const set = (key: keyof SmbForm) => (e: { target: { value: string } }) => setF((prev) => ({ ...prev, [key]: e.target.value }));
@@ -173,24 +111,7 @@ function AddSmbSourceForm({ groups, onCreated }: { groups: api.Group[]; onCreate
         <Field id="smb-name" label="Source name" problem={problems.name}>
           {(p) => <input {...p} value={f.name} onChange={set("name")} placeholder="Finance share" />}
         </Field>
-        <Field id="smb-server" label="Server name" problem={problems.server} hint="Host name of the file server, e.g. fileserver01">
-          {(p) => <input {...p} value={f.server} onChange={set("server")} autoComplete="off" spellCheck={false} />}
-        </Field>
-        <Field id="smb-ip" label="IP address (optional)" problem={problems.ip}>
-          {(p) => <input {...p} value={f.ip} onChange={set("ip")} inputMode="decimal" placeholder="192.168.1.20" spellCheck={false} />}
-        </Field>
-        <Field id="smb-port" label="Port" problem={problems.port}>
-          {(p) => <input {...p} value={f.port} onChange={set("port")} inputMode="numeric" />}
-        </Field>
-        <Field id="smb-user" label="User name" problem={problems.user} hint="As you sign in to Windows: DOMAIN\user, user@domain, or just user (the server's own domain)">
-          {(p) => <input {...p} value={f.user} onChange={set("user")} autoComplete="off" spellCheck={false} />}
-        </Field>
-        <Field id="smb-password" label="Password" problem={problems.password}>
-          {(p) => <input {...p} type="password" value={f.password} onChange={set("password")} autoComplete="new-password" />}
-        </Field>
-        <Field id="smb-workstation" label="Workstation (optional)" problem={problems.workstation} hint="The name this computer gives the server">
-          {(p) => <input {...p} value={f.workstation} onChange={set("workstation")} spellCheck={false} />}
-        </Field>
+        <SmbFields idPrefix="smb" values={f} problems={problems} onChange={(key, value) => setF((prev) => ({ ...prev, [key]: value }))} />
         <div className="field checkbox-field">
           <label>
             <input type="checkbox" checked={sourcePermissions} onChange={(e) => setSourcePermissions(e.target.checked)} aria-describedby="smb-permissions-hint" />{" "}
