@@ -191,6 +191,10 @@ describe("Windows account links", () => {
   });
 
   it("a group change on the server shows in group_sids after refreshLinksOfServer (the source's account, on check threads, 16 accounts a request)", async () => {
+    // Accounts the server does not have (made-up RIDs in its domain) go beside alice's and carol's: they resolve to no groups.
+    const mine = (await request("GET", "/users/me/smb_accounts", { token: owner.token })).body[0];
+    const domainSid = mine.sid.slice(0, mine.sid.lastIndexOf("-"));
+    const ghosts = Array.from({ length: LINKS_PER_REQUEST + 2 }, (_, i) => ({ userId: crypto.randomUUID(), sid: `${domainSid}-${70_000 + i}` }));
     writeUnixGroups(samba.rootDir, { ...GROUPS, hr: [] });
     const { server } = sluice;
     await server.stop();
@@ -203,10 +207,6 @@ describe("Windows account links", () => {
         return resolver.resolveGroups(sids);
       },
     };
-    // Accounts the server does not have (made-up RIDs in its domain) besides alice's and carol's: they resolve to no groups.
-    const mine = (await request("GET", "/users/me/smb_accounts", { token: owner.token })).body[0];
-    const domainSid = mine.sid.slice(0, mine.sid.lastIndexOf("-"));
-    const ghosts = Array.from({ length: LINKS_PER_REQUEST + 2 }, (_, i) => ({ userId: crypto.randomUUID(), sid: `${domainSid}-${70_000 + i}` }));
     try {
       const links = await db.manager.count(SmbAccountLink, { where: { server: "localhost" } });
       for (const ghost of ghosts) {
@@ -229,8 +229,10 @@ describe("Windows account links", () => {
       assert.deepEqual(batches, [LINKS_PER_REQUEST, total - LINKS_PER_REQUEST], "16 accounts a request");
       for (const ghost of ghosts) assert.equal((await db.manager.findOneByOrFail(SmbAccountLink, { sid: ghost.sid })).groupSidsJson, "[]");
     } finally {
-      // The ghosts' links go with their users.
-      for (const ghost of ghosts) await db.manager.delete(User, { id: ghost.userId });
+      for (const ghost of ghosts) {
+        await db.manager.delete(SmbAccountLink, { userId: ghost.userId });
+        await db.manager.delete(User, { id: ghost.userId });
+      }
       await db.destroy();
     }
     await sluice.restart();
