@@ -2,8 +2,7 @@ import type { Config } from "./config";
 import { KindRegistry } from "./connectors/registry";
 import { DatabaseOutage } from "./data/database-outage";
 import { ingestHandler } from "./ingest/ingest-job";
-import { refreshLinksOfServer } from "./accounts/smb-account-links";
-import type { Connector } from "./connectors/connector";
+import { refreshLinksOfServer, type GroupResolver } from "./accounts/smb-account-links";
 import { OllamaClient } from "./llm/ollama.client";
 import type { IngestQueue, JobHandler } from "./ingest/job-queue";
 import { ParserPool } from "./ingest/parse/parser-pool";
@@ -47,7 +46,7 @@ export function openIngestion(config: Config, { db, index, vectors, secrets }: S
   const embedder = new OllamaClient(config.ollamaHost.replace(/\/$/, ""));
   const { disk, threads, batching } = parts;
   // A run of a source with the file server's permissions first re-resolves the groups of the Windows accounts linked for its server.
-  const refreshAccountLinks = async (connector: Connector, server: string) => void (await refreshLinksOfServer(db, connector, server));
+  const refreshAccountLinks = async (resolver: GroupResolver, server: string) => void (await refreshLinksOfServer(db, resolver, server));
   const handler = ingestHandler({ db, connectors: kinds, index, parsers, disk, vectors, embedder, threads, batching, refreshAccountLinks });
   const queue = parts.queue(handler, outage);
   const scheduler = new Scheduler(db, queue, logger, { clock: clockOf(config), tickMs: config.schedulerTickMs });

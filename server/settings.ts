@@ -152,7 +152,7 @@ export const SETTINGS = {
   ),
   SMB_CHECK_DEADLINE_S: withDefault("25", integer(1, 30, "must be a whole number of seconds from 1 to 30"), {
     description:
-      "the most a source's connection check (creation) or a share listing may take, whatever the server does (answers STATUS_PENDING, lists without end, drips replies); past it the check answers as a server that did not answer in time",
+      "the most a source's connection check (creation), a share listing, a Windows account's link or one batch of a run's refresh of linked accounts (16 accounts) may take, whatever the server does (answers STATUS_PENDING, lists without end, drips replies); past it the check answers as a server that did not answer in time",
   }),
   SMB_ALLOWED_PORTS: optional(
     z.string().transform((value, ctx) => {

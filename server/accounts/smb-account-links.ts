@@ -28,33 +28,52 @@ export async function sidsOfUser(db: DataSource | EntityManager, userId: string,
   return [...new Set([link.sid, ...link.groupSids, EVERYONE_SID, AUTHENTICATED_USERS_SID])];
 }
 
-/** What a run's connector offers for this (the SMB connector has both). */
+/** Linked accounts' groups as a file server answers them now, with the names of those groups. */
+export interface LinkedGroups {
+  /** Each account asked for (by SID) with its group SIDs; an account the server no longer has is in none. */
+  accounts: Array<{ sid: string; groupSids: string[] }>;
+  /** The groups' names ("DOMAIN\\name"), or the SID itself for one the server cannot name. */
+  names: Array<{ sid: string; name: string }>;
+}
+
+/** Asks a file server, with a source's own account, for the groups of some linked accounts (the SMB check thread's threadGroupResolver). */
 export interface GroupResolver {
-  resolveGroupSids?(sid: string): Promise<string[]>;
-  groupNames?(sids: string[]): Promise<Array<{ sid: string; name: string }>>;
+  resolveGroups(sids: string[]): Promise<LinkedGroups>;
 }
 
 /**
- * Re-resolves the group SIDs of every account linked for `server`, with the source's own account
- * (the connector's), so a person taken out of a group loses its files at this run. An account
- * deleted on the server resolves to no groups (the connector's rule). Answers how many links changed.
+ * Accounts per request to the resolver: one login and one deadline (SMB_CHECK_DEADLINE_S) per
+ * batch, so a server with many linked accounts is neither asked once per account nor in one
+ * request that no deadline can hold.
  */
-export async function refreshLinksOfServer(db: DataSource | EntityManager, connector: GroupResolver, server: string): Promise<number> {
-  if (!connector.resolveGroupSids) return 0;
+export const LINKS_PER_REQUEST = 16;
+
+/**
+ * Re-resolves the group SIDs of every account linked for `server`, with the source's own account
+ * (the resolver's), so a person taken out of a group loses its files at this run. An account
+ * deleted on the server resolves to no groups. Answers how many links changed.
+ */
+export async function refreshLinksOfServer(db: DataSource | EntityManager, resolver: GroupResolver, server: string): Promise<number> {
   const m = managerOf(db);
-  const links = await m.find(SmbAccountLink, { where: { server: normaliseServer(server) } });
+  const links = await m.find(SmbAccountLink, { where: { server: normaliseServer(server) }, order: { id: "ASC" } });
   let changed = 0;
-  for (const link of links) {
-    // A failure (the server gone) stops the refresh: the run fails as it would on listing, and links keep what was known.
-    const groupSids = await connector.resolveGroupSids(link.sid);
-    const known = new Map(link.groups.map((g) => [g.sid, g.name]));
-    const unnamed = groupSids.filter((sid) => !known.has(sid));
-    if (unnamed.length && connector.groupNames) for (const g of await connector.groupNames(unnamed)) known.set(g.sid, g.name);
-    const groups = groupSids.map((sid) => ({ sid, name: known.get(sid) ?? sid }));
-    const before = link.groupSidsJson;
-    const after = JSON.stringify(groupSids);
-    await m.update(SmbAccountLink, { id: link.id }, { groupSidsJson: after, groupNamesJson: JSON.stringify(groups), checkedAt: new Date() });
-    if (before !== after) changed++;
+  for (let start = 0; start < links.length; start += LINKS_PER_REQUEST) {
+    const batch = links.slice(start, start + LINKS_PER_REQUEST);
+    // A failure (the server gone, the deadline) stops the refresh: the run fails as it would on listing, and links keep what was known.
+    const answer = await resolver.resolveGroups(batch.map((link) => link.sid));
+    const groupsOf = new Map(answer.accounts.map((a) => [a.sid, a.groupSids]));
+    const named = new Map(answer.names.filter((g) => g.name !== g.sid).map((g) => [g.sid, g.name]));
+    for (const link of batch) {
+      const groupSids = groupsOf.get(link.sid);
+      if (!groupSids) throw new Error(`The server's answer left out ${link.account}`);
+      // A group the server cannot name now keeps the name it had.
+      const known = new Map(link.groups.map((g) => [g.sid, g.name]));
+      const groups = groupSids.map((sid) => ({ sid, name: named.get(sid) ?? known.get(sid) ?? sid }));
+      const before = link.groupSidsJson;
+      const after = JSON.stringify(groupSids);
+      await m.update(SmbAccountLink, { id: link.id }, { groupSidsJson: after, groupNamesJson: JSON.stringify(groups), checkedAt: new Date() });
+      if (before !== after) changed++;
+    }
   }
   return changed;
 }

@@ -45,8 +45,6 @@ export interface Connector {
    * (NetrShareGetInfo level 502, cached per share). SMB only; an unreadable descriptor is a ConnectorEntryError.
    */
   readPermissions?(path: string): Promise<FileAcl>;
-  /** With the source's own account: the account's group SIDs now (SAMR GetGroupsForUser + GetAliasMembership). SMB only. */
-  resolveGroupSids?(sid: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

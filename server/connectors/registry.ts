@@ -2,6 +2,7 @@ import type { EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { Connector } from "./connector";
 import type { ThreadConnectorSpec } from "./thread-connector";
+import type { GroupResolver } from "../accounts/smb-account-links";
 import { folderKind } from "./folder/folder.kind";
 import { driveKind } from "./gdrive/drive.kind";
 import { smbKind } from "./smb/smb.kind";
@@ -46,6 +47,12 @@ export class KindRegistry {
   async permissionServer(db: EntityManager, source: DataSourceRecord): Promise<string | null> {
     const kind = this.get(source.kind);
     return kind.permissionServer ? kind.permissionServer(db, source) : null;
+  }
+
+  /** How a run asks the source's server for linked accounts' groups (SourceKind.groupResolver); null for a kind without permissions. */
+  async groupResolver(db: EntityManager, source: DataSourceRecord): Promise<GroupResolver | null> {
+    const kind = this.get(source.kind);
+    return kind.groupResolver ? kind.groupResolver(db, source) : null;
   }
 
   /** The source's connector as plain data for an ingestion job's own thread; null for a kind whose jobs run on the API's thread. */

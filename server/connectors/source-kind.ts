@@ -9,6 +9,7 @@ import type { Pipeline } from "../data/entities/pipeline.entity";
 import type { SecretStore } from "../secrets/secrets";
 import type { Connector } from "./connector";
 import type { ThreadConnectorSpec } from "./thread-connector";
+import type { GroupResolver } from "../accounts/smb-account-links";
 
 /**
  * A kind of data source (SMB share, Google Drive, local folder) is one folder under
@@ -46,6 +47,8 @@ export interface SourceKind {
    * collection's group. Absent: this kind never does.
    */
   permissionServer?(db: EntityManager, source: DataSourceRecord): Promise<string | null>;
+  /** How a run of such a source asks its server, with the source's own account, for linked accounts' groups; absent with permissionServer absent. */
+  groupResolver?(db: EntityManager, source: DataSourceRecord): Promise<GroupResolver>;
   /** Fields this kind adds to each of its sources in GET /data_sources, by source id (e.g. {folder_source: {...}}). */
   listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>>;
   /** How to tell where each document of these sources is, by source id (search results); a source missing from the map has no known location. */

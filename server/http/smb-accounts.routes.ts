@@ -11,7 +11,7 @@ export function smbAccountsRoutes(links: SmbAccountLinks): Router {
   const routes = documentedRouter("Windows accounts");
 
   routes.post("/users/me/smb_accounts", {
-    summary: "Link the caller's Windows account on the server of an SMB source: one NTLMv2 login as it, then its SID and groups over IPC$ (LSA, SAMR); the password is used for that login only",
+    summary: "Link the caller's Windows account on the server of an SMB source: one NTLMv2 login as it, then its SID and groups over IPC$ (LSA, SAMR), off the API's thread and within `SMB_CHECK_DEADLINE_S`; the password is used for that login only",
     body: linkSmbAccountBody,
     status: 201,
     returns: "`{id, data_source_id, server, account, sid, group_sids, groups: [{sid, name}], checked_at}`; a link applies to every source on the same server, and linking again on that server replaces it",
@@ -19,8 +19,8 @@ export function smbAccountsRoutes(links: SmbAccountLinks): Router {
       400: "The server refused the user name or password (the SMB status in `detail`; nothing stored), the source is not an SMB share, or its address is outside `SMB_ALLOWED_NETWORKS`",
       404: "No such data source among the caller's",
       409: "That Windows account is linked by another Sluice user",
-      429: "Five failed sign-ins as that Windows account (on that server) in 15 minutes; `Retry-After` says when to try again",
-      503: "`SMB server unreachable`",
+      429: "Five refused sign-ins as that Windows account (on that server) in 15 minutes (a wrong password counts; a server that cannot be reached or does not answer in time does not); `Retry-After` says when to try again",
+      503: "The file server did not answer in time (a step's timeout, or `SMB_CHECK_DEADLINE_S` for the whole link: the detail says to try again or ask IT), `SMB server unreachable` for any other server that cannot be reached or breaks SMB's rules, or 8 SMB checks are under way already (`Retry-After`); nothing stored",
     },
   }, async ({ body }, _req, res) => {
     const link = await links.link(actorOf(res), { dataSourceId: body.data_source_id, username: body.username, password: body.password });

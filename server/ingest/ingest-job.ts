@@ -1,6 +1,6 @@
 import type { DataSource } from "typeorm";
 import type { KindRegistry } from "../connectors/registry";
-import type { Connector } from "../connectors/connector";
+import type { GroupResolver } from "../accounts/smb-account-links";
 import { Collection } from "../data/entities/collection.entity";
 import { DataSourceRecord } from "../data/entities/data-source.entity";
 import type { IngestJob } from "../data/entities/ingest-job.entity";
@@ -33,11 +33,12 @@ export interface IngestDeps {
   /** How a job on this thread batches its index writes (databaseBatches on a team server); absent: PARALLEL_BATCHES. */
   batching?: BatchPolicy;
   /**
-   * Re-resolves the group SIDs of every account linked for a file server, with the source's own
-   * connector: called once at the start of each run of a source with the file server's
-   * permissions (the SMB account links' refreshLinksOfServer, wired by the composition); absent: not done.
+   * Re-resolves the group SIDs of every account linked for a file server, through the source's
+   * kind's resolver (the source's own account, on SMB check threads): called once at the start of
+   * each run of a source with the file server's permissions (the SMB account links'
+   * refreshLinksOfServer, wired by the composition); absent: not done.
    */
-  refreshAccountLinks?: (connector: Connector, server: string) => Promise<void>;
+  refreshAccountLinks?: (resolver: GroupResolver, server: string) => Promise<void>;
 }
 
 /**
@@ -57,15 +58,14 @@ export function ingestHandler(deps: IngestDeps): JobHandler {
       const { source, collection } = await retry(() => loadPipeline(deps.db, job));
       const index = new OutageRetryingIndex(deps.index, progress.outage, signal);
       const permissionServer = await retry(() => deps.connectors.permissionServer(deps.db.manager, source));
+      if (permissionServer !== null) await refreshLinks(deps, permissionServer, () => retry(() => deps.connectors.groupResolver(deps.db.manager, source)));
       const threads = deps.threads;
       const spec = threads ? await retry(() => deps.connectors.threadConnector(deps.db.manager, source)) : null;
       if (threads && spec) {
-        if (permissionServer !== null) await refreshLinks(deps, permissionServer, () => retry(() => deps.connectors.forSource(deps.db.manager, source)));
         await threads.run({ connector: spec, sourceId: source.id, collectionId: collection.id, permissionServer }, progress, signal);
       } else {
         const connector = await retry(() => deps.connectors.forSource(deps.db.manager, source));
         try {
-          if (permissionServer !== null) await refreshLinks(deps, permissionServer, async () => connector, false);
           await syncSource({ ...deps, index }, connector, source.id, collection.id, progress, signal, permissionServer);
         } finally {
           await connector.close();
@@ -83,18 +83,17 @@ export function ingestHandler(deps: IngestDeps): JobHandler {
 /**
  * The one call site of the account links' refresh (issue 33 item 4): before the files, so this
  * run's permissions are decided with the groups the server names now. A failure fails the run:
- * a person taken out of a group must not keep its files because the refresh did not happen.
- * `own`: the connector is opened here for it (a job whose files are read on its own thread).
+ * a person taken out of a group must not keep its files because the refresh did not happen. The
+ * resolver talks to the server on threads of its own, in every mode (decision 0484).
  */
-async function refreshLinks(deps: IngestDeps, server: string, open: () => Promise<Connector>, own = true): Promise<void> {
+async function refreshLinks(deps: IngestDeps, server: string, resolverOf: () => Promise<GroupResolver | null>): Promise<void> {
   if (!deps.refreshAccountLinks) return;
-  const connector = await open();
+  const resolver = await resolverOf();
+  if (!resolver) return;
   try {
-    await deps.refreshAccountLinks(connector, server);
+    await deps.refreshAccountLinks(resolver, server);
   } catch (error) {
     throw new Error(`The linked Windows accounts of ${server} could not be checked again: ${(error as Error).message}`);
-  } finally {
-    if (own) await connector.close();
   }
 }
 

@@ -13,7 +13,7 @@ import { percentile } from "./measure";
  */
 
 const TARGET_P99_MS = 100;
-/** Every trap of the fixture (test/fixtures/hostile-smb.ts) but "none". */
+/** Every trap of the fixture (test/fixtures/hostile-smb.ts) but "none" and "refuse-login" (a plain refusal: no work to measure during). */
 const TRAPS: HostileTrap[] = [
   "pending",
   "drip",
@@ -21,6 +21,7 @@ const TRAPS: HostileTrap[] = [
   "one-entry-pages",
   "empty-pages",
   "endless-pipe",
+  "pipe-drip",
   "zero-fragment",
   "absurd-sizes",
   "absurd-name",

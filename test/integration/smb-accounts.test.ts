@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { refreshLinksOfServer, sidsOfUser } from "../../server/accounts/smb-account-links";
+import crypto from "node:crypto";
+import { LINKS_PER_REQUEST, refreshLinksOfServer, sidsOfUser } from "../../server/accounts/smb-account-links";
 import { KIND_ENTITIES } from "../../server/connectors/registry";
-import { SmbConnector } from "../../server/connectors/smb/smb.connector";
+import { threadGroupResolver } from "../../server/connectors/smb/smb-check-thread";
 import { openDatabase } from "../../server/data/data-source";
+import { SmbAccountLink } from "../../server/data/entities/smb-account-link.entity";
+import { User } from "../../server/data/entities/user.entity";
 import { createGroup, signUp, type ApiResponse, type Request } from "../fixtures/http-client";
 import { SAMBA_TIMEOUT_MS, startSamba, writeUnixGroups, type SambaServer } from "../fixtures/samba";
 import { sambaAcls, type SambaAcls } from "../fixtures/samba-acls";
@@ -13,7 +16,7 @@ import { useSluice } from "../fixtures/use-sluice";
 /**
  * Linking Windows accounts (issue 33 item 4) against a real Samba: the login, the SID and groups
  * (rpcclient's answers are the truth), the 201/400/404/409/429 rules, no password in any answer or
- * log, and a group change on the server showing after refreshLinksOfServer.
+ * log, and a group change on the server showing after refreshLinksOfServer (through the check threads' resolver, in batches).
  */
 
 const ALICE = { name: "alice", password: "Al1ce-Passw0rd!" };
@@ -187,22 +190,57 @@ describe("Windows account links", () => {
     }
   });
 
-  it("a group change on the server shows in group_sids after refreshLinksOfServer (with the source's account)", async () => {
+  it("a group change on the server shows in group_sids after refreshLinksOfServer (the source's account, on check threads, 16 accounts a request)", async () => {
+    // Accounts the server does not have (made-up RIDs in its domain) go beside alice's and carol's: they resolve to no groups.
+    const mine = (await request("GET", "/users/me/smb_accounts", { token: owner.token })).body[0];
+    const domainSid = mine.sid.slice(0, mine.sid.lastIndexOf("-"));
+    const ghosts = Array.from({ length: LINKS_PER_REQUEST + 2 }, (_, i) => ({ userId: crypto.randomUUID(), sid: `${domainSid}-${70_000 + i}` }));
     writeUnixGroups(samba.rootDir, { ...GROUPS, hr: [] });
     const { server } = sluice;
     await server.stop();
     const db = await openDatabase({ dataDir: server.dataDir, databaseUrl: server.databaseUrl, entities: KIND_ENTITIES });
-    const connector = new SmbConnector({ host: "127.0.0.1", port: samba.port, serverName: "localhost", username: samba.username, password: samba.password });
+    const resolver = threadGroupResolver({ host: "127.0.0.1", port: samba.port, serverName: "localhost", username: samba.username, password: samba.password });
+    const batches: number[] = [];
+    const counting = {
+      resolveGroups: (sids: string[]) => {
+        batches.push(sids.length);
+        return resolver.resolveGroups(sids);
+      },
+    };
     try {
-      assert.equal(await refreshLinksOfServer(db, connector, "localhost"), 1, "alice's link changed; carol's did not");
+      const links = await db.manager.count(SmbAccountLink, { where: { server: "localhost" } });
+      for (const ghost of ghosts) {
+        const now = new Date();
+        await db.manager.insert(User, { id: ghost.userId, email: `${ghost.userId}@example.com`, createdAt: now, updatedAt: now });
+        await db.manager.insert(SmbAccountLink, {
+          id: crypto.randomUUID(),
+          userId: ghost.userId,
+          dataSourceId: null,
+          server: "localhost",
+          account: `SLUICETEST\\gone-${ghost.sid}`,
+          sid: ghost.sid,
+          groupSidsJson: JSON.stringify([staffSid]),
+          groupNamesJson: JSON.stringify([{ sid: staffSid, name: "SLUICETEST\\staff" }]),
+          checkedAt: now,
+        });
+      }
+      assert.equal(await refreshLinksOfServer(db, counting, "localhost"), 1 + ghosts.length, "alice's link and every ghost's changed; carol's did not");
+      const total = links + ghosts.length;
+      assert.deepEqual(batches, [LINKS_PER_REQUEST, total - LINKS_PER_REQUEST], "16 accounts a request");
+      for (const ghost of ghosts) assert.equal((await db.manager.findOneByOrFail(SmbAccountLink, { sid: ghost.sid })).groupSidsJson, "[]");
     } finally {
-      await connector.close();
+      for (const ghost of ghosts) {
+        await db.manager.delete(SmbAccountLink, { userId: ghost.userId });
+        await db.manager.delete(User, { id: ghost.userId });
+      }
       await db.destroy();
     }
     await sluice.restart();
     const links = (await request("GET", "/users/me/smb_accounts", { token: owner.token })).body;
+    assert.equal(links.length, 1);
     assert.equal(links[0].group_sids.includes(hrSid), false);
     assert.equal(links[0].group_sids.includes(staffSid), true);
+    assert.equal(links[0].groups.find((g: { sid: string }) => g.sid === staffSid).name, "SLUICETEST\\staff");
   });
 
   it("no password in any answer or in the server's log", () => {

@@ -1,7 +1,8 @@
 /**
  * Linking a Windows account (issue 33 item 4): one NTLMv2 login to the source's server as that
- * account, its SID and groups over IPC$, and the link stored for that server. The password is
- * used for that login only: never stored, logged or returned.
+ * account, its SID and groups over IPC$ (all of it on an SMB check thread, decision 0484), and
+ * the link stored for that server. The password is used for that login only: never stored,
+ * logged or returned.
  */
 import crypto from "node:crypto";
 import type { DataSource } from "typeorm";
@@ -17,8 +18,15 @@ import { ConnectorAuthError, ConnectorUnreachableError } from "../connector";
 import { SmbAddressNotAllowedError } from "./smb-allowed-networks";
 import { SmbSourceRecord } from "./smb-source.entity";
 import { SMB_CHECK_TIMEOUT_MS, SMB_SERVER_UNREACHABLE } from "./smb-sources.service";
-import { openSmbConnector, type SmbConnector, type SmbSettings } from "./smb.connector";
+import { smbConnectorOptions, type SmbSettings } from "./smb.connector";
+import { smbIdentity } from "./smb-check-thread";
+import { SmbUnreachableError } from "./smb-errors";
+import type { SmbIdentity } from "./smb-identity";
 import { parseSmbUsername } from "./smb-username";
+
+/** The link's answer when the file server did not answer in time (a step's timeout or SMB_CHECK_DEADLINE_S). */
+export const LINK_TIMED_OUT =
+  "The file server did not answer in time, so the account was not linked; try again in a few minutes, and if it keeps happening ask your IT department to check the file server";
 
 /** Failed logins allowed per Windows account (on one server) in the window: Sluice must not guess passwords or lock accounts out. */
 export const LINK_ATTEMPTS = { limit: 5, windowMs: 15 * 60_000 };
@@ -48,21 +56,15 @@ export class SmbAccountLinks {
       const seconds = Math.max(1, Math.ceil(waitMs / 1000));
       throw new TooManyRequestsError(`Too many failed sign-ins as this Windows account; try again in ${seconds} seconds`, seconds);
     }
-    let connector: SmbConnector | undefined;
-    let identity: Awaited<ReturnType<SmbConnector["identity"]>>;
+    let identity: SmbIdentity;
     try {
       const timeoutMs = Math.min(this.settings.timeoutMs, SMB_CHECK_TIMEOUT_MS);
-      connector = await openSmbConnector({ ...details, remoteSystemUsername: input.username }, input.password, { ...this.settings, timeoutMs });
-      identity = await connector.identity();
+      const options = await smbConnectorOptions({ ...details, remoteSystemUsername: input.username }, input.password, { ...this.settings, timeoutMs });
+      // The login and the LSA/SAMR calls talk to a server the caller's source names: on a check thread, never this one, ended at SMB_CHECK_DEADLINE_S.
+      identity = await smbIdentity(options, this.settings.checkDeadlineMs);
     } catch (error) {
-      // Only a refused login counts against the account; anything else was no guess at its password.
-      if (!(error instanceof ConnectorAuthError)) await this.attempts.release([key], member);
-      if (error instanceof ConnectorAuthError) throw new BadRequestError(`The server refused this Windows account: ${error.message}`);
-      if (error instanceof SmbAddressNotAllowedError) throw new BadRequestError(error.message);
-      if (error instanceof ConnectorUnreachableError) throw new ServiceUnavailableError(SMB_SERVER_UNREACHABLE);
-      throw error;
-    } finally {
-      await connector?.close();
+      if (!countsAgainstAccount(error)) await this.attempts.release([key], member);
+      throw linkFailure(error);
     }
     await this.attempts.release([key], member);
     return this.store(actor, source.id, server, identity);
@@ -78,7 +80,7 @@ export class SmbAccountLinks {
   }
 
   /** One link per person and server: linking again replaces it. Another person's account answers 409. */
-  private async store(actor: Actor, dataSourceId: string, server: string, identity: Awaited<ReturnType<SmbConnector["identity"]>>): Promise<SmbAccountLink> {
+  private async store(actor: Actor, dataSourceId: string, server: string, identity: SmbIdentity): Promise<SmbAccountLink> {
     try {
       return await this.db.transaction(async (tx) => {
         const holder = await tx.findOne(SmbAccountLink, { where: { server, sid: identity.sid } });
@@ -103,6 +105,30 @@ export class SmbAccountLinks {
       throw error;
     }
   }
+}
+
+/**
+ * Whether a failed link counts toward the account's LINK_ATTEMPTS (decision 0483): only the server
+ * refusing the login (a wrong password, a locked or disabled account), which is a guess at the
+ * password. An unreachable or silent server, one past the deadline or breaking SMB's rules, an
+ * address Sluice may not dial, all check threads taken: no guess was made, and the person may
+ * try again at once.
+ */
+export function countsAgainstAccount(error: unknown): boolean {
+  return error instanceof ConnectorAuthError;
+}
+
+/**
+ * What a failed link answers. Nothing was stored: the link is written only after the whole
+ * lookup answered. A server that did not answer in time says so, since the person can do
+ * something about it (try later, tell IT); any other unreachable server is the one answer of 0042.
+ */
+function linkFailure(error: unknown): unknown {
+  if (error instanceof ConnectorAuthError) return new BadRequestError(`The server refused this Windows account: ${error.message}`);
+  if (error instanceof SmbAddressNotAllowedError) return new BadRequestError(error.message);
+  if (error instanceof SmbUnreachableError && error.reason === "timed_out") return new ServiceUnavailableError(LINK_TIMED_OUT);
+  if (error instanceof ConnectorUnreachableError) return new ServiceUnavailableError(SMB_SERVER_UNREACHABLE);
+  return error;
 }
 
 /** One counter per account however it is typed: DOMAIN\user, user@domain and user all count as `user`. */

@@ -15,6 +15,8 @@ import {
   type SmbUnreachableReason,
 } from "./smb-errors";
 import type { ShareListing, SmbConnectorOptions } from "./smb.connector";
+import type { SmbIdentity } from "./smb-identity";
+import type { LinkedGroups } from "../../accounts/smb-account-links";
 
 /** A failure as it crosses: which error it was, its reason where it has one, its words. */
 export type SmbCheckFailure =
@@ -30,6 +32,10 @@ export interface SmbCheckCalls {
   test(options: SmbConnectorOptions): SmbCheckResult<null>;
   /** Every disk share with its first-level names (GET /data_sources/smb/list/{id}). */
   shareListing(options: SmbConnectorOptions): SmbCheckResult<ShareListing>;
+  /** Signs in as a person's Windows account and asks who it is (LSA) and its groups (SAMR): linking it (POST /users/me/smb_accounts). */
+  identity(options: SmbConnectorOptions): SmbCheckResult<SmbIdentity>;
+  /** With a source's own account, the groups of some linked accounts (by SID) and the groups' names: one batch of a refresh. */
+  linkedGroups(options: SmbConnectorOptions, sids: string[]): SmbCheckResult<LinkedGroups>;
 }
 
 export function toCheckFailure(error: unknown): SmbCheckFailure {

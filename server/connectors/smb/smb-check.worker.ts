@@ -4,7 +4,8 @@ import { toCheckFailure, type SmbCheckCalls, type SmbCheckResult } from "./smb-c
 import { SmbConnector, type SmbConnectorOptions } from "./smb.connector";
 
 /**
- * One SMB check (a source's connection test, a share listing) on a thread of its own
+ * One SMB check (a source's connection test, a share listing, a Windows account's link, a batch
+ * of linked accounts' groups) on a thread of its own
  * (smb-check-thread.ts starts one per check): whatever a server makes the client do, in time or
  * in CPU, happens here and never on the API's thread, and the thread is ended at the check's
  * deadline whatever state it is in.
@@ -27,4 +28,6 @@ serve<SmbCheckCalls>(parentPort!, {
     return null;
   }),
   shareListing: (options) => withConnector(options, (connector) => connector.shareListing()),
+  identity: (options) => withConnector(options, (connector) => connector.identity()),
+  linkedGroups: (options, sids) => withConnector(options, (connector) => connector.linkedGroups(sids)),
 });

@@ -27,6 +27,7 @@ import { ownerWhereItDecides } from "../../access/windows-acl";
 import type { Dacl, FileAcl } from "../../search/stored-acl";
 import { accountOf, groupNames, groupSids, type SmbIdentity } from "./smb-identity";
 import { NtStatus, RpcCallError } from "./rpc-status";
+import type { LinkedGroups } from "../../accounts/smb-account-links";
 
 export interface SmbConnectorOptions {
   /** Address to connect to (default_ip, or remote_system_name when it resolves). */
@@ -199,6 +200,16 @@ export class SmbConnector implements Connector {
   /** Names of SIDs as the server gives them (LSA LookupSids2): "DOMAIN\name", or the SID for one it cannot name. */
   groupNames(sids: string[]): Promise<Array<{ sid: string; name: string }>> {
     return this.call("", () => groupNames(this.client, sids));
+  }
+
+  /**
+   * Several linked accounts' groups in this one session (a refresh's batch), with every group's
+   * name as the server gives it now: one login and one LookupSids for the batch, not one per account.
+   */
+  async linkedGroups(sids: string[]): Promise<LinkedGroups> {
+    const accounts: LinkedGroups["accounts"] = [];
+    for (const sid of sids) accounts.push({ sid, groupSids: await this.resolveGroupSids(sid) });
+    return { accounts, names: await this.groupNames([...new Set(accounts.flatMap((a) => a.groupSids))]) };
   }
 
   /** Who this connector is logged in as on the server (LSA), with its group SIDs (SAMR) and their names. */

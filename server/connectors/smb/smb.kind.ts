@@ -5,14 +5,15 @@ import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKind
 import { smbLocation } from "./smb-location";
 import { SmbSourceRecord, smbPasswordKey } from "./smb-source.entity";
 import { SmbSources } from "./smb-sources.service";
-import { openSmbConnector, smbConnectorOptions, type SmbConnector, type SmbSettings } from "./smb.connector";
+import { openSmbConnector, smbConnectorOptions, type SmbConnector, type SmbConnectorOptions, type SmbSettings } from "./smb.connector";
 import type { ThreadConnectorSpec } from "../thread-connector";
 import { SmbAllowedNetworks } from "./smb-allowed-networks";
 import { isLanBinding } from "../../net/local-addresses";
 import { presentSmbSource } from "./smb.presenters";
 import { smbRoutes } from "./smb.routes";
 import type { Config } from "../../config";
-import { normaliseServer } from "../../accounts/smb-account-links";
+import { normaliseServer, type GroupResolver } from "../../accounts/smb-account-links";
+import { threadGroupResolver } from "./smb-check-thread";
 
 const SMB = "smb";
 
@@ -38,15 +39,25 @@ class SmbKind implements SourceKind {
   }
 
   async threadConnector(db: EntityManager, source: DataSourceRecord): Promise<ThreadConnectorSpec> {
-    const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
-    const password = (await this.secrets.get(smbPasswordKey(source.id))) ?? "";
-    return { kind: "smb", options: await smbConnectorOptions(details, password, this.settings) };
+    return { kind: "smb", options: await this.options(db, source) };
   }
 
   /** With `source_permissions`, the server whose Windows account links apply (named as the links name it). */
   async permissionServer(db: EntityManager, source: DataSourceRecord): Promise<string | null> {
     const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
     return details.sourcePermissions === true ? normaliseServer(details.remoteSystemName) : null;
+  }
+
+  /** The source's own account asks, on SMB check threads (never this one), each bounded by SMB_CHECK_DEADLINE_S. */
+  async groupResolver(db: EntityManager, source: DataSourceRecord): Promise<GroupResolver> {
+    return threadGroupResolver(await this.options(db, source), this.settings.checkDeadlineMs);
+  }
+
+  /** The stored source as plain connector options, its password from the secret store. */
+  private async options(db: EntityManager, source: DataSourceRecord): Promise<SmbConnectorOptions> {
+    const details = await db.findOneOrFail(SmbSourceRecord, { where: { dataSourceId: source.id } });
+    const password = (await this.secrets.get(smbPasswordKey(source.id))) ?? "";
+    return smbConnectorOptions(details, password, this.settings);
   }
 
   async listedDetails(db: EntityManager, sourceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
