@@ -1,6 +1,6 @@
 import { DelayedError, Queue, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
-import type { DataSource, EntityManager } from "typeorm";
+import { Not, type DataSource, type EntityManager } from "typeorm";
 import type { DatabaseOutage } from "../data/database-outage";
 import { isDatabaseUnreachable } from "../data/db-errors";
 import { ServiceUnavailableError } from "../errors";
@@ -203,7 +203,8 @@ export class BullmqJobQueue implements IngestQueue {
   private async claim(job: IngestJob): Promise<boolean> {
     try {
       await this.db.transaction(async (tx) => {
-        await tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: new Date(), currentEntity: "Starting" });
+        // Only a job still waiting: one recorded as ended meanwhile keeps its record (runJob then does not run it).
+        await tx.update(IngestJob, { id: job.id, runState: Not("done") }, { runState: "running", startedAt: new Date(), currentEntity: "Starting" });
         const pipeline = await tx.findOne(Pipeline, { where: { id: job.pipelineId } });
         // A pipeline deleted meanwhile: the handler records why the job fails.
         if (!pipeline) return;

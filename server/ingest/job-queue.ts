@@ -253,7 +253,17 @@ export async function runJob(db: DataSource, handler: JobHandler, logger: Logger
     job.runState = "running";
     job.startedAt = new Date();
     // queued -> running: both count as active for every check, so this need not wait for the writer lock.
-    await outage.run(() => independentWrite(db, (tx) => tx.update(IngestJob, { id: job.id }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })), signal);
+    // Never over a recorded end: a team-server process frozen between its claim and this write
+    // wakes up after a sweep recorded the job interrupted, and must not make it "running" again.
+    const marked = await outage.run(
+      () => independentWrite(db, (tx) => tx.update(IngestJob, { id: job.id, runState: Not("done") }, { runState: "running", startedAt: job.startedAt, currentEntity: "Starting" })),
+      signal,
+    );
+    if (marked.affected === 0) {
+      cancelWatch.stop();
+      logger.warn(`ingestion job ${job.id} was recorded as ended before it could start here; it is not run`);
+      return;
+    }
     await handler(job, progress, workSignal);
     cancelWatch.stop();
     progress.currentEntity = "Done";

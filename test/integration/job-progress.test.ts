@@ -9,6 +9,8 @@ import { openDatabase } from "../../server/data/data-source";
 import { IngestJob } from "../../server/data/entities/ingest-job.entity";
 import { DatabaseOutage } from "../../server/data/database-outage";
 import { JobProgress } from "../../server/ingest/job-progress";
+import { finishJob, INTERRUPTED, runJob } from "../../server/ingest/job-queue";
+import { createLogger } from "../../server/logger";
 import { waitFor } from "../fixtures/wait-for";
 
 describe("JobProgress on a real SQLite job row", () => {
@@ -57,5 +59,23 @@ describe("JobProgress on a real SQLite job row", () => {
     const stats = (await row(id)).stats;
     assert.ok(stats && stats.timings.read_s >= 0.015, JSON.stringify(stats));
     assert.deepEqual(stats.by_type, { pdf: { files: 1, bytes: 123, failed: 0, parse_s: 0.5 } });
+  });
+
+  it("a job recorded as ended before its process marks it running is not run, and keeps its record", async () => {
+    // A team-server worker frozen between its claim and runJob's write wakes after a sweep
+    // recorded the job interrupted: the write must not make it "running" again (the sweep would
+    // then record it a second time, with a new completed_at).
+    const id = await newJob();
+    await finishJob(db, id, randomUUID(), "failed", INTERRUPTED);
+    const recorded = await row(id);
+    let ran = false;
+    const stale = Object.assign(new IngestJob(), { ...recorded, runState: "queued" as const });
+    await runJob(db, async () => void (ran = true), createLogger("error"), stale, new AbortController().signal, new DatabaseOutage(0));
+    const after = await row(id);
+    assert.equal(ran, false, "the handler did not run");
+    assert.deepEqual(
+      { runState: after.runState, status: after.status, errorMessage: after.errorMessage, completedAt: after.completedAt },
+      { runState: "done", status: "failed", errorMessage: INTERRUPTED, completedAt: recorded.completedAt },
+    );
   });
 });
