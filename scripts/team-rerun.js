@@ -2,7 +2,7 @@
 // back ends (PostgreSQL and, where installed, Redis), and which it leaves out.
 //
 // Re-run: the files whose back end that environment switches, i.e. those that start a Sluice server
-// through the fixtures (startSluice, useSluice) or ask onPostgres(). The others (a SQLite file, both
+// through the fixtures (startSluice, useSluice, useHostileSmb) or ask onPostgres(). The others (a SQLite file, both
 // engines side by side, Samba alone) would only run the same test twice.
 // Left out, although they switch: the files marked `// npm test: once` in their first lines, with the
 // reason on the line after, whose tests exercise nothing that differs between the back ends
@@ -10,7 +10,8 @@
 const fs = require("node:fs");
 const path = require("node:path");
 
-const SWITCHES_BACK_END = /\b(startSluice|useSluice|onPostgres)\(/;
+// useHostileSmb starts a Sluice server (with useSluice) beside the hostile fake.
+const SWITCHES_BACK_END = /\b(startSluice|useSluice|useHostileSmb|onPostgres)\(/;
 const ONCE_MARKER = "// npm test: once";
 /** The marker counts only among a file's first lines, where a reader meets it. */
 const MARKER_LINES = 5;

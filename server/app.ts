@@ -61,6 +61,7 @@ import { InstanceRoles } from "./access/instance-roles";
 import { InvitationsService } from "./accounts/invitations.service";
 import { invitationsRoutes } from "./http/invitations.routes";
 import { smbAccountsRoutes } from "./http/smb-accounts.routes";
+import { smbConnectAttempts } from "./connectors/smb/smb-connect-limiter";
 import { SmbAccountLinks } from "./connectors/smb/smb-account-links.service";
 import { smbSettingsOf } from "./connectors/smb/smb.kind";
 
@@ -124,7 +125,9 @@ export async function createApp({ config, mode, publicUrl, tls, db, secrets, log
   const sources = new SourcesService(db, secrets, kinds, index, queue);
   const pipelines = new PipelinesService(db);
   const schedules = new SchedulesService(db, clockOf(config));
-  const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl, roles, audit }));
+  // One count for every route that connects to an SMB server as the caller asks: sources' and account links'.
+  const smbConnects = smbConnectAttempts(config.smbConnectsPerMinute);
+  const kindRoutes = kinds.all().map((kind) => kind.routes({ db, sources, publicUrl, roles, audit, smbConnectAttempts: smbConnects }));
   const secureCookies = cookieSecurity(publicUrl);
 
   const api = express.Router();
@@ -141,7 +144,7 @@ export async function createApp({ config, mode, publicUrl, tls, db, secrets, log
   api.use(usersRoutes(accounts, secureCookies));
   api.use(apiKeysRoutes(apiKeys, audit));
   api.use(auditRoutes(audit, roles));
-  api.use(smbAccountsRoutes(new SmbAccountLinks(db, smbSettingsOf(config), attempts)));
+  api.use(smbAccountsRoutes(new SmbAccountLinks(db, smbSettingsOf(config), attempts), smbConnects));
   api.use(instanceRoutes(mode.database === "postgres", roles.guarded, tls));
   api.use(groupsRoutes(groups, invitations, audit));
   api.use(invitationsRoutes(invitations, audit));

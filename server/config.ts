@@ -97,7 +97,7 @@ export interface Config {
    * a number of proxy hops, or the addresses / CIDR ranges / names (loopback, linklocal, uniquelocal) of trusted proxies.
    */
   trustProxy: false | number | string[];
-  /** SMB_CONNECT_LIMIT_PER_MINUTE: SMB connection attempts (source creations, share listings) per user per minute; null: no limit. */
+  /** SMB_CONNECT_LIMIT_PER_MINUTE: SMB connection attempts (source creations, share listings, account links) per user per minute; null: no limit. */
   smbConnectsPerMinute: number | null;
   /** SIGNUP_LIMIT_PER_HOUR: sign-up attempts allowed per client address per hour; null: no limit. */
   signUpsPerHour: number | null;

@@ -329,7 +329,7 @@ export const SETTINGS = {
     defaultText: "unset (off)",
   }),
   SMB_CONNECT_LIMIT_PER_MINUTE: withDefault("10", integer(0, 1_000_000, "must be an integer from 0 (no limit) to 1000000"), {
-    description: "SMB connection attempts (source creations and share listings) each user may make per minute (`0`: no limit); past it 429 with `Retry-After`",
+    description: "SMB connection attempts (source creations, share listings and Windows account links) each user may make per minute (`0`: no limit); past it 429 with `Retry-After`",
   }),
   ADMIN_EMAILS: optional(
     z.string().transform((value, ctx) => {

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import type { FileAcl } from "../search/stored-acl";
+import type { Dacl, FileAcl } from "../search/stored-acl";
 
 /** One file or folder on a remote source. Paths are "/"-separated and relative to the source root. */
 export interface RemoteEntry {
@@ -45,6 +45,11 @@ export interface Connector {
    * (NetrShareGetInfo level 502, cached per share). SMB only; an unreadable descriptor is a ConnectorEntryError.
    */
   readPermissions?(path: string): Promise<FileAcl>;
+  /**
+   * The DACL of the share holding the path, as readPermissions puts it in FileAcl.share (the same
+   * cached read). SMB only; what lets a run leave an unchanged file's descriptor unread (decision 0485).
+   */
+  readSharePermissions?(path: string): Promise<Dacl>;
   close(): Promise<void>;
 }
 

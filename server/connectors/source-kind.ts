@@ -1,6 +1,6 @@
 import type { InstanceRoles } from "../access/instance-roles";
 import type { AuditLog } from "../audit/audit";
-import type { Router } from "express";
+import type { RequestHandler, Router } from "express";
 import type { DataSource, EntityManager } from "typeorm";
 import type { Actor } from "../access/actor";
 import type { Config } from "../config";
@@ -88,6 +88,11 @@ export interface KindRouteDeps {
   roles: InstanceRoles;
   /** Where a kind's create route records `source.created` (routing/audit-event.ts). */
   audit: AuditLog;
+  /**
+   * The instance's one per-user count of requests that connect to an SMB server on the caller's
+   * behalf (smb-connect-limiter.ts), shared with the account link route (decisions 0044, 0486).
+   */
+  smbConnectAttempts: RequestHandler;
 }
 
 /** How a kind creates a source through the shared steps (see SourcesService.create). */

@@ -4,8 +4,8 @@ import type { PermissionReader } from "./permission-updates";
 
 /**
  * The permissions of files whose content is unchanged, read while the source is still being
- * listed (issue 33 item 6, decision 0482). A re-run reads every such file's descriptor again, one
- * compound round trip each (decision 0304); started as each file is discovered, at most
+ * listed (issue 33 item 6, decision 0482). A re-run reads such a file's descriptor again, one
+ * compound round trip each (decision 0304), unless its change time says it stayed (0485); started as each file is discovered, at most
  * READS_IN_FLIGHT at once on the source's one connection, they overlap the listing's round trips
  * and one another instead of waiting for the whole listing and then for file slots.
  */

@@ -5,10 +5,11 @@ import type { JobCounters } from "./job-counters";
 
 /**
  * The file-server permissions of a run (issue 33 items 2 and 6): read with each file a source
- * with source_permissions indexes, and for a file whose content is unchanged, read again at every
- * run and written in place of the old ones, without reading the content, when they moved. Not
- * only when the listing's change time moved: Samba (4.17) lists a file's modification time as its
- * change time, so an ACL changed there moves nothing a listing shows (decision 0304).
+ * with source_permissions indexes, and for a file whose content is unchanged, read again and
+ * written in place of the old ones, without reading the content, when they moved. Read at every
+ * run where the listing's change time cannot be trusted: Samba (4.17) lists a file's modification
+ * time as its change time, so an ACL changed there moves nothing a listing shows (decision 0304);
+ * where it can (Windows), change-time-trust.ts leaves a file whose change time stayed unread (0485).
  */
 
 /** Reads one file's permissions (its DACL and its share's) as a document keeps them. */

@@ -4,6 +4,7 @@ import { ConnectorUnreachableError } from "../connectors/connector";
 import type { DocumentHeader, IndexedState, SearchIndex } from "../search/search-index";
 import { PermissionUpdates, permissionReader, type PermissionReader } from "./permission-updates";
 import { PermissionPrefetch } from "./permission-prefetch";
+import { ChangeTimeTrust } from "./change-time-trust";
 import type { JobCounters } from "./job-counters";
 import { JobInterrupted } from "./job-interrupted";
 import { isSupported, titleFromFileName } from "./parse/file-types";
@@ -54,7 +55,7 @@ const STREAMED_FILES_AT_ONCE = 2;
 /** What of the index a job's data path uses. */
 export type IngestIndex = Pick<
   SearchIndex,
-  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument" | "settleWrites" | "updatePermissions"
+  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument" | "settleWrites" | "updatePermissions" | "acls"
 > & {
   /** How the index takes its writes best (PARALLEL_BATCHES unless it says). */
   readonly batching?: BatchPolicy;
@@ -120,15 +121,19 @@ export async function syncSource(
   // Jobs run one at a time: whatever a killed job left half-written is nobody's now.
   await deps.index.removeUnfinished(collectionId);
 
-  // An unchanged file's permissions are read while the listing goes on (they are all it needs).
+  // An unchanged file's permissions are read while the listing goes on (they are all it needs),
+  // but for one whose share shows change times to trust and whose change time stayed (decision 0485).
   const prefetch = permissions ? new PermissionPrefetch(permissions) : null;
+  const trust = permissions && permissionServer !== null ? ChangeTimeTrust.of({ connector, index: deps.index, collectionId, server: permissionServer, indexed }) : null;
   const walk = await progress.stats.time("listing", () =>
     walkSource(connector, {
       signal,
       onFolder: (folder) => progress.at(`Discovering files in ${folder || "the source"}`),
       onFile: (file) => {
         progress.discovered();
-        if (prefetch && !file.refused && unchanged(file, indexed.get(file.path))) prefetch.offer(file);
+        trust?.noteListed(file);
+        const state = indexed.get(file.path);
+        if (prefetch && !file.refused && unchanged(file, state) && !trust?.likelyKept(file, state!)) prefetch.offer(file);
       },
       onUnreadable: (folder, message) => progress.noteError(folder, message),
     }),
@@ -140,6 +145,7 @@ export async function syncSource(
     throw new Error(`The source could not be read: ${(error as Error).message}`);
   });
   progress.discoveryComplete = true;
+  trust?.listingComplete();
   await progress.flush();
 
   const writer = new BatchedIndexWriter(deps.index, collectionId, progress, deps.index.batching ?? deps.batching);
@@ -157,7 +163,8 @@ export async function syncSource(
         return progress.failed(file.path, file.refused);
       }
       if (unchanged(file, state)) {
-        // Content as it was: only its permissions are looked at (read at every run, most while the listing went on).
+        // Content as it was: only its permissions are looked at (read, most while the listing went on, unless its change time says they stayed).
+        if (trust && (await trust.kept(file, state!))) return progress.processed("unchanged");
         if (await permissionUpdates.check(file, state!, prefetch?.reader ?? null)) progress.processed("unchanged");
         return;
       }

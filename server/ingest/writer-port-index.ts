@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { MessagePort } from "node:worker_threads";
 import type { IndexWriterJobCalls } from "../search/index-writer.worker";
-import type { DocumentHeader, DocumentInput, IndexedState, PermissionsUpdate, StagedDocument } from "../search/search-index";
+import type { DocumentHeader, DocumentInput, IndexedState, PermissionsUpdate, StagedDocument, StoredAcl } from "../search/search-index";
 import { stagedDocument } from "../search/staged-document";
 import type { IngestIndex } from "./sync-source";
 import type { CallReply } from "../threads/pending-calls";
@@ -44,6 +44,11 @@ export class WriterPortIndex implements IngestIndex {
   /** Read on the writer's connection, which the job's writes then use: no turn of the API's thread. */
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {
     return this.call("indexedState", collectionId, sourceId);
+  }
+
+  /** The collection's stored ACLs, read where its indexed state is (a run trusting change times compares share DACLs with them). */
+  acls(collectionId: string): Promise<{ version: string; acls: StoredAcl[] }> {
+    return this.call("acls", collectionId);
   }
 
   async upsertDocument(collectionId: string, doc: DocumentInput): Promise<string> {

@@ -3,36 +3,17 @@
 // serving other requests meanwhile (the checks run on threads of their own). Latencies are
 // reported here, not asserted: the bench (test/bench/hostile-smb.bench.ts) measures them alone.
 import assert from "node:assert/strict";
-import { after, before, describe, it, type TestContext } from "node:test";
+import { before, describe, it, type TestContext } from "node:test";
 import { createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
-import { startHostileSmb, type HostileSmbServer, type HostileTrap } from "../fixtures/hostile-smb";
-import { useSluice } from "../fixtures/use-sluice";
+import { hostileSourceBody, useHostileSmb, type HostileTrap } from "../fixtures/hostile-smb";
 import { waitFor } from "../fixtures/wait-for";
 import { SMB_CHECKS_AT_ONCE } from "../../server/connectors/smb/smb-check-thread";
 
-let hostile: HostileSmbServer;
-before(async () => {
-  hostile = await startHostileSmb();
-});
 const CHECK_DEADLINE_S = 6;
-// A small SMB_TIMEOUT_MS on purpose: only the hostile fake server is dialled, and its traps are what time out.
-const sluice = useSluice({ env: { SMB_TIMEOUT_MS: "1000", SMB_CHECK_DEADLINE_S: String(CHECK_DEADLINE_S) } });
-after(() => hostile.close());
+const { hostile, sluice } = useHostileSmb({ checkDeadlineS: CHECK_DEADLINE_S, smbTimeoutMs: 1000 });
 const { request } = sluice;
 
-function smbBody(name: string) {
-  return {
-    data_source: { data_source_name: name },
-    smb_source: {
-      remote_system_username: "anyone",
-      remote_smb_password: "anything",
-      remote_system_name: "hostile",
-      local_system_name: "SLUICE-TEST",
-      default_ip: "127.0.0.1",
-      port: hostile.port,
-    },
-  };
-}
+const smbBody = (name: string) => hostileSourceBody(hostile.port, name);
 
 /** Runs `work` while GET /api/health is asked again and again; answers its result and every health answer's status and time. */
 async function whileServing<T>(work: () => Promise<T>): Promise<{ result: T; elapsedMs: number; health: Array<{ status: number; ms: number }> }> {

@@ -11,6 +11,7 @@ import { AFTER_WORK_DELAY_MS, JobThreads, type ThreadableIndex, type ThreadTask 
 import { fromWire, toWire } from "../../server/threads/wire-error";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+import { WriterPortIndex } from "../../server/ingest/writer-port-index";
 import { loadConfig } from "../../server/config";
 import { sqliteIndexOptions } from "../../server/storage";
 import { waitFor } from "../fixtures/wait-for";
@@ -133,6 +134,21 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
       assert.equal(setAside, 0);
     } finally {
       await own.close();
+    }
+  });
+
+  it("reads the collection's stored ACLs over that channel too (a run trusting change times compares share DACLs with them)", async () => {
+    const collectionId = randomUUID();
+    const acl = { file: null, share: [{ kind: "allow" as const, inherited: false, mask: 0x120089, sid: "S-1-1-0" }] };
+    const port = new WriterPortIndex(index.writerPort(collectionId), (id) => index.moveAside(id));
+    try {
+      await port.upsertDocuments(collectionId, [
+        { sourceId: "s", path: "docs/a.txt", title: "a", size: 1, modifiedAt: new Date(0), version: null, permissions: { server: "fs.example", acl, changedAt: new Date(1) }, chunks: [{ chunkIndex: 0, text: "otters" }] },
+      ]);
+      const { acls } = await port.acls(collectionId);
+      assert.deepEqual(acls.map((a) => [a.server, a.acl.share]), [["fs.example", acl.share]]);
+    } finally {
+      port.close();
     }
   });
 

@@ -31,10 +31,15 @@ const READ = 0x120089;
 const aclFor = (sid: string): FileAcl => ({ file: [{ kind: "allow", inherited: false, mask: READ, sid }], share: [{ kind: "allow", inherited: false, mask: READ, sid: EVERYONE_SID }] });
 const HR = "S-1-5-21-1-2-3-2001";
 
-/** A folder connector with permissions: each file's ACL and change time from the test's table; counts what the run reads. */
+/**
+ * A folder connector with permissions: each file's ACL from the test's table, its change time the
+ * write time as Samba lists it (decision 0304) unless the table says one (as Windows keeps it), its
+ * share's DACL Everyone's unless set; counts what the run reads.
+ */
 class PermissionFolder implements Connector {
   readonly acls = new Map<string, FileAcl | Error>();
   readonly changed = new Map<string, Date>();
+  shareDacl: FileAcl["share"] = [{ kind: "allow", inherited: false, mask: READ, sid: EVERYONE_SID }];
   contentReads = 0;
   permissionReads: string[] = [];
 
@@ -43,7 +48,7 @@ class PermissionFolder implements Connector {
     return this.folder.test();
   }
   async list(p: string): Promise<RemoteEntry[]> {
-    return (await this.folder.list(p)).map((entry) => ({ ...entry, changedAt: this.changed.get(entry.path) ?? new Date("2025-01-01T00:00:00Z") }));
+    return (await this.folder.list(p)).map((entry) => ({ ...entry, changedAt: this.changed.get(entry.path) ?? entry.modifiedAt }));
   }
   stat(p: string): Promise<RemoteEntry> {
     return this.folder.stat(p);
@@ -57,7 +62,10 @@ class PermissionFolder implements Connector {
     const acl = this.acls.get(p);
     if (acl instanceof Error) throw acl;
     if (!acl) throw new Error(`no ACL for ${p} in the test's table`);
-    return acl;
+    return { ...acl, share: this.shareDacl };
+  }
+  async readSharePermissions(): Promise<FileAcl["share"]> {
+    return this.shareDacl;
   }
   close(): Promise<void> {
     return this.folder.close();
@@ -144,5 +152,76 @@ describe("a run of a source with the file server's permissions", () => {
     // c.txt and e.txt come back as new files; the other three lose their ACLs.
     assert.deepEqual([plain.filesAdded, plain.filesPermissionsChanged], [2, 3]);
     assert.ok([...(await aclIds()).values()].every((id) => id === null));
+  });
+});
+
+describe("a run of a source with permissions whose server keeps change times (as Windows does, decision 0485)", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-perm-ctime-")));
+  const share = path.join(dir, "share");
+  fs.mkdirSync(share, { recursive: true });
+  const names = ["a.txt", "b.txt", "c.txt"];
+  for (const name of names) fs.writeFileSync(path.join(share, name), `The ${name} file speaks of herons.`);
+  const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
+  const pool = new ParserPool({ size: 1 });
+  const collection = randomUUID();
+  const source = "source-keeping-change-times";
+  const connector = new PermissionFolder(new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }));
+  // Each file's change time an hour after its last write, as a copied file's is on NTFS.
+  const changeTime = (name: string, hours: number) => connector.changed.set(name, new Date(fs.statSync(path.join(share, name)).mtime.getTime() + hours * 3_600_000));
+  for (const name of names) {
+    connector.acls.set(name, aclFor(EVERYONE_SID));
+    changeTime(name, 1);
+  }
+  const run = async () => {
+    const progress = new Counters();
+    connector.contentReads = 0;
+    connector.permissionReads = [];
+    await syncSource({ index, parsers: pool, disk: null }, connector, source, collection, progress, new AbortController().signal, SERVER);
+    return progress;
+  };
+  const aclIds = async () => new Map([...(await index.indexedState(collection, source))].map(([p, state]) => [p, state.aclId]));
+  after(async () => {
+    await pool.close();
+    await index.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a re-run with nothing changed reads no descriptor", async () => {
+    assert.equal((await run()).filesAdded, 3);
+    const again = await run();
+    assert.deepEqual([again.filesUnchanged, again.filesPermissionsChanged], [3, 0]);
+    assert.equal(connector.contentReads, 0);
+    assert.deepEqual(connector.permissionReads, []);
+  });
+
+  it("reads the file whose change time moved, and counts its new ACL; one whose change time stayed is taken as kept", async () => {
+    connector.acls.set("a.txt", aclFor(HR));
+    changeTime("a.txt", 2);
+    // On Windows an ACL cannot change without the change time: this only shows which the run trusts.
+    connector.acls.set("b.txt", aclFor(HR));
+    const moved = await run();
+    assert.deepEqual(connector.permissionReads, ["a.txt"]);
+    assert.deepEqual([moved.filesUnchanged, moved.filesPermissionsChanged], [3, 1]);
+    const ids = await aclIds();
+    assert.equal(ids.get("a.txt"), aclIdOf(SERVER, aclFor(HR)));
+    assert.equal(ids.get("b.txt"), aclIdOf(SERVER, aclFor(EVERYONE_SID)));
+  });
+
+  it("a share DACL that moved (no file's change time does) reads every file again", async () => {
+    connector.shareDacl = [{ kind: "allow", inherited: false, mask: READ, sid: HR }];
+    const moved = await run();
+    assert.deepEqual(connector.permissionReads.sort(), names);
+    assert.deepEqual([moved.filesUnchanged, moved.filesPermissionsChanged], [3, 3]);
+    const settled = await run();
+    assert.deepEqual(connector.permissionReads, []);
+    assert.equal(settled.filesPermissionsChanged, 0);
+  });
+
+  it("a listing whose every change time is the write time (Samba's) reads every descriptor, whatever was stored", async () => {
+    connector.changed.clear();
+    await run(); // each change time stored moves to the write time
+    const samba = await run();
+    assert.deepEqual(connector.permissionReads.sort(), names);
+    assert.equal(samba.filesPermissionsChanged, 0);
   });
 });

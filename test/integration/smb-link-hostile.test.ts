@@ -4,26 +4,20 @@
 // link, counts nothing against the account, and the API answers other requests meanwhile. Only
 // refused logins count toward the five a Windows account may fail in 15 minutes (decision 0483).
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { LINK_ATTEMPTS, LINK_TIMED_OUT } from "../../server/connectors/smb/smb-account-links.service";
-import { startHostileSmb, type HostileSmbServer, type HostileTrap } from "../fixtures/hostile-smb";
+import { hostileSourceBody, useHostileSmb, type HostileTrap } from "../fixtures/hostile-smb";
 import { createGroup, signUp, type ApiResponse } from "../fixtures/http-client";
 import { countRows } from "../fixtures/sluice-server";
-import { useSluice } from "../fixtures/use-sluice";
 import { waitFor } from "../fixtures/wait-for";
 
-let hostile: HostileSmbServer;
-before(async () => {
-  hostile = await startHostileSmb();
-});
 /**
  * Each step may take 4 s (the link's own cap, whatever SMB_TIMEOUT_MS says), so a silent server
  * fails at its first step; a link that goes on answering (pending, pipe-drip) is ended by the
  * deadline, which also bounds how long the checks of GET /users/me below have to answer.
  */
 const CHECK_DEADLINE_S = 15;
-const sluice = useSluice({ env: { SMB_TIMEOUT_MS: "4000", SMB_CHECK_DEADLINE_S: String(CHECK_DEADLINE_S) } });
-after(() => hostile.close());
+const { hostile, sluice } = useHostileSmb({ checkDeadlineS: CHECK_DEADLINE_S, smbTimeoutMs: 4000 });
 const { request } = sluice;
 
 /** Every link below is as this one account on this one server: the attempts they count are one counter. */
@@ -38,21 +32,7 @@ describe("linking a Windows account on a hostile SMB server", () => {
     owner.token = token;
     const group = await createGroup(request, token);
     hostile.trap = "none";
-    const made = await request("POST", `/data_sources/smb/${group}`, {
-      token,
-      body: {
-        data_source: { data_source_name: `Hostile ${Date.now()}` },
-        smb_source: {
-          remote_system_username: "anyone",
-          remote_smb_password: "anything",
-          remote_system_name: "hostile",
-          local_system_name: "SLUICE-TEST",
-          default_ip: "127.0.0.1",
-          port: hostile.port,
-          source_permissions: true,
-        },
-      },
-    });
+    const made = await request("POST", `/data_sources/smb/${group}`, { token, body: hostileSourceBody(hostile.port, `Hostile ${Date.now()}`, true) });
     assert.equal(made.status, 201, made.text);
     owner.sourceId = made.body.data_source.id;
   });

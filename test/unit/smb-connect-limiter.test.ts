@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type http from "node:http";
 import { after, before, describe, it } from "node:test";
 import express from "express";
-import { smbConnectLimiter } from "../../server/connectors/smb/smb-connect-limiter";
+import { smbConnectAttempts, smbConnectLimiter } from "../../server/connectors/smb/smb-connect-limiter";
 import { errorHandler } from "../../server/http/error.middleware";
 import { createLogger } from "../../server/logger";
 
@@ -48,5 +48,12 @@ describe("smbConnectLimiter", () => {
     assert.equal((await call("/connect", "ada")).status, 429);
     await new Promise((resolve) => setTimeout(resolve, 1600));
     assert.equal((await call("/connect", "ada")).status, 200);
+  });
+
+  it("smbConnectAttempts(null) (SMB_CONNECT_LIMIT_PER_MINUTE=0) lets every attempt through", async () => {
+    const open = smbConnectAttempts(null);
+    let passed = 0;
+    for (let i = 0; i < 50; i++) open({} as express.Request, {} as express.Response, () => void passed++);
+    assert.equal(passed, 50);
   });
 });

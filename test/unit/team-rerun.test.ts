@@ -27,10 +27,11 @@ describe("the team-server re-run's files (scripts/team-rerun.js)", () => {
   it("re-runs the integration files that switch the back end, leaves out those marked once, and ignores the rest", () => {
     const server = file("integration", "server", 'const sluice = useSluice();\n');
     const engines = file("integration", "engines", 'onPostgres("x", () => {});\n');
+    const hostile = file("integration", "hostile", "const { hostile, sluice } = useHostileSmb({ checkDeadlineS: 6, smbTimeoutMs: 1000 });\n");
     const once = file("integration", "once", `${ONCE_MARKER}\n// Why: nothing here differs between the back ends.\nstartSluice();\n`);
     const sqliteOnly = file("integration", "sqlite-only", "openDatabase(dir);\n");
     const unit = file("unit", "unit", "startSluice();\n");
-    assert.deepEqual(teamRerun([server, engines, once, sqliteOnly, unit], sourceOf), { rerun: [server, engines], once: [once] });
+    assert.deepEqual(teamRerun([server, engines, hostile, once, sqliteOnly, unit], sourceOf), { rerun: [server, engines, hostile], once: [once] });
   });
 
   it("counts the marker only in a file's first lines, as a whole line", () => {

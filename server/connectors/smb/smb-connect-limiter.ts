@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from "express";
 import { rateLimit, type RateLimitInfo } from "express-rate-limit";
 import { TooManyRequestsError } from "../../errors";
 import { actorOf } from "../../routing/auth.middleware";
+import { settingsTable } from "../../settings";
 
 export interface SmbConnectLimits {
   limit: number;
@@ -12,10 +13,10 @@ export interface SmbConnectLimits {
 const SMB_CONNECT_LIMITS: SmbConnectLimits = { limit: 10, windowMs: 60_000 };
 
 /**
- * Counts, per signed-in user, the requests that make Sluice connect to an SMB server of the
- * caller's choosing (creating a source, listing its shares), successful or not; past the limit
- * they answer 429 with `Retry-After` until the window ends. Counts are in this process's memory
- * (docs/decisions/0044-smb-connect-rate-limit.md).
+ * Counts, per signed-in user, the requests that make Sluice connect to an SMB server on the
+ * caller's behalf (creating a source, listing its shares, linking a Windows account), successful
+ * or not; past the limit they answer 429 with `Retry-After` until the window ends. Counts are in
+ * this process's memory (docs/decisions/0044-smb-connect-rate-limit.md, 0486-link-under-the-connect-limit.md).
  */
 export function smbConnectLimiter(limits: SmbConnectLimits = SMB_CONNECT_LIMITS): RequestHandler {
   return rateLimit({
@@ -34,3 +35,16 @@ export function smbConnectLimiter(limits: SmbConnectLimits = SMB_CONNECT_LIMITS)
     },
   });
 }
+
+/**
+ * The instance's one count of SMB connection attempts, for every route that connects (app.ts
+ * mounts it on the SMB source routes and the account link route): `connectsPerMinute` null lets all through.
+ */
+export function smbConnectAttempts(connectsPerMinute: number | null): RequestHandler {
+  return connectsPerMinute === null ? (_req, _res, next) => next() : smbConnectLimiter({ limit: connectsPerMinute, windowMs: 60_000 });
+}
+
+const CONNECT_LIMIT_DEFAULT = settingsTable().find((row) => row.name === "SMB_CONNECT_LIMIT_PER_MINUTE")?.default;
+
+/** The 429 every route under the count documents. */
+export const TOO_MANY_CONNECTS = `More SMB connection attempts (source creations, share listings and Windows account links, counted together) by this user in a minute than \`SMB_CONNECT_LIMIT_PER_MINUTE\` (default ${CONNECT_LIMIT_DEFAULT}); \`Retry-After\` says when to try again; nothing was done`;

@@ -185,6 +185,12 @@ export class SmbConnector implements Connector {
     return acl;
   }
 
+  async readSharePermissions(path: string): Promise<Dacl> {
+    const { share } = splitPath(path);
+    if (!share) throw new ConnectorEntryError(path, "The server root has no permissions of its own");
+    return this.shareDacl(share);
+  }
+
   /** An account the server no longer has is in no group: its link keeps only Everyone's files and the like. */
   async resolveGroupSids(sid: string): Promise<string[]> {
     return this.call("", async () => {

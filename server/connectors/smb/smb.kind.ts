@@ -24,8 +24,6 @@ class SmbKind implements SourceKind {
   constructor(
     private readonly secrets: SecretStore,
     private readonly settings: SmbSettings,
-    /** Connection attempts a user may make per minute through the SMB routes; null: no limit. */
-    private readonly connectsPerMinute: number | null,
   ) {}
 
   secretKeys(sourceId: string): string[] {
@@ -70,8 +68,8 @@ class SmbKind implements SourceKind {
     return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => smbLocation(row, documentPath)]));
   }
 
-  routes({ db, sources, audit }: KindRouteDeps): KindRoutes {
-    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings), this.connectsPerMinute, audit) };
+  routes({ db, sources, audit, smbConnectAttempts }: KindRouteDeps): KindRoutes {
+    return { signedIn: smbRoutes(new SmbSources(db, sources, this, this.settings), smbConnectAttempts, audit) };
   }
 }
 
@@ -88,9 +86,5 @@ export const smbKind: SourceKindModule = {
   name: SMB,
   entities: [SmbSourceRecord],
   open: ({ secrets, config }) =>
-    new SmbKind(
-      secrets,
-      smbSettingsOf(config),
-      config.smbConnectsPerMinute,
-    ),
+    new SmbKind(secrets, smbSettingsOf(config)),
 };

@@ -1,5 +1,4 @@
 import type { RequestHandler, Router } from "express";
-import { settingsTable } from "../../settings";
 import type { AuditLog } from "../../audit/audit";
 import { recordAction } from "../../routing/audit-event";
 import { actorOf } from "../../routing/auth.middleware";
@@ -8,16 +7,11 @@ import { groupIdParams, idParams } from "../../routing/common.schemas";
 import type { SmbSources } from "./smb-sources.service";
 import { presentCreatedSmbSource } from "./smb.presenters";
 import { createSmbSourceBody } from "./smb.schemas";
-import { smbConnectLimiter } from "./smb-connect-limiter";
+import { TOO_MANY_CONNECTS } from "./smb-connect-limiter";
 
-const CONNECT_LIMIT_DEFAULT = settingsTable().find((row) => row.name === "SMB_CONNECT_LIMIT_PER_MINUTE")?.default;
-const TOO_MANY_CONNECTS = `More SMB connection attempts (creations and share listings) by this user in a minute than \`SMB_CONNECT_LIMIT_PER_MINUTE\` (default ${CONNECT_LIMIT_DEFAULT}); \`Retry-After\` says when to try again`;
-
-export function smbRoutes(smb: SmbSources, connectsPerMinute: number | null, audit: AuditLog): Router {
+/** `connectAttempts`: the instance's one count of SMB connection attempts (smbConnectAttempts), shared with the account link route. */
+export function smbRoutes(smb: SmbSources, connectAttempts: RequestHandler, audit: AuditLog): Router {
   const routes = documentedRouter("SMB sources");
-  // One count per user for both routes: each makes Sluice connect wherever the caller says.
-  const connectAttempts: RequestHandler =
-    connectsPerMinute === null ? (_req, _res, next) => next() : smbConnectLimiter({ limit: connectsPerMinute, windowMs: 60_000 });
 
   routes.post("/data_sources/smb/:group_id", {
     summary: "Create an SMB source after connecting to the share, with its auto-provisioned collection and pipeline",
