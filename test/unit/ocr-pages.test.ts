@@ -5,7 +5,7 @@ import { after, afterEach, describe, it } from "node:test";
 import { extractText } from "../../server/ingest/parse/extract-text";
 import type { GrayImage } from "../../server/ingest/parse/ocr/gray-image";
 import { limitChild } from "../../server/ingest/parse/ocr/child-limit";
-import { allowanceBuffer, configureAllowance, nativeRunning, releaseThreadCell, takeNative, takeWasmWorker } from "../../server/ingest/parse/ocr/ocr-allowance";
+import { allowanceBuffer, configureAllowance, nativeRunning, releaseThreadCell, takeNative, takeWasmWorker, wasmWorkerHeld } from "../../server/ingest/parse/ocr/ocr-allowance";
 import { configureOcr, useRecognizerForTests } from "../../server/ingest/parse/ocr/ocr-engine";
 import { DEFAULT_OCR } from "../../server/ingest/parse/ocr/ocr-settings";
 import { parseBatch } from "../../server/ingest/parse/parse-batch";
@@ -153,6 +153,15 @@ describe("the OCR allowance shared by the parser threads", () => {
     assert.equal(takeWasmWorker(), false);
     releaseThreadCell(buffer, 0);
     assert.equal(takeWasmWorker(), true);
+  });
+
+  it("a thread's tesseract.js worker ends once it has read no picture for a while, and lets another thread have one", async () => {
+    configureOcr({ ...DEFAULT_OCR, engine: "tesseract.js" });
+    const page = band(scanned((await renderPages(await realDocumentPdf(1), 200))[0], { seed: 4 }), 0.05, 0.2);
+    const { text } = await extractText("scan.tiff", toTiff([page]));
+    assert.match(text, /\p{L}{4}/u, "it read the picture");
+    assert.equal(wasmWorkerHeld(), true, "kept for the next picture");
+    await waitFor(() => !wasmWorkerHeld(), "the idle worker to end");
   });
 });
 

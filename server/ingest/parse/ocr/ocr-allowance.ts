@@ -74,6 +74,11 @@ interface AtomicsWaitAsync {
   waitAsync(cells: Int32Array, index: number, value: number, timeoutMs: number): { async: false; value: string } | { async: true; value: Promise<string> };
 }
 
+/** Whether some thread of the pool holds the tesseract.js worker now. */
+export function wasmWorkerHeld(): boolean {
+  return Atomics.load(allowance.cells, WASM_OWNER) !== 0;
+}
+
 export function giveBackWasmWorker(): void {
   if (Atomics.compareExchange(allowance.cells, WASM_OWNER, allowance.cell + 1, 0) === allowance.cell + 1) Atomics.notify(allowance.cells, WASM_OWNER);
 }
