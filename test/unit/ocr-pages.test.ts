@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { after, afterEach, describe, it } from "node:test";
 import { extractText } from "../../server/ingest/parse/extract-text";
 import type { GrayImage } from "../../server/ingest/parse/ocr/gray-image";
@@ -11,7 +13,7 @@ import { DEFAULT_OCR } from "../../server/ingest/parse/ocr/ocr-settings";
 import { parseBatch } from "../../server/ingest/parse/parse-batch";
 import { ParseError } from "../../server/ingest/parse/parse-types";
 import { ParserPool } from "../../server/ingest/parse/parser-pool";
-import { band, imageOnlyPdf, realDocumentPdf, renderPages, scanned, toTiff } from "../fixtures/scans";
+import { band, imageOnlyPdf, realDocumentPdf, renderPages, scanned, toPng, toTiff } from "../fixtures/scans";
 import { waitFor } from "../fixtures/wait-for";
 
 // Pages of one file read with several recognitions at once (decision 0494), the OCR allowance
@@ -215,5 +217,53 @@ describe("a tesseract process's time limit (Linux: its CPU time)", { skip: proce
 
   it("a process that waits without using CPU is not held to the limit, only to the wall-clock backstop", async () => {
     assert.match(await watched("sleep", ["600"], 200, 1_500), /^1\.5 s \(it used 0(\.\d)? s of CPU\)$/);
+  });
+});
+
+describe("a page's OCR limit in the parser pool on a busy machine", { skip: process.platform !== "linux" && "reads /proc" }, () => {
+  // A stand-in `tesseract` first on the PATH of the pool's threads: one that waits without using
+  // CPU (a page on a machine at load 28: long in wall time, short in CPU), one that computes on.
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-fake-tesseract-"));
+  fs.writeFileSync(
+    path.join(bin, "tesseract"),
+    `#!/bin/sh
+cat > /dev/null
+case "$SLUICE_FAKE_OCR" in
+  slow) sleep 8; echo "words read slowly" ;;
+  busy) exec "${process.execPath}" -e "for (;;);" ;;
+esac
+`,
+    { mode: 0o755 },
+  );
+  after(() => fs.rmSync(bin, { recursive: true, force: true }));
+
+  /** A pool whose threads find the stand-in, behaving as `mode` says; a page may take 3 s (1 s parse limit). */
+  async function parseWith(mode: string): Promise<unknown> {
+    const saved = { PATH: process.env.PATH, SLUICE_FAKE_OCR: process.env.SLUICE_FAKE_OCR };
+    process.env.PATH = `${bin}${path.delimiter}${process.env.PATH}`;
+    process.env.SLUICE_FAKE_OCR = mode;
+    const pool = new ParserPool({ size: 1, timeoutMs: 1_000, ocr: { ...DEFAULT_OCR, engine: "tesseract" } });
+    try {
+      const parsing = pool.parse("photo.png", toPng(blankPages(1)[0])); // the thread starts now, with this environment
+      Object.assign(process.env, saved);
+      if (saved.SLUICE_FAKE_OCR === undefined) delete process.env.SLUICE_FAKE_OCR;
+      return await parsing.catch((error: Error) => error);
+    } finally {
+      Object.assign(process.env, saved);
+      if (saved.SLUICE_FAKE_OCR === undefined) delete process.env.SLUICE_FAKE_OCR;
+      await pool.close();
+    }
+  }
+
+  it("a page that waits far past the limit in wall time while using little CPU is read", async () => {
+    const result = (await parseWith("slow")) as { kind: string; chunks: Array<{ text: string }> };
+    assert.equal(result.kind, "indexed", String(result));
+    assert.equal(result.chunks[0].text, "words read slowly");
+  });
+
+  it("an engine computing past the limit is stopped by its CPU time, with the page", async () => {
+    const error = await parseWith("busy");
+    assert.ok(error instanceof ParseError, String(error));
+    assert.equal(error.message, "OCR could not read the image: timed out after 3 s of CPU time");
   });
 });

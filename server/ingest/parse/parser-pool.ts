@@ -13,8 +13,10 @@ export interface ParserPoolOptions {
   /** Worker threads. Default: the CPUs less one, 1 to 4 (see defaultPoolSize). */
   size?: number;
   /**
-   * A parse taking longer than this, from when its thread is ready or from its last page sent to
-   * OCR, is killed (worker terminated and replaced). Default 60 000.
+   * A parse taking longer than this, from when its thread is ready, is killed (worker terminated
+   * and replaced). A page sent to OCR has three times this (decision 0496: for the `tesseract`
+   * command, in its CPU time, held by the thread; the pool's timer then only catches a thread
+   * that stopped saying it is alive). Default 60 000.
    */
   timeoutMs?: number;
   /** How pictures are read (OCR, OCR_LANGUAGES, OCR_ENGINE). Default: on, English, the faster engine installed. */
