@@ -13,6 +13,7 @@ import { DEFAULT_OCR } from "../../server/ingest/parse/ocr/ocr-settings";
 import { parseBatch } from "../../server/ingest/parse/parse-batch";
 import { ParseError } from "../../server/ingest/parse/parse-types";
 import { ParserPool } from "../../server/ingest/parse/parser-pool";
+import { childrenNamed } from "../fixtures/processes";
 import { band, imageOnlyPdf, realDocumentPdf, renderPages, scanned, toPng, toTiff } from "../fixtures/scans";
 import { waitFor } from "../fixtures/wait-for";
 
@@ -167,23 +168,7 @@ describe("the OCR allowance shared by the parser threads", () => {
   });
 });
 
-/** The `tesseract` processes this process started (the parser threads' children are its own). */
-function tesseractChildren(): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-      // A killed process its ended thread can no longer reap stays a zombie (no memory, no CPU) until this process exits.
-      if (stat.includes("(tesseract)") && ppid === process.pid && state !== "Z") pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
+const tesseractChildren = () => childrenNamed(process.pid, "tesseract");
 
 describe("a cancelled parse", { skip: process.platform !== "linux" && "reads /proc" }, () => {
   const pool = new ParserPool({ size: 1, timeoutMs: 10 * 60_000 });
