@@ -180,6 +180,7 @@ describe("ingesting scans", () => {
     assert.equal(cancel.status, 202, cancel.text);
     const done = await waitForJobEnd(request, owner.token, long.id);
     assert.equal(done.error_message, `Cancelled by ${owner.email}`, JSON.stringify(done));
+    assert.equal(done.files_added, 0, "the scan's parse stopped with the job, not read to its end");
     await waitFor(() => childrenNamed(serverPid, "tesseract").length === 0, () => `no tesseract process left: ${childrenNamed(serverPid, "tesseract")}`);
   });
 

@@ -54,8 +54,6 @@ interface Job {
   queuedAt: number;
   /** Where the parse is, in words (a page going to OCR). */
   onProgress?: (text: string) => void;
-  /** Its job was cancelled: it leaves the queue, or its worker (and OCR processes) end. */
-  signal?: AbortSignal;
   resolve: (result: ParseResult) => void;
   reject: (error: ParseError) => void;
 }
@@ -182,14 +180,15 @@ export class ParserPool {
    * Parses one file. Unsupported types resolve as skipped without starting a worker. The pool takes
    * ownership of `bytes`: when it spans a whole ArrayBuffer, that buffer is transferred to the
    * worker (not copied) and the caller's view is left detached (empty).
-   * Rejects only with ParseError.
+   * Rejects only with ParseError. When `signal` aborts (its job was cancelled), the file leaves
+   * the queue or its parse ends at once, its OCR processes with it.
    */
   parse(fileName: string, bytes: Uint8Array, onProgress?: (text: string) => void, signal?: AbortSignal): Promise<ParseResult> {
     if (this.closed) return Promise.reject(new ParseError("The parser pool is closed"));
     if (!isSupported(fileName)) return Promise.resolve({ kind: "skipped", reason: "unsupported file type" });
     if (signal?.aborted) return Promise.reject(new ParseError(CANCELLED));
     return new Promise<ParseResult>((resolve, reject) => {
-      const job: Job = { fileName, bytes, alone: false, steadyOnly: false, queuedAt: performance.now(), onProgress, signal, resolve, reject };
+      const job: Job = { fileName, bytes, alone: false, steadyOnly: false, queuedAt: performance.now(), onProgress, resolve, reject };
       if (signal) {
         const cancel = () => this.cancel(job);
         signal.addEventListener("abort", cancel, { once: true });

@@ -81,8 +81,10 @@ async function workerFor(languages: string[]): Promise<TesseractWorker> {
       ocrHost().alive(); // waiting on another thread's engine, which has limits of its own
       await wasmWorkerChange(WAIT_LOOK_MS);
     }
-    current = { languages: key, worker: startWorker(languages) };
-    current.worker.catch(() => {
+    const started = { languages: key, worker: startWorker(languages) };
+    current = started;
+    started.worker.catch(() => {
+      if (current !== started) return;
       current = null;
       giveBackWasmWorker();
     });
@@ -116,6 +118,7 @@ export async function stopWasmTesseract(): Promise<void> {
   try {
     await (await old.worker).terminate();
   } finally {
-    giveBackWasmWorker();
+    // Unless a picture came meanwhile and this thread made another worker: that one keeps the place.
+    if (!current) giveBackWasmWorker();
   }
 }
