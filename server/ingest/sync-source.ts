@@ -242,7 +242,7 @@ async function ingestFile(
     bytesRead = bytes.length;
     let parsed: ParseResult;
     try {
-      parsed = await deps.parsers.parse(file.name, bytes, (text) => progress.at(text));
+      parsed = await deps.parsers.parse(file.name, bytes, (text) => progress.at(text), signal);
     } finally {
       // Parsed or failed, the parser pool no longer keeps them for a retry: freed now, not while the document waits for its batch.
       releaseBytes(bytes);

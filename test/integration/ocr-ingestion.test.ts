@@ -9,7 +9,9 @@ import { OCR_OFF } from "../../server/ingest/parse/ocr/ocr-settings";
 import { makePptx, makeXlsx } from "../fixtures/documents";
 import { client, createGroup, signUp, waitForJobEnd, type Request } from "../fixtures/http-client";
 import { band, imageOnlyPdf, mixedPdf, realDocumentPdf, renderPages, scanned, toPng, toTiff, wordsOf } from "../fixtures/scans";
+import { childrenNamed } from "../fixtures/processes";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
+import { waitFor } from "../fixtures/wait-for";
 
 // Scans in a folder source (issue 35): the user guide set as a five-page PDF, drawn at 200 dpi,
 // each page turned a little and speckled, saved as an image-only PDF with a scanner's stamp; a
@@ -19,9 +21,10 @@ import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-serv
 const root = fs.realpathSync(tempDir("sluice-ocr-root-"));
 const library = path.join(root, "library");
 const offLibrary = path.join(root, "off");
+const longLibrary = path.join(root, "long");
 let server: SluiceServer;
 let request: Request;
-let owner: { token: string };
+let owner: { email: string; token: string };
 let collection = "";
 let pipeline = "";
 let firstJob: Record<string, any>;
@@ -80,6 +83,8 @@ before(async () => {
   page3Words = onlyOn(guidePages, 2, 0.4);
   const scans = (await renderPages(guide, 200)).map((page, i) => scanned(page, { degrees: i % 2 ? -1.2 : 0.9, seed: i + 11 }));
   write(path.join(library, "scans", "scan-0041.pdf"), await imageOnlyPdf(scans, { stamp: "Scanned with ScanStation 3000" }));
+  // Long enough (four times the five pages) that a cancel comes while it is read, however fast the machine.
+  write(path.join(longLibrary, "scan-0042.pdf"), await imageOnlyPdf([...scans, ...scans, ...scans, ...scans]));
 
   const later = await realDocumentPdf(3, 30);
   const laterPages = await pageTexts(later);
@@ -163,6 +168,20 @@ describe("ingesting scans", () => {
     ]);
     const grouped = await request("GET", `/collections/${collection}/search?q=quokka&group_by=document`, { token: owner.token });
     assert.ok(grouped.body.documents.every((d: { passages: Array<{ location_label: string }> }) => d.passages.every((p) => p.location_label)));
+  });
+
+  it("a job cancelled while it reads a long scan ends, and leaves no tesseract process running", { skip: process.platform !== "linux" && "reads /proc" }, async () => {
+    const group = await createGroup(request, owner.token);
+    const long = await addFolder(group, longLibrary, "A long scan");
+    assert.equal((await request("POST", `/data_pipelines/${long.id}/ingest`, { token: owner.token })).status, 202);
+    const serverPid = server.child.pid!;
+    await waitFor(() => childrenNamed(serverPid, "tesseract").length > 0, "a tesseract process reading a page of the long scan");
+    const cancel = await request("POST", `/data_pipelines/${long.id}/ingest/cancel`, { token: owner.token });
+    assert.equal(cancel.status, 202, cancel.text);
+    const done = await waitForJobEnd(request, owner.token, long.id);
+    assert.equal(done.error_message, `Cancelled by ${owner.email}`, JSON.stringify(done));
+    assert.equal(done.files_added, 0, "the scan's parse stopped with the job, not read to its end");
+    await waitFor(() => childrenNamed(serverPid, "tesseract").length === 0, () => `no tesseract process left: ${childrenNamed(serverPid, "tesseract")}`);
   });
 
   it("a run with nothing changed reads no file again: no OCR", async () => {

@@ -3,6 +3,7 @@
 import fs from "node:fs";
 import { chunkSegments, chunkText } from "./chunker";
 import { extractText } from "./extract-text";
+import type { OcrAllowanceData } from "./ocr/ocr-allowance";
 import { ocrContext } from "./ocr/ocr-context";
 import { OCR_OFF, type OcrSettings } from "./ocr/ocr-settings";
 import type { ParseResult } from "./parse-types";
@@ -20,6 +21,10 @@ export interface ParseWorkerData {
   /** Set by the pool only when SLUICE_PARSER_TEST_HOOKS=1; see runTestHook. */
   testHooks: boolean;
   ocr: OcrSettings;
+  /** The pool's OCR allowance and this thread's cell in it (ocr-allowance.ts). */
+  allowance: OcrAllowanceData;
+  /** What one page of OCR may take (ocr-host.ts). */
+  ocrPageLimitMs: number;
 }
 
 /** Where a parse is, in words for the job's progress ("OCR: page 3 of 12 of scan-0041.pdf"): (file name as sent, text). */

@@ -4,6 +4,7 @@ import { isSupported } from "./file-types";
 import type { ParseWorkerData } from "./parse-batch";
 import type { ParserCalls, ParserHostCalls } from "./parse.worker";
 import { isReply, type CallRequest, type ReplyOf } from "../../threads/rpc";
+import { ALLOWANCE_CELLS, allowanceBuffer, releaseThreadCell } from "./ocr/ocr-allowance";
 import { DEFAULT_OCR, type OcrSettings } from "./ocr/ocr-settings";
 import { ParseError, type ParseResult } from "./parse-types";
 import { PARSER_YOUNG_GENERATION_MB, workerScript } from "../../worker-script";
@@ -12,8 +13,10 @@ export interface ParserPoolOptions {
   /** Worker threads. Default: the CPUs less one, 1 to 4 (see defaultPoolSize). */
   size?: number;
   /**
-   * A parse taking longer than this, from when its thread is ready or from its last page sent to
-   * OCR, is killed (worker terminated and replaced). Default 60 000.
+   * A parse taking longer than this, from when its thread is ready, is killed (worker terminated
+   * and replaced). A page sent to OCR has three times this (decision 0496: for the `tesseract`
+   * command, in its CPU time, held by the thread; the pool's timer then only catches a thread
+   * that stopped saying it is alive). Default 60 000.
    */
   timeoutMs?: number;
   /** How pictures are read (OCR, OCR_LANGUAGES, OCR_ENGINE). Default: on, English, the faster engine installed. */
@@ -69,6 +72,12 @@ interface Slot {
   /** Started beyond the pool's size for a backlog; stops when idle for spareIdleMs. */
   spare: boolean;
   idleTimer: NodeJS.Timeout | null;
+  /** Its cell in the OCR allowance (ocr-allowance.ts), free again once the worker is gone. */
+  cell: number;
+  /** The `tesseract` processes it runs now: ended with it, since they outlive a terminated thread. */
+  children: Set<number>;
+  /** Its batch has sent a page to OCR: the time limit is a page's. */
+  inOcr: boolean;
 }
 
 /**
@@ -81,8 +90,14 @@ const MAX_BATCH_BYTES = 4 * 1024 * 1024;
 
 const WORKER = workerScript(__filename, "parse.worker");
 
-/** A page sent to OCR may take this many times the parse time limit (from the note that it started). */
+/**
+ * A page sent to OCR may take this many times the parse time limit: from the note that it
+ * started, or from the thread's last word that its engine is within its limits (for the
+ * `tesseract` command, CPU time; decision 0496).
+ */
 const OCR_PAGE_LIMITS = 3;
+
+const CANCELLED = "Parsing stopped: the job was cancelled";
 
 /** Files larger than this wait for a steady worker (ParserPoolOptions.spareMaxFileBytes's default). */
 export const SPARE_MAX_FILE_BYTES = 4 * 1024 * 1024;
@@ -141,6 +156,9 @@ export class ParserPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextBatchId = 1;
+  /** The OCR allowance shared by the threads (ocr-allowance.ts), and its cells no thread has. */
+  private readonly allowance = allowanceBuffer();
+  private readonly freeCells = Array.from({ length: ALLOWANCE_CELLS - 1 }, (_, i) => i);
   /** Requests sent to workers (a batch is one); for tests and diagnostics. */
   messagesSent = 0;
   private closed = false;
@@ -162,15 +180,49 @@ export class ParserPool {
    * Parses one file. Unsupported types resolve as skipped without starting a worker. The pool takes
    * ownership of `bytes`: when it spans a whole ArrayBuffer, that buffer is transferred to the
    * worker (not copied) and the caller's view is left detached (empty).
-   * Rejects only with ParseError.
+   * Rejects only with ParseError. When `signal` aborts (its job was cancelled), the file leaves
+   * the queue or its parse ends at once, its OCR processes with it.
    */
-  parse(fileName: string, bytes: Uint8Array, onProgress?: (text: string) => void): Promise<ParseResult> {
+  parse(fileName: string, bytes: Uint8Array, onProgress?: (text: string) => void, signal?: AbortSignal): Promise<ParseResult> {
     if (this.closed) return Promise.reject(new ParseError("The parser pool is closed"));
     if (!isSupported(fileName)) return Promise.resolve({ kind: "skipped", reason: "unsupported file type" });
+    if (signal?.aborted) return Promise.reject(new ParseError(CANCELLED));
     return new Promise<ParseResult>((resolve, reject) => {
-      this.queue.push({ fileName, bytes, alone: false, steadyOnly: false, queuedAt: performance.now(), onProgress, resolve, reject });
+      const job: Job = { fileName, bytes, alone: false, steadyOnly: false, queuedAt: performance.now(), onProgress, resolve, reject };
+      if (signal) {
+        const cancel = () => this.cancel(job);
+        signal.addEventListener("abort", cancel, { once: true });
+        const done = () => signal.removeEventListener("abort", cancel);
+        job.resolve = (result) => {
+          done();
+          resolve(result);
+        };
+        job.reject = (error) => {
+          done();
+          reject(error);
+        };
+      }
+      this.queue.push(job);
       this.dispatch();
     });
+  }
+
+  /**
+   * A cancelled job's file: out of the queue, or, while parsed, its worker ends (with its OCR
+   * processes) and the others of its batch are parsed again on their own.
+   */
+  private cancel(job: Job): void {
+    const queued = this.queue.indexOf(job);
+    if (queued !== -1) {
+      this.queue.splice(queued, 1);
+      job.reject(new ParseError(CANCELLED));
+      return;
+    }
+    const slot = this.slots.find((s) => s.jobs.includes(job));
+    if (!slot) return;
+    slot.jobs = slot.jobs.filter((other) => other !== job);
+    job.reject(new ParseError(CANCELLED));
+    this.replace(slot, new ParseError(CANCELLED));
   }
 
   /** Worker threads running now (spares included); for tests and diagnostics. */
@@ -189,9 +241,7 @@ export class ParserPool {
     await Promise.all(
       slots.map(async (slot) => {
         for (const job of this.release(slot)) job.reject(new ParseError("The parser pool is closed"));
-        slot.worker.removeAllListeners();
-        slot.worker.on("error", () => undefined); // a late error from a dying worker must not go unhandled
-        await slot.worker.terminate();
+        await this.end(slot);
       }),
     );
   }
@@ -239,9 +289,7 @@ export class ParserPool {
       const index = this.slots.indexOf(slot);
       if (index === -1 || slot.jobs.length > 0) return;
       this.slots.splice(index, 1);
-      slot.worker.removeAllListeners();
-      slot.worker.on("error", () => undefined);
-      void slot.worker.terminate();
+      void this.end(slot);
     }, this.spareIdleMs);
     slot.idleTimer.unref();
   }
@@ -260,8 +308,36 @@ export class ParserPool {
     return batch;
   }
 
+  /**
+   * Terminates a slot's worker, ends the `tesseract` processes it was running (a terminated
+   * thread leaves them running), and gives its OCR allowance back.
+   */
+  private async end(slot: Slot): Promise<void> {
+    slot.worker.removeAllListeners();
+    slot.worker.on("error", () => undefined); // a late error from a dying worker must not go unhandled
+    const stopped = slot.worker.terminate();
+    for (const pid of slot.children) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // It ended by itself meanwhile.
+      }
+    }
+    slot.children.clear();
+    await stopped.catch(() => undefined);
+    releaseThreadCell(this.allowance, slot.cell);
+    this.freeCells.push(slot.cell);
+  }
+
   private spawn(spare: boolean): Slot {
-    const workerData: ParseWorkerData = { testHooks: this.testHooks, ocr: this.ocr };
+    const cell = this.freeCells.shift() ?? 0;
+    const workerData: ParseWorkerData = {
+      testHooks: this.testHooks,
+      ocr: this.ocr,
+      // Every thread the pool may run can read with the command at once: so many processes in all, however they are shared.
+      allowance: { buffer: this.allowance, cell, native: this.size + this.spares },
+      ocrPageLimitMs: this.timeoutMs * OCR_PAGE_LIMITS,
+    };
     const worker = new Worker(WORKER.file, {
       workerData,
       execArgv: WORKER.execArgv,
@@ -269,16 +345,27 @@ export class ParserPool {
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker, jobs: [], batchId: 0, timer: null, ready: false, spare, idleTimer: null };
+    const slot: Slot = { worker, jobs: [], batchId: 0, timer: null, ready: false, spare, idleTimer: null, cell, children: new Set(), inOcr: false };
     worker.on("message", (message: ReplyOf<ParserCalls, "parse"> | CallRequest<ParserHostCalls>) => {
       if (!isReply(message)) {
         if (message.method === "progress") {
           // A page of a long scan began: the time limit is per page from here, three times the
           // file's (a page of OCR is known slow work, and a busy machine's seconds are long).
           const [fileName, text] = message.args;
-          if (slot.timer) clearTimeout(slot.timer);
-          if (slot.jobs.length > 0 && slot.ready) this.limitTime(slot, this.timeoutMs * OCR_PAGE_LIMITS);
+          slot.inOcr = true;
+          this.restartPageLimit(slot);
           slot.jobs.find((job) => job.fileName === fileName)?.onProgress?.(text);
+          return;
+        }
+        if (message.method === "alive") {
+          // The thread's engine is within its own limits (a process's CPU time): only a thread that stops saying so is hung.
+          if (slot.inOcr) this.restartPageLimit(slot);
+          return;
+        }
+        if (message.method === "child") {
+          const [pid, running] = message.args;
+          if (running) slot.children.add(pid);
+          else slot.children.delete(pid);
           return;
         }
         slot.ready = true;
@@ -315,6 +402,7 @@ export class ParserPool {
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     slot.idleTimer = null;
     slot.jobs = jobs;
+    slot.inOcr = false;
     slot.batchId = this.nextBatchId++;
     if (slot.ready) this.limitTime(slot);
     // A lone file's buffer moves to a steady worker (nothing kept here). A batch, or a file on a
@@ -341,6 +429,13 @@ export class ParserPool {
         this.replace(slot, new ParseError(`Could not hand the file to a parser: ${err instanceof Error ? err.message : String(err)}`));
       }
     }
+  }
+
+  /** A page of OCR began, or its engine is still within its limits: the page's time from now. */
+  private restartPageLimit(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    if (slot.jobs.length > 0 && slot.ready) this.limitTime(slot, this.timeoutMs * OCR_PAGE_LIMITS);
   }
 
   /** The running batch's time limit: past it the thread is taken for hung. */
@@ -381,9 +476,7 @@ export class ParserPool {
       for (const job of jobs) job.alone = true;
       this.queue.unshift(...jobs);
     }
-    slot.worker.removeAllListeners();
-    slot.worker.on("error", () => undefined);
-    void slot.worker.terminate();
+    void this.end(slot);
     this.dispatch();
   }
 }

@@ -3,7 +3,7 @@ import * as UTIF from "utif";
 import { corruptFile } from "../failures";
 import { grayFromRgba, toPgm, type GrayImage } from "../ocr/gray-image";
 import { cleanOcrText, timedOcr, type OcrContext } from "../ocr/ocr-context";
-import { ocrEngine, recognize } from "../ocr/ocr-engine";
+import { ocrEngine, pagePipeline, recognize } from "../ocr/ocr-engine";
 import type { TextSegment } from "../parse-types";
 
 /** The picture formats read by OCR alone (file-types.ts). */
@@ -13,8 +13,8 @@ export type ImageFormat = "png" | "jpeg" | "tiff" | "bmp" | "webp" | "gif";
  * The words in a picture, read by OCR: PNG, JPEG, BMP and WebP go to Tesseract as they are
  * (Leptonica reads them), and so does a TIFF of one frame for the tesseract command; every frame
  * of a TIFF of several (a fax, a multi-page scan), and any TIFF for tesseract.js (its Leptonica
- * reads none), is decoded here, one at a time, and read as a page of its own; a GIF gives its
- * first frame.
+ * reads none), is decoded here, one at a time while earlier ones are read, and read as a page of
+ * its own; a GIF gives its first frame.
  */
 export async function imageText(format: ImageFormat, bytes: Uint8Array, ocr: OcrContext): Promise<TextSegment[]> {
   if (format === "tiff") return tiffPages(bytes, ocr);
@@ -42,25 +42,34 @@ async function tiffPages(bytes: Uint8Array, ocr: OcrContext): Promise<TextSegmen
     const text = await timedOcr(ocr, () => recognize(bytes, { label: "page 1" }));
     return [{ text: cleanOcrText(text), page: 1, location: "page 1", scanned: true }];
   }
-  const pages: TextSegment[] = [];
-  for (const [i, frame] of frames.entries()) {
-    const label = `page ${i + 1}`;
-    ocr.page(i + 1, frames.length);
-    const picture = await timedOcr(ocr, async () => {
+  // Frames are read while the next ones are decoded (page-pipeline.ts).
+  const pipeline = await pagePipeline(ocr);
+  try {
+    for (const [i, frame] of frames.entries()) {
+      const label = `page ${i + 1}`;
+      ocr.page(i + 1, frames.length);
+      const idle = pipeline.idle;
+      const start = performance.now();
+      let picture: Uint8Array | null;
       try {
         UTIF.decodeImage(buffer, frame);
-        return toPgm(grayOfFrame(frame));
+        picture = toPgm(grayOfFrame(frame));
       } catch {
-        return null;
+        picture = null;
       } finally {
         frame.data = new Uint8Array(0); // the decoded frame goes now, not with the whole file
       }
-    });
-    if (!picture) throw corruptFile(`TIFF image (${label} cannot be decoded)`);
-    const text = await timedOcr(ocr, () => recognize(picture, { label }, frameDpi(frame)));
-    pages.push({ text: cleanOcrText(text), page: i + 1, location: label, scanned: true });
+      // While a recognition runs, decoding the next frame is within OCR's time already.
+      if (idle) ocr.seconds += (performance.now() - start) / 1000;
+      if (!picture) throw corruptFile(`TIFF image (${label} cannot be decoded)`);
+      const image = picture;
+      await pipeline.add({ page: i + 1, recognize: (signal) => recognize(image, { label }, frameDpi(frame), signal) });
+    }
+    const texts = await pipeline.finish();
+    return frames.map((_, i) => ({ text: cleanOcrText(texts.get(i + 1) ?? ""), page: i + 1, location: `page ${i + 1}`, scanned: true }));
+  } finally {
+    pipeline.stop(); // a file that failed leaves no recognition running
   }
-  return pages;
 }
 
 /** Whether every strip (or tile) of the frame lies inside the file: a cut-off file is decoded here, and fails as a damaged TIFF. */

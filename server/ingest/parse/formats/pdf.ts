@@ -1,6 +1,7 @@
 import { corruptFile, passwordProtected } from "../failures";
-import { cleanOcrText, ocrContext, timedOcr, type OcrContext } from "../ocr/ocr-context";
-import { ocrSettings, recognize } from "../ocr/ocr-engine";
+import { cleanOcrText, ocrContext, type OcrContext } from "../ocr/ocr-context";
+import { ocrSettings, pagePipeline, recognize } from "../ocr/ocr-engine";
+import type { PagePipeline } from "../ocr/page-pipeline";
 import { ParseError } from "../parse-types";
 import { ocrResolution, renderForOcr } from "./pdf-pages";
 import { isPdfiumAbort, outOfMemory, type Pdfium, withPdfium } from "./pdfium";
@@ -105,6 +106,7 @@ export async function pdfText(bytes: Uint8Array, ocr: OcrContext = ocrContext())
     if (!file) throw outOfMemory(pdfium);
     pdfium.heapU8().set(bytes, file);
     let doc = 0;
+    let pipeline: PagePipeline | null = null;
     try {
       doc = api.FPDF_LoadMemDocument(file, bytes.length, "");
       if (!doc) {
@@ -116,13 +118,21 @@ export async function pdfText(bytes: Uint8Array, ocr: OcrContext = ocrContext())
       let ocrSkipped = 0;
       let firstPageLines: Line[] = [];
       const t1Fonts = new Set<number>(); // fonts found to be TeX's T1 on any page so far
+      const ocrOn = ocrSettings().enabled;
       for (let index = 0; index < pageCount; index++) {
         const page = pageText(pdfium, doc, index, index === 0, t1Fonts);
         if (index === 0) firstPageLines = page.lines;
-        const scan = await scannedPageText(pdfium, doc, index, pageCount, page.text, ocr);
+        const scan = scannedPage(pdfium, doc, index, pageCount, page.text, ocr, ocrOn ? (pipeline?.idle ?? true) : null);
         if (scan === OCR_SKIPPED) ocrSkipped++;
-        pages.push(typeof scan === "string" ? { text: scan, scanned: true } : { text: page.text, scanned: false });
+        // Scanned pages are read while the next ones are drawn (page-pipeline.ts); their text comes in after.
+        else if (scan) {
+          pipeline ??= await pagePipeline(ocr);
+          await pipeline.add({ page: index + 1, recognize: (signal) => recognize(scan.image, { label: `page ${index + 1}` }, scan.dpi, signal) });
+        }
+        pages.push({ text: page.text, scanned: !!scan && scan !== OCR_SKIPPED });
       }
+      const read = pipeline ? await pipeline.finish() : new Map<number, string>();
+      for (const [page, text] of read) pages[page - 1].text = cleanOcrText(text);
       // Hyphens are resolved over the whole document (a compound written elsewhere), then it is cut into its pages again.
       const resolved = resolveLineEndHyphens(pages.map((page) => page.text).join(PAGE_BREAK)).split(PAGE_BREAK);
       for (const [i, text] of resolved.entries()) pages[i].text = text;
@@ -133,6 +143,7 @@ export async function pdfText(bytes: Uint8Array, ocr: OcrContext = ocrContext())
       if (err instanceof ParseError || isPdfiumAbort(err)) throw err;
       throw corruptFile("PDF");
     } finally {
+      pipeline?.stop(); // a file that failed leaves no recognition running
       if (doc) api.FPDF_CloseDocument(doc);
       raw.free(file);
     }
@@ -144,27 +155,27 @@ const PAGE_BREAK = "\n\f\n";
 const OCR_SKIPPED = Symbol("ocr skipped");
 
 /**
- * The words of a page whose text layer is missing or only a stamp, read by OCR from the page
- * drawn by PDFium; OCR_SKIPPED when it would need OCR and OCR is off; null for a page of text.
+ * A page whose text layer is missing or only a stamp, drawn by PDFium for OCR; OCR_SKIPPED when
+ * it would need OCR and OCR is off (`ocrIdle` null); null for a page of text. `ocrIdle`: whether
+ * no recognition of the file runs now.
  */
-async function scannedPageText(pdfium: Pdfium, doc: number, index: number, pageCount: number, text: string, ocr: OcrContext): Promise<string | typeof OCR_SKIPPED | null> {
+function scannedPage(pdfium: Pdfium, doc: number, index: number, pageCount: number, text: string, ocr: OcrContext, ocrIdle: boolean | null): { image: Uint8Array; dpi: number } | typeof OCR_SKIPPED | null {
   const { api } = pdfium;
   const page = api.FPDF_LoadPage(doc, index);
   if (!page) return null;
-  let rendered: { image: Uint8Array; dpi: number };
   try {
     const dpi = ocrResolution(pdfium, page, text);
     if (dpi === null) return null;
-    if (!ocrSettings().enabled) return OCR_SKIPPED;
+    if (ocrIdle === null) return OCR_SKIPPED; // OCR is off
     ocr.page(index + 1, pageCount);
     const start = performance.now();
-    rendered = renderForOcr(pdfium, page, dpi);
-    ocr.seconds += (performance.now() - start) / 1000;
+    const rendered = renderForOcr(pdfium, page, dpi);
+    // While a recognition runs, drawing the next page is within OCR's time already.
+    if (ocrIdle) ocr.seconds += (performance.now() - start) / 1000;
+    return rendered;
   } finally {
     api.FPDF_ClosePage(page);
   }
-  const read = await timedOcr(ocr, () => recognize(rendered.image, { label: `page ${index + 1}` }, rendered.dpi));
-  return cleanOcrText(read);
 }
 
 /**
