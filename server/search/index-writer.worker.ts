@@ -6,7 +6,7 @@ import { methodsOf, serve } from "../threads/rpc";
 /** The index's write side on its own thread: FTS5 tokenizing would otherwise stall the API. */
 
 /** What an ingestion job's thread asks over its own channel: its writes, and the indexed state it starts from. */
-const JOB_CALLS = ["upsertDocuments", "stageChunks", "commitStaged", "discardStaged", "removeUnfinished", "removeDocuments", "indexedState", "updatePermissions"] as const;
+const JOB_CALLS = ["upsertDocuments", "stageChunks", "commitStaged", "discardStaged", "removeUnfinished", "removeDocuments", "indexedState", "updatePermissions", "settleWrites"] as const;
 export type IndexWriterJobCalls = Pick<SqliteFtsIndex, (typeof JOB_CALLS)[number]>;
 
 /**

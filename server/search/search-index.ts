@@ -207,10 +207,12 @@ export interface SearchIndex extends CollectionIndex {
    */
   removeUnfinished(collectionId: string): Promise<void>;
   /**
-   * An ingestion job's writes are over: folds in index maintenance the engine deferred while
-   * they ran, so searches stop paying for it. Engines that defer none leave it out.
+   * An ingestion job's writes to the collection are over: folds in index maintenance the engine
+   * deferred while they ran, so searches stop paying for it (PostgreSQL: the GIN pending lists,
+   * whichever collection; SQLite: the collection file's segments, and its clean mark). Engines
+   * that defer none leave it out.
    */
-  settleWrites?(): Promise<void>;
+  settleWrites?(collectionId: string): Promise<unknown>;
   /** Removes documents of one source by path. */
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
   /** Every indexed document of one source, by path, for incremental re-sync. */
