@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { tempDir } from "../fixtures/sluice-server";
 import { createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
-import { cleanMarkPath } from "../../server/search/sqlite/sqlite-fts-clean-mark";
+import { cleanMarkPath, matchesCleanMark } from "../../server/search/sqlite/sqlite-fts-clean-mark";
 import { MAX_SEGMENTS_KEPT, segmentCounts } from "../../server/search/sqlite/sqlite-fts-segments";
 
 // A job's end through the real server: the writer thread, reached on the job thread's own
@@ -37,9 +37,9 @@ after(() => fs.rmSync(root, { recursive: true, force: true }));
 function fileState(file: string) {
   const db = new Database(file, { readonly: true });
   try {
-    const { ino, size, mtimeMs } = fs.statSync(file);
+    const { ino, size, mtimeMs, ctimeMs } = fs.statSync(file);
     const mark = fs.existsSync(cleanMarkPath(file)) ? fs.readFileSync(cleanMarkPath(file), "utf8") : null;
-    return { segments: segmentCounts(db), identity: { ino, size, mtimeMs }, mark };
+    return { segments: segmentCounts(db), identity: { ino, size, mtimeMs, ctimeMs }, mark };
   } finally {
     db.close();
   }
@@ -63,16 +63,22 @@ describe("a job's end on the desktop's index", { skip: process.env.SLUICE_TEST_B
     const first = fileState(file);
     assert.ok(first.segments.chunks_fts <= MAX_SEGMENTS_KEPT && first.segments.chunks_exact <= MAX_SEGMENTS_KEPT, JSON.stringify(first.segments));
     assert.ok(first.mark, "the clean mark is beside the file");
-    assert.equal((await request("GET", `/collections/${collectionId}/search?q=heron42`, { token })).body.hits[0]?.path.endsWith("part-2/note-42.txt"), true);
+    assert.equal((await request("GET", `/collections/${collectionId}/search?q=heron42`, { token })).body.results[0]?.path.endsWith("part-2/note-42.txt"), true);
 
     // Nothing changed in the folder: nothing is written, so no optimize, and the mark still matches.
     await run(pipelineId);
+    assert.deepEqual(fileState(file), first);
+
+    // A restart (every connection closed, the WAL gone) leaves the file as its mark says: the next process's first read need not check it.
+    await sluice.restart();
+    assert.equal((await request("GET", `/collections/${collectionId}/search?q=heron42`, { token })).status, 200);
+    assert.ok(matchesCleanMark(file), "the mark still matches after a restart and a search");
     assert.deepEqual(fileState(file), first);
 
     fs.appendFileSync(path.join(root, "notes", "part-3", "note-13.txt"), " A late heron tally: bittern.");
     await run(pipelineId);
     const changed = fileState(file);
     assert.ok(changed.mark && changed.mark !== first.mark, "a job that wrote marks the file as it left it");
-    assert.equal((await request("GET", `/collections/${collectionId}/search?q=bittern`, { token })).body.hits[0]?.path.endsWith("part-3/note-13.txt"), true);
+    assert.equal((await request("GET", `/collections/${collectionId}/search?q=bittern`, { token })).body.results[0]?.path.endsWith("part-3/note-13.txt"), true);
   });
 });
