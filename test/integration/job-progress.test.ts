@@ -70,7 +70,10 @@ describe("JobProgress on a real SQLite job row", () => {
     const recorded = await row(id);
     let ran = false;
     const stale = Object.assign(new IngestJob(), { ...recorded, runState: "queued" as const });
-    await runJob(db, async () => void (ran = true), createLogger("error"), stale, new AbortController().signal, new DatabaseOutage(0));
+    const handler = async () => {
+      ran = true;
+    };
+    await runJob(db, handler, createLogger("error"), stale, new AbortController().signal, new DatabaseOutage(0));
     const after = await row(id);
     assert.equal(ran, false, "the handler did not run");
     assert.deepEqual(
