@@ -52,6 +52,8 @@ export interface SettledFile {
   optimized: string[];
   /** Whether the clean mark was left beside the file. */
   marked: boolean;
+  /** Why the optimize did not happen (a full disk): the job's writes stand, and the next job that writes tries again. */
+  skipped?: string;
 }
 
 /**
@@ -141,7 +143,14 @@ export class SqliteFtsFiles {
     const db = this.database(collectionId, false);
     if (!db) return { optimized: [], marked: false };
     return this.guarded(collectionId, () => {
-      const optimized = optimizeFragmented(db);
+      let optimized: string[];
+      try {
+        optimized = optimizeFragmented(db);
+      } catch (error) {
+        // Damage is damage (guarded); anything else (SQLITE_FULL: the rewrite needs room) must not fail a job whose writes all committed.
+        if (isCorruption(error)) throw error;
+        return { optimized: [], marked: false, skipped: (error as Error).message };
+      }
       // A reader mid-search keeps frames in use: then the WAL stays, and so does the check.
       const [checkpoint] = db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>;
       this.written.delete(file);
