@@ -1,3 +1,4 @@
+import { AclVersionMovedError } from "../search/acl-version-moved";
 import type { ReadableFilter, SearchIndex, StoredAcl } from "../search/search-index";
 import type { Actor } from "./actor";
 import { EVERYONE_SID, mayRead } from "./windows-acl";
@@ -16,7 +17,10 @@ export type SidsOfUser = (userId: string, server: string) => Promise<string[]>;
 export const EVERYONE_ONLY: SidsOfUser = async () => [EVERYONE_SID];
 
 /** What is read of the index: the collection's ACLs and their version (one collection's, or several at once). */
-export type AclSource = Pick<SearchIndex, "acls" | "aclVersion" | "aclVersions">;
+export type AclSource = Pick<SearchIndex, "acls" | "aclVersion" | "aclVersions" | "checksAclVersion">;
+
+/** Times a version-checked search is asked again as the ACLs keep moving under it, before the version is read around it as elsewhere. */
+const CHECKED_ATTEMPTS = 3;
 
 /** Collections whose ACLs are held, and readable sets per SID set: a few hundred small entries each at most. */
 const MAX_CACHED = 2_000;
@@ -38,12 +42,36 @@ export class DocumentPermissions {
    * ACL committed meanwhile (in the same transaction as its documents) might have shown, so the
    * work runs again with a filter that knows it.
    */
-  async readable<T>(actor: Actor, collectionId: string, work: (filter: ReadableFilter) => Promise<T>): Promise<T> {
+  async readable<T>(actor: Actor, collectionId: string, work: (filter: ReadableFilter) => Promise<T>, options: { versionChecked?: boolean } = {}): Promise<T> {
+    if (options.versionChecked && this.index.checksAclVersion) return this.readableChecked(actor, collectionId, work);
     const before = await this.filterOf(actor, collectionId);
     const result = await work(before.filter);
     if (before.filter.readableAcls !== undefined) return result;
     if ((await this.index.aclVersion(collectionId)) === before.version) return result;
     return work((await this.filterOf(actor, collectionId)).filter);
+  }
+
+  /**
+   * `readable` for a work that hands `filter.aclVersion` to an engine whose ranking statement
+   * reads the ACL version itself (`checksAclVersion`: a keyword search on PostgreSQL): the filter
+   * is computed at the version held from an earlier request, without reading it first, and a
+   * ranking that saw another version fails (AclVersionMovedError); the filter is then computed at
+   * that version and the work runs again. A result is only ever answered through a filter
+   * computed at the version its rows were read at, so no one gets a file they may not read.
+   */
+  private async readableChecked<T>(actor: Actor, collectionId: string, work: (filter: ReadableFilter) => Promise<T>): Promise<T> {
+    const sids = (server: string) => this.sidsOfUser(actor.userId, server).then((list) => new Set(list.map((sid) => sid.toUpperCase())));
+    let acls = this.aclsOf.get(collectionId) ?? (await this.currentAcls(collectionId));
+    for (let attempt = 1; attempt <= CHECKED_ATTEMPTS; attempt++) {
+      const { filter, version } = await this.filterAt(collectionId, acls, sids);
+      try {
+        return await work({ ...filter, aclVersion: version });
+      } catch (error) {
+        if (!(error instanceof AclVersionMovedError)) throw error;
+        acls = await this.currentAcls(collectionId, error.version);
+      }
+    }
+    return this.readable(actor, collectionId, work);
   }
 
   /**

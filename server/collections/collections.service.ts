@@ -109,8 +109,14 @@ export class CollectionsService {
     const fetch = grouped ? Math.min(MAX_TOP_K, request.topK * HITS_PER_DOCUMENT) : request.topK;
     const perDocument = grouped ? { perDocument: PASSAGES_PER_DOCUMENT } : { firstPerDocument: RESULTS_FIRST_PER_DOCUMENT };
     // The caller's readable ACLs are part of the query, so top_k readable hits come back when that many exist.
-    const found = await this.permissions.readable(actor, collectionId, (readable) =>
-      this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, ...perDocument, readableAcls: readable.readableAcls }, mode),
+    // A keyword search is the engine's ranking alone, which (on PostgreSQL) checks the ACL version the filter was computed at; a vector part would not.
+    const versionChecked = mode === "keyword" || !collection.embeddingModel;
+    const found = await this.permissions.readable(
+      actor,
+      collectionId,
+      (readable) =>
+        this.retrieval.search(collectionId, collection.embeddingModel, request.q, fetch, { ...request.filter, ...perDocument, readableAcls: readable.readableAcls, aclVersion: readable.aclVersion }, mode),
+      { versionChecked },
     );
     const locate = await this.locators(found);
     const hits: LocatedHit[] = found.map((hit) => ({ ...hit, location: locate.get(hit.sourceId)?.(hit.path) ?? NO_LOCATION }));

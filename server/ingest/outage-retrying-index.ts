@@ -50,8 +50,8 @@ export class OutageRetryingIndex implements SearchIndex {
     return this.retry(() => this.index.removeUnfinished(collectionId));
   }
 
-  async settleWrites(): Promise<void> {
-    if (this.index.settleWrites) await this.retry(() => this.index.settleWrites!());
+  async settleWrites(collectionId: string): Promise<void> {
+    if (this.index.settleWrites) await this.retry(() => this.index.settleWrites!(collectionId));
   }
 
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {

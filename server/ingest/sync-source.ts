@@ -197,7 +197,7 @@ export async function syncSource(
     progress.removed(gone.length);
   }
   // Part of the job, so a finished job's collection searches at full speed (see settleWrites).
-  if (deps.index.settleWrites) await progress.stats.time("commit", () => deps.index.settleWrites!());
+  if (deps.index.settleWrites) await progress.stats.time("commit", () => deps.index.settleWrites!(collectionId));
 }
 
 function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean {

@@ -79,6 +79,11 @@ export class WriterPortIndex implements IngestIndex {
     return this.call("updatePermissions", collectionId, sourceId, updates);
   }
 
+  /** Behind the job's writes on the same channel, so it runs once they are all committed. */
+  settleWrites(collectionId: string): Promise<unknown> {
+    return this.call("settleWrites", collectionId);
+  }
+
   /** Lets go of the channel; the writer thread stays. */
   close(): void {
     this.port.close();

@@ -147,10 +147,16 @@ export interface SearchFilter {
    * documents without one stay. Absent: no permission filter (management, or nothing to hide).
    */
   readableAcls?: readonly string[];
+  /**
+   * The collection's ACL version readableAcls (or its absence) was computed at. An engine with
+   * `checksAclVersion` reads the version in its ranking statement and fails with
+   * AclVersionMovedError when it differs; others ignore it.
+   */
+  aclVersion?: string;
 }
 
-/** What a listing or a count may be narrowed by: the caller's readable ACLs (SearchFilter.readableAcls). */
-export type ReadableFilter = Pick<SearchFilter, "readableAcls">;
+/** What a listing or a count may be narrowed by: the caller's readable ACLs (SearchFilter.readableAcls), with the version they were computed at. */
+export type ReadableFilter = Pick<SearchFilter, "readableAcls" | "aclVersion">;
 
 export interface SearchOptions extends SearchFilter {
   /** At most this many chunks of one document (a page of documents rather than of one long file's chunks). */
@@ -207,10 +213,12 @@ export interface SearchIndex extends CollectionIndex {
    */
   removeUnfinished(collectionId: string): Promise<void>;
   /**
-   * An ingestion job's writes are over: folds in index maintenance the engine deferred while
-   * they ran, so searches stop paying for it. Engines that defer none leave it out.
+   * An ingestion job's writes to the collection are over: folds in index maintenance the engine
+   * deferred while they ran, so searches stop paying for it (PostgreSQL: the GIN pending lists,
+   * whichever collection; SQLite: the collection file's segments, and its clean mark). Engines
+   * that defer none leave it out.
    */
-  settleWrites?(): Promise<void>;
+  settleWrites?(collectionId: string): Promise<unknown>;
   /** Removes documents of one source by path. */
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
   /** Every indexed document of one source, by path, for incremental re-sync. */
@@ -227,6 +235,8 @@ export interface SearchIndex extends CollectionIndex {
   /** Which of these documents the filter lets through (a vector hit's document, checked before it counts). */
   readableDocuments(collectionId: string, documentIds: string[], filter: ReadableFilter): Promise<Set<string>>;
   search(collectionId: string, query: string, topK: number, options?: SearchOptions): Promise<SearchHit[]>;
+  /** search() checks options.aclVersion against the version its own statement read (PostgreSQL): a caller need not read the version before or after. */
+  readonly checksAclVersion?: boolean;
   /** One document's chunks in order, as indexed (the embedding stage reads them; see embed-collection.ts). */
   documentChunks(collectionId: string, documentId: string): Promise<ChunkInput[]>;
   /**

@@ -146,6 +146,12 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.call("removeUnfinished", collectionId);
   }
 
+  /** On the writer thread, after the job's writes queued before it (SqliteFtsIndex.settleWrites). */
+  settleWrites(collectionId: string): Promise<unknown> {
+    this.reader.filePath(collectionId);
+    return this.call("settleWrites", collectionId);
+  }
+
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     this.reader.filePath(collectionId);
     return this.call("removeDocuments", collectionId, sourceId, paths);

@@ -40,6 +40,19 @@ function flag(name: string, fallback: number, least = 1): number {
   return value;
 }
 
+/** The corpora `--corpus` names, as the search bench does: the first (~10 KB Markdown memos, the default) or the second (skewed-corpus.ts). */
+const CORPORA = ["first", "second"] as const;
+
+/** `--corpus`'s value; an unknown one (or none after the flag) stops the bench rather than running the default under another name. */
+function corpusFlag(): (typeof CORPORA)[number] {
+  const at = process.argv.indexOf("--corpus");
+  if (at < 0) return "first";
+  const value = process.argv[at + 1];
+  const known = CORPORA.find((name) => name === value);
+  if (!known) throw new Error(`--corpus must be one of ${CORPORA.join(", ")} (got ${value === undefined ? "nothing" : JSON.stringify(value)})`);
+  return known;
+}
+
 function writeFolder(dir: string, files: number, seed: number): string[] {
   const random = seeded(seed);
   const words = vocabulary(5000, seeded(7));
@@ -167,7 +180,7 @@ async function main(): Promise<void> {
   const idleSeconds = flag("idle-duration", seconds, 0);
   const timeline = process.argv.includes("--timeline");
   const root = fs.realpathSync(tempDir("sluice-load-bench-"));
-  const second = process.argv.includes("--corpus") && process.argv[process.argv.indexOf("--corpus") + 1] === "second";
+  const second = corpusFlag() === "second";
   process.stdout.write(`load benchmark: ${connections} connections for ${seconds} s, a collection of ${files} files ${second ? "of the second corpus (skewed-corpus.ts)" : "(~10 KB Markdown)"}\n`);
   const queries = second ? skewedQueries(writeSkewedCorpus(path.join(root, "served"), files).words, 64) : writeFolder(path.join(root, "served"), files, 1);
   writeFolder(path.join(root, "alone"), files, 2);
@@ -196,10 +209,13 @@ async function main(): Promise<void> {
       { route: "collections", path: "/api/collections" },
       { route: "documents", path: `/api/collections/${served.collection_id}/documents?offset=${Math.floor(files / 2)}&limit=50` },
     ];
-    const routes: Array<{ route: Route; path: string }> = [
-      ...queries.slice(0, searches).map((q) => ({ route: "search" as const, path: `/api/collections/${served.collection_id}/search?q=${encodeURIComponent(q)}&top_k=10` })),
-      ...Array.from({ length: searches / 8 }, () => others).flat(),
-    ];
+    // Interleaved, one other request after every two searches: autocannon sends the list in order on
+    // every connection, from its start, so with all 64 searches first (--corpus second) a run shorter
+    // than a connection's 64 searches answered no status, collections or documents request at all.
+    const routes: Array<{ route: Route; path: string }> = queries.slice(0, searches).flatMap((q, i) => [
+      { route: "search" as const, path: `/api/collections/${served.collection_id}/search?q=${encodeURIComponent(q)}&top_k=10` },
+      ...(i % 2 === 1 ? [others[((i - 1) / 2) % others.length]] : []),
+    ]);
 
     if (idleSeconds > 0) {
       const before = threadCpu(server.child.pid!);

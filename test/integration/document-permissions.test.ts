@@ -221,6 +221,43 @@ for (const engine of ENGINES) {
       assert.deepEqual(found, ["canteen.txt"]);
     });
 
+    test("a version-checked search whose ACL version moves between its filter and its ranking is ranked again with a filter computed at the new version", async () => {
+      const index = await engine.open();
+      const collection = crypto.randomUUID();
+      await index.upsertDocuments(collection, [doc("canteen.txt", "harbour canteen menu", ACLS.everyone)]);
+      let versionReads = 0;
+      const source = {
+        acls: (id: string) => index.acls(id),
+        aclVersion: (id: string) => {
+          versionReads++;
+          return index.aclVersion(id);
+        },
+        aclVersions: (ids: readonly string[]) => index.aclVersions(ids),
+        checksAclVersion: index.checksAclVersion,
+      };
+      const permissions = new DocumentPermissions(source, async (userId) => SIDS[userId]);
+      const search = (filter: ReadableFilter) => index.search(collection, "harbour", 10, filter);
+      // An earlier request: the collection's ACLs are held from it.
+      assert.deepEqual((await permissions.readable(actor("bob"), collection, search, { versionChecked: true })).map((hit) => hit.title), ["canteen.txt"]);
+      const readsBefore = versionReads;
+      const filters: Array<readonly string[] | undefined> = [];
+      const found = await permissions.readable(
+        actor("bob"),
+        collection,
+        async (filter) => {
+          filters.push(filter.readableAcls);
+          // Bob may read every ACL held, so the first try has no filter; a job commits a new ACL (HR's only) before the ranking.
+          if (filters.length === 1) await index.upsertDocuments(collection, [doc("salaries.txt", "harbour salaries", ACLS.hrOnly)]);
+          return (await search(filter)).map((hit) => hit.title);
+        },
+        { versionChecked: true },
+      );
+      assert.deepEqual(filters, [undefined, [aclIdOf(SERVER, ACLS.everyone)]]);
+      assert.deepEqual(found, ["canteen.txt"], "never the file Bob may not read");
+      // PostgreSQL reads the version in the ranking statement itself: no read of it before or after.
+      if (index.checksAclVersion) assert.equal(versionReads, readsBefore, "no separate read of the ACL version");
+    });
+
     test("the collection's ACLs are read again only when their version moves, and each person's SIDs are asked per request", async () => {
       const { index, collection } = await setUp();
       let aclReads = 0;

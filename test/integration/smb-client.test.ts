@@ -2,7 +2,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -47,11 +47,21 @@ async function waitGone(pids: number[]): Promise<void> {
   await waitFor(() => !pids.some(alive), () => `processes ${pids.filter(alive)} to end`);
 }
 
+/** Folders of the `tree` share, each with a file and an empty folder inside. */
+const TREE_FOLDERS = 12;
+
 describe("SMB connector against a real Samba", () => {
   let samba: SambaServer;
   let bigDir: string;
+  let treeDir: string;
   let bigHash: string;
   const connectors: SmbConnector[] = [];
+
+  /** The lines of smbstatus's open files (share modes) on the fixture's server: an open file or folder handle each. */
+  const openOnServer = (): string[] => {
+    const out = execFileSync("smbstatus", ["-s", samba.confPath, "-L"], { env: samba.env, encoding: "utf8" });
+    return out.split("\n").filter((line) => /^\d+\s/.test(line.trim()));
+  };
 
   const make = (over: Partial<SmbConnectorOptions> = {}) => {
     const c = new SmbConnector({
@@ -83,13 +93,19 @@ describe("SMB connector against a real Samba", () => {
     bigHash = h.digest("hex");
     writeFileSync(join(bigDir, "small.txt"), "small\n");
     writeFileSync(join(bigDir, "empty.txt"), "");
-    samba = await startSamba({ extraShares: { big: bigDir } });
+    treeDir = mkdtempSync(join(tmpdir(), "sluice-smb-tree-"));
+    for (let i = 0; i < TREE_FOLDERS; i++) {
+      mkdirSync(join(treeDir, `folder-${i}`, "inner"), { recursive: true });
+      writeFileSync(join(treeDir, `folder-${i}`, "note.txt"), `note ${i}\n`);
+    }
+    samba = await startSamba({ extraShares: { big: bigDir, tree: treeDir } });
   });
 
   after(async () => {
     for (const c of connectors) await c.close();
     await samba?.stop();
     rmSync(bigDir, { recursive: true, force: true });
+    rmSync(treeDir, { recursive: true, force: true });
     process.off("unhandledRejection", onUnhandled);
   });
 
@@ -150,7 +166,7 @@ describe("SMB connector against a real Samba", () => {
       .filter((f) => f[0] === "Disk")
       .map((f) => f[1])
       .sort();
-    assert.deepEqual(reference, ["big", "docs", "private"]);
+    assert.deepEqual(reference, ["big", "docs", "private", "tree"]);
     const c = make();
     const roots = await c.list("");
     assert.deepEqual(roots.map((r) => r.name).sort(), reference);
@@ -190,7 +206,7 @@ describe("SMB connector against a real Samba", () => {
   test("a share the user may not open is an error entry, not a failure", async () => {
     const c = make();
     const listing = await c.shareListing();
-    assert.deepEqual(Object.keys(listing).sort(), ["big", "docs", "private"]);
+    assert.deepEqual(Object.keys(listing).sort(), ["big", "docs", "private", "tree"]);
     assert.deepEqual([...(listing.docs as string[])].sort(), readdirSync(samba.shareDir("docs")).sort());
     assert.deepEqual(listing.private, {
       error: 'Access denied to share "private" for this user',
@@ -316,6 +332,34 @@ describe("SMB connector against a real Samba", () => {
     stream.destroy();
     await new Promise((resolve) => stream.once("close", resolve));
     assert.ok((await c.list("big")).length === 3, "connection still usable after an abandoned stream");
+  });
+
+  test("a listing's CLOSE goes without waiting for its reply, yet a walk of many folders leaves no handle open on the server", async () => {
+    const c = make();
+    // A file held open (a read stream not yet consumed) shows in smbstatus: the check below can see an open handle.
+    const held = await c.read("big/big.bin");
+    await waitFor(() => openOnServer().some((line) => line.includes("big.bin")), "the held file in smbstatus");
+    const folders = await c.list("tree");
+    assert.equal(folders.length, TREE_FOLDERS);
+    for (const folder of folders) {
+      assert.deepEqual((await c.list(folder.path)).map((e) => e.name).sort(), ["inner", "note.txt"]);
+      assert.deepEqual(await c.list(`${folder.path}/inner`), []);
+    }
+    held.destroy();
+    // Every folder's handle is closed by the server while the session is still up (not by a disconnect).
+    await waitFor(() => openOnServer().length === 0, () => `no open handles; smbstatus still shows:\n${openOnServer().join("\n")}`);
+    assert.equal((await c.list("tree")).length, TREE_FOLDERS, "the session still works");
+    await c.close();
+  });
+
+  test("close() waits for the CLOSEs still out: a listing followed at once by close() leaves no handle", async () => {
+    const c = make();
+    for (let i = 0; i < TREE_FOLDERS; i++) await c.list(`tree/folder-${i}`);
+    // The last listing answered before its CLOSE's reply could come (that needs a read from the socket).
+    assert.ok(c.stats.closesInFlight >= 1, "a CLOSE still out as the listing answers");
+    await c.close();
+    assert.equal(c.stats.closesInFlight, 0, "close() waited for it");
+    await waitFor(() => openOnServer().length === 0, () => `no open handles; smbstatus still shows:\n${openOnServer().join("\n")}`);
   });
 
   test("re-establishes a dropped connection once, transparently", async () => {

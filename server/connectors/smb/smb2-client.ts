@@ -61,9 +61,12 @@ export class Smb2Client {
   private session: Promise<Session> | undefined;
   private sessionValue: Session | undefined;
   private closed = false;
+  /** CLOSEs sent without waiting for their reply (a finished listing's): close() waits for them before the connection goes. */
+  private readonly outstandingCloses = new Set<Promise<void>>();
   readonly timeoutMs: number;
   readonly stats: Smb2ClientStats = {
     sessions: 0,
+    closesInFlight: 0,
     interimResponses: 0,
     dialect: 0,
     signing: false,
@@ -96,6 +99,8 @@ export class Smb2Client {
     const s = this.session;
     this.session = undefined;
     if (!s) return;
+    // The server keeps a handle whose CLOSE was cut off until its session times out.
+    await Promise.all([...this.outstandingCloses]);
     try {
       (await s).conn.destroy();
     } catch {
@@ -184,6 +189,26 @@ export class Smb2Client {
     await s.conn.request(Command.CLOSE, closeRequest(fileId), { treeId }).catch(() => undefined);
   }
 
+  /**
+   * A CLOSE sent without waiting for its reply: a listing that reached its end needs nothing
+   * more of the handle, and waiting cost one round trip per folder of a walk. It takes its
+   * credits like any request (in order, before the next request's); a failure only makes a
+   * debug line, never an error of the walk. close() waits for every one still out.
+   */
+  private closeWithoutWaiting(s: Session, treeId: number, fileId: Buffer): void {
+    if (!s.conn.alive) return;
+    const sent: Promise<void> = s.conn.request(Command.CLOSE, closeRequest(fileId), { treeId }).then(
+      () => undefined,
+      (error: Error) => this.opts.debug?.(`SMB CLOSE of a listed folder failed: ${error.message}`),
+    );
+    this.outstandingCloses.add(sent);
+    this.stats.closesInFlight++;
+    void sent.finally(() => {
+      this.outstandingCloses.delete(sent);
+      this.stats.closesInFlight--;
+    });
+  }
+
   /** Share names, types and comments via SRVSVC NetrShareEnum on IPC$. */
   listShares(): Promise<ShareInfo[]> {
     return this.withPipe("srvsvc", SRVSVC, (pipe) => listSharesOn(pipe, this.opts.serverName ?? this.opts.host));
@@ -254,6 +279,7 @@ export class Smb2Client {
   listDirectory(share: string, path: string): Promise<DirectoryEntry[]> {
     return this.run(async (s) => {
       const dir = await this.open(s, share, path, Access.GENERIC_READ_FILE, CreateOptions.DIRECTORY_FILE);
+      let listed = false;
       try {
         const out: DirectoryEntry[] = [];
         const outLen = Math.min(65536, s.negotiated.maxTransactSize);
@@ -271,9 +297,12 @@ export class Smb2Client {
           for (const e of entries) if (e.name !== "." && e.name !== "..") out.push(e);
           if (out.length > LISTING_LIMITS.maxEntries) throw new Smb2LimitExceeded(`The folder ${where} has more than ${LISTING_LIMITS.maxEntries} entries, more than Sluice lists in one folder`);
         }
+        listed = true;
         return out;
       } finally {
-        await this.closeHandle(s, dir.treeId, dir.fileId);
+        // At the listing's end (NO_MORE_FILES) the CLOSE goes without its round trip; a listing that failed waits for it as before.
+        if (listed) this.closeWithoutWaiting(s, dir.treeId, dir.fileId);
+        else await this.closeHandle(s, dir.treeId, dir.fileId);
       }
     });
   }

@@ -37,12 +37,16 @@ export interface Smb2ClientOptions {
   timeoutMs?: number;
   /** Where this instance may dial (smb-allowed-networks.ts): the address the socket reached is checked against it. */
   dialRules?: SmbDialRules;
+  /** Told of what is worth a debug line and nothing more (a listing's CLOSE the server refused); nothing by default. */
+  debug?: (message: string) => void;
 }
 
 /** What the client has been through; for diagnostics and tests. */
 export interface Smb2ClientStats {
   /** Sessions established (1 + reconnects). */
   sessions: number;
+  /** A finished listing's CLOSEs sent and not yet answered (close() waits for them). */
+  closesInFlight: number;
   /** STATUS_PENDING interim responses waited through. */
   interimResponses: number;
   /** Dialect of the current session, e.g. 0x0311. */

@@ -30,6 +30,7 @@ import { SearchStatistics } from "./postgres-statistics";
 import { exactMatchOf, toTsquery } from "./postgres-tsquery";
 import { inTransaction } from "./postgres-transaction";
 import { SpanEstimates } from "./span-estimates";
+import { AclVersionMovedError } from "../acl-version-moved";
 
 /**
  * The collection index on PostgreSQL full-text search, in the team server's own database (its
@@ -51,6 +52,8 @@ export interface PostgresFtsIndexOptions {
 }
 
 export class PostgresFtsIndex implements SearchIndex {
+  /** Each ranking statement reads the collection's ACL version and checks the filter's (docs/decisions/0503-acl-version-read-in-the-ranking.md). */
+  readonly checksAclVersion = true;
   private schema: Promise<void> | null = null;
   private readonly statistics: SearchStatistics;
   private readonly spanEstimates = new SpanEstimates(SPAN_MIN_CHUNKS);
@@ -182,6 +185,8 @@ export class PostgresFtsIndex implements SearchIndex {
       const stemmed = toTsquery(units, attempt, CONFIG);
       const rows = await rankedChunks(this.db, this.spanEstimates, { collection: collectionId, stemmed, exact: exactMatchOf(units, attempt), filter, limit });
       if (rows.length === 0) continue;
+      // Read in the same statement (one snapshot) as the rows: a filter computed at another version is computed again by the caller.
+      if (filter.aclVersion !== undefined && rows[0].acl_version !== filter.aclVersion) throw new AclVersionMovedError(rows[0].acl_version);
       return rows.map((row) => ({
         documentId: row.document_id,
         sourceId: row.source_id,

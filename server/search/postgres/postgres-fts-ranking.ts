@@ -34,6 +34,8 @@ export interface RankedChunkRow {
   page: number | null;
   location: string | null;
   scanned: boolean;
+  /** The collection's ACL version as this statement saw it (aclVersion's form: count, newest sequence). */
+  acl_version: string;
 }
 
 /** What every part of one ranking statement shares: its placeholders (`param`), the stemmed tsquery's SQL, the filter, the window and the page's limits. */
@@ -131,7 +133,8 @@ function pageSql(s: RankStatement, exact: ExactMatch): string {
        ),
        page AS (${answered} ORDER BY exact DESC, ${s.later}score DESC, id LIMIT ${s.top})
        SELECT page.id, c.document_id, c.chunk_index, c.page, c.location, c.scanned, d.source_id, d.path, d.title, page.score, page.exact, c.body,
-              ${headlineSql(s.q)} AS snippet
+              ${headlineSql(s.q)} AS snippet,
+              (SELECT count(*) || ':' || coalesce(max(a.seq), 0) FROM search_acls a WHERE a.collection_id = $1) AS acl_version
        FROM page JOIN search_chunks c ON c.id = page.id JOIN search_documents d ON d.id = c.document_id
        ORDER BY page.exact DESC, ${s.later && "page.later, "}page.score DESC, page.id`;
 }

@@ -3,6 +3,8 @@ import Database from "better-sqlite3";
 import { sqliteNativeBinding } from "../../data/sqlite-binding";
 import { IndexDamagedError, isCorruption } from "../index-damage";
 import { collectionFile } from "./collection-file";
+import { matchesCleanMark, removeCleanMark, writeCleanMark } from "./sqlite-fts-clean-mark";
+import { optimizeFragmented } from "./sqlite-fts-segments";
 import { SCHEMA_VERSION, migrate, newerSchemaError } from "./sqlite-fts-schema";
 
 /**
@@ -40,6 +42,18 @@ export interface SqliteFtsFilesOptions {
   readOnly: boolean;
   checkOnOpen: boolean;
   smallCache: boolean;
+  /** Told of each quick_check run at an open, with the file (tests observe the check this way, not by its time). */
+  onQuickCheck?: (file: string) => void;
+}
+
+/** What a job's end did to a collection's file (settle). */
+export interface SettledFile {
+  /** The full-text tables folded into one segment each. */
+  optimized: string[];
+  /** Whether the clean mark was left beside the file. */
+  marked: boolean;
+  /** Why the optimize did not happen (a full disk): the job's writes stand, and the next job that writes tries again. */
+  skipped?: string;
 }
 
 /**
@@ -54,6 +68,8 @@ export class SqliteFtsFiles {
   private readonly damaged = new Set<string>();
   /** A file another connection of this process found sound a moment ago (a search reader's check): its next open here skips quick_check. */
   private readonly checkedElsewhere = new Set<string>();
+  /** Files this connection wrote since their last settle(): their clean mark is gone, and the job's end folds and marks them. */
+  private readonly written = new Set<string>();
 
   constructor(private readonly options: SqliteFtsFilesOptions) {}
 
@@ -91,7 +107,7 @@ export class SqliteFtsFiles {
     if (!fs.existsSync(this.filePath(collectionId))) return "missing";
     const db = this.database(collectionId, false);
     if (!db) return "older";
-    this.guarded(collectionId, () => assertSound(db));
+    this.guarded(collectionId, () => this.assertSoundUnlessClean(this.filePath(collectionId), db));
     return "current";
   }
 
@@ -102,6 +118,44 @@ export class SqliteFtsFiles {
       const file = this.filePath(id);
       if (!this.open.has(file)) this.checkedElsewhere.add(file);
     }
+  }
+
+  /**
+   * Before a write to a collection's file: its clean mark goes first (the identity it holds
+   * would not match after the write anyway, but an open in between must not trust it).
+   */
+  noteWrite(collectionId: string): void {
+    const file = this.filePath(collectionId);
+    if (this.written.has(file)) return;
+    removeCleanMark(file);
+    this.written.add(file);
+  }
+
+  /**
+   * A job's writes to the collection are over (all committed). A file this connection wrote
+   * since the last settle has its fragmented full-text tables optimized (sqlite-fts-segments.ts),
+   * its WAL folded back in and truncated, and its clean mark left beside it; a file not written
+   * since (a no-change re-run) is left as it is.
+   */
+  settle(collectionId: string): SettledFile {
+    const file = this.filePath(collectionId);
+    if (!this.written.has(file)) return { optimized: [], marked: false };
+    const db = this.database(collectionId, false);
+    if (!db) return { optimized: [], marked: false };
+    return this.guarded(collectionId, () => {
+      let optimized: string[];
+      try {
+        optimized = optimizeFragmented(db);
+      } catch (error) {
+        // Damage is damage (guarded); anything else (SQLITE_FULL: the rewrite needs room) must not fail a job whose writes all committed.
+        if (isCorruption(error)) throw error;
+        return { optimized: [], marked: false, skipped: (error as Error).message };
+      }
+      // A reader mid-search keeps frames in use: then the WAL stays, and so does the check.
+      const [checkpoint] = db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>;
+      this.written.delete(file);
+      return { optimized, marked: checkpoint.busy === 0 && writeCleanMark(file) };
+    });
   }
 
   /** Closes this process's connection to one collection's file and forgets its damage. */
@@ -118,6 +172,7 @@ export class SqliteFtsFiles {
   /** Records a collection's file as damaged (found so by another thread), closing it here. */
   markDamaged(collectionId: string): void {
     this.release(collectionId);
+    removeCleanMark(this.filePath(collectionId));
     this.damaged.add(this.filePath(collectionId));
   }
 
@@ -125,6 +180,8 @@ export class SqliteFtsFiles {
   drop(collectionId: string): void {
     const file = this.filePath(collectionId);
     this.release(collectionId);
+    this.written.delete(file);
+    removeCleanMark(file);
     for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(file + suffix, { force: true });
   }
 
@@ -132,6 +189,8 @@ export class SqliteFtsFiles {
   moveAside(collectionId: string): string | null {
     const file = this.filePath(collectionId);
     this.release(collectionId);
+    this.written.delete(file);
+    removeCleanMark(file);
     if (!fs.existsSync(file)) return null;
     const aside = file.replace(/\.db$/, `.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}.db`);
     fs.renameSync(file, aside);
@@ -158,8 +217,16 @@ export class SqliteFtsFiles {
       this.open.get(file)?.close();
       this.open.delete(file);
       this.damaged.add(file);
+      removeCleanMark(file);
       throw new IndexDamagedError();
     }
+  }
+
+  /** quick_check at an open, unless the file is as its writer left it after a clean job (sqlite-fts-clean-mark.ts). */
+  private assertSoundUnlessClean(file: string, db: Database.Database): void {
+    if (matchesCleanMark(file)) return;
+    this.options.onQuickCheck?.(file);
+    assertSound(db);
   }
 
   /** A writable connection, creating the file when asked and bringing its schema up to date. */
@@ -177,7 +244,7 @@ export class SqliteFtsFiles {
         db.pragma("synchronous = NORMAL");
         db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
         db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_BYTES / (db.pragma("page_size", { simple: true }) as number)}`);
-        if (existed && !this.checkedElsewhere.delete(file)) assertSound(db);
+        if (existed && !this.checkedElsewhere.delete(file)) this.assertSoundUnlessClean(file, db);
         migrate(db);
         return db;
       }),
@@ -201,7 +268,7 @@ export class SqliteFtsFiles {
           return undefined;
         }
         if (this.options.smallCache) db.pragma(`cache_size = -${SMALL_CACHE_KIB}`);
-        if (this.options.checkOnOpen) assertSound(db);
+        if (this.options.checkOnOpen) this.assertSoundUnlessClean(file, db);
         return db;
       }),
     );

@@ -23,11 +23,11 @@ import type {
 } from "../search-index";
 import { aclVersion, readableDocumentIds, readAcls, writePermissions } from "./sqlite-fts-acls";
 import { stagedDocument } from "../staged-document";
-import { SqliteFtsFiles } from "./sqlite-fts-files";
+import { SqliteFtsFiles, type SettledFile } from "./sqlite-fts-files";
 import { RANKING_LIMITS, type RankingLimits } from "./sqlite-fts-ranking";
 import { countDocuments, listPage, readChunksByKey, readDocumentChunks, readIndexedState } from "./sqlite-fts-reads";
 import { searchFile } from "./sqlite-fts-search";
-import { commitStaged, discardDocument, optimizeTables, removeByPath, removeOrphans, stageChunks, writeDocuments } from "./sqlite-fts-writes";
+import { commitStaged, discardDocument, hasOrphans, optimizeTables, removeByPath, removeOrphans, stageChunks, writeDocuments } from "./sqlite-fts-writes";
 
 /**
  * The collection index on SQLite FTS5: one database file per collection (`<dir>/<id>.db`),
@@ -64,6 +64,8 @@ export interface SqliteFtsIndexOptions {
    * checkOnOpen, whose check reads every page.
    */
   smallCache?: boolean;
+  /** Told of each quick_check run as a file is opened or first checked (tests observe the check this way). */
+  onQuickCheck?: (file: string) => void;
 }
 
 export class SqliteFtsIndex implements SearchIndex {
@@ -76,7 +78,7 @@ export class SqliteFtsIndex implements SearchIndex {
     const readOnly = options.readOnly ?? false;
     const checkOnOpen = !readOnly || (options.checkOnOpen ?? false);
     const smallCache = !readOnly || (options.smallCache ?? checkOnOpen);
-    this.files = new SqliteFtsFiles({ dir: options.dir, readOnly, checkOnOpen, smallCache });
+    this.files = new SqliteFtsFiles({ dir: options.dir, readOnly, checkOnOpen, smallCache, onQuickCheck: options.onQuickCheck });
     this.ranking = { ...RANKING_LIMITS, ...options.ranking };
   }
 
@@ -88,6 +90,7 @@ export class SqliteFtsIndex implements SearchIndex {
   async upsertDocuments(collectionId: string, docs: DocumentInput[]): Promise<string[]> {
     if (docs.length === 0) return [];
     const db = this.files.database(collectionId, true)!;
+    this.files.noteWrite(collectionId);
     return this.files.guarded(collectionId, () => writeDocuments(db, docs));
   }
 
@@ -107,30 +110,44 @@ export class SqliteFtsIndex implements SearchIndex {
   /** One batch of a staged document's chunks, in one transaction. */
   async stageChunks(collectionId: string, documentId: string, doc: DocumentHeader, chunks: ChunkInput[]): Promise<void> {
     const db = this.files.database(collectionId, true)!;
+    this.files.noteWrite(collectionId);
     this.files.guarded(collectionId, () => stageChunks(db, documentId, doc, chunks));
   }
 
   /** The staged document takes the old version's place, in one transaction. */
   async commitStaged(collectionId: string, documentId: string, doc: DocumentHeader, chunkCount: number): Promise<void> {
     const db = this.files.database(collectionId, true)!;
+    this.files.noteWrite(collectionId);
     this.files.guarded(collectionId, () => commitStaged(db, documentId, doc, chunkCount));
   }
 
   async discardStaged(collectionId: string, documentId: string): Promise<void> {
     const db = this.files.database(collectionId, false);
     if (!db) return;
+    this.files.noteWrite(collectionId);
     this.files.guarded(collectionId, () => discardDocument(db, documentId));
   }
 
   async removeUnfinished(collectionId: string): Promise<void> {
     const db = this.files.database(collectionId, false);
-    if (!db) return;
+    if (!db || !this.files.guarded(collectionId, () => hasOrphans(db))) return;
+    this.files.noteWrite(collectionId);
     this.files.guarded(collectionId, () => removeOrphans(db));
+  }
+
+  /**
+   * An ingestion job's writes to the collection are over: a file written since the last settle
+   * has its fragmented full-text tables optimized and is marked clean (SqliteFtsFiles.settle);
+   * a no-change re-run wrote nothing and is left alone.
+   */
+  async settleWrites(collectionId: string): Promise<SettledFile> {
+    return this.files.settle(collectionId);
   }
 
   async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     const db = this.files.database(collectionId, false);
     if (!db || paths.length === 0) return;
+    this.files.noteWrite(collectionId);
     this.files.guarded(collectionId, () => removeByPath(db, sourceId, paths));
   }
 
@@ -147,6 +164,7 @@ export class SqliteFtsIndex implements SearchIndex {
   async updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {
     const db = this.files.database(collectionId, false);
     if (!db || updates.length === 0) return;
+    this.files.noteWrite(collectionId);
     this.files.guarded(collectionId, () => writePermissions(db, sourceId, updates));
   }
 
@@ -282,6 +300,7 @@ export class SqliteFtsIndex implements SearchIndex {
   async optimize(collectionId: string): Promise<void> {
     const db = this.files.database(collectionId, false);
     if (!db) return;
+    this.files.noteWrite(collectionId);
     optimizeTables(db);
   }
 

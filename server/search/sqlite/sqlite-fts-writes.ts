@@ -76,10 +76,13 @@ export function discardDocument(db: Database.Database, documentId: string): void
   db.transaction(() => deleteDocument(db, documentId)).immediate();
 }
 
+/** Whether any chunk has no document: read before removeOrphans, since most jobs find none and need not take the write lock (or count as a write). */
+export function hasOrphans(db: Database.Database): boolean {
+  return db.prepare(`${ORPHANS} LIMIT 1`).get() !== undefined;
+}
+
 /** Drops the chunks no document owns. */
 export function removeOrphans(db: Database.Database): void {
-  // Read first: most jobs find nothing, and need not take the write lock for it.
-  if (db.prepare(`${ORPHANS} LIMIT 1`).get() === undefined) return;
   db.transaction(() => {
     db.prepare(`DELETE FROM chunks_fts WHERE rowid IN (${ORPHANS})`).run();
     db.prepare(`DELETE FROM chunks_exact WHERE rowid IN (${ORPHANS})`).run();
