@@ -9,6 +9,7 @@ import { IndexDamagedError } from "../../server/search/index-damage";
 import type { DocumentInput } from "../../server/search/search-index";
 import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
+import { scribble } from "../fixtures/damaged-file";
 
 // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
 let alive: NodeJS.Timeout;
@@ -40,14 +41,6 @@ async function twoCollections(): Promise<{ dir: string; broken: string; sound: s
   await index.upsertDocuments(sound, Array.from({ length: 20 }, (_, i) => doc(i)));
   await index.close();
   return { dir, broken, sound };
-}
-
-/** Garbage over every page but the first (the header stays, as after a bad copy or a sync tool). */
-function scribble(file: string): void {
-  const fd = fs.openSync(file, "r+");
-  const size = fs.fstatSync(fd).size;
-  fs.writeSync(fd, Buffer.alloc(size - 4096, 0x5a), 0, size - 4096, 4096);
-  fs.closeSync(fd);
 }
 
 describe("a damaged SQLite collection index", () => {

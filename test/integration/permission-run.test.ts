@@ -72,18 +72,20 @@ class PermissionFolder implements Connector {
   }
 }
 
-describe("a run of a source with the file server's permissions", () => {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-perm-run-")));
+/**
+ * A folder of `names`, each speaking of `word`, behind a PermissionFolder, indexed into a fresh
+ * SQLite collection: `run` syncs it once (counters back), `aclIds` reads each path's stored ACL id.
+ * Registers its own clean-up with the describe it is called in.
+ */
+function permissionSource(prefix: string, source: string, names: string[], word: string) {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   const share = path.join(dir, "share");
   fs.mkdirSync(share, { recursive: true });
-  const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
-  for (const name of names) fs.writeFileSync(path.join(share, name), `The ${name} file speaks of otters.`);
+  for (const name of names) fs.writeFileSync(path.join(share, name), `The ${name} file speaks of ${word}.`);
   const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
   const pool = new ParserPool({ size: 1 });
   const collection = randomUUID();
-  const source = "source-with-permissions";
   const connector = new PermissionFolder(new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }));
-  for (const name of names) connector.acls.set(name, aclFor(EVERYONE_SID));
   const run = async (server: string | null = SERVER) => {
     const progress = new Counters();
     connector.contentReads = 0;
@@ -97,6 +99,13 @@ describe("a run of a source with the file server's permissions", () => {
     await index.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  return { dir, share, index, collection, source, connector, run, aclIds };
+}
+
+describe("a run of a source with the file server's permissions", () => {
+  const names = ["a.txt", "b.txt", "c.txt", "d.txt"];
+  const { share, index, collection, connector, run, aclIds } = permissionSource("sluice-perm-run-", "source-with-permissions", names, "otters");
+  for (const name of names) connector.acls.set(name, aclFor(EVERYONE_SID));
 
   it("reads each indexed file's permissions with it and keeps them with its document", async () => {
     const first = await run();
@@ -156,35 +165,14 @@ describe("a run of a source with the file server's permissions", () => {
 });
 
 describe("a run of a source with permissions whose server keeps change times (as Windows does, decision 0485)", () => {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-perm-ctime-")));
-  const share = path.join(dir, "share");
-  fs.mkdirSync(share, { recursive: true });
   const names = ["a.txt", "b.txt", "c.txt"];
-  for (const name of names) fs.writeFileSync(path.join(share, name), `The ${name} file speaks of herons.`);
-  const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
-  const pool = new ParserPool({ size: 1 });
-  const collection = randomUUID();
-  const source = "source-keeping-change-times";
-  const connector = new PermissionFolder(new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }));
+  const { share, connector, run, aclIds } = permissionSource("sluice-perm-ctime-", "source-keeping-change-times", names, "herons");
   // Each file's change time an hour after its last write, as a copied file's is on NTFS.
   const changeTime = (name: string, hours: number) => connector.changed.set(name, new Date(fs.statSync(path.join(share, name)).mtime.getTime() + hours * 3_600_000));
   for (const name of names) {
     connector.acls.set(name, aclFor(EVERYONE_SID));
     changeTime(name, 1);
   }
-  const run = async () => {
-    const progress = new Counters();
-    connector.contentReads = 0;
-    connector.permissionReads = [];
-    await syncSource({ index, parsers: pool, disk: null }, connector, source, collection, progress, new AbortController().signal, SERVER);
-    return progress;
-  };
-  const aclIds = async () => new Map([...(await index.indexedState(collection, source))].map(([p, state]) => [p, state.aclId]));
-  after(async () => {
-    await pool.close();
-    await index.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
 
   it("a re-run with nothing changed reads no descriptor", async () => {
     assert.equal((await run()).filesAdded, 3);

@@ -9,6 +9,7 @@ import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import { cleanMarkPath } from "../../server/search/sqlite/sqlite-fts-clean-mark";
 import type { DocumentInput } from "../../server/search/search-index";
+import { scribble } from "../fixtures/damaged-file";
 
 // A job's end on the SQLite engine (settleWrites): the fragmented full-text tables optimized, the
 // file marked clean; an open of a file as its mark says skips quick_check (decisions 0501, 0502).
@@ -54,14 +55,6 @@ function segments(file: string): { chunks_fts: number; chunks_exact: number } {
 /** A collection written one small batch (one commit, one new segment) at a time, as a slow source's job writes it. */
 async function writtenInSmallBatches(index: SqliteFtsIndex, collection: string, batches: number): Promise<void> {
   for (let i = 0; i < batches; i++) await index.upsertDocuments(collection, [doc(i)]);
-}
-
-/** Garbage over every page but the first (the header stays, as after a bad copy or a sync tool). */
-function scribble(file: string): void {
-  const fd = fs.openSync(file, "r+");
-  const size = fs.fstatSync(fd).size;
-  fs.writeSync(fd, Buffer.alloc(size - 4096, 0x5a), 0, size - 4096, 4096);
-  fs.closeSync(fd);
 }
 
 describe("SQLite: a job's end (settleWrites)", () => {
