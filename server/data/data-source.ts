@@ -2,7 +2,7 @@ import "reflect-metadata";
 import fs from "node:fs";
 import path from "node:path";
 import { DataSource } from "typeorm";
-import { types as pgTypes, type Pool, type PoolClient } from "pg";
+import { types as pgTypes } from "pg";
 import { lockTransactions, serializeTransactions } from "./serial-transactions";
 import { sqliteNativeBinding } from "./sqlite-binding";
 import { Collection } from "./entities/collection.entity";
@@ -119,9 +119,9 @@ export async function openDatabase(options: StorageOptions | string): Promise<Da
 }
 
 /**
- * Session settings for every connection of the pool, set the first time each is checked out (the
- * SETs are queued ahead of the caller's statement on that connection). SETs rather than the
- * `options` startup parameter, which connection poolers such as PgBouncer refuse.
+ * Session settings for every connection of the pool, set as each connects (applySessionSettings).
+ * SETs rather than the `options` startup parameter, which connection poolers such as PgBouncer
+ * refuse.
  *
  * `jit = off`: PostgreSQL compiles a statement whose estimated cost passes `jit_above_cost`
  * (100,000): a search's ranking estimates the walks it may never finish (a LIMIT stops them), so
@@ -139,15 +139,13 @@ export async function openDatabase(options: StorageOptions | string): Promise<Da
 const IDLE_IN_TRANSACTION_LIMIT_MS = 20_000;
 const SESSION_SETTINGS = ["SET jit = off", `SET idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_LIMIT_MS}`];
 
-function withSessionSettings(db: DataSource): void {
-  const pool = (db.driver as unknown as { master: Pool }).master;
-  const set = new WeakSet<PoolClient>();
-  pool.on("acquire", (client) => {
-    if (set.has(client)) return;
-    set.add(client);
-    // A failure here fails the caller's statement on the same connection too, which reports it.
-    for (const statement of SESSION_SETTINGS) client.query(statement).catch(() => undefined);
-  });
+/**
+ * The pool's onConnect hook (pg-pool awaits it before the connection is handed to anyone): the
+ * settings go in one round trip ahead of any statement, rather than queued on a connection a
+ * caller already holds (pg 8 warns of that queuing and pg 9 removes it).
+ */
+async function applySessionSettings(client: { query(sql: string): Promise<unknown> }): Promise<void> {
+  await client.query(SESSION_SETTINGS.join("; "));
 }
 
 let int8Parsed = false;
@@ -169,10 +167,9 @@ async function openPostgres(url: string, entities: Function[]): Promise<DataSour
     migrationsRun: false,
     synchronize: false,
     logging: false,
-    extra: { max: 10, connectionTimeoutMillis: 10_000 },
+    extra: { max: 10, connectionTimeoutMillis: 10_000, onConnect: applySessionSettings },
   });
   await db.initialize();
-  withSessionSettings(db);
   // The API and worker processes may start together: one migrates, the other waits for it.
   const lock = db.createQueryRunner();
   try {
