@@ -189,3 +189,30 @@ test("SQLite: permissions with a folder filter: the folder in the walk, the perm
   const hits = await index.search(collection, "pier", 10, { folder: "share/inside", readableAcls: [idOf(ACLS[0])] });
   assert.deepEqual(hits.map((hit) => hit.path).sort(), [0, 2, 4, 6, 8].map((i) => `share/inside/${i}.txt`));
 });
+
+test("SQLite: a common word in an AND checked on the best rows only: with permissions, each best row's document is probed too, and the page is the readable part of the search without them", async () => {
+  const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-permwin-")), "indexes");
+  tempDirs.push(path.dirname(dir));
+  // "otter" in every chunk (common from 10 chunks on), "heron" in a few: the rarer word's matches fit the window.
+  const index = new SqliteFtsIndex({ dir, ranking: { window: 1000, commonFrom: 10, commonSample: 5 } });
+  closers.push(() => index.close());
+  const collection = crypto.randomUUID();
+  await index.upsertDocuments(
+    collection,
+    Array.from({ length: 30 }, (_, i) =>
+      doc(`d${i}.txt`, i % 3 === 0 ? [`otter ${textWith("heron", 1 + (i % 4), i)}`, `otter heron ${i}`] : [`otter notes ${i} of the coast`], ACLS[i % 2]),
+    ),
+  );
+  await index.stats(collection);
+  const seen = preparedSql(index);
+  const readable = idOf(ACLS[0]);
+  const aclOfPath = new Map(Array.from({ length: 30 }, (_, i) => [`share/d${i}.txt`, idOf(ACLS[i % 2])]));
+  for (const perDocument of [undefined, 1]) {
+    const everything = await pageOf(index, collection, "otter heron", 100, { perDocument });
+    const expected = everything.filter(([p]) => aclOfPath.get(p) === readable).slice(0, 4);
+    assert.ok(expected.length === 4 && everything.length > expected.length, "some heron chunks are not readable");
+    assert.deepEqual(await pageOf(index, collection, "otter heron", 4, { perDocument, readableAcls: [readable] }), expected, `perDocument ${perDocument}`);
+  }
+  assert.ok(seen.includes("SELECT 1 FROM chunks_exact WHERE chunks_exact MATCH ? AND rowid = ?"), "the common word checked on the best rows");
+  assert.ok(!seen.some(walksWithPermissions));
+});
