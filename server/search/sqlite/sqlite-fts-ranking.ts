@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { capPerDocument, folderPrefix, spreadPerDocument, type MatchAttempt, type QueryUnit } from "../query";
 import type { SearchFilter } from "../search-index";
 import { readableSql } from "./sqlite-fts-acls";
+import { readablePage, type WindowRow } from "./sqlite-fts-readable";
 import { prepared } from "./sqlite-statements";
 
 /**
@@ -45,7 +46,9 @@ const SPREAD_DEPTH = 4;
 /**
  * Whether more than `count` chunks match by stem (with the filter): when not, the exact tier
  * already holds every one of them (every exact match is a stem match; uncapped, it held all of
- * its own), and the stemmed ranking is not run. Stops after count + 1 (a prefix's doclists are
+ * its own; with permissions, a short exact page is every readable exact match, since a full
+ * window's short page is ranked again with them in the walk, so `where` holds them here too),
+ * and the stemmed ranking is not run. Stops after count + 1 (a prefix's doclists are
  * merged for it, but a ranking merges them twice: once to match, once for bm25's idf).
  */
 export function hasMoreMatches(db: Database.Database, match: string, count: number, where: SqlFilter | null): boolean {
@@ -62,8 +65,18 @@ export function anyMatch(db: Database.Database, match: string): boolean {
 /** The two full-text tables a search ranks: the exact forms and the stems, each with its bm25 weighted alike (title, path, body). */
 export type RankedTable = "chunks_exact" | "chunks_fts";
 
+/**
+ * A search's filters as a ranking applies them: the type and folder filters in the walk (`where`),
+ * the permissions on the window's best rows (`readable`; docs/decisions/0487-permission-filter-after-the-window.md).
+ */
+export function rankFilters(filter: SearchFilter): Pick<RankScope, "where" | "readable"> {
+  const where = filterSql({ types: filter.types, folder: filter.folder });
+  if (filter.readableAcls === undefined) return { where, readable: null };
+  return { where, readable: { acls: new Set(filter.readableAcls), walked: filterSql(filter)! } };
+}
+
 /** A filter as SQL over the chunk's rowid (`<table>.rowid`), with its named parameters (`@filter0`, ...); null without one. */
-export function filterSql(filter: SearchFilter): SqlFilter | null {
+function filterSql(filter: SearchFilter): SqlFilter | null {
   const conditions: string[] = [];
   const params: Record<string, string> = {};
   const param = (value: string) => {
@@ -97,10 +110,20 @@ export interface SqlFilter {
 
 /** What every ranking of one search shares: its filter, its per-document cap or spread (SearchOptions) and its work limits. */
 export interface RankScope {
+  /** What the walk filters on: the types and folder. */
   where: SqlFilter | null;
+  /** The caller's permissions, checked on the window's best rows (readablePage()); null without a permission filter. */
+  readable: ReadableScope | null;
   perDocument: number | undefined;
   firstPerDocument: number | undefined;
   limits: RankingLimits;
+}
+
+export interface ReadableScope {
+  /** The ACL ids the caller may read (a document without one is readable by all). */
+  acls: ReadonlySet<string>;
+  /** The whole filter, permissions included, in the walk: a full window's short page ranked again, and the stemmed tier's count. */
+  walked: SqlFilter;
 }
 
 /**
@@ -191,13 +214,30 @@ interface WindowedQuery {
  * Past `window` matches, only the newest `window` are scored. One pass over the matches,
  * newest first (FTS5 walks its doclist in rowid order itself), that stops at the window and
  * scores only the rows it keeps; no separate walk to find where the window starts, which for
- * a prefix or an OR would merge their doclists once more.
+ * a prefix or an OR would merge their doclists once more. With permissions, the window is the
+ * one without them, and its best rows are checked (readablePage()); a full window too short of
+ * readable rows is ranked again with the permissions in the walk.
  */
 function windowedChunks(db: Database.Database, table: RankedTable, query: WindowedQuery, limit: number, scope: RankScope): RankedRow[] {
+  if (scope.readable === null) return walkedChunks(db, table, query, limit, scope);
   if (query.also !== null) {
     const checked = checkedAlso(db, table, { ...query, also: query.also }, limit, scope);
     if (checked) return checked;
   }
+  const { candidates, params } = candidatesSql(table, query, scope);
+  const best = prepared(
+    db,
+    `${candidates} SELECT k.rowid, k.bm25, c.document_id, d.id IS NOT NULL AS known, d.acl
+       FROM (SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @depth) k
+       LEFT JOIN chunks c ON c.rowid = k.rowid LEFT JOIN documents d ON d.id = c.document_id
+       ORDER BY k.bm25, k.rowid DESC`,
+  );
+  const page = readablePage((depth) => best.all({ ...params, depth }) as WindowRow[], scope.readable.acls, limit, scope, scope.limits.window);
+  return page ?? walkedChunks(db, table, query, limit, { ...scope, where: scope.readable.walked, readable: null });
+}
+
+/** The window as a CTE `candidates` (rowid, bm25) over the walk's filter (`scope.where`), with its parameters (all but the page's). */
+function candidatesSql(table: RankedTable, query: WindowedQuery, scope: RankScope): { candidates: string; params: Record<string, unknown> } {
   const filter = scope.where ? ` AND ${scope.where.sql(table)}` : "";
   const newest = (columns: string, match: string, conditions: string) =>
     `SELECT ${columns} FROM ${table} WHERE ${table} MATCH ${match}${conditions} ORDER BY ${table}.rowid DESC LIMIT @window`;
@@ -212,7 +252,18 @@ function windowedChunks(db: Database.Database, table: RankedTable, query: Window
       : // MATERIALIZED: read twice (its oldest rowid and the set), the AND with the common word ran twice (measured at 1,000,000 chunks: 141 → 59 ms).
         `WITH also_window AS MATERIALIZED (${newest(`${table}.rowid AS rowid`, "@also", filter)}),
          candidates AS (${newest(scored, "@match", ` AND ${table}.rowid >= (SELECT min(rowid) FROM also_window) AND +${table}.rowid IN (SELECT rowid FROM also_window)`)})`;
-  const params = { match: query.match, ...(query.also === null ? {} : { also: query.also }), ...scope.where?.params, window: scope.limits.window, limit };
+  const params = { match: query.match, ...(query.also === null ? {} : { also: query.also }), ...scope.where?.params, window: scope.limits.window };
+  return { candidates, params };
+}
+
+/** windowedChunks() with every filter in the walk (`scope.where`): the window is the newest `window` matches that pass them. */
+function walkedChunks(db: Database.Database, table: RankedTable, query: WindowedQuery, limit: number, scope: RankScope): RankedRow[] {
+  if (query.also !== null) {
+    const checked = checkedAlso(db, table, { ...query, also: query.also }, limit, scope);
+    if (checked) return checked;
+  }
+  const { candidates, params: windowParams } = candidatesSql(table, query, scope);
+  const params = { ...windowParams, limit };
   if (scope.perDocument === undefined && scope.firstPerDocument === undefined) {
     return prepared(db, `${candidates} SELECT rowid, bm25 FROM candidates ORDER BY bm25, rowid DESC LIMIT @limit`).all(params) as RankedRow[];
   }
@@ -245,6 +296,8 @@ function windowedChunks(db: Database.Database, table: RankedTable, query: Window
  * doclist (a million entries at 1,000,000 chunks) for every match of the rarer words, and that
  * was most of such a search's time (docs/decisions/0088-sqlite-search-at-a-million.md). Answers null when the scored match has
  * more matches than the window: which are the newest that match `also` is then the AND's to find.
+ * With permissions (`scope.readable`), the count is without them and each best row's document is
+ * probed as `also` is: every match is ranked, so the readable ones that pass are all there are.
  */
 function checkedAlso(db: Database.Database, table: RankedTable, query: WindowedQuery & { also: string }, limit: number, scope: RankScope): RankedRow[] | null {
   const filter = scope.where ? ` AND ${scope.where.sql(table)}` : "";
@@ -258,11 +311,18 @@ function checkedAlso(db: Database.Database, table: RankedTable, query: WindowedQ
        SELECT rowid, bm25${documentOf} FROM k ORDER BY bm25, rowid DESC`,
   ).all(params) as RankedRow[];
   const also = prepared(db, `SELECT 1 FROM ${table} WHERE ${table} MATCH ? AND rowid = ?`);
+  const readable = scope.readable;
+  const aclOf = prepared(db, "SELECT d.acl FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.rowid = ?");
+  const mayRead = (rowid: number) => {
+    const document = aclOf.get(rowid) as { acl: string | null } | undefined;
+    return document !== undefined && (document.acl === null || readable!.acls.has(document.acl));
+  };
   const perDocument = new Map<string, number>();
   const kept: RankedRow[] = [];
   for (const row of ranked) {
     const seen = row.document_id === undefined ? 0 : (perDocument.get(row.document_id) ?? 0);
     if (scope.perDocument !== undefined && seen >= scope.perDocument) continue;
+    if (readable !== null && !mayRead(row.rowid)) continue;
     // A BigInt: FTS5 ignores a `rowid = REAL` constraint (see snippetsOf).
     if (also.get(query.also, BigInt(row.rowid)) === undefined) continue;
     if (row.document_id !== undefined) perDocument.set(row.document_id, seen + 1);

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { capPerDocument, clampTopK, markSnippet, matchAttempts, spreadPerDocument, type MatchAttempt, type QueryUnit } from "../query";
 import type { SearchHit, SearchOptions } from "../search-index";
-import { anyMatch, filterSql, hasMoreMatches, rankPlan, rankedChunks, toMatch, type RankScope, type RankedRow, type RankedTable, type RankingLimits } from "./sqlite-fts-ranking";
+import { anyMatch, hasMoreMatches, rankFilters, rankPlan, rankedChunks, toMatch, type RankScope, type RankedRow, type RankedTable, type RankingLimits } from "./sqlite-fts-ranking";
 import { chunkStart, snippetsOf } from "./sqlite-fts-snippets";
 import { prepared } from "./sqlite-statements";
 
@@ -31,7 +31,7 @@ export function searchFile(db: Database.Database, units: QueryUnit[], topK: numb
   const limit = clampTopK(topK);
   // A hard cap leaves nothing to spread.
   const firstPerDocument = options.perDocument === undefined ? options.firstPerDocument : undefined;
-  const scope: RankScope = { where: filterSql(options), perDocument: options.perDocument, firstPerDocument, limits };
+  const scope: RankScope = { ...rankFilters(options), perDocument: options.perDocument, firstPerDocument, limits };
   let found: AttemptResult = { top: [], match: "", prefixed: false, matched: "all" };
   for (const attempt of matchAttempts(units)) {
     // A prefix merges the doclists of every word it starts: not worth it when the other words have no chunk in common.
@@ -54,7 +54,7 @@ function tieredChunks(db: Database.Database, units: QueryUnit[], attempt: MatchA
   const exact = rankedChunks(db, "chunks_exact", plan("chunks_exact"), limit, scope);
   const seen = new Set(exact.map((row) => row.rowid));
   const stemmed =
-    exact.length < limit && (scope.perDocument !== undefined || hasMoreMatches(db, match, exact.length, scope.where))
+    exact.length < limit && (scope.perDocument !== undefined || hasMoreMatches(db, match, exact.length, scope.readable?.walked ?? scope.where))
       ? rankedChunks(db, "chunks_fts", plan("chunks_fts"), limit + exact.length, scope).filter((row) => !seen.has(row.rowid))
       : [];
   // Each tier spread on its own (a no-op on one windowed ranking's rows, which come spread; it
