@@ -44,7 +44,10 @@ interface RankStatement {
   /** The stemmed tsquery, as SQL. */
   q: string;
   from: string;
+  /** The type and folder filters' conditions, read in the walk (a window of their matches). */
   filters: string[];
+  /** The permission condition on a document `d`, or null: checked on the window's rows, not in the walk (see readableTopSql). */
+  readable: string | null;
   spans: WindowSpans | null;
   drives: { stemmed: Tsquery; exact: Tsquery } | null;
   window: string;
@@ -59,7 +62,8 @@ interface RankStatement {
  * The best chunks for a stemmed tsquery, in one statement: first the exact tier (chunks that
  * match `exact` on `tsv_exact` too; when that implies the stemmed match, only that is asked),
  * then, when it has fewer than `limit`, the stemmed tier without the exact tier's chunks; each
- * tier ranks at most its RANK_WINDOW most recently indexed matches; at most
+ * tier ranks at most its RANK_WINDOW most recently indexed matches (whatever the caller may
+ * read: the permission filter takes the best readable rows of that window); at most
  * `filter.perDocument` chunks of a document over both; snippets (ts_headline, the dearest
  * part per row) only for the chunks answered.
  *
@@ -74,19 +78,18 @@ export async function rankedChunks(db: DataSource, spanEstimates: SpanEstimates,
   const param = (value: unknown) => `$${params.push(value)}`;
   const q = request.stemmed.sql(param);
   const filters = documentFilters(param, request.filter);
+  const readable = readableCondition(request.filter, param);
   const from = `search_chunks c${filters.length ? " JOIN search_documents d ON d.id = c.document_id" : ""}`;
   const plan = await windowPlan(db, spanEstimates, request, filters.length > 0);
-  const statement: RankStatement = { param, q, from, filters, ...plan, ...pageLimits(param, request) };
+  const statement: RankStatement = { param, q, from, filters, readable, ...plan, ...pageLimits(param, request) };
   return (await db.query(pageSql(statement, request.exact), params)) as RankedChunkRow[];
 }
 
-/** The filter's conditions on the chunk's document `d`. */
+/** The type and folder filters' conditions on the chunk's document `d` (the permission filter is readableTopSql's). */
 function documentFilters(param: (value: unknown) => string, filter: SearchOptions): string[] {
   const filters: string[] = [];
   if (filter.types?.length) filters.push(`lower(d.path) LIKE ANY(${param(filter.types.map((type) => `%.${type}`))}::text[])`);
   if (filter.folder) filters.push(`starts_with(d.path, ${param(folderPrefix(filter.folder))})`);
-  const readable = readableCondition(filter, param);
-  if (readable !== null) filters.push(readable);
   return filters;
 }
 
@@ -97,7 +100,7 @@ async function windowPlan(
   { collection, stemmed, exact }: RankRequest,
   filtered: boolean,
 ): Promise<Pick<RankStatement, "spans" | "drives">> {
-  // Filtered searches take no span (the join), but a prefix's drive pays off for them as well.
+  // A type or folder filter takes no span (the join in the walk), but a prefix's drive pays off for it as well.
   const estimates = filtered && !stemmed.split ? null : await windowSpans(db, spanEstimates, collection, stemmed, exact);
   return {
     spans: filtered ? null : estimates,
@@ -141,12 +144,51 @@ function pageSql(s: RankStatement, exact: ExactMatch): string {
 
 /** One tier's CTEs, ending in `<name>_top`: its best `limitSql` chunks (id, score, document_id, later: past its document's firstPerDocument). */
 function tierSql(s: RankStatement, name: string, tierExact: ExactMatch | null, extra: string, span: number | null, limitSql: string): string {
-  const where = [...chunkConditions(s.param, () => s.q, tierExact, s.drives), ...s.filters, ...(extra ? [extra] : [])].join(" AND ");
+  const where = (filters: string[]) => [...chunkConditions(s.param, () => s.q, tierExact, s.drives), ...filters, ...(extra ? [extra] : [])].join(" AND ");
   // Ranked as they are read, so only ids and scores are sorted (a sort of the tsvectors spilled to disk).
-  const rankedRows = (bound: string) => `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${s.q}) AS score, c.document_id FROM ${s.from} WHERE ${where}${bound}`;
+  const rankedRows = (bound: string) => `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${s.q}) AS score, c.document_id FROM ${s.from} WHERE ${where(s.filters)}${bound}`;
   const ranked = span === null ? `${name}_ranked AS (${rankedRows("")} ORDER BY ${NEWEST_FIRST} LIMIT ${s.window})` : spannedWindowSql(s, name, rankedRows, span);
+  const best = (rows: string) => `${tierBestSql(s, rows)} ORDER BY ${s.later}score DESC, id LIMIT ${limitSql}`;
+  if (s.readable === null) return `${ranked},
+       ${name}_top AS (${best(`${name}_ranked`)})`;
+  const readableRows = `SELECT c.id, ts_rank(${WEIGHTS}, c.tsv, ${s.q}) AS score, c.document_id FROM search_chunks c JOIN search_documents d ON d.id = c.document_id WHERE ${where([...s.filters, s.readable])}`;
   return `${ranked},
-       ${name}_top AS (${tierBestSql(s, name)} ORDER BY ${s.later}score DESC, id LIMIT ${limitSql})`;
+       ${readableTopSql(s, name, best, readableRows, limitSql)}`;
+}
+
+/**
+ * A tier's best readable chunks (`<name>_top`) under a permission filter: the best of its
+ * window's rows the caller may read (the window read as without permissions, spans and all;
+ * the condition checked after, once per document of the window). Only when that window was full
+ * (RANK_WINDOW matches, so older ones were left out) and its readable rows fewer than the tier's
+ * `limitSql`, the tier is ranked again as before: a window of the newest RANK_WINDOW readable
+ * matches (the condition in the walk), so a person gets top_k readable results when that many
+ * exist (issue 33 item 8). docs/decisions/0488-permission-filter-after-the-window-postgresql.md.
+ *
+ * `<name>_short` is a CASE so its window count is read only after the first part came short
+ * (then the window was read whole already), and a tier whose limit is 0 reads nothing; the
+ * fallback's gate is a one-time filter on its walk, which then reads no row.
+ */
+function readableTopSql(s: RankStatement, name: string, best: (rows: string) => string, readableRows: string, limitSql: string): string {
+  // Each of the window's documents is looked up by id (the LIMIT keeps it a probe): a join let the
+  // planner hash every readable document of the table, all collections' (2.5 ms at 10,000, growing
+  // with the table), where the probes are bounded by the window (~2 ms for its ~600 documents).
+  return `${name}_documents AS MATERIALIZED (SELECT DISTINCT document_id FROM ${name}_ranked),
+       ${name}_readable AS (
+         SELECT r.id, r.score, r.document_id FROM ${name}_ranked r WHERE r.document_id IN (
+           SELECT w.document_id FROM ${name}_documents w JOIN LATERAL (SELECT d.acl FROM search_documents d WHERE d.id = w.document_id LIMIT 1) d ON true WHERE ${s.readable}
+         )
+       ),
+       ${name}_first AS (${best(`${name}_readable`)}),
+       ${name}_short AS (
+         SELECT CASE WHEN (SELECT count(*) FROM ${name}_first) >= ${limitSql} THEN false ELSE (SELECT count(*) FROM ${name}_ranked) >= ${s.window} END AS short
+       ),
+       ${name}_fallback AS MATERIALIZED (${readableRows} AND (SELECT short FROM ${name}_short) ORDER BY ${NEWEST_FIRST} LIMIT ${s.window}),
+       ${name}_top AS (
+         SELECT * FROM ${name}_first WHERE NOT (SELECT short FROM ${name}_short)
+         UNION ALL
+         (${best(`${name}_fallback`)})
+       )`;
 }
 
 /**
@@ -187,12 +229,12 @@ function spannedWindowSql(s: RankStatement, name: string, rankedRows: (bound: st
              )`;
 }
 
-/** A tier's window with the page's per-document rule: a cap (perDocument), a spread (firstPerDocument: `later` past it), or neither. */
-function tierBestSql(s: RankStatement, name: string): string {
-  const numbered = `SELECT id, score, document_id, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ${name}_ranked`;
+/** A tier's window `rows` with the page's per-document rule: a cap (perDocument), a spread (firstPerDocument: `later` past it), or neither. */
+function tierBestSql(s: RankStatement, rows: string): string {
+  const numbered = `SELECT id, score, document_id, row_number() OVER (PARTITION BY document_id ORDER BY score DESC, id) AS n FROM ${rows}`;
   // At most perDocument chunks of each document, so one long document cannot fill the page.
   if (s.perDocument !== null) return `SELECT id, score, document_id, false AS later FROM (${numbered}) r WHERE n <= ${s.perDocument}`;
   // A document's chunks past firstPerDocument after every other document's, none dropped.
   if (s.firstPerDocument !== null) return `SELECT id, score, document_id, n > ${s.firstPerDocument} AS later FROM (${numbered}) r`;
-  return `SELECT id, score, document_id, false AS later FROM ${name}_ranked`;
+  return `SELECT id, score, document_id, false AS later FROM ${rows}`;
 }
