@@ -105,7 +105,9 @@ export async function runPermissionBench(options: PermissionBenchOptions): Promi
     const readable = await permissions.readable(CALLER, collection, (filter) => index.stats(collection, filter));
     const queryRandom = seeded(7);
     const queries = Array.from({ length: options.queries }, () => Array.from({ length: 1 + Math.floor(queryRandom() * 3) }, () => zipfWord(words, queryRandom)).join(" "));
-    const permitted = (q: string) => permissions.readable(CALLER, collection, (filter) => index.search(collection, q, 10, filter));
+    // As the server's keyword search asks it (collections.service.ts): version-checked, so on
+    // PostgreSQL the ranking statement itself reads the ACL version (decision 0503).
+    const permitted = (q: string) => permissions.readable(CALLER, collection, (filter) => index.search(collection, q, 10, filter), { versionChecked: true });
     for (const q of queries.slice(0, 20)) {
       await index.search(collection, q, 10);
       await permitted(q);
