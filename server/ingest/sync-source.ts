@@ -212,6 +212,11 @@ function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean 
   return state.size === file.size && state.modifiedAt.getTime() === file.modifiedAt.getTime();
 }
 
+/** A file new to the collection's documents is added, also one that had no text before (only its mark was there). */
+function isDocument(state: IndexedState | undefined): boolean {
+  return state !== undefined && !state.empty;
+}
+
 /** A file without text as markEmpty keeps it: the identity unchanged() compares. */
 function emptyFile(file: RemoteEntry): EmptyFile {
   return { path: file.path, size: file.size, modifiedAt: file.modifiedAt, version: file.version ?? null };
@@ -286,7 +291,7 @@ async function ingestFile(
         chunks: parsed.chunks,
       },
       bytesRead,
-      state ? "changed" : "added",
+      isDocument(state) ? "changed" : "added",
     );
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
@@ -348,7 +353,7 @@ async function ingestStreamed(
       if (isFatalIndexError(error)) throw error;
       throw new Error(`Could not be added to the index: ${(error as Error).message}`);
     }
-    progress.processed(state ? "changed" : "added");
+    progress.processed(isDocument(state) ? "changed" : "added");
   } catch (error) {
     if (error instanceof JobInterrupted) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);
