@@ -8,6 +8,7 @@ import type {
   DocumentHeader,
   DocumentInput,
   DocumentSummary,
+  EmptyFile,
   IndexedState,
   PermissionsUpdate,
   ReadableFilter,
@@ -56,6 +57,10 @@ export class OutageRetryingIndex implements SearchIndex {
 
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     return this.retry(() => this.index.removeDocuments(collectionId, sourceId, paths));
+  }
+
+  markEmpty(collectionId: string, sourceId: string, files: EmptyFile[]): Promise<void> {
+    return this.retry(() => this.index.markEmpty(collectionId, sourceId, files));
   }
 
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {

@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import type { Connector, RemoteEntry } from "../connectors/connector";
 import { ConnectorUnreachableError } from "../connectors/connector";
-import type { DocumentHeader, IndexedState, SearchIndex } from "../search/search-index";
+import type { DocumentHeader, EmptyFile, IndexedState, SearchIndex } from "../search/search-index";
 import { PermissionUpdates, permissionReader, type PermissionReader } from "./permission-updates";
 import { PermissionPrefetch } from "./permission-prefetch";
 import { ChangeTimeTrust } from "./change-time-trust";
@@ -55,7 +55,7 @@ const STREAMED_FILES_AT_ONCE = 2;
 /** What of the index a job's data path uses. */
 export type IngestIndex = Pick<
   SearchIndex,
-  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "upsertDocuments" | "upsertDocument" | "stageDocument" | "settleWrites" | "updatePermissions" | "acls"
+  "indexedState" | "moveAside" | "removeUnfinished" | "removeDocuments" | "markEmpty" | "upsertDocuments" | "upsertDocument" | "stageDocument" | "settleWrites" | "updatePermissions" | "acls"
 > & {
   /** How the index takes its writes best (PARALLEL_BATCHES unless it says). */
   readonly batching?: BatchPolicy;
@@ -133,7 +133,7 @@ export async function syncSource(
         progress.discovered();
         trust?.noteListed(file);
         const state = indexed.get(file.path);
-        if (prefetch && !file.refused && unchanged(file, state) && !trust?.likelyKept(file, state!)) prefetch.offer(file);
+        if (prefetch && !file.refused && !state?.empty && unchanged(file, state) && !trust?.likelyKept(file, state!)) prefetch.offer(file);
       },
       onUnreadable: (folder, message) => progress.noteError(folder, message),
     }),
@@ -161,6 +161,10 @@ export async function syncSource(
         // Whatever was indexed under this path is no longer the source's to show.
         if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
         return progress.failed(file.path, file.refused);
+      }
+      if (state?.empty && unchanged(file, state)) {
+        // It had no text when last read and has not changed since: not read, parsed or OCRed again, and it has no document whose permissions could matter (decision 0497).
+        return progress.skipped(file.path, "empty");
       }
       if (unchanged(file, state)) {
         // Content as it was: only its permissions are looked at (read, most while the listing went on, unless its change time says they stayed).
@@ -192,9 +196,11 @@ export async function syncSource(
   const seen = new Set(walk.files.map((f) => f.path));
   const gone = [...indexed.keys()].filter((path) => !seen.has(path) && !isUnder(path, walk.unreadable));
   if (gone.length) {
-    progress.at(`Removing ${gone.length} deleted file(s) from the collection`);
+    // A gone file without text loses its mark too, but it was no document: files_removed counts documents.
+    const documents = gone.filter((path) => !indexed.get(path)!.empty).length;
+    if (documents) progress.at(`Removing ${documents} deleted file(s) from the collection`);
     await progress.stats.time("commit", () => deps.index.removeDocuments(collectionId, sourceId, gone));
-    progress.removed(gone.length);
+    if (documents) progress.removed(documents);
   }
   // Part of the job, so a finished job's collection searches at full speed (see settleWrites).
   if (deps.index.settleWrites) await progress.stats.time("commit", () => deps.index.settleWrites!(collectionId));
@@ -204,6 +210,16 @@ function unchanged(file: RemoteEntry, state: IndexedState | undefined): boolean 
   if (!state) return false;
   if (file.version !== undefined || state.version !== null) return file.version === state.version;
   return state.size === file.size && state.modifiedAt.getTime() === file.modifiedAt.getTime();
+}
+
+/** A file new to the collection's documents is added, also one that had no text before (only its mark was there). */
+function isDocument(state: IndexedState | undefined): boolean {
+  return state !== undefined && !state.empty;
+}
+
+/** A file without text as markEmpty keeps it: the identity unchanged() compares. */
+function emptyFile(file: RemoteEntry): EmptyFile {
+  return { path: file.path, size: file.size, modifiedAt: file.modifiedAt, version: file.version ?? null };
 }
 
 /** Where a file's document goes, and what reports on it. */
@@ -254,9 +270,13 @@ async function ingestFile(
       parseSeconds = parsed.timing.parseSeconds + parsed.timing.chunkSeconds + (parsed.timing.ocrSeconds ?? 0);
     }
     if (parsed.kind === "skipped") {
+      const reason = parsed.reason === "unsupported file type" ? "type not supported" : parsed.reason === OCR_OFF ? OCR_OFF : "empty";
       // A file that no longer has any text must not keep answering searches with its old text.
-      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
-      return progress.skipped(file.path, parsed.reason === "unsupported file type" ? "type not supported" : parsed.reason === OCR_OFF ? OCR_OFF : "empty", bytesRead);
+      // One without text is remembered (its document, if any, goes with that write), so an
+      // unchanged one is not read again; one waiting for OCR is not: turning OCR on reads it.
+      if (reason === "empty") await deps.index.markEmpty(collectionId, sourceId, [emptyFile(file)]);
+      else if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+      return progress.skipped(file.path, reason, bytesRead);
     }
     // Counted as processed once its batch is written.
     await writer.add(
@@ -271,7 +291,7 @@ async function ingestFile(
         chunks: parsed.chunks,
       },
       bytesRead,
-      state ? "changed" : "added",
+      isDocument(state) ? "changed" : "added",
     );
   } catch (error) {
     // A dead connection is the source failing, not this file: fail the job.
@@ -322,7 +342,8 @@ async function ingestStreamed(
     });
     if (chunks === 0) {
       await staged.discard();
-      if (state) await deps.index.removeDocuments(collectionId, sourceId, [file.path]);
+      // As a parsed file without text: remembered, any old document gone with it.
+      await deps.index.markEmpty(collectionId, sourceId, [emptyFile(file)]);
       return progress.skipped(file.path, "empty");
     }
     try {
@@ -332,7 +353,7 @@ async function ingestStreamed(
       if (isFatalIndexError(error)) throw error;
       throw new Error(`Could not be added to the index: ${(error as Error).message}`);
     }
-    progress.processed(state ? "changed" : "added");
+    progress.processed(isDocument(state) ? "changed" : "added");
   } catch (error) {
     if (error instanceof JobInterrupted) throw error;
     if (error instanceof ConnectorUnreachableError) throw new Error(`Source unreachable: ${error.message}`);

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import type { MessagePort } from "node:worker_threads";
 import type { IndexWriterJobCalls } from "../search/index-writer.worker";
-import type { DocumentHeader, DocumentInput, IndexedState, PermissionsUpdate, StagedDocument, StoredAcl } from "../search/search-index";
+import type { DocumentHeader, DocumentInput, EmptyFile, IndexedState, PermissionsUpdate, StagedDocument, StoredAcl } from "../search/search-index";
 import { stagedDocument } from "../search/staged-document";
 import type { IngestIndex } from "./sync-source";
 import type { CallReply } from "../threads/pending-calls";
@@ -73,6 +73,10 @@ export class WriterPortIndex implements IngestIndex {
 
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     return this.call("removeDocuments", collectionId, sourceId, paths);
+  }
+
+  markEmpty(collectionId: string, sourceId: string, files: EmptyFile[]): Promise<void> {
+    return this.call("markEmpty", collectionId, sourceId, files);
   }
 
   updatePermissions(collectionId: string, sourceId: string, updates: PermissionsUpdate[]): Promise<void> {

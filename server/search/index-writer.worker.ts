@@ -6,7 +6,7 @@ import { methodsOf, serve } from "../threads/rpc";
 /** The index's write side on its own thread: FTS5 tokenizing would otherwise stall the API. */
 
 /** What an ingestion job's thread asks over its own channel: its writes, the indexed state (and stored ACLs) it starts from, and its end. */
-const JOB_CALLS = ["upsertDocuments", "stageChunks", "commitStaged", "discardStaged", "removeUnfinished", "removeDocuments", "indexedState", "updatePermissions", "acls", "settleWrites"] as const;
+const JOB_CALLS = ["upsertDocuments", "stageChunks", "commitStaged", "discardStaged", "removeUnfinished", "removeDocuments", "markEmpty", "indexedState", "updatePermissions", "acls", "settleWrites"] as const;
 export type IndexWriterJobCalls = Pick<SqliteFtsIndex, (typeof JOB_CALLS)[number]>;
 
 /**

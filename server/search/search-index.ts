@@ -100,6 +100,19 @@ export interface IndexedState {
   changedAt: Date | null;
   /** Its ACL's id (StoredAcl.id); null: no permissions (a source without source_permissions). */
   aclId: string | null;
+  /**
+   * Not a document: a file that yielded no text when last read (markEmpty), with the identity it
+   * had then, so an unchanged one is skipped unread (changedAt and aclId are null).
+   */
+  empty?: true;
+}
+
+/** A file that yielded no text (nothing to index), as a run found it: what markEmpty remembers. */
+export interface EmptyFile {
+  path: string;
+  size: number;
+  modifiedAt: Date;
+  version: string | null;
 }
 
 export interface DocumentSummary {
@@ -219,9 +232,15 @@ export interface SearchIndex extends CollectionIndex {
    * that defer none leave it out.
    */
   settleWrites?(collectionId: string): Promise<unknown>;
-  /** Removes documents of one source by path. */
+  /**
+   * Remembers files of one source that yielded no text (docs/decisions/0497-files-without-text-remembered.md),
+   * replacing a document or an older mark at each path: indexedState() answers them with `empty`,
+   * and nothing else (counts, listings, searches) sees them. An upsert at the path drops its mark.
+   */
+  markEmpty(collectionId: string, sourceId: string, files: EmptyFile[]): Promise<void>;
+  /** Removes documents of one source by path, and the marks of files without text there (markEmpty). */
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void>;
-  /** Every indexed document of one source, by path, for incremental re-sync. */
+  /** Every indexed document of one source, and every file marked empty (`empty`), by path, for incremental re-sync. */
   indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>>;
   listDocuments(collectionId: string, offset: number, limit: number, filter?: ReadableFilter): Promise<{ total: number; items: DocumentSummary[] }>;
   /** Sets documents' permissions (and change time) in place, content untouched; paths not indexed are passed over. */

@@ -11,6 +11,7 @@ import type {
   DocumentHeader,
   DocumentInput,
   DocumentSummary,
+  EmptyFile,
   IndexedState,
   PermissionsUpdate,
   ReadableFilter,
@@ -155,6 +156,11 @@ export class ThreadedSqliteIndex implements SearchIndex {
   removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
     this.reader.filePath(collectionId);
     return this.call("removeDocuments", collectionId, sourceId, paths);
+  }
+
+  markEmpty(collectionId: string, sourceId: string, files: EmptyFile[]): Promise<void> {
+    this.reader.filePath(collectionId);
+    return this.call("markEmpty", collectionId, sourceId, files);
   }
 
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {

@@ -241,8 +241,8 @@ describe("ingestion lifecycle", () => {
     const byType = done.by_type as Record<string, { files: number; bytes: number }>;
     assert.deepEqual(
       Object.fromEntries(Object.entries(byType).map(([type, t]) => [type, t.files])),
-      { bin: 1, md: 1, pdf: 2, txt: 2 },
-      "only the files read or skipped count by type, not the unchanged ones (an unsupported file is skipped, unread, and the empty blank.txt read again, every run)",
+      { bin: 1, md: 1, pdf: 2, txt: 1 },
+      "only the files read or skipped count by type, not the unchanged ones (an unsupported file is skipped, unread, every run; the empty blank.txt, unchanged, is not read again)",
     );
     assert.equal(Object.values(byType).reduce((n, t) => n + t.bytes, 0), expectedBytes);
 

@@ -60,6 +60,9 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     await threads.run(task(collectionId), second, new AbortController().signal);
     assert.equal(second.filesUnchanged, 2);
     assert.equal(second.filesAdded, 0);
+    // The empty file is remembered through the writer thread's channel (markEmpty), so nothing is read again.
+    assert.deepEqual(second.skips, [{ entity: "empty.txt", reason: "empty" }]);
+    assert.equal(second.bytesProcessed, 0);
   });
 
   it("what the job's thread flushes (the end of discovery) is written at once here, not at the next periodic write", async () => {

@@ -218,6 +218,22 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.deepEqual((await index.search(collection, "upgrade", 10)).map((h) => h.path).sort(), ["new.txt", "old.txt"]);
   });
 
+  test("an index of schema version 6 gets the table of files without text (schema 7) and keeps its documents", async () => {
+    const db = await newDatabase();
+    const collection = crypto.randomUUID();
+    await new PostgresFtsIndex(db).upsertDocument(collection, doc("old.txt", ["a pelican wrote this before the upgrade"]));
+    // Back to what schema 6 made: no search_empty_files.
+    await db.query("DROP TABLE search_empty_files");
+    await db.query("UPDATE search_schema SET version = 6");
+
+    const index = new PostgresFtsIndex(db);
+    assert.deepEqual([...(await index.indexedState(collection, SOURCE)).keys()], ["old.txt"]);
+    assert.deepEqual(await db.query("SELECT version FROM search_schema"), [{ version: SCHEMA_VERSION }]);
+    await index.markEmpty(collection, SOURCE, [{ path: "photo.png", size: 7, modifiedAt: new Date(0), version: null }]);
+    assert.deepEqual((await index.indexedState(collection, SOURCE)).get("photo.png"), { size: 7, modifiedAt: new Date(0), version: null, changedAt: null, aclId: null, empty: true });
+    assert.equal((await index.stats(collection)).documentCount, 1);
+  });
+
   test("an index of schema version 3 gets the BRIN index on chunk ids (schema 4) and keeps its rows and answers", async () => {
     const db = await newDatabase();
     const collection = crypto.randomUUID();

@@ -261,6 +261,58 @@ for (const engine of [sqlite, postgres]) {
       assert.equal((await index.search(collection, "again", 10)).length, 1);
     });
 
+    test("files without text are remembered (markEmpty): indexedState answers them as empty, nothing else sees them; a document, a removal and a drop end a mark", async () => {
+      const { index, collection } = await engine.newIndex();
+      const OTHER = "1d2c3b4a-0000-4000-8000-000000000001";
+      const at = new Date("2024-06-02T08:00:00.000Z");
+      await index.upsertDocuments(collection, [doc("notes.txt", ["a walrus in the notes"]), doc("was-text.txt", ["a walrus once"])]);
+      await index.markEmpty(collection, SOURCE, [
+        { path: "photo.png", size: 1234, modifiedAt: at, version: null },
+        { path: "blank.txt", size: 0, modifiedAt: at, version: "rev-1" },
+        // A file that had text and has none now: its document goes with the mark.
+        { path: "was-text.txt", size: 9, modifiedAt: at, version: null },
+      ]);
+      await index.markEmpty(collection, OTHER, [{ path: "photo.png", size: 1, modifiedAt: at, version: null }]);
+
+      const state = await index.indexedState(collection, SOURCE);
+      assert.deepEqual([...state.keys()].sort(), ["blank.txt", "notes.txt", "photo.png", "was-text.txt"]);
+      assert.deepEqual(state.get("photo.png"), { size: 1234, modifiedAt: at, version: null, changedAt: null, aclId: null, empty: true });
+      assert.deepEqual(state.get("blank.txt"), { size: 0, modifiedAt: at, version: "rev-1", changedAt: null, aclId: null, empty: true });
+      assert.equal(state.get("was-text.txt")?.empty, true);
+      assert.equal(state.get("notes.txt")?.empty, undefined);
+      assert.deepEqual([...(await index.indexedState(collection, OTHER)).keys()], ["photo.png"], "marks are per source");
+      // Counts, listings and searches see documents only.
+      assert.deepEqual(await index.stats(collection), { documentCount: 1, chunkCount: 1, indexStatus: "ok" });
+      assert.deepEqual((await index.listDocuments(collection, 0, 10)).items.map((d) => d.path), ["notes.txt"]);
+      assert.deepEqual((await index.search(collection, "walrus", 10)).map((h) => h.path), ["notes.txt"]);
+
+      // Marked again (the file changed, still without text): the newer identity wins.
+      const later = new Date("2024-06-03T08:00:00.000Z");
+      await index.markEmpty(collection, SOURCE, [{ path: "photo.png", size: 99, modifiedAt: later, version: null }]);
+      assert.deepEqual((await index.indexedState(collection, SOURCE)).get("photo.png"), { size: 99, modifiedAt: later, version: null, changedAt: null, aclId: null, empty: true });
+
+      // The file got text: a document, no mark (one entry, not empty). Staged documents too.
+      await index.upsertDocument(collection, doc("photo.png", ["the walrus on the whiteboard"]));
+      const staged = await index.stageDocument(collection, { sourceId: SOURCE, path: "blank.txt", title: "blank.txt", size: 5, modifiedAt: later, version: "rev-2" });
+      await staged.addChunks([{ chunkIndex: 0, text: "now a walrus" }]);
+      await staged.commit();
+      const after = await index.indexedState(collection, SOURCE);
+      assert.equal(after.get("photo.png")?.empty, undefined);
+      assert.equal(after.get("photo.png")?.size, doc("photo.png", ["the walrus on the whiteboard"]).size);
+      assert.deepEqual([after.get("blank.txt")?.empty, after.get("blank.txt")?.version], [undefined, "rev-2"]);
+      assert.equal((await index.stats(collection)).documentCount, 3);
+
+      // Removing a path removes its mark (a deleted file, or a deleted source's every path).
+      await index.markEmpty(collection, SOURCE, [{ path: "gone.png", size: 1, modifiedAt: at, version: null }]);
+      await index.removeDocuments(collection, SOURCE, ["gone.png", "was-text.txt"]);
+      assert.deepEqual([...(await index.indexedState(collection, SOURCE)).keys()].sort(), ["blank.txt", "notes.txt", "photo.png"]);
+      assert.equal((await index.stats(collection)).documentCount, 3);
+
+      // Dropping the collection drops its marks.
+      await index.drop(collection);
+      assert.equal((await index.indexedState(collection, OTHER)).size, 0);
+    });
+
     // Only the SQLite engine names a file by the collection id; PostgreSQL's takes ids as the routes validated them.
     test("collection ids must be UUIDs before they become file names", { skip: engine !== sqlite && "no file names here" }, async () => {
       const { index } = await engine.newIndex();
@@ -857,4 +909,27 @@ test("parseQuery turns input into quoted units", () => {
   ]);
   assert.deepEqual(parseQuery('"a b"'), [{ tokens: ["a", "b"], prefix: false }]);
   assert.deepEqual(parseQuery("* - ( ) \""), []);
+});
+
+test("SQLite: an index file of schema version 5 (before files without text were remembered) is upgraded when opened, keeps its documents and takes marks", async () => {
+  const { dir, collection } = await sqlite.newIndex();
+  fs.mkdirSync(dir!, { recursive: true });
+  const file = path.join(dir!, `${collection}.db`);
+  const old = new Database(file);
+  for (let step = 1; step <= 5; step++) old.exec(SQLITE_INDEX_MIGRATIONS[step]);
+  old.prepare("INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)").run(crypto.randomUUID(), SOURCE, "old.txt", "old.txt", 5, 0, null, 0, 0);
+  old.pragma("user_version = 5");
+  old.close();
+
+  const index = new SqliteFtsIndex({ dir: dir! });
+  closers.push(() => index.close());
+  assert.deepEqual([...(await index.indexedState(collection, SOURCE)).keys()], ["old.txt"]);
+  await index.markEmpty(collection, SOURCE, [{ path: "photo.png", size: 7, modifiedAt: new Date(0), version: null }]);
+  assert.equal((await index.indexedState(collection, SOURCE)).get("photo.png")?.empty, true);
+  const upgraded = new Database(file, { readonly: true });
+  try {
+    assert.equal(upgraded.pragma("user_version", { simple: true }), SCHEMA_VERSION);
+  } finally {
+    upgraded.close();
+  }
 });

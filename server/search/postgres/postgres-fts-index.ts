@@ -10,6 +10,7 @@ import type {
   DocumentHeader,
   DocumentInput,
   DocumentSummary,
+  EmptyFile,
   IndexedState,
   PermissionsUpdate,
   ReadableFilter,
@@ -25,7 +26,7 @@ import { aclVersion, aclVersions, readableDocumentIds, readAcls, writePermission
 import { CONFIG, migrateSchema } from "./postgres-fts-schema";
 import { markedSnippet } from "./postgres-fts-snippets";
 import { RANK_WINDOW, SPAN_MIN_CHUNKS } from "./postgres-fts-window";
-import { dropCollection, openStagedDocument, removeByPaths, settleGinIndexes, upsertBatch } from "./postgres-fts-writes";
+import { dropCollection, openStagedDocument, removeByPaths, settleGinIndexes, upsertBatch, writeEmptyMarks } from "./postgres-fts-writes";
 import { SearchStatistics } from "./postgres-statistics";
 import { exactMatchOf, toTsquery } from "./postgres-tsquery";
 import { inTransaction } from "./postgres-transaction";
@@ -123,6 +124,12 @@ export class PostgresFtsIndex implements SearchIndex {
     await this.ready();
     await removeByPaths(this.db, collectionId, sourceId, paths);
     this.statistics.noteWritten(paths.length);
+  }
+
+  async markEmpty(collectionId: string, sourceId: string, files: EmptyFile[]): Promise<void> {
+    if (files.length === 0) return;
+    await this.ready();
+    await writeEmptyMarks(this.db, collectionId, sourceId, files);
   }
 
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {

@@ -15,6 +15,13 @@ export async function readIndexedState(db: DataSource, collection: string, sourc
     const changedAt = row.changed_at === null ? null : new Date(Number(row.changed_at));
     state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, aclId: row.acl });
   }
+  // Files without text (a path has a document or a mark, never both: each write drops the other).
+  const marks = (await db.query("SELECT path, size, modified_at, version FROM search_empty_files WHERE collection_id = $1 AND source_id = $2", [collection, sourceId])) as Array<
+    Pick<DocumentRow, "path" | "size" | "modified_at" | "version">
+  >;
+  for (const row of marks) {
+    state.set(row.path, { size: Number(row.size), modifiedAt: new Date(Number(row.modified_at)), version: row.version, changedAt: null, aclId: null, empty: true });
+  }
   return state;
 }
 

@@ -19,7 +19,10 @@ import { words } from "./postgres-fts-words";
  * 5 maps all-ASCII words past unaccent, which has nothing to change in them; 6 adds file-server
  * permissions: `search_acls`, each distinct ACL of a collection once, and each document's `acl`
  * (null: every member may read it) and `changed_at`, postgres-fts-acls.ts), and keeps where each
- * chunk is: `page`, `location`, `scanned`, marking paged documents indexed before to be read again.
+ * chunk is: `page`, `location`, `scanned`, marking paged documents indexed before to be read again;
+ * 7 adds `search_empty_files`: per collection and source, the files that yielded no text (no
+ * document) with the identity they were read at, so a re-run skips an unchanged one unread
+ * (markEmpty; docs/decisions/0497-files-without-text-remembered.md).
  *
  * Ranking reads every candidate's `tsv`, so the tsvectors stay in the heap row, uncompressed
  * (STORAGE MAIN under a 4 KB `toast_tuple_target`; the body goes to TOAST instead): a candidate
@@ -29,7 +32,7 @@ import { words } from "./postgres-fts-words";
  * per document (postgres-fts-writes.ts).
  */
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 /** The BRIN index on search_chunks(id) (schema 4): how a span's id range is read. */
 const ID_RANGES = "search_chunks_id_brin";
 export const CONFIG = "sluice_search";
@@ -143,6 +146,18 @@ const MIGRATIONS: Record<number, (q: QueryRunner) => Promise<void>> = {
     await q.query(`ALTER TABLE search_chunks ADD COLUMN IF NOT EXISTS page integer, ADD COLUMN IF NOT EXISTS location text, ADD COLUMN IF NOT EXISTS scanned boolean NOT NULL DEFAULT false`);
     // The next run reads these files again for their pages (the SQLite engine's PAGES_PENDING).
     await q.query(`UPDATE search_documents SET version = '${PAGES_PENDING}' WHERE ${PAGED_DOCUMENTS}`);
+  },
+  7: async (q) => {
+    // A new, empty table: nothing existing is rewritten. IF NOT EXISTS, as in 6.
+    await q.query(`CREATE TABLE IF NOT EXISTS search_empty_files (
+      collection_id varchar NOT NULL,
+      source_id varchar NOT NULL,
+      path text NOT NULL,
+      size bigint NOT NULL,
+      modified_at bigint NOT NULL,
+      version text,
+      PRIMARY KEY (collection_id, source_id, path)
+    )`);
   },
 };
 

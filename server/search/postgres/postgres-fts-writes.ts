@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { DataSource, QueryRunner } from "typeorm";
-import type { ChunkInput, DocumentHeader, DocumentInput, StagedDocument } from "../search-index";
+import type { ChunkInput, DocumentHeader, DocumentInput, EmptyFile, StagedDocument } from "../search-index";
 import { stagedDocument } from "../staged-document";
 import { CONFIG, EXACT_CONFIG } from "./postgres-fts-schema";
 import { pgText, wordsOf } from "./postgres-fts-words";
@@ -104,9 +104,34 @@ export async function settleGinIndexes(db: DataSource): Promise<void> {
   );
 }
 
-/** Removes documents of one source by path (their chunks go with them: ON DELETE CASCADE). */
+/**
+ * Removes documents of one source by path (their chunks go with them: ON DELETE CASCADE), and
+ * the marks of files without text there, in one statement (a data-modifying WITH runs either way).
+ */
 export async function removeByPaths(db: DataSource, collection: string, sourceId: string, paths: string[]): Promise<void> {
-  await db.query("DELETE FROM search_documents WHERE collection_id = $1 AND source_id = $2 AND path = ANY($3::text[])", [collection, sourceId, paths.map(pgText)]);
+  await db.query(
+    `WITH marks AS (DELETE FROM search_empty_files WHERE collection_id = $1 AND source_id = $2 AND path = ANY($3::text[]))
+     DELETE FROM search_documents WHERE collection_id = $1 AND source_id = $2 AND path = ANY($3::text[])`,
+    [collection, sourceId, paths.map(pgText)],
+  );
+}
+
+/** Remembers files without text, in one transaction; a document at the path goes (the file no longer has any). */
+export async function writeEmptyMarks(db: DataSource, collection: string, sourceId: string, files: EmptyFile[]): Promise<void> {
+  // One row per path: ON CONFLICT cannot touch a row twice in one statement (the last one wins).
+  const byPath = new Map(files.map((f) => [pgText(f.path), f]));
+  const paths = [...byPath.keys()];
+  const marks = [...byPath.values()];
+  await inTransaction(db, async (q) => {
+    await q.query("SELECT set_config('synchronous_commit', 'off', true)");
+    await q.query("DELETE FROM search_documents WHERE collection_id = $1 AND source_id = $2 AND path = ANY($3::text[])", [collection, sourceId, paths]);
+    await q.query(
+      `INSERT INTO search_empty_files (collection_id, source_id, path, size, modified_at, version)
+       SELECT $1, $2, x.path, x.size, x.modified_at, x.version FROM unnest($3::text[], $4::bigint[], $5::bigint[], $6::text[]) AS x(path, size, modified_at, version)
+       ON CONFLICT (collection_id, source_id, path) DO UPDATE SET size = excluded.size, modified_at = excluded.modified_at, version = excluded.version`,
+      [collection, sourceId, paths, marks.map((f) => nullIfNaN(f.size) ?? 0), marks.map((f) => f.modifiedAt.getTime()), marks.map((f) => f.version)],
+    );
+  });
 }
 
 /** Removes a collection's chunks and documents in one transaction. */
@@ -115,6 +140,7 @@ export async function dropCollection(db: DataSource, collection: string): Promis
     await q.query("DELETE FROM search_chunks WHERE collection_id = $1", [collection]);
     await q.query("DELETE FROM search_documents WHERE collection_id = $1", [collection]);
     await q.query("DELETE FROM search_acls WHERE collection_id = $1", [collection]);
+    await q.query("DELETE FROM search_empty_files WHERE collection_id = $1", [collection]);
   });
 }
 
@@ -124,6 +150,12 @@ async function writeDocuments(q: QueryRunner, collection: string, group: { doc: 
   await q.query(
     `DELETE FROM search_documents d USING unnest($2::text[], $3::text[]) AS x(source_id, path)
      WHERE d.collection_id = $1 AND d.source_id = x.source_id AND d.path = x.path`,
+    [collection, docs.map((d) => d.doc.sourceId), docs.map((d) => d.path)],
+  );
+  // A path that gets a document is no longer a file without text (writeEmptyMarks).
+  await q.query(
+    `DELETE FROM search_empty_files m USING unnest($2::text[], $3::text[]) AS x(source_id, path)
+     WHERE m.collection_id = $1 AND m.source_id = x.source_id AND m.path = x.path`,
     [collection, docs.map((d) => d.doc.sourceId), docs.map((d) => d.path)],
   );
   const now = Date.now();

@@ -12,6 +12,7 @@ import type {
   DocumentHeader,
   DocumentInput,
   DocumentSummary,
+  EmptyFile,
   IndexedState,
   PermissionsUpdate,
   ReadableFilter,
@@ -27,7 +28,7 @@ import { SqliteFtsFiles, type SettledFile } from "./sqlite-fts-files";
 import { RANKING_LIMITS, type RankingLimits } from "./sqlite-fts-ranking";
 import { countDocuments, listPage, readChunksByKey, readDocumentChunks, readIndexedState } from "./sqlite-fts-reads";
 import { searchFile } from "./sqlite-fts-search";
-import { commitStaged, discardDocument, hasOrphans, optimizeTables, removeByPath, removeOrphans, stageChunks, writeDocuments } from "./sqlite-fts-writes";
+import { commitStaged, discardDocument, hasOrphans, optimizeTables, removeByPath, removeOrphans, stageChunks, writeDocuments, writeEmptyMarks } from "./sqlite-fts-writes";
 
 /**
  * The collection index on SQLite FTS5: one database file per collection (`<dir>/<id>.db`),
@@ -149,6 +150,13 @@ export class SqliteFtsIndex implements SearchIndex {
     if (!db || paths.length === 0) return;
     this.files.noteWrite(collectionId);
     this.files.guarded(collectionId, () => removeByPath(db, sourceId, paths));
+  }
+
+  async markEmpty(collectionId: string, sourceId: string, files: EmptyFile[]): Promise<void> {
+    if (files.length === 0) return;
+    const db = this.files.database(collectionId, true)!;
+    this.files.noteWrite(collectionId);
+    this.files.guarded(collectionId, () => writeEmptyMarks(db, sourceId, files));
   }
 
   async indexedState(collectionId: string, sourceId: string): Promise<Map<string, IndexedState>> {

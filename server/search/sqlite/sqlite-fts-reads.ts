@@ -14,6 +14,11 @@ export function readIndexedState(db: Database.Database, sourceId: string): Map<s
     const changedAt = row.changed_at === null ? null : new Date(row.changed_at);
     state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt, aclId: row.acl });
   }
+  // Files without text (a path has a document or a mark, never both: each write drops the other).
+  const marks = db.prepare("SELECT path, size, modified_at, version FROM empty_files WHERE source_id = ?").iterate(sourceId) as Iterable<
+    Pick<DocumentRow, "path" | "size" | "modified_at" | "version">
+  >;
+  for (const row of marks) state.set(row.path, { size: row.size, modifiedAt: new Date(row.modified_at), version: row.version, changedAt: null, aclId: null, empty: true });
   return state;
 }
 

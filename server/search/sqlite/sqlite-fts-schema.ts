@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 
 /**
- * The layout of a collection's FTS5 file (schema version 4):
+ * The layout of a collection's FTS5 file (schema version 6):
  * - `documents`: one row per (source_id, path).
  * - `chunks`: side table mapping an FTS rowid to (document_id, chunk_index).
  * - `chunks_fts`: FTS5 over (title, path, body), porter stemming over unicode61 with
@@ -21,12 +21,14 @@ import type Database from "better-sqlite3";
  *   hash, sqlite-fts-acls.ts), and each document's `acl` (null: every member may read it) and
  *   `changed_at` (the change time its permissions were read at); `documents_acl` (id, acl) answers a
  *   search's per-candidate permission check from the index alone (one probe, not two).
+ * - Since 6, `empty_files`: the files of a source that yielded no text (no document), with the
+ *   identity they were read at, so a re-run skips an unchanged one unread (markEmpty; decision 0497).
  *
  * A file of an older version is upgraded when it is opened (version 1 → 2 fills
  * `chunks_exact` from the stored text, 2 → 3 makes it again with positions, 3 → 4 sets the
- * buffer size, which changes no row, 4 → 5 adds the permission columns, null in every row; each in one transaction).
+ * buffer size, which changes no row, 4 → 5 adds the permission columns, null in every row, 5 → 6 adds `empty_files`, empty; each in one transaction).
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * FTS5's in-memory buffer of pending terms per table ('hashsize', stored in the file, so every
@@ -108,6 +110,16 @@ export const SQLITE_INDEX_MIGRATIONS: Record<number, string> = {
     ALTER TABLE chunks ADD COLUMN location TEXT;
     ALTER TABLE chunks ADD COLUMN scanned INTEGER NOT NULL DEFAULT 0;
     UPDATE documents SET version = '${PAGES_PENDING}' WHERE ${PAGED_DOCUMENTS};
+  `,
+  6: `
+    CREATE TABLE empty_files (
+      source_id TEXT NOT NULL,
+      path TEXT NOT NULL,
+      size INTEGER NOT NULL,
+      modified_at INTEGER NOT NULL,
+      version TEXT,
+      PRIMARY KEY (source_id, path)
+    ) WITHOUT ROWID;
   `,
 };
 

@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import type Database from "better-sqlite3";
 import { clean } from "../query";
 import { aclIdOf } from "./sqlite-fts-acls";
-import type { ChunkInput, DocumentHeader, DocumentInput } from "../search-index";
+import type { ChunkInput, DocumentHeader, DocumentInput, EmptyFile } from "../search-index";
 
 /**
  * The writes on one collection's file, each in one transaction (BEGIN IMMEDIATE). A staged
@@ -14,6 +14,9 @@ const INSERT_CHUNK = "INSERT INTO chunks (document_id, chunk_index, page, locati
 
 const INSERT_DOCUMENT = `INSERT INTO documents (id, source_id, path, title, size, modified_at, version, chunk_count, indexed_at, acl, changed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** A path that gets a document is no longer a file without text (markEmpty). */
+const DROP_MARK = "DELETE FROM empty_files WHERE source_id = ? AND path = ?";
 
 /** Chunks no document row owns: what staged documents of a dead process left behind. */
 const ORPHANS = "SELECT rowid FROM chunks WHERE document_id NOT IN (SELECT id FROM documents)";
@@ -28,6 +31,7 @@ export function writeDocuments(db: Database.Database, docs: DocumentInput[]): st
   const insertChunk = db.prepare(INSERT_CHUNK);
   const insertFts = chunkInserter(db);
   const insertDocument = db.prepare(INSERT_DOCUMENT);
+  const dropMark = db.prepare(DROP_MARK);
   const ids = docs.map(() => crypto.randomUUID());
   db.transaction(() => {
     docs.forEach((doc, i) => {
@@ -41,6 +45,7 @@ export function writeDocuments(db: Database.Database, docs: DocumentInput[]): st
         insertFts(lastInsertRowid, title, docPath, clean(chunk.text));
       }
       if (old !== undefined) deleteDocument(db, old);
+      dropMark.run(doc.sourceId, doc.path);
       insertDocument.run(ids[i], doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, doc.chunks.length, Date.now(), ...permissionColumns(db, doc));
     });
   }).immediate();
@@ -67,6 +72,7 @@ export function commitStaged(db: Database.Database, documentId: string, doc: Doc
   db.transaction(() => {
     const old = findOld.get(doc.sourceId, doc.path) as string | undefined;
     if (old !== undefined) deleteDocument(db, old);
+    db.prepare(DROP_MARK).run(doc.sourceId, doc.path);
     db.prepare(INSERT_DOCUMENT).run(documentId, doc.sourceId, doc.path, doc.title, doc.size, doc.modifiedAt.getTime(), doc.version, chunkCount, Date.now(), ...permissionColumns(db, doc));
   }).immediate();
 }
@@ -90,13 +96,28 @@ export function removeOrphans(db: Database.Database): void {
   }).immediate();
 }
 
-/** Removes documents of one source by path. */
+/** Removes documents of one source by path, and the marks of files without text there. */
 export function removeByPath(db: Database.Database, sourceId: string, paths: string[]): void {
   const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+  const dropMark = db.prepare(DROP_MARK);
   db.transaction(() => {
     for (const p of paths) {
       const id = find.get(sourceId, p) as string | undefined;
       if (id !== undefined) deleteDocument(db, id);
+      dropMark.run(sourceId, p);
+    }
+  }).immediate();
+}
+
+/** Remembers files without text (a document at the path goes: the file no longer has any). */
+export function writeEmptyMarks(db: Database.Database, sourceId: string, files: EmptyFile[]): void {
+  const find = db.prepare("SELECT id FROM documents WHERE source_id = ? AND path = ?").pluck();
+  const mark = db.prepare("INSERT OR REPLACE INTO empty_files (source_id, path, size, modified_at, version) VALUES (?, ?, ?, ?, ?)");
+  db.transaction(() => {
+    for (const file of files) {
+      const id = find.get(sourceId, file.path) as string | undefined;
+      if (id !== undefined) deleteDocument(db, id);
+      mark.run(sourceId, file.path, file.size, file.modifiedAt.getTime(), file.version);
     }
   }).immediate();
 }
