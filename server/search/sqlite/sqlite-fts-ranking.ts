@@ -3,7 +3,10 @@ import { capPerDocument, folderPrefix, spreadPerDocument, type MatchAttempt, typ
 import type { SearchFilter } from "../search-index";
 import { readableSql } from "./sqlite-fts-acls";
 import { readablePage, type WindowRow } from "./sqlite-fts-readable";
+import type { RankedRow } from "./sqlite-ranked-row";
 import { prepared } from "./sqlite-statements";
+
+export type { RankedRow };
 
 /**
  * How one table's matches are ranked (sqlite-fts-search.ts runs it per tier): bm25 over the
@@ -32,13 +35,6 @@ export interface RankingLimits {
  * 10,000, 87.6 % at 2,000), at a p95 of ~5 ms against ~7 ms with 10,000.
  */
 export const RANKING_LIMITS: RankingLimits = { window: 3_000, commonFrom: 20_000, commonSample: 200 };
-
-export interface RankedRow {
-  rowid: number;
-  bm25: number;
-  /** Only with a per-document cap or firstPerDocument. */
-  document_id?: string;
-}
 
 /** How many times a page's rows spreadPerDocument is first tried on (windowedChunks); past that the whole window is numbered. */
 const SPREAD_DEPTH = 4;

@@ -1,5 +1,5 @@
 import { capPerDocument, spreadPerDocument } from "../query";
-import type { RankedRow } from "./sqlite-fts-ranking";
+import type { RankedRow } from "./sqlite-ranked-row";
 
 /**
  * A ranking's page under a permission filter, from its window's best rows
