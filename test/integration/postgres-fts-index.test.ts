@@ -1,14 +1,13 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
-import * as os from "node:os";
 import type { DataSource } from "typeorm";
 import { PostgresFtsIndex } from "../../server/search/postgres";
 import { wordsOf } from "../../server/search/postgres/postgres-fts-words";
 import { SCHEMA_VERSION } from "../../server/search/postgres/postgres-fts-schema";
 import type { DocumentInput } from "../../server/search/search-index";
-import { openDatabase } from "../../server/data/data-source";
 import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
+import { freshPostgresDatabases } from "../fixtures/postgres-databases";
 import { waitFor } from "../fixtures/wait-for";
 
 // What only the PostgreSQL engine has: tsvectors written by its INSERT (schema 3) and the
@@ -59,27 +58,14 @@ test("wordsOf turns exactly the separators into spaces, unit for unit (as transl
 });
 
 describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "PostgreSQL is not installed" }, () => {
-  const databases: DataSource[] = [];
-  let newDatabase: () => Promise<DataSource>;
-  before(async () => {
-    const cluster = await sharedPostgres();
-    newDatabase = async () => {
-      const db = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: await cluster.createDatabase() });
-      databases.push(db);
-      return db;
-    };
-  });
-  after(async () => {
-    for (const db of databases) await db.destroy();
-  });
+  const newDatabase = freshPostgresDatabases();
 
   test("every connection of the pool has JIT compilation off and an idle-in-transaction limit (the cluster's defaults: on, none)", async () => {
     const cluster = await sharedPostgres();
     const url = await cluster.createDatabase();
     const [clusterDefault] = await cluster.query<{ jit: string; idle: string }>(url, "SELECT current_setting('jit') AS jit, current_setting('idle_in_transaction_session_timeout') AS idle");
     assert.deepEqual(clusterDefault, { jit: "on", idle: "0" });
-    const db = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: url });
-    databases.push(db);
+    const db = await newDatabase(url);
     // Four at once, so the pool opens connections beside the one it already had.
     const settings = (
       await Promise.all(

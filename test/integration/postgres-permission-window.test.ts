@@ -1,16 +1,15 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
-import * as os from "node:os";
 import type { DataSource } from "typeorm";
 import { EVERYONE_SID } from "../../server/access/windows-acl";
-import { openDatabase } from "../../server/data/data-source";
 import { PostgresFtsIndex } from "../../server/search/postgres";
 import { CONFIG } from "../../server/search/postgres/postgres-fts-schema";
 import { RANK_WINDOW } from "../../server/search/postgres/postgres-fts-window";
 import type { DocumentInput } from "../../server/search/search-index";
 import { aclIdOf, type FileAcl } from "../../server/search/stored-acl";
-import { postgresBinDir, sharedPostgres } from "../fixtures/postgres";
+import { postgresBinDir } from "../fixtures/postgres";
+import { freshPostgresDatabases } from "../fixtures/postgres-databases";
 
 // PostgreSQL's permission filter on a tier's window (docs/decisions/0488-permission-filter-after-the-window-postgresql.md):
 // the window is the newest RANK_WINDOW matches whatever the caller may read, the page the best
@@ -53,19 +52,7 @@ interface CteNode {
 }
 
 describe("PostgreSQL: the permission filter on the window's rows", { skip: postgresBinDir() ? false : "PostgreSQL is not installed" }, () => {
-  const databases: DataSource[] = [];
-  let newDatabase: () => Promise<DataSource>;
-  before(async () => {
-    const cluster = await sharedPostgres();
-    newDatabase = async () => {
-      const db = await openDatabase({ dataDir: os.tmpdir(), databaseUrl: await cluster.createDatabase() });
-      databases.push(db);
-      return db;
-    };
-  });
-  after(async () => {
-    for (const db of databases) await db.destroy();
-  });
+  const newDatabase = freshPostgresDatabases();
 
   async function load(index: PostgresFtsIndex, db: DataSource, collection: string, docs: DocumentInput[]) {
     for (let i = 0; i < docs.length; i += 1000) await index.upsertDocuments(collection, docs.slice(i, i + 1000));
