@@ -3,7 +3,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { client, invalidate, keys, queries, queryClient } from "../api";
 import { announce, ConfirmButton, Empty, ErrorText, Loading, usePageHeading } from "../components";
-import { formatPlace, formatTime } from "../format";
+import { formatPlace, formatTime, formatWhere } from "../format";
 import { writesText } from "../model-capabilities";
 import { href } from "../navigation";
 import { PermissionNotice } from "./PermissionNotice";
@@ -278,7 +278,7 @@ function AnswerText({ turn, onCite }: { turn: ShownTurn; onCite: (n: number) => 
           // biome-ignore lint/suspicious/noArrayIndexKey: the same marker can appear twice in an answer
           <button key={i} type="button" className="citation" aria-label={`Source ${source.n}: ${source.title || source.path}${formatPlace(source) ? `, ${formatPlace(source)}` : ""}`} onClick={() => onCite(source.n)}>
             [{source.n}
-            {source.page ? `, p. ${source.page}` : ""}]
+            {formatWhere(source) ? `, ${formatWhere(source)}` : ""}]
           </button>
         );
       })}
