@@ -205,7 +205,7 @@ test("ask: the citations and the cited passage say the page", async () => {
   await page.getByRole("textbox", { name: "Question" }).fill(`Where does the ${PDF_WORD} nest?`);
   await page.getByRole("button", { name: "Ask", exact: true }).click();
   const region = page.getByTestId("answer-region");
-  const citation = region.getByRole("button", { name: "Source 1: manual, p. 3" });
+  const citation = region.getByRole("button", { name: "Source 1, p. 3: manual" });
   await citation.waitFor();
   await page.locator('[data-testid="answer-region"][aria-busy="false"]').waitFor();
   assert.equal(((await citation.textContent()) ?? "").trim(), "[1, p. 3]");
@@ -219,7 +219,7 @@ test("ask: the citations and the cited passage say the page", async () => {
   // A slide is cited as a slide, not as a page.
   await page.getByRole("textbox", { name: "Question" }).fill(`How many ${SLIDE_WORD}?`);
   await page.getByRole("button", { name: "Ask", exact: true }).click();
-  const slide = region.getByRole("button", { name: "Source 1: census, slide 2" });
+  const slide = region.getByRole("button", { name: "Source 1, slide 2: census" });
   await slide.waitFor();
   assert.equal(((await slide.textContent()) ?? "").trim(), "[1, slide 2]");
   await page.setViewportSize(SMALL);
