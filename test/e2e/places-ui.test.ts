@@ -223,6 +223,15 @@ test("ask: the citations and the cited passage say the page", async () => {
   await slide.waitFor();
   assert.equal(((await slide.textContent()) ?? "").trim(), "[1, slide 2]");
   await page.setViewportSize(SMALL);
+  assert.ok(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "the answer scrolls sideways at 640 px");
   await slide.scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(SCREENSHOTS, "places-06-ask-slide-640.png") });
+
+  // A conversation opened again from the list cites the same places: they are stored with its turns.
+  await page.setViewportSize(LARGE);
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await page.locator("#answer-heading", { hasText: "New conversation" }).waitFor();
+  await page.getByRole("button", { name: `Where does the ${PDF_WORD} nest?` }).click();
+  await region.getByRole("button", { name: "Source 1, p. 3: manual" }).waitFor();
+  await region.getByRole("button", { name: "Source 1, slide 2: census" }).waitFor();
 });
