@@ -35,13 +35,22 @@ export function formatDuration(seconds: number): string {
   return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+type Place = { page?: number | null; location_label?: string | null; from_scan?: boolean };
+
 /**
- * Where a passage is in its document, as results and citations show it: "p. 7" for a page,
- * "slide 3", "sheet Budget" (the server's `location_label` otherwise); with ", from a scan" when
- * OCR read it. Empty for an unpaged passage that no scan gave.
+ * Where a passage is in its document, in the fewest words: "p. 7" for a page, "slide 3",
+ * "sheet Budget" (the server's `location_label` otherwise). Citations show this much, so a slide
+ * is never cited as a page (docs/decisions/0498-citations-name-the-place.md). Empty when unpaged.
  */
-export function formatPlace(place: { page?: number | null; location_label?: string | null; from_scan?: boolean }): string {
+export function formatWhere(place: Place): string {
   const label = place.location_label ?? "";
-  const where = /^page \d+$/.test(label) && place.page ? `p. ${place.page}` : label;
-  return [where, place.from_scan ? "from a scan" : ""].filter(Boolean).join(", ");
+  return /^page \d+$/.test(label) && place.page ? `p. ${place.page}` : label;
+}
+
+/**
+ * Where a passage is, as results and the cited passage show it: formatWhere, with ", from a
+ * scan" when OCR read it. Empty for an unpaged passage that no scan gave.
+ */
+export function formatPlace(place: Place): string {
+  return [formatWhere(place), place.from_scan ? "from a scan" : ""].filter(Boolean).join(", ");
 }

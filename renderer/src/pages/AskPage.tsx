@@ -3,7 +3,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import * as api from "../api";
 import { client, invalidate, keys, queries, queryClient } from "../api";
 import { announce, ConfirmButton, Empty, ErrorText, Loading, usePageHeading } from "../components";
-import { formatPlace, formatTime } from "../format";
+import { formatPlace, formatTime, formatWhere } from "../format";
 import { writesText } from "../model-capabilities";
 import { href } from "../navigation";
 import { PermissionNotice } from "./PermissionNotice";
@@ -274,11 +274,14 @@ function AnswerText({ turn, onCite }: { turn: ShownTurn; onCite: (n: number) => 
         // The parts of one answer's text never reorder: the position is each part's identity.
         // biome-ignore lint/suspicious/noArrayIndexKey: see above
         if (!source) return <span key={i}>{part}</span>;
+        const where = formatWhere(source);
+        // The name holds the marker's own words in their order ("1, p. 3"), so a person who says what they see can press it (WCAG 2.5.3).
+        const name = `Source ${source.n}${where ? `, ${where}` : ""}: ${source.title || source.path}${source.from_scan ? ", from a scan" : ""}`;
         return (
           // biome-ignore lint/suspicious/noArrayIndexKey: the same marker can appear twice in an answer
-          <button key={i} type="button" className="citation" aria-label={`Source ${source.n}: ${source.title || source.path}${formatPlace(source) ? `, ${formatPlace(source)}` : ""}`} onClick={() => onCite(source.n)}>
+          <button key={i} type="button" className="citation" aria-label={name} onClick={() => onCite(source.n)}>
             [{source.n}
-            {source.page ? `, p. ${source.page}` : ""}]
+            {where ? `, ${where}` : ""}]
           </button>
         );
       })}

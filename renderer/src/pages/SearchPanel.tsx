@@ -122,7 +122,7 @@ function DocumentResultItem({ doc, index, onFolder, mark }: { doc: api.DocumentR
       <ul className="passages" aria-label={`Passages from ${title}`}>
         {doc.passages.map((passage) => (
           <li key={passage.chunk_index} className="passage">
-            {formatPlace(passage) && <span className="passage-place muted small">{formatPlace(passage)}</span>}
+            {formatPlace(passage) && <span className="passage-place small">{formatPlace(passage)}</span>}
             {/* biome-ignore lint/security/noDangerouslySetInnerHtml: the snippet is server-escaped text with <mark> around matches */}
             <span className="snippet" dangerouslySetInnerHTML={{ __html: passage.snippet }} />
           </li>
