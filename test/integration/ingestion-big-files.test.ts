@@ -5,11 +5,17 @@ import { after, before, describe, it } from "node:test";
 import { SAMBA_TIMEOUT_MS, startSamba, type SambaServer } from "../fixtures/samba";
 import { startSluice, tempDir, type SluiceServer } from "../fixtures/sluice-server";
 import { addSmbSource, client, createGroup, signUp, type Request } from "../fixtures/http-client";
+import { onPostgres } from "../fixtures/postgres";
 
 // A 60 MB CSV export is indexed whole, streamed: its first, middle and last rows are found,
 // and the server's peak memory stays bounded while it is read.
 
-const FILE_BYTES = 60 * 1024 * 1024;
+/**
+ * 60 MB on SQLite; 24 MB on the PostgreSQL + Redis re-run, which checks the same streamed read
+ * into that back end's writes (still ~100,000 rows): at 60 MB its two ingestions took 81 s of
+ * CI's 20 minutes, against 29 s on SQLite.
+ */
+const FILE_BYTES = (onPostgres() ? 24 : 60) * 1024 * 1024;
 /** The server's peak resident memory while it ingests the file (the bound). */
 const PEAK_RSS_LIMIT_MB = 400;
 const JOB_TIMEOUT_MS = 5 * 60_000;

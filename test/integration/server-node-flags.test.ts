@@ -3,7 +3,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { MAIN_THREAD_OLD_GENERATION_MB, SERVER_NODE_FLAGS } from "../../server/worker-script";
+import { MAIN_THREAD_OLD_GENERATION_MB, MAIN_THREAD_SEMI_SPACE_MB, SERVER_NODE_FLAGS } from "../../server/worker-script";
 import { tempDir } from "../fixtures/sluice-server";
 import { WAIT_LIMIT_MS, waitFor } from "../fixtures/wait-for";
 
@@ -62,18 +62,19 @@ describe("the server's Node flags (its main thread's young generation and heap c
     const MB = 1024 * 1024;
     const ceiling = MAIN_THREAD_OLD_GENERATION_MB * MB;
     const released = probe(true);
-    assert.ok(released.main <= 4 * MB, `main thread's new space ${released.main}`);
+    // The main thread's nursery: two semi-spaces of at most MAIN_THREAD_SEMI_SPACE_MB, not V8's 16 MB each.
+    assert.ok(released.main <= 2 * MAIN_THREAD_SEMI_SPACE_MB * MB, `main thread's new space ${released.main}`);
     // The heap limit is the old generation's ceiling plus the young generation's room.
     assert.ok(released.mainLimit >= ceiling && released.mainLimit < ceiling + 64 * MB, `main thread's heap limit ${released.mainLimit}`);
     assert.equal(released.worker, 8 * MB, "the worker's own nursery applies");
     assert.ok(released.workerLimit > ceiling + 64 * MB, `a worker asking for nothing has V8's default ceiling, not the main thread's (${released.workerLimit})`);
     // Without the call, V8 prefers the flags to the worker's own limits.
     const held = probe(false);
-    assert.equal(held.worker, 4 * MB);
+    assert.equal(held.worker, 2 * MAIN_THREAD_SEMI_SPACE_MB * MB);
     assert.ok(held.workerLimit < ceiling + 64 * MB, `without the call a worker gets the main thread's ceiling (${held.workerLimit})`);
   });
 
-  it("hold the main thread's young generation to 4 MB in a server started with npm start's flags, as the heap trace shows", async () => {
+  it("hold the main thread's young generation to two MAIN_THREAD_SEMI_SPACE_MB semi-spaces in a server started with npm start's flags, as the heap trace shows", async () => {
     const trace = path.join(tempDir(), "trace.jsonl");
     const child = spawn(process.execPath, [...nodeFlagsOf(scripts.start), path.join(ROOT, "dist", "server", "main.js")], {
       cwd: ROOT,
@@ -112,7 +113,7 @@ describe("the server's Node flags (its main thread's young generation and heap c
       assert.ok(main.length >= 2, "the main thread traced its heap");
       assert.ok(main.every((l) => typeof l.rss === "number" && l.rss > 0), "with the process's RSS");
       const largest = Math.max(...main.map((l) => l.newSpace));
-      assert.ok(largest > 0 && largest <= 4 * 1024 * 1024, `new space ${largest} bytes`);
+      assert.ok(largest > 0 && largest <= 2 * MAIN_THREAD_SEMI_SPACE_MB * 1024 * 1024, `new space ${largest} bytes`);
     } finally {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
