@@ -163,6 +163,10 @@ export async function createApp({ config, mode, publicUrl, tls, db, secrets, log
   // TRUST_PROXY: which proxies' X-Forwarded-For Express believes, so req.ip (the sign-in and sign-up limits' address) is the client's.
   app.set("trust proxy", config.trustProxy);
   app.set("query parser", "simple");
+  // No ETag on answers sent with res.send/res.json: the API's are Cache-Control: no-store, so a
+  // client never revalidates them, and hashing every body was work on the API's thread for
+  // nothing (docs/decisions/0532-a-search-requests-fixed-cost.md). The UI's files keep theirs (express.static sets its own).
+  app.set("etag", false);
   app.use(securityHeaders());
   app.use(requestLog(logger));
   // Against DNS rebinding: a name this server does not answer to is refused before any route.

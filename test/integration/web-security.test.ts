@@ -136,6 +136,16 @@ describe("headers on the UI and the API", () => {
     }
   });
 
+  it("API answers are not to be stored and carry no ETag; the UI's files keep theirs for revalidation", async () => {
+    const api = await fetch(`${server.url}/api/health`);
+    assert.equal(api.status, 200);
+    assert.equal(api.headers.get("cache-control"), "no-store");
+    assert.equal(api.headers.get("etag"), null);
+    const page = await fetch(`${server.url}/`);
+    assert.equal(page.status, 200);
+    assert.ok(page.headers.get("etag"), "index.html has an ETag");
+  });
+
   it("the built UI has no inline script or style that the policy would block", async () => {
     const html = await (await fetch(`${server.url}/`)).text();
     assert.match(html, /<div id="root">/);
