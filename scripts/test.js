@@ -32,13 +32,26 @@ function run(command, args, env = {}) {
   return result.status ?? 1;
 }
 
+// Each run's TAP also goes to a file, so that the failures of every run are printed again at the
+// very end: a CI log that keeps only its tail would otherwise show only the last run's.
+const tapDir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "sluice-test-tap-"));
+const runs = [];
+function testRun(name, command, args, env = {}) {
+  const tapFile = path.join(tapDir, `${runs.length}.tap`);
+  const at = args.indexOf("--test");
+  const withTap = [...args.slice(0, at + 1), "--test-reporter=tap", "--test-reporter-destination=stdout", "--test-reporter=tap", `--test-reporter-destination=${tapFile}`, ...args.slice(at + 1)];
+  const status = run(command, withTap, env);
+  runs.push({ name, status, tapFile });
+  return status;
+}
+
 // node --test given no files would search the whole tree itself (dist/test/bench included).
 if (only.length > 0 && files.length === 0) {
   process.stderr.write(`No compiled test file matches ${only.map((o) => `"${o}"`).join(", ")} (under dist/test).\n`);
   process.exit(2);
 }
 
-let status = run(process.execPath, ["--test", "--test-concurrency=2", ...files]);
+let status = testRun("SQLite", process.execPath, ["--test", "--test-concurrency=2", ...files]);
 
 const keychainTests = files.filter((f) => f.includes("keychain"));
 const haveKeyring = ["dbus-run-session", "gnome-keyring-daemon"].every(
@@ -46,7 +59,7 @@ const haveKeyring = ["dbus-run-session", "gnome-keyring-daemon"].every(
 );
 if (keychainTests.length && haveKeyring && process.platform === "linux") {
   process.stdout.write("\n# keychain tests inside a D-Bus session with gnome-keyring\n");
-  const keyring = run("bash", [path.join(root, "test", "fixtures", "with-keyring.sh"), process.execPath, "--test", ...keychainTests]);
+  const keyring = testRun("keychain", "bash", [path.join(root, "test", "fixtures", "with-keyring.sh"), process.execPath, "--test", ...keychainTests]);
   status = status || keyring;
 }
 // The team-server run: the environment that switches the test servers' back ends.
@@ -63,8 +76,10 @@ if ((integrationTests.length || once.length) && havePostgres && process.env.SLUI
     `\n# integration suite on PostgreSQL${haveRedis ? " + Redis" : ""}: ${integrationTests.length} file${integrationTests.length === 1 ? "" : "s"}, ${once.length} left out by "${ONCE_MARKER}"\n`,
   );
   if (integrationTests.length) {
-    const team = run(process.execPath, ["--test", "--test-concurrency=2", ...integrationTests], TEAM_SERVER_ENV);
+    const team = testRun("PostgreSQL", process.execPath, ["--test", "--test-concurrency=2", ...integrationTests], TEAM_SERVER_ENV);
     status = status || team;
   }
 }
+process.stdout.write(require("./tap-summary").summary(runs));
+fs.rmSync(tapDir, { recursive: true, force: true });
 process.exit(status);
