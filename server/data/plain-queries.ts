@@ -82,3 +82,18 @@ export async function rowExists<T extends ObjectLiteral>(manager: EntityManager,
   const rows = (await manager.query(sql, properties.map((p) => where[p]))) as unknown[];
   return rows.length > 0;
 }
+
+/**
+ * The rows of `entity` whose `property` is one of `values`, as TypeORM would hydrate them (in
+ * no set order): `WHERE column IN (...)`, one statement per number of values. For the few ids
+ * of a search's hits, read on every search.
+ */
+export async function findWhereIn<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, property: string, values: string[]): Promise<T[]> {
+  if (values.length === 0) return [];
+  const { sql, metadata } = statement(manager, entity, `in\u0000${property}\u0000${values.length}`, (metadata, driver) => {
+    const parameters = values.map((_, i) => driver.createParameter(`${property}${i}`, i));
+    return `SELECT ${selectedColumns(metadata, driver)} FROM ${driver.escape(metadata.tableName)} WHERE ${driver.escape(columnName(metadata, property))} IN (${parameters.join(", ")})`;
+  });
+  const rows = (await manager.query(sql, values)) as Array<Record<string, unknown>>;
+  return rows.map((row) => hydrate<T>(manager, metadata, row));
+}

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import { after, describe, it } from "node:test";
-import type { DataSource } from "typeorm";
+import { In, type DataSource } from "typeorm";
 import { openDatabase } from "../../server/data/data-source";
 import { Collection } from "../../server/data/entities/collection.entity";
 import { GROUP_PERMISSIONS, Group } from "../../server/data/entities/group.entity";
 import { GroupMember } from "../../server/data/entities/group-member.entity";
 import { User } from "../../server/data/entities/user.entity";
-import { findById, findMemberOwnedById, rowExists } from "../../server/data/plain-queries";
+import { findById, findMemberOwnedById, findWhereIn, rowExists } from "../../server/data/plain-queries";
 import { onPostgres, sharedPostgres } from "../fixtures/postgres";
 import { tempDir } from "../fixtures/sluice-server";
 
@@ -64,6 +64,16 @@ describe("plain per-request queries", () => {
       assert.equal(await findMemberOwnedById(m, Collection, embedded, outsider), null, name);
       assert.equal(await findMemberOwnedById(m, Collection, crypto.randomUUID(), userId), null, name);
       assert.equal(await findMemberOwnedById(m, Collection, "not a uuid ' OR 1=1 --", userId), null, name);
+      // findWhereIn answers find(In(...)): one, two (a second statement, by count), a missing id
+      // among them, none at all, and a hostile value.
+      const byId = (rows: Collection[]) => [...rows].sort((a, b) => a.id.localeCompare(b.id));
+      for (const ids of [[plain], [plain, embedded], [embedded, crypto.randomUUID(), plain], [crypto.randomUUID()], ["' OR 1=1 --"]]) {
+        const fast = await findWhereIn(m, Collection, "id", ids);
+        assert.ok(fast.every((row) => row instanceof Collection), name);
+        assert.deepEqual(byId(fast), byId(await m.find(Collection, { where: { id: In(ids) } })), `${name}: ${ids.length}`);
+      }
+      assert.deepEqual(await findWhereIn(m, Collection, "id", []), [], name);
+      assert.deepEqual((await findWhereIn(m, Collection, "ownerGroupId", [groupId])).length, 2, name);
     }
   });
 });

@@ -1,5 +1,6 @@
 import { In, type EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
+import { findWhereIn } from "../../data/plain-queries";
 import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
 import { folderLocation } from "./folder-location";
 import { FolderSources } from "./folder-sources.service";
@@ -38,7 +39,7 @@ class FolderKind implements SourceKind {
   }
 
   async locators(db: EntityManager, sourceIds: string[]): Promise<Map<string, DocumentLocator>> {
-    const rows = await db.find(FolderSourceRecord, { where: { dataSourceId: In(sourceIds) } });
+    const rows = await findWhereIn(db, FolderSourceRecord, "dataSourceId", sourceIds);
     return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => folderLocation(row.path, documentPath)]));
   }
 

@@ -1,5 +1,6 @@
 import { In, type EntityManager } from "typeorm";
 import type { DataSourceRecord } from "../../data/entities/data-source.entity";
+import { findWhereIn } from "../../data/plain-queries";
 import type { SecretStore } from "../../secrets/secrets";
 import type { DocumentLocator, KindRouteDeps, KindRoutes, SourceKind, SourceKindModule } from "../source-kind";
 import { smbLocation } from "./smb-location";
@@ -64,7 +65,7 @@ class SmbKind implements SourceKind {
   }
 
   async locators(db: EntityManager, sourceIds: string[]): Promise<Map<string, DocumentLocator>> {
-    const rows = await db.find(SmbSourceRecord, { where: { dataSourceId: In(sourceIds) } });
+    const rows = await findWhereIn(db, SmbSourceRecord, "dataSourceId", sourceIds);
     return new Map(rows.map((row) => [row.dataSourceId, (documentPath: string) => smbLocation(row, documentPath)]));
   }
 
