@@ -91,6 +91,9 @@ interface Timed {
   inProcessMs: number | null;
   hits: number;
   engineRows: number;
+  /** The requests that search nothing, asked right after this search (the floors, below). */
+  floorMs: number;
+  healthMs: number;
 }
 
 export interface PhaseResult {
@@ -138,6 +141,7 @@ async function runPhase(
   phase: string,
   queries: string[],
   search: (q: string) => Promise<number>,
+  floors: { me: () => Promise<void>; health: () => Promise<void> },
   engine: EngineTimer,
   inProcess: ((q: string) => void) | null,
   serverTimes: () => number[],
@@ -150,6 +154,12 @@ async function runPhase(
     const t = performance.now();
     const hits = await search(query);
     const sluiceMs = performance.now() - t;
+    const f = performance.now();
+    await floors.me();
+    const floorMs = performance.now() - f;
+    const h = performance.now();
+    await floors.health();
+    const healthMs = performance.now() - h;
     const e = await engine.time(query.toLowerCase());
     let inProcessMs: number | null = null;
     if (inProcess) {
@@ -157,7 +167,7 @@ async function runPhase(
       inProcess(query);
       inProcessMs = performance.now() - s;
     }
-    timed.push({ query, words: query.split(" ").length, sluiceMs, engineMs: e.ms, serverMs: null, inProcessMs, hits, engineRows: e.rows });
+    timed.push({ query, words: query.split(" ").length, sluiceMs, engineMs: e.ms, serverMs: null, inProcessMs, hits, engineRows: e.rows, floorMs, healthMs });
   }
   // A request's log line is written as its answer finishes: the last may come just after the client has the answer.
   const logged = await waitFor(() => {
@@ -279,19 +289,30 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
       if (res.status !== 200) throw new Error(`search failed: ${res.status} ${res.text}`);
       return (res.body.results as unknown[]).length;
     };
+    /**
+     * The floors, timed beside each search: an authenticated request that searches nothing
+     * (GET /users/me: the same client, token and middleware, the user's row and role, no reader
+     * thread), and one without authentication or database (GET /health). A search does at least
+     * what the first does, so a row whose engine p95 is below 2/3 of its p95 cannot meet 1.5x.
+     */
+    const asked = (path: string) => async () => {
+      const res = await request("GET", path, { token: user.token });
+      if (res.status !== 200) throw new Error(`GET ${path} failed: ${res.status} ${res.text}`);
+    };
+    const floors = { me: asked("/users/me"), health: asked("/health") };
     let logFrom = server.output().length;
     /** The phase's lines so far; next() starts the next phase's after them. */
     const logged = () => searchLogTimes(server, collectionId, logFrom);
     const next = () => (logFrom = server.output().length);
     process.stdout.write(`  ${backEnd}, ${corpus.name}: ingested ${job.entities_processed} files in ${ingestSeconds.toFixed(1)} s; searching at once...\n`);
-    const phases = [await runPhase("right after the ingestion", corpus.queries, search, engine, inProcess, logged, steps)];
+    const phases = [await runPhase("right after the ingestion", corpus.queries, search, floors, engine, inProcess, logged, steps)];
     next();
     const settleStart = performance.now();
     if (cluster) await postgresSettled(cluster, databaseUrl!);
     else await sqliteSettled(indexFile);
     const settleSeconds = (performance.now() - settleStart) / 1000;
     process.stdout.write(`  settled ${settleSeconds.toFixed(1)} s after the first pass; searching again...\n`);
-    phases.push(await runPhase("after the background work settled", corpus.queries.map(recased), search, engine, inProcess, logged, steps));
+    phases.push(await runPhase("after the background work settled", corpus.queries.map(recased), search, floors, engine, inProcess, logged, steps));
 
     let plans: string | null = null;
     if (cluster && databaseUrl) {
@@ -408,6 +429,9 @@ export function printSearchCorpora(results: CaseResult[], report: (name: string,
       if (inProcess !== null) parts.push(`Sluice's search code alone ${inProcess.toFixed(2)} ms`);
       parts.push(`engine ${engine.toFixed(2)} ms`);
       process.stdout.write(`  mean per query: ${parts.join("; ")}; empty answers ${phase.timed.filter((t) => t.hits === 0).length}\n`);
+      const floor = phase.timed.map((t) => t.floorMs).sort((a, b) => a - b);
+      const health = phase.timed.map((t) => t.healthMs).sort((a, b) => a - b);
+      process.stdout.write(`  the floors beside each search, p50 / p95 / p99: GET /users/me (authenticated, no search) ${triple(floor)} ms; GET /health (no authentication, no database) ${triple(health)} ms\n`);
       if (phase.steps) {
         const total = [...phase.steps.values()].reduce((a, b) => a + b, 0);
         const n = phase.timed.length;
