@@ -2,14 +2,16 @@ import { setPriority } from "node:os";
 
 /**
  * The nice value of the threads that feed an ingestion (the job thread, the parsers). Below the
- * API's thread and the index writer (both 0): when they contend for a core, a thread at 10 gets
- * about a tenth of the CPU weight of one at 0 (CFS weights 110 against 1,024). On a 2-core machine
+ * API's thread and the index writer (both 0): when they contend for a core, a thread at 5 gets
+ * about a third of the CPU weight of one at 0 (CFS weights 335 against 1,024). On a 2-core machine
  * the index writer is an ingestion's critical path and the API's thread answers the LAN; the
  * feeding threads run ahead of the writer (it always has a batch queued) and lose little by
- * waiting. Measured: SQLite ingestion of the bench corpus 6 % faster at 5 and at 10
- * (docs/decisions/0189-feeder-threads-nice-10.md).
+ * waiting. Measured: SQLite ingestion of the bench corpus 6 % faster at 5 and at 10 than at 0
+ * (docs/decisions/0189-feeder-threads-nice-10.md); under 100 connections of load, 10 starved the
+ * feeders (ingestion 1.59x slower, median of 5) where 5 keeps 1.40x at the same API p99
+ * (docs/decisions/0534-feeder-threads-nice-5.md).
  */
-export const FEEDER_NICENESS = 10;
+export const FEEDER_NICENESS = 5;
 
 /**
  * Lowers the calling thread's scheduling priority to `niceness`. Only on Linux, where a nice value
