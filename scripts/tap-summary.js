@@ -47,4 +47,4 @@ function summary(runs) {
   return `${out.join("\n")}\n`;
 }
 
-module.exports = { summary, failures };
+module.exports = { summary };

@@ -6,6 +6,7 @@
 // those marked to run once (scripts/team-rerun.js); SLUICE_TEAM_RUN=0 skips that run.
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
+const os = require("node:os");
 const path = require("node:path");
 
 const root = path.resolve(__dirname, "..");
@@ -34,7 +35,7 @@ function run(command, args, env = {}) {
 
 // Each run's TAP also goes to a file, so that the failures of every run are printed again at the
 // very end: a CI log that keeps only its tail would otherwise show only the last run's.
-const tapDir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "sluice-test-tap-"));
+const tapDir = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-test-tap-"));
 const runs = [];
 function testRun(name, command, args, env = {}) {
   const tapFile = path.join(tapDir, `${runs.length}.tap`);
