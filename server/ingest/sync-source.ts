@@ -202,7 +202,7 @@ export async function syncSource(
     await progress.stats.time("commit", () => deps.index.removeDocuments(collectionId, sourceId, gone));
     if (documents) progress.removed(documents);
   }
-  // Part of the job, so a finished job's collection searches at full speed (see settleWrites).
+  // The job's end: PostgreSQL folds its GIN pending lists within the job; SQLite's writer answers at once and settles right after (decision 0536).
   if (deps.index.settleWrites) await progress.stats.time("commit", () => deps.index.settleWrites!(collectionId));
 }
 

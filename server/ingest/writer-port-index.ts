@@ -83,7 +83,7 @@ export class WriterPortIndex implements IngestIndex {
     return this.call("updatePermissions", collectionId, sourceId, updates);
   }
 
-  /** Behind the job's writes on the same channel, so it runs once they are all committed. */
+  /** Behind the job's writes on the same channel, so it runs once they are all committed; answered before the settle itself runs (decision 0536). */
   settleWrites(collectionId: string): Promise<unknown> {
     return this.call("settleWrites", collectionId);
   }

@@ -228,8 +228,9 @@ export interface SearchIndex extends CollectionIndex {
   /**
    * An ingestion job's writes to the collection are over: folds in index maintenance the engine
    * deferred while they ran, so searches stop paying for it (PostgreSQL: the GIN pending lists,
-   * whichever collection; SQLite: the collection file's segments, and its clean mark). Engines
-   * that defer none leave it out.
+   * whichever collection, before it answers; SQLite: the collection file's segments, and its
+   * clean mark, on the writer thread right after it answers, decision 0536). Engines that defer
+   * none leave it out.
    */
   settleWrites?(collectionId: string): Promise<unknown>;
   /**

@@ -147,7 +147,7 @@ export class ThreadedSqliteIndex implements SearchIndex {
     return this.call("removeUnfinished", collectionId);
   }
 
-  /** On the writer thread, after the job's writes queued before it (SqliteFtsIndex.settleWrites). */
+  /** On the writer thread, after the job's writes queued before it; answered at once, the settle running right after (index-writer.worker.ts, decision 0536). */
   settleWrites(collectionId: string): Promise<unknown> {
     this.reader.filePath(collectionId);
     return this.call("settleWrites", collectionId);

@@ -38,6 +38,25 @@ export function treeCpuSeconds(pid: number): number {
   return cpuSeconds(pid, true) + children.reduce((sum, child) => sum + cpuSeconds(child), 0);
 }
 
+/** A window of this length with at most one clock tick (10 ms) of a process's CPU in it counts as quiet. */
+const QUIET_WINDOW_MS = 200;
+
+/**
+ * Waits until a process's CPU goes quiet (one QUIET_WINDOW_MS with at most a tick of CPU), for
+ * at most `limitMs`, and answers the seconds until that window began: work a job leaves behind
+ * (SQLite's settle, run right after the job's end, decision 0536) is so counted in the job's CPU
+ * and kept out of the next measurement.
+ */
+export async function quietSeconds(pid: number, limitMs = 10_000): Promise<number> {
+  const start = performance.now();
+  for (;;) {
+    const windowStart = performance.now();
+    const before = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, QUIET_WINDOW_MS));
+    if (cpuSeconds(pid) - before <= 1 / CLOCK_TICKS + 1e-9 || performance.now() - start > limitMs) return (windowStart - start) / 1000;
+  }
+}
+
 export function peakRssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;

@@ -8,11 +8,13 @@ import Database from "better-sqlite3";
 import { tempDir } from "../fixtures/sluice-server";
 import { createGroup, signUp, waitForJobEnd } from "../fixtures/http-client";
 import { useSluice } from "../fixtures/use-sluice";
+import { waitFor } from "../fixtures/wait-for";
 import { cleanMarkPath, matchesCleanMark } from "../../server/search/sqlite/sqlite-fts-clean-mark";
 import { MAX_SEGMENTS_KEPT, segmentCounts } from "../../server/search/sqlite/sqlite-fts-segments";
 
 // A job's end through the real server: the writer thread, reached on the job thread's own
-// channel, settles the collection's file (decisions 0501, 0502).
+// channel, settles the collection's file (decisions 0501, 0502), right after it answered the
+// job's end (0536): a test waits for the mark rather than expecting it with the job's status.
 
 const root = fs.realpathSync(tempDir("sluice-job-end-"));
 const FILES = 300;
@@ -52,6 +54,12 @@ async function run(pipelineId: string): Promise<Record<string, any>> {
   return job;
 }
 
+/** The file once the writer has settled it after a job that wrote: the mark is written last. */
+async function settledState(file: string, unlike: string | null = null) {
+  await waitFor(() => fs.existsSync(cleanMarkPath(file)) && fs.readFileSync(cleanMarkPath(file), "utf8") !== unlike, "the clean mark after the job");
+  return fileState(file);
+}
+
 describe("a job's end on the desktop's index", { skip: process.env.SLUICE_TEST_BACKEND === "postgres" ? "the index lives in PostgreSQL" : false }, () => {
   it("a job that wrote leaves at most 4 segments per table and a clean mark; a no-change re-run leaves the file and its mark as they were; a change marks it anew", async () => {
     const res = await request("POST", `/data_sources/folder/${group}`, { token, body: { data_source: { data_source_name: "Notes" }, folder_source: { path: path.join(root, "notes") } } });
@@ -60,7 +68,7 @@ describe("a job's end on the desktop's index", { skip: process.env.SLUICE_TEST_B
     const file = path.join(sluice.server.dataDir, "indexes", `${collectionId}.db`);
 
     await run(pipelineId);
-    const first = fileState(file);
+    const first = await settledState(file);
     assert.ok(first.segments.chunks_fts <= MAX_SEGMENTS_KEPT && first.segments.chunks_exact <= MAX_SEGMENTS_KEPT, JSON.stringify(first.segments));
     assert.ok(first.mark, "the clean mark is beside the file");
     assert.equal((await request("GET", `/collections/${collectionId}/search?q=heron42`, { token })).body.results[0]?.path.endsWith("part-2/note-42.txt"), true);
@@ -77,7 +85,7 @@ describe("a job's end on the desktop's index", { skip: process.env.SLUICE_TEST_B
 
     fs.appendFileSync(path.join(root, "notes", "part-3", "note-13.txt"), " A late heron tally: bittern.");
     await run(pipelineId);
-    const changed = fileState(file);
+    const changed = await settledState(file, first.mark);
     assert.ok(changed.mark && changed.mark !== first.mark, "a job that wrote marks the file as it left it");
     assert.equal((await request("GET", `/collections/${collectionId}/search?q=bittern`, { token })).body.results[0]?.path.endsWith("part-3/note-13.txt"), true);
   });
