@@ -16,6 +16,7 @@ import { searchFile } from "../../server/search/sqlite/sqlite-fts-search";
 import { RESULTS_FIRST_PER_DOCUMENT } from "../../server/collections/search-results";
 import { seeded, writeCorpus, zipfWord } from "./corpus";
 import { postgresEngine, sqliteEngine, type EngineTimer } from "./engine-time";
+import { startHttpTimer, type HttpTimer } from "./http-timer";
 import { percentile, stageLine, verdict } from "./measure";
 import { StepTimes, timedDatabase } from "./search-steps";
 import { skewedQueries, writeSkewedCorpus } from "./skewed-corpus";
@@ -140,8 +141,8 @@ function recased(query: string): string {
 async function runPhase(
   phase: string,
   queries: string[],
-  search: (q: string) => Promise<number>,
-  floors: { me: () => Promise<void>; health: () => Promise<void> },
+  search: (q: string) => Promise<{ hits: number; ms: number }>,
+  floors: { me: () => Promise<number>; health: () => Promise<number> },
   engine: EngineTimer,
   inProcess: ((q: string) => void) | null,
   serverTimes: () => number[],
@@ -151,15 +152,9 @@ async function runPhase(
   const before = steps ? new Map(steps.total) : null;
   const statementsBefore = steps ? new Map(steps.statements) : null;
   for (const query of queries) {
-    const t = performance.now();
-    const hits = await search(query);
-    const sluiceMs = performance.now() - t;
-    const f = performance.now();
-    await floors.me();
-    const floorMs = performance.now() - f;
-    const h = performance.now();
-    await floors.health();
-    const healthMs = performance.now() - h;
+    const { hits, ms: sluiceMs } = await search(query);
+    const floorMs = await floors.me();
+    const healthMs = await floors.health();
     const e = await engine.time(query.toLowerCase());
     let inProcessMs: number | null = null;
     if (inProcess) {
@@ -262,6 +257,7 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
   let engine: EngineTimer | null = null;
   let db: DataSource | null = null;
   let inProcessDb: Database.Database | null = null;
+  let timer: HttpTimer | null = null;
   try {
     const request: Request = client(server.api);
     const user = await signUp(request, "bench");
@@ -284,10 +280,13 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
       const timed = timedDatabase(inProcessDb, steps);
       inProcess = (q) => void searchFile(timed, parseQuery(q), TOP_K, { firstPerDocument: RESULTS_FIRST_PER_DOCUMENT }, RANKING_LIMITS);
     }
+    // Timed from a process of its own (http-timer.ts), not this one's fetch.
+    timer = startHttpTimer(server.api);
+    const timed = timer;
     const search = async (q: string) => {
-      const res = await request("GET", `/collections/${collectionId}/search?q=${encodeURIComponent(q)}`, { token: user.token });
-      if (res.status !== 200) throw new Error(`search failed: ${res.status} ${res.text}`);
-      return (res.body.results as unknown[]).length;
+      const res = await timed.get(`/collections/${collectionId}/search?q=${encodeURIComponent(q)}`, user.token);
+      if (res.status !== 200) throw new Error(`search failed: ${res.status}`);
+      return { hits: res.results, ms: res.ms };
     };
     /**
      * The floors, timed beside each search: an authenticated request that searches nothing
@@ -296,8 +295,9 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
      * what the first does, so a row whose engine p95 is below 2/3 of its p95 cannot meet 1.5x.
      */
     const asked = (path: string, token?: string) => async () => {
-      const res = await request("GET", path, { token });
-      if (res.status !== 200) throw new Error(`GET ${path} failed: ${res.status} ${res.text}`);
+      const res = await timed.get(path, token);
+      if (res.status !== 200) throw new Error(`GET ${path} failed: ${res.status}`);
+      return res.ms;
     };
     // /health is served before the authentication middleware: no token to send.
     const floors = { me: asked("/users/me", user.token), health: asked("/health") };
@@ -353,6 +353,7 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
     };
   } finally {
     inProcessDb?.close();
+    await timer?.close();
     await engine?.close();
     if (db?.isInitialized) await db.destroy();
     await server.stop();

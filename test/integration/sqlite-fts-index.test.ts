@@ -552,9 +552,9 @@ for (const engine of [sqlite, postgres]) {
       assert.deepEqual(capped.map((h) => h.path).sort(), ["long.txt", "plural.txt", "short-a.txt", "short-b.txt", "short-c.txt"]);
     });
 
-    test("firstPerDocument when one document holds more than four pages of the best chunks: the same spread", async () => {
+    test("firstPerDocument when one document holds more than eight pages of the best chunks (all the walk looks at first): the same spread", async () => {
       const { index, collection } = await engine.newIndex();
-      await index.upsertDocument(collection, doc("long.txt", Array.from({ length: 60 }, (_, i) => `gannet gannet colony part ${i}`)));
+      await index.upsertDocument(collection, doc("long.txt", Array.from({ length: 100 }, (_, i) => `gannet gannet colony part ${i}`)));
       await index.upsertDocuments(collection, ["a", "b", "c"].map((name) => doc(`short-${name}.txt`, [`one gannet among many other words in a longer sentence about ${name}`])));
       const paths = (await index.search(collection, "gannet", 10, { firstPerDocument: 2 })).map((h) => h.path);
       assert.deepEqual(paths.slice(0, 2), ["long.txt", "long.txt"], paths.join(", "));
