@@ -40,7 +40,9 @@ function summary(runs) {
   for (const { name, status, tapFile } of runs) {
     const tap = fs.existsSync(tapFile) ? fs.readFileSync(tapFile, "utf8") : "";
     const c = counts(tap);
-    out.push(`#   ${name}: exit ${status}; ${c.tests} tests, ${c.pass} pass, ${c.fail} fail, ${c.cancelled} cancelled, ${c.skipped} skipped`);
+    // No counts at all: the run wrote no TAP (it could not start, or died before its end).
+    const line = Number.isNaN(c.tests) ? "no test counts in its TAP (it did not start, or stopped before its end)" : `${c.tests} tests, ${c.pass} pass, ${c.fail} fail, ${c.cancelled} cancelled, ${c.skipped} skipped`;
+    out.push(`#   ${name}: exit ${status}; ${line}`);
     for (const f of failures(tap)) failedLines.push(`# ${name}: not ok - ${f.path}`, ...f.block.map((l) => `#     ${l}`));
   }
   if (failedLines.length) out.push("# failed tests:", ...failedLines);
