@@ -17,6 +17,7 @@ import { RESULTS_FIRST_PER_DOCUMENT } from "../../server/collections/search-resu
 import { seeded, writeCorpus, zipfWord } from "./corpus";
 import { postgresEngine, sqliteEngine, type EngineTimer } from "./engine-time";
 import { startHttpTimer, type HttpTimer } from "./http-timer";
+import { startNullHttpServer, type NullHttpServer } from "./null-http-server";
 import { percentile, stageLine, verdict } from "./measure";
 import { StepTimes, timedDatabase } from "./search-steps";
 import { skewedQueries, writeSkewedCorpus } from "./skewed-corpus";
@@ -95,6 +96,8 @@ interface Timed {
   /** The requests that search nothing, asked right after this search (the floors, below). */
   floorMs: number;
   healthMs: number;
+  /** The same client's request to a bare node:http server of its own (null-http-server.ts): the machine's floor. */
+  machineMs: number;
 }
 
 export interface PhaseResult {
@@ -138,11 +141,21 @@ function recased(query: string): string {
   return query.replace(/\b\w/g, (c) => c.toUpperCase());
 }
 
+/** The requests that search nothing, each timed right after a search. */
+interface Floors {
+  me: () => Promise<number>;
+  health: () => Promise<number>;
+  machine: () => Promise<number>;
+}
+
+/** A search answer's size, roughly (10 hits with snippets and locations): the bare server's body. */
+const NULL_ANSWER_BYTES = 4096;
+
 async function runPhase(
   phase: string,
   queries: string[],
   search: (q: string) => Promise<{ hits: number; ms: number }>,
-  floors: { me: () => Promise<number>; health: () => Promise<number> },
+  floors: Floors,
   engine: EngineTimer,
   inProcess: ((q: string) => void) | null,
   serverTimes: () => number[],
@@ -155,6 +168,7 @@ async function runPhase(
     const { hits, ms: sluiceMs } = await search(query);
     const floorMs = await floors.me();
     const healthMs = await floors.health();
+    const machineMs = await floors.machine();
     const e = await engine.time(query.toLowerCase());
     let inProcessMs: number | null = null;
     if (inProcess) {
@@ -162,7 +176,7 @@ async function runPhase(
       inProcess(query);
       inProcessMs = performance.now() - s;
     }
-    timed.push({ query, words: query.split(" ").length, sluiceMs, engineMs: e.ms, serverMs: null, inProcessMs, hits, engineRows: e.rows, floorMs, healthMs });
+    timed.push({ query, words: query.split(" ").length, sluiceMs, engineMs: e.ms, serverMs: null, inProcessMs, hits, engineRows: e.rows, floorMs, healthMs, machineMs });
   }
   // A request's log line is written as its answer finishes: the last may come just after the client has the answer.
   const logged = await waitFor(() => {
@@ -258,6 +272,8 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
   let db: DataSource | null = null;
   let inProcessDb: Database.Database | null = null;
   let timer: HttpTimer | null = null;
+  let machineTimer: HttpTimer | null = null;
+  let nullServer: NullHttpServer | null = null;
   try {
     const request: Request = client(server.api);
     const user = await signUp(request, "bench");
@@ -300,7 +316,14 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
       return res.ms;
     };
     // /health is served before the authentication middleware: no token to send.
-    const floors = { me: asked("/users/me", user.token), health: asked("/health") };
+    nullServer = await startNullHttpServer(NULL_ANSWER_BYTES);
+    machineTimer = startHttpTimer(nullServer.url);
+    const bare = machineTimer;
+    const floors: Floors = {
+      me: asked("/users/me", user.token),
+      health: asked("/health"),
+      machine: async () => (await bare.get("/")).ms,
+    };
     let logFrom = server.output().length;
     /** The phase's lines so far; next() starts the next phase's after them. */
     const logged = () => searchLogTimes(server, collectionId, logFrom);
@@ -354,6 +377,8 @@ async function runCase(backEnd: "SQLite" | "PostgreSQL", corpus: CorpusCase, cor
   } finally {
     inProcessDb?.close();
     await timer?.close();
+    await machineTimer?.close();
+    await nullServer?.stop();
     await engine?.close();
     if (db?.isInitialized) await db.destroy();
     await server.stop();
@@ -433,7 +458,10 @@ export function printSearchCorpora(results: CaseResult[], report: (name: string,
       process.stdout.write(`  mean per query: ${parts.join("; ")}; empty answers ${phase.timed.filter((t) => t.hits === 0).length}\n`);
       const floor = phase.timed.map((t) => t.floorMs).sort((a, b) => a - b);
       const health = phase.timed.map((t) => t.healthMs).sort((a, b) => a - b);
-      process.stdout.write(`  the floors beside each search, p50 / p95 / p99: GET /users/me (authenticated, no search) ${triple(floor)} ms; GET /health (no authentication, no database) ${triple(health)} ms\n`);
+      const machine = phase.timed.map((t) => t.machineMs).sort((a, b) => a - b);
+      process.stdout.write(
+        `  the floors beside each search, p50 / p95 / p99: GET /users/me (authenticated, no search) ${triple(floor)} ms; GET /health (no authentication, no database) ${triple(health)} ms; a bare node:http server answering ${NULL_ANSWER_BYTES} bytes (the machine's) ${triple(machine)} ms\n`,
+      );
       if (phase.steps) {
         const total = [...phase.steps.values()].reduce((a, b) => a + b, 0);
         const n = phase.timed.length;

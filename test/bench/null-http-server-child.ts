@@ -1,0 +1,18 @@
+import http from "node:http";
+
+// The machine's own HTTP floor for `--search-corpora` (null-http-server.ts): a bare node:http server
+// that answers every request at once with the same JSON body, as big as a search's answer, and
+// does nothing else. Prints its port on stdout once it listens.
+
+const bytes = Number(process.argv[2] ?? 4096);
+const body = Buffer.from(JSON.stringify({ results: [], padding: "x".repeat(Math.max(0, bytes - 30)) }));
+const server = http.createServer((_req, res) => {
+  res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": body.length, "cache-control": "no-store" });
+  res.end(body);
+});
+// As long as the server's own (decision 0530), so the timing client's connection is never closed under it.
+server.keepAliveTimeout = 65_000;
+server.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  process.stdout.write(`${typeof address === "object" && address ? address.port : 0}\n`);
+});
