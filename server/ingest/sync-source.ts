@@ -1,3 +1,4 @@
+import { getMaxListeners, setMaxListeners } from "node:events";
 import type { Readable } from "node:stream";
 import type { Connector, RemoteEntry } from "../connectors/connector";
 import { ConnectorUnreachableError } from "../connectors/connector";
@@ -36,6 +37,8 @@ const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
  * parser-pool.ts). Measured with `npm run bench`: 32 beat 16 and matched 64.
  */
 const FILES_IN_FLIGHT = 32;
+/** Room for the job's signal's listeners besides its files' parses: its owner's (the job thread's, the queue's). */
+const OTHER_SIGNAL_LISTENERS = 8;
 /**
  * Bytes of those files held at once, so memory stays bounded whatever the file sizes. 16 MB,
  * not 64: a run of 1 MB PDFs is parse-bound, and every file read ahead of the parsers was held
@@ -105,6 +108,10 @@ export async function syncSource(
   const checkAbort = () => {
     if (signal.aborted) throw new JobInterrupted();
   };
+  // Each file in flight waits on the signal while parsed (its parse ends when the job is
+  // cancelled) and lets go after: up to FILES_IN_FLIGHT listeners at once is the design, not a
+  // leak, and Node's default of 10 printed a MaxListenersExceededWarning to the server's stderr.
+  setMaxListeners(Math.max(getMaxListeners(signal), FILES_IN_FLIGHT + OTHER_SIGNAL_LISTENERS), signal);
   progress.at("Connecting to the source");
   // The collection's indexed state is read while the connection is made: neither needs the
   // other, and each is a few round trips (to the server; to the API's thread or the database).

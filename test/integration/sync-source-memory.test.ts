@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { getEventListeners } from "node:events";
 import { after, describe, it } from "node:test";
 import { FolderConnector } from "../../server/connectors/folder/folder.connector";
 import { JobCounters } from "../../server/ingest/job-counters";
@@ -53,5 +54,50 @@ describe("a job holds no file's bytes once the file is parsed (real folder, real
     );
     assert.equal((await index.search(collectionId, "kingfisher", 5))[0]?.path, "long.txt");
     assert.equal((await index.search(collectionId, "otters41", 5))[0]?.path, "a/note-41.txt");
+  });
+});
+
+describe("a job's files in flight wait on its signal without a leak warning (real folder, real parser threads, real SQLite index)", () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-sync-signal-")));
+  const share = path.join(dir, "share");
+  fs.mkdirSync(share, { recursive: true });
+  for (let i = 0; i < 80; i++) fs.writeFileSync(path.join(share, `note-${i}.txt`), `Note ${i} says beavers${i} build dams.`);
+  const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
+  const pool = new ParserPool({ size: 1 });
+  after(async () => {
+    await pool.close();
+    await index.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("more than Node's default 10 parses on one job's signal at once print no MaxListenersExceededWarning, and each lets go of it after", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    const job = new AbortController();
+    let mostAtOnce = 0;
+    let inFlight = 0;
+    const parsers = {
+      parse: async (fileName: string, bytes: Uint8Array, onProgress?: (text: string) => void, signal?: AbortSignal) => {
+        mostAtOnce = Math.max(mostAtOnce, ++inFlight);
+        try {
+          return await pool.parse(fileName, bytes, onProgress, signal);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    try {
+      const progress = new Counters();
+      await syncSource({ index, parsers, disk: null }, new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }), "source-1", randomUUID(), progress, job.signal);
+      // A warning is emitted on a later tick than the listener that set it off.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(progress.filesAdded, 80);
+      assert.ok(mostAtOnce > 10, `${mostAtOnce} parses at once: the case needs more than Node's default 10`);
+      assert.deepEqual(warnings, []);
+      assert.equal(getEventListeners(job.signal, "abort").length, 0, "every parse let go of the job's signal");
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 });
