@@ -9,6 +9,8 @@ export interface JobThreadData {
   disk: { dir: string; minFreeBytes: number } | null;
   /** The parsers' OCR settings; null: the parser pool's defaults. */
   ocr: OcrSettings | null;
+  /** How long a parser thread stays without a file before it stops (the parser pool's steadyIdleMs). */
+  parsersIdleMs: number;
 }
 
 /** One job for the thread: everything from the database and the secret store, looked up already. */

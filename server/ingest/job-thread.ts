@@ -11,10 +11,20 @@ import type { OcrSettings } from "../config";
 
 const WORKER = workerScript(__filename, "job-thread.worker");
 /**
- * An idle job thread (and its parser threads) ends after this long: jobs in a row (a schedule,
- * a few pipelines triggered together) share one warm thread, an idle app holds none.
+ * An idle job thread ends after this long: jobs within minutes of each other (a schedule, a
+ * re-run after a look at the results, a few pipelines triggered together) share one warm thread,
+ * an idle app holds none. Starting the thread again costs ~80 ms on the 2-core machine (~40 ms
+ * for Node to start a thread, ~35 ms to load the job's modules): a third of a no-change re-run
+ * of 2,000 files (decision 0540). Idle, with its parsers stopped, the server holds ~33 MB more for it.
  */
-const JOB_THREAD_IDLE_MS = 30_000;
+const JOB_THREAD_IDLE_MS = 300_000;
+
+/**
+ * The job thread's parser threads stop after this long without a file, well before the thread:
+ * they hold most of its memory (pdf.js, PDFium, their heaps: ~50 MB after the bench's corpus)
+ * and a re-run that finds nothing changed needs none of them.
+ */
+const PARSERS_IDLE_MS = 30_000;
 
 /**
  * How long after the last job ended `afterWork` runs (unless another job started meanwhile).
@@ -45,9 +55,12 @@ export interface ThreadableIndex {
 export interface JobThreadsOptions {
   /** How long the thread stays without a job before it ends. Default JOB_THREAD_IDLE_MS. */
   idleMs?: number;
+  /** How long its parser threads stay without a file before they stop. Default PARSERS_IDLE_MS. */
+  parsersIdleMs?: number;
   /**
    * Runs AFTER_WORK_DELAY_MS after the last running job has ended (unless another job started
-   * meanwhile) and again when the idle thread has ended. Default:
+   * meanwhile), again as long after its parser threads have stopped, and when the idle thread
+   * has ended. Default:
    * malloc_trim, giving back to the OS what they freed, which glibc's arenas keep otherwise
    * (13 MB a job on the bench corpus, memory/glibc-malloc.ts).
    */
@@ -84,9 +97,10 @@ export class JobThreads {
   private readonly runs = new Map<number, JobCounters>();
   private nextRun = 1;
   private idle: NodeJS.Timeout | null = null;
-  private afterWorkTimer: NodeJS.Timeout | null = null;
+  private afterWorkTimers: NodeJS.Timeout[] = [];
 
   private readonly idleMs: number;
+  private readonly parsersIdleMs: number;
   private readonly afterWork: () => void;
 
   private readonly ocr: OcrSettings | null;
@@ -97,6 +111,7 @@ export class JobThreads {
     options: JobThreadsOptions = {},
   ) {
     this.idleMs = options.idleMs ?? JOB_THREAD_IDLE_MS;
+    this.parsersIdleMs = options.parsersIdleMs ?? PARSERS_IDLE_MS;
     this.ocr = options.ocr ?? null;
     this.afterWork = options.afterWork ?? trimMalloc;
   }
@@ -131,17 +146,26 @@ export class JobThreads {
 
   private afterWorkSoon(): void {
     this.cancelAfterWork();
-    // A job that starts meanwhile cancels it (run()), so when it fires no job is running.
-    this.afterWorkTimer = setTimeout(() => {
-      this.afterWorkTimer = null;
-      this.afterWork();
-    }, AFTER_WORK_DELAY_MS);
-    this.afterWorkTimer.unref();
+    // Once soon after the job, and once its parser threads have stopped (what they held is freed
+    // then) if that is before the thread itself ends, which calls it too. A job that starts
+    // meanwhile cancels both (run()), so when one fires no job is running.
+    const delays = [AFTER_WORK_DELAY_MS];
+    if (this.parsersIdleMs < this.idleMs) delays.push(this.parsersIdleMs + AFTER_WORK_DELAY_MS);
+    this.afterWorkTimers = delays.map((delay) => {
+      const timer = setTimeout(() => this.afterWork(), delay);
+      timer.unref();
+      return timer;
+    });
   }
 
   private cancelAfterWork(): void {
-    if (this.afterWorkTimer) clearTimeout(this.afterWorkTimer);
-    this.afterWorkTimer = null;
+    for (const timer of this.afterWorkTimers) clearTimeout(timer);
+    this.afterWorkTimers = [];
+  }
+
+  /** The job thread's id while it runs (null: none now); for tests and diagnostics. */
+  get threadId(): number | null {
+    return this.current?.worker.threadId ?? null;
   }
 
   /** Ends the thread (its jobs fail); call once the queue has stopped. */
@@ -159,7 +183,7 @@ export class JobThreads {
     this.idle = null;
     if (this.current) return this.current;
     const worker = new Worker(WORKER.file, {
-      workerData: { disk: this.disk, ocr: this.ocr } satisfies JobThreadData,
+      workerData: { disk: this.disk, ocr: this.ocr, parsersIdleMs: this.parsersIdleMs } satisfies JobThreadData,
       execArgv: WORKER.execArgv,
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB, maxOldGenerationSizeMb: JOB_THREAD_OLD_GENERATION_MB },
     });

@@ -18,7 +18,7 @@ import { lowerThisThreadPriority } from "../threads/thread-priority";
  * API's thread keeps each job's row, which this thread's counters are posted to.
  */
 
-const { disk: diskLimit, ocr } = workerData as JobThreadData;
+const { disk: diskLimit, ocr, parsersIdleMs } = workerData as JobThreadData;
 startHeapTrace("job thread");
 lowerThisThreadPriority();
 const port = parentPort!;
@@ -38,7 +38,7 @@ class PostedCounters extends JobCounters {
   }
 }
 
-const parsers = new ParserPool(ocr ? { ocr } : {});
+const parsers = new ParserPool({ ...(ocr ? { ocr } : {}), steadyIdleMs: parsersIdleMs });
 const disk = diskLimit ? new DiskGuard(diskLimit.dir, diskLimit.minFreeBytes) : null;
 const cancels = new Map<number, AbortController>();
 const moveAside = (collectionId: string) => host.call("moveAside", collectionId);

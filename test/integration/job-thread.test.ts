@@ -193,6 +193,35 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     }
   });
 
+  it("stops its parser threads once idle for parsersIdleMs, calls afterWork then, and keeps the job thread itself for the next job", { skip: process.platform !== "linux" ? "counts threads in /proc/self/status" : false }, async () => {
+    const osThreads = () => Number(/^Threads:\s+(\d+)/m.exec(fs.readFileSync("/proc/self/status", "utf8"))![1]);
+    let calls = 0;
+    const own = new JobThreads(index, null, { idleMs: 10 * 60_000, parsersIdleMs: 500, afterWork: () => calls++ });
+    const hold = setInterval(() => undefined, 1000);
+    const folder = path.join(dir, "warm");
+    fs.mkdirSync(folder);
+    fs.writeFileSync(path.join(folder, "kingfishers.txt"), "Kingfishers dive for fish.");
+    try {
+      const collectionId = randomUUID();
+      await own.run(task(collectionId, folder), new Adopted(), new AbortController().signal);
+      const thread = own.threadId;
+      assert.notEqual(thread, null);
+      const withParsers = osThreads();
+      await waitFor(() => calls >= 2, () => `afterWork soon after the job, then after the parsers stopped (${calls} calls)`);
+      assert.ok(osThreads() < withParsers, `the parser threads ended (${withParsers} OS threads, now ${osThreads()})`);
+      assert.equal(own.threadId, thread, "the job thread stays");
+      fs.writeFileSync(path.join(folder, "egrets.md"), "# Egrets\n\nEgrets wade in the marsh.");
+      const next = new Adopted();
+      await own.run(task(collectionId, folder), next, new AbortController().signal);
+      assert.equal(next.filesAdded, 1, "the new file parsed: a parser thread started again");
+      assert.equal(own.threadId, thread, "on the same, warm thread");
+      assert.equal((await index.search(collectionId, "egrets", 5))[0]?.path, "egrets.md");
+    } finally {
+      clearInterval(hold);
+      await own.close();
+    }
+  });
+
   it("jobs fail, not hang, when the thread is closed under them", async () => {
     const big = path.join(dir, "big");
     fs.mkdirSync(big);

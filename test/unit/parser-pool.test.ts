@@ -281,6 +281,26 @@ describe("ParserPool with a misbehaving parser", () => {
     }
   });
 
+  it("with steadyIdleMs, stops an idle steady worker and starts one again for the next file; without, keeps it", async () => {
+    const stopping = new ParserPool({ size: 1, steadyIdleMs: 300, timeoutMs: NO_TIME_LIMIT_MS });
+    const keeping = new ParserPool({ size: 1, timeoutMs: NO_TIME_LIMIT_MS });
+    try {
+      for (const pool of [stopping, keeping]) assert.equal((await pool.parse("first.txt", utf8("otters float"))).kind, "indexed");
+      assert.equal(stopping.workers, 1);
+      await waitFor(() => stopping.workers === 0, () => `the idle steady worker to stop (${stopping.workers} workers)`);
+      // Time for a wrong stop of the other pool's worker to show (three times the first pool's idle time).
+      await new Promise((r) => setTimeout(r, 900));
+      assert.equal(keeping.workers, 1, "no steadyIdleMs: the steady worker stays");
+      const again = await stopping.parse("second.md", utf8("# Herons\n\nHerons wade."));
+      assert.equal(again.kind, "indexed");
+      assert.match(again.kind === "indexed" ? again.chunks.map((c) => c.text).join(" ") : "", /Herons wade/);
+      assert.equal(stopping.workers, 1, "the next file started a worker again");
+    } finally {
+      await stopping.close();
+      await keeping.close();
+    }
+  });
+
   it("keeps files over spareMaxFileBytes for a steady worker, and parses again on one a file that ran out of a spare's heap", async () => {
     process.env.SLUICE_PARSER_TEST_HOOKS = "1";
     const pool = new ParserPool({ size: 1, spares: 1, spareAfterMs: 50, spareMaxFileBytes: 1000, spareHeapMb: 32, maxHeapMb: 64, timeoutMs: NO_TIME_LIMIT_MS });

@@ -35,6 +35,11 @@ export interface ParserPoolOptions {
   /** How long a spare stays without work before it stops (its memory goes back). Default 5 000. */
   spareIdleMs?: number;
   /**
+   * How long a steady worker stays without work before it stops (its memory goes back); the
+   * next file starts one again. Default: never, it lives as long as the pool.
+   */
+  steadyIdleMs?: number;
+  /**
    * Files larger than this wait for a steady worker: two huge PDFs parsed at once would each
    * hold pdf.js's 130+ MB. Default 4 MB.
    */
@@ -69,7 +74,7 @@ interface Slot {
    * since loading them took seconds on a loaded machine (pdf.js and the rest at nice 10).
    */
   ready: boolean;
-  /** Started beyond the pool's size for a backlog; stops when idle for spareIdleMs. */
+  /** Started beyond the pool's size for a backlog; stops when idle for spareIdleMs (a steady one after steadyIdleMs, if set). */
   spare: boolean;
   idleTimer: NodeJS.Timeout | null;
   /** Its cell in the OCR allowance (ocr-allowance.ts), free again once the worker is gone. */
@@ -149,6 +154,7 @@ export class ParserPool {
   private readonly spares: number;
   private readonly spareAfterMs: number;
   private readonly spareIdleMs: number;
+  private readonly steadyIdleMs: number | null;
   private readonly spareMaxFileBytes: number;
   private readonly spareHeapMb: number;
   /** Set while the queue's head waits for its turn to start a spare. */
@@ -171,6 +177,7 @@ export class ParserPool {
     this.spares = Math.max(0, Math.floor(opts.spares ?? (opts.size === undefined ? defaultSpares(this.size) : 0)));
     this.spareAfterMs = opts.spareAfterMs ?? 1_000;
     this.spareIdleMs = opts.spareIdleMs ?? 5_000;
+    this.steadyIdleMs = opts.steadyIdleMs ?? null;
     this.spareMaxFileBytes = opts.spareMaxFileBytes ?? SPARE_MAX_FILE_BYTES;
     this.spareHeapMb = Math.min(opts.spareHeapMb ?? 128, this.maxHeapMb);
     this.testHooks = process.env.SLUICE_PARSER_TEST_HOOKS === "1";
@@ -281,16 +288,17 @@ export class ParserPool {
     return false;
   }
 
-  /** A spare without work stops after spareIdleMs; the next backlog starts another. */
+  /** A spare without work stops after spareIdleMs, a steady worker after steadyIdleMs (if set); the next backlog or file starts another. */
   private idle(slot: Slot): void {
-    if (!slot.spare || slot.jobs.length > 0 || this.closed) return;
+    const idleMs = slot.spare ? this.spareIdleMs : this.steadyIdleMs;
+    if (idleMs === null || slot.jobs.length > 0 || this.closed) return;
     slot.idleTimer = setTimeout(() => {
       slot.idleTimer = null;
       const index = this.slots.indexOf(slot);
       if (index === -1 || slot.jobs.length > 0) return;
       this.slots.splice(index, 1);
       void this.end(slot);
-    }, this.spareIdleMs);
+    }, idleMs);
     slot.idleTimer.unref();
   }
 
