@@ -49,6 +49,8 @@ const JOB_THREAD_OLD_GENERATION_MB = 1024;
 export interface ThreadableIndex {
   writerPort(collectionId: string): MessagePort;
   noteDamaged(collectionId: string): void;
+  /** The job ended with its writes done through the writer thread: the file needs no reader's check (ThreadedSqliteIndex.noteWritten). */
+  noteWritten(collectionId: string): void;
   moveAside(collectionId: string): Promise<string | null>;
 }
 
@@ -130,6 +132,7 @@ export class JobThreads {
     if (signal.aborted) onAbort();
     try {
       await ended;
+      this.index.noteWritten(task.collectionId);
     } catch (error) {
       if (error instanceof IndexDamagedError) this.index.noteDamaged(task.collectionId);
       throw error;

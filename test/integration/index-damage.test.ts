@@ -241,3 +241,48 @@ describe("a file is quick_checked once per process: a reader thread's check stan
     }
   });
 });
+
+/** The `check` control messages sent to reader threads (index-reader-pool.ts: a collection's first read in a process). */
+async function countReaderChecks(): Promise<{ count(): number; restore(): void }> {
+  const { Worker } = await import("node:worker_threads");
+  const post = Worker.prototype.postMessage;
+  let checks = 0;
+  Worker.prototype.postMessage = function (this: InstanceType<typeof Worker>, message: unknown, transfer?: never) {
+    const call = message as { method?: unknown } | null;
+    if (call && typeof call === "object" && call.method === "check") checks += 1;
+    return post.call(this, message, transfer);
+  };
+  return {
+    count: () => checks,
+    restore: () => {
+      Worker.prototype.postMessage = post;
+    },
+  };
+}
+
+describe("a file this process's writer wrote needs no reader's check (decision 0541)", () => {
+  it("the first search after a job's end (settleWrites) sends no check to a reader thread; another process's first read still does", async () => {
+    const dir = fs.mkdtempSync(path.join(root, "written-"));
+    const collection = crypto.randomUUID();
+    const checks = await countReaderChecks();
+    const writing = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
+    try {
+      await writing.upsertDocuments(collection, Array.from({ length: 20 }, (_, i) => doc(i)));
+      await writing.settleWrites(collection);
+      // Right after the job's end: the settle (and its clean mark) may still be to come.
+      assert.equal((await writing.search(collection, "heron7", 5))[0]?.path, "share/note-7.txt");
+      assert.equal(checks.count(), 0, "the writer's file was trusted");
+    } finally {
+      await writing.close();
+    }
+    // A process that did not write it (a restart) reads it as any file: checked first.
+    const another = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
+    try {
+      assert.equal((await another.search(collection, "heron7", 5))[0]?.path, "share/note-7.txt");
+      assert.equal(checks.count(), 1);
+    } finally {
+      await another.close();
+      checks.restore();
+    }
+  });
+});

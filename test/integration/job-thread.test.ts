@@ -122,6 +122,7 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     const lent: ThreadableIndex = {
       writerPort: (id) => index.writerPort(id),
       noteDamaged: (id) => index.noteDamaged(id),
+      noteWritten: (id) => index.noteWritten(id),
       moveAside: (id) => {
         setAside++;
         return index.moveAside(id);
@@ -196,7 +197,8 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
   it("stops its parser threads once idle for parsersIdleMs, calls afterWork then, and keeps the job thread itself for the next job", { skip: process.platform !== "linux" ? "counts threads in /proc/self/status" : false }, async () => {
     const osThreads = () => Number(/^Threads:\s+(\d+)/m.exec(fs.readFileSync("/proc/self/status", "utf8"))![1]);
     let calls = 0;
-    const own = new JobThreads(index, null, { idleMs: 10 * 60_000, parsersIdleMs: 500, afterWork: () => calls++ });
+    // Long enough that the parsers are surely still there as the job's end is answered (a one-file job's end takes milliseconds, a busy machine's far less than this).
+    const own = new JobThreads(index, null, { idleMs: 10 * 60_000, parsersIdleMs: 3000, afterWork: () => calls++ });
     const hold = setInterval(() => undefined, 1000);
     const folder = path.join(dir, "warm");
     fs.mkdirSync(folder);
@@ -219,6 +221,25 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
     } finally {
       clearInterval(hold);
       await own.close();
+    }
+  });
+
+  it("a job's end tells the index the file is its writer's: the first search after it sends no check to a reader thread (decision 0541)", async () => {
+    const { Worker } = await import("node:worker_threads");
+    const post = Worker.prototype.postMessage;
+    let checks = 0;
+    Worker.prototype.postMessage = function (this: InstanceType<typeof Worker>, message: unknown, transfer?: never) {
+      const call = message as { method?: unknown } | null;
+      if (call && typeof call === "object" && call.method === "check") checks += 1;
+      return post.call(this, message, transfer);
+    };
+    try {
+      const collectionId = randomUUID();
+      await threads.run(task(collectionId), new Adopted(), new AbortController().signal);
+      assert.equal((await index.search(collectionId, "otters", 5))[0]?.path, "otters.txt");
+      assert.equal(checks, 0);
+    } finally {
+      Worker.prototype.postMessage = post;
     }
   });
 
