@@ -6,10 +6,11 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import Database from "better-sqlite3";
 import { IndexDamagedError } from "../../server/search/index-damage";
-import type { DocumentInput } from "../../server/search/search-index";
 import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { scribble } from "../fixtures/damaged-file";
+import { heronNote } from "../fixtures/note-documents";
+import { countReaderChecks } from "../fixtures/reader-checks";
 
 // Idle index threads do not keep a process alive (in the server its listening socket does): this does, meanwhile.
 let alive: NodeJS.Timeout;
@@ -21,15 +22,7 @@ after(() => clearInterval(alive));
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-damage-"));
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-const doc = (i: number): DocumentInput => ({
-  sourceId: "s1",
-  path: `share/note-${i}.txt`,
-  title: `note ${i}`,
-  size: 100,
-  modifiedAt: new Date(1_700_000_000_000),
-  version: null,
-  chunks: [{ chunkIndex: 0, text: `heron${i} ${"wading birds of the marsh ".repeat(40)}` }],
-});
+const doc = (i: number) => heronNote(i, 40);
 
 /** An index of two collections, written and closed (WAL folded into the file), as a stopped server leaves it. */
 async function twoCollections(): Promise<{ dir: string; broken: string; sound: string }> {
@@ -242,29 +235,11 @@ describe("a file is quick_checked once per process: a reader thread's check stan
   });
 });
 
-/** The `check` control messages sent to reader threads (index-reader-pool.ts: a collection's first read in a process). */
-async function countReaderChecks(): Promise<{ count(): number; restore(): void }> {
-  const { Worker } = await import("node:worker_threads");
-  const post = Worker.prototype.postMessage;
-  let checks = 0;
-  Worker.prototype.postMessage = function (this: InstanceType<typeof Worker>, message: unknown, transfer?: never) {
-    const call = message as { method?: unknown } | null;
-    if (call && typeof call === "object" && call.method === "check") checks += 1;
-    return post.call(this, message, transfer);
-  };
-  return {
-    count: () => checks,
-    restore: () => {
-      Worker.prototype.postMessage = post;
-    },
-  };
-}
-
 describe("a file this process's writer wrote needs no reader's check (decision 0541)", () => {
   it("the first search after a job's end (settleWrites) sends no check to a reader thread; another process's first read still does", async () => {
     const dir = fs.mkdtempSync(path.join(root, "written-"));
     const collection = crypto.randomUUID();
-    const checks = await countReaderChecks();
+    const checks = countReaderChecks();
     const writing = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
     try {
       await writing.upsertDocuments(collection, Array.from({ length: 20 }, (_, i) => doc(i)));

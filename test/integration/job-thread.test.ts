@@ -14,6 +14,7 @@ import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
 import { WriterPortIndex } from "../../server/ingest/writer-port-index";
 import { loadConfig } from "../../server/config";
 import { sqliteIndexOptions } from "../../server/storage";
+import { countReaderChecks } from "../fixtures/reader-checks";
 import { waitFor } from "../fixtures/wait-for";
 
 /** The counters a job's thread posted, as the API's thread took them on. */
@@ -225,21 +226,14 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
   });
 
   it("a job's end tells the index the file is its writer's: the first search after it sends no check to a reader thread (decision 0541)", async () => {
-    const { Worker } = await import("node:worker_threads");
-    const post = Worker.prototype.postMessage;
-    let checks = 0;
-    Worker.prototype.postMessage = function (this: InstanceType<typeof Worker>, message: unknown, transfer?: never) {
-      const call = message as { method?: unknown } | null;
-      if (call && typeof call === "object" && call.method === "check") checks += 1;
-      return post.call(this, message, transfer);
-    };
+    const checks = countReaderChecks();
     try {
       const collectionId = randomUUID();
       await threads.run(task(collectionId), new Adopted(), new AbortController().signal);
       assert.equal((await index.search(collectionId, "otters", 5))[0]?.path, "otters.txt");
-      assert.equal(checks, 0);
+      assert.equal(checks.count(), 0);
     } finally {
-      Worker.prototype.postMessage = post;
+      checks.restore();
     }
   });
 

@@ -8,7 +8,7 @@ import Database from "better-sqlite3";
 import { SqliteFtsIndex } from "../../server/search/sqlite";
 import { IndexDamagedError } from "../../server/search/index-damage";
 import { cleanMarkPath } from "../../server/search/sqlite/sqlite-fts-clean-mark";
-import type { DocumentInput } from "../../server/search/search-index";
+import { heronNote } from "../fixtures/note-documents";
 import { scribble } from "../fixtures/damaged-file";
 
 // A job's end on the SQLite engine (settleWrites): the fragmented full-text tables optimized, the
@@ -21,15 +21,7 @@ after(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-const doc = (i: number): DocumentInput => ({
-  sourceId: "s1",
-  path: `share/note-${i}.txt`,
-  title: `note ${i}`,
-  size: 100,
-  modifiedAt: new Date(1_700_000_000_000),
-  version: null,
-  chunks: [{ chunkIndex: 0, text: `heron${i} ${"wading birds of the marsh ".repeat(20)}` }],
-});
+const doc = (i: number) => heronNote(i);
 
 function newIndex(options: Partial<ConstructorParameters<typeof SqliteFtsIndex>[0]> = {}, dir = fs.mkdtempSync(path.join(root, "idx-"))): { index: SqliteFtsIndex; dir: string } {
   const index = new SqliteFtsIndex({ dir, ...options });

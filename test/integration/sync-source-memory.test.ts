@@ -18,13 +18,11 @@ class Counters extends JobCounters {
   protected async persist(): Promise<void> {}
 }
 
-describe("a job holds no file's bytes once the file is parsed (real folder, real parser threads, real SQLite index)", () => {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-sync-memory-")));
+/** A folder for a share, a real SQLite index and one parser thread, all gone after the suite. */
+function jobParts(prefix: string) {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   const share = path.join(dir, "share");
-  for (const folder of ["a", "b"]) fs.mkdirSync(path.join(share, folder), { recursive: true });
-  for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(share, i % 2 ? "a" : "b", `note-${i}.txt`), `Note ${i} says otters${i} float on their backs.`);
-  // Read in several chunks (Node's file streams read 64 KB at a time): the job joins them into one buffer of its own.
-  fs.writeFileSync(path.join(share, "long.txt"), `${"Herons stand still in the shallows. ".repeat(6000)}The last word is kingfisher.`);
+  fs.mkdirSync(share, { recursive: true });
   const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
   const pool = new ParserPool({ size: 1 });
   after(async () => {
@@ -32,6 +30,16 @@ describe("a job holds no file's bytes once the file is parsed (real folder, real
     await index.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  const connector = () => new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" });
+  return { share, index, pool, connector };
+}
+
+describe("a job holds no file's bytes once the file is parsed (real folder, real parser threads, real SQLite index)", () => {
+  const { share, index, pool, connector } = jobParts("sluice-sync-memory-");
+  for (const folder of ["a", "b"]) fs.mkdirSync(path.join(share, folder), { recursive: true });
+  for (let i = 0; i < 60; i++) fs.writeFileSync(path.join(share, i % 2 ? "a" : "b", `note-${i}.txt`), `Note ${i} says otters${i} float on their backs.`);
+  // Read in several chunks (Node's file streams read 64 KB at a time): the job joins them into one buffer of its own.
+  fs.writeFileSync(path.join(share, "long.txt"), `${"Herons stand still in the shallows. ".repeat(6000)}The last word is kingfisher.`);
 
   it("every buffer handed to the parser is empty afterwards, those parsed in a batch too (kept until then for a retry), and the text is whole", async () => {
     const handed: Uint8Array[] = [];
@@ -43,7 +51,7 @@ describe("a job holds no file's bytes once the file is parsed (real folder, real
     };
     const collectionId = randomUUID();
     const progress = new Counters();
-    await syncSource({ index, parsers, disk: null }, new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }), "source-1", collectionId, progress, new AbortController().signal);
+    await syncSource({ index, parsers, disk: null }, connector(), "source-1", collectionId, progress, new AbortController().signal);
     assert.equal(progress.filesAdded, 61);
     assert.equal(handed.length, 61);
     // Batches happened (one parser, 32 files in flight): their files went as copies, the originals stayed here until parsed.
@@ -58,17 +66,8 @@ describe("a job holds no file's bytes once the file is parsed (real folder, real
 });
 
 describe("a job's files in flight wait on its signal without a leak warning (real folder, real parser threads, real SQLite index)", () => {
-  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "sluice-sync-signal-")));
-  const share = path.join(dir, "share");
-  fs.mkdirSync(share, { recursive: true });
+  const { share, index, pool, connector } = jobParts("sluice-sync-signal-");
   for (let i = 0; i < 80; i++) fs.writeFileSync(path.join(share, `note-${i}.txt`), `Note ${i} says beavers${i} build dams.`);
-  const index = new SqliteFtsIndex({ dir: path.join(dir, "indexes") });
-  const pool = new ParserPool({ size: 1 });
-  after(async () => {
-    await pool.close();
-    await index.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
 
   it("more than Node's default 10 parses on one job's signal at once print no MaxListenersExceededWarning, and each lets go of it after", async () => {
     const warnings: string[] = [];
@@ -89,7 +88,7 @@ describe("a job's files in flight wait on its signal without a leak warning (rea
     };
     try {
       const progress = new Counters();
-      await syncSource({ index, parsers, disk: null }, new FolderConnector(share, { roots: [dir], dataDir: path.join(dir, "data"), dotfiles: "skip" }), "source-1", randomUUID(), progress, job.signal);
+      await syncSource({ index, parsers, disk: null }, connector(), "source-1", randomUUID(), progress, job.signal);
       // A warning is emitted on a later tick than the listener that set it off.
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(progress.filesAdded, 80);

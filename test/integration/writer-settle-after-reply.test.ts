@@ -3,7 +3,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import type { DocumentInput } from "../../server/search/search-index";
+import { heronNote } from "../fixtures/note-documents";
 import { cleanMarkPath } from "../../server/search/sqlite/sqlite-fts-clean-mark";
 import { MAX_SEGMENTS_KEPT, segmentCounts } from "../../server/search/sqlite/sqlite-fts-segments";
 import { ThreadedSqliteIndex } from "../../server/search/threaded-index";
@@ -23,15 +23,7 @@ after(async () => {
   clearInterval(keepAlive);
 });
 
-const doc = (i: number): DocumentInput => ({
-  sourceId: "s1",
-  path: `share/note-${i}.txt`,
-  title: `note ${i}`,
-  size: 100,
-  modifiedAt: new Date(1_700_000_000_000),
-  version: null,
-  chunks: [{ chunkIndex: 0, text: `heron${i} ${"wading birds of the marsh ".repeat(20)}` }],
-});
+const doc = (i: number) => heronNote(i);
 
 function newIndex(): ThreadedSqliteIndex {
   const index = new ThreadedSqliteIndex({ dir, readers: { threads: 1, queueLimit: 8 }, searchCacheBytes: 0 });
