@@ -37,7 +37,7 @@ const MAX_PARSED_FILE_BYTES = 200 * 1024 * 1024;
  * parser-pool.ts). Measured with `npm run bench`: 32 beat 16 and matched 64.
  */
 const FILES_IN_FLIGHT = 32;
-/** Room for the job's signal's listeners besides its files' parses: its owner's (the job thread's, the queue's). */
+/** Room for the job's signal's listeners besides its files' parses: its index writes in flight, each waiting through a database outage on the API's thread (database-outage.ts), and the job's own waits. */
 const OTHER_SIGNAL_LISTENERS = 8;
 /**
  * Bytes of those files held at once, so memory stays bounded whatever the file sizes. 16 MB,

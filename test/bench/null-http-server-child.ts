@@ -10,8 +10,8 @@ const server = http.createServer((_req, res) => {
   res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": body.length, "cache-control": "no-store" });
   res.end(body);
 });
-// As long as the server's own (decision 0530), so the timing client's connection is never closed under it.
-server.keepAliveTimeout = 65_000;
+// No idle limit at all: the timing client's one keep-alive connection waits out the bench's settles and idles and must never be closed under it (0530).
+server.keepAliveTimeout = 0;
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
   process.stdout.write(`${typeof address === "object" && address ? address.port : 0}\n`);

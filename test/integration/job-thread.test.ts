@@ -198,7 +198,7 @@ describe("an ingestion job on its own thread (real folder, real SQLite index and
   it("stops its parser threads once idle for parsersIdleMs, calls afterWork then, and keeps the job thread itself for the next job", { skip: process.platform !== "linux" ? "counts threads in /proc/self/status" : false }, async () => {
     const osThreads = () => Number(/^Threads:\s+(\d+)/m.exec(fs.readFileSync("/proc/self/status", "utf8"))![1]);
     let calls = 0;
-    // Long enough that the parsers are surely still there as the job's end is answered (a one-file job's end takes milliseconds, a busy machine's far less than this).
+    // Long enough that the parsers are surely still there as the job's end is answered: a one-file job's end takes milliseconds, and far less than this on a busy machine too.
     const own = new JobThreads(index, null, { idleMs: 10 * 60_000, parsersIdleMs: 3000, afterWork: () => calls++ });
     const hold = setInterval(() => undefined, 1000);
     const folder = path.join(dir, "warm");
