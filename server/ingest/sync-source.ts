@@ -209,7 +209,7 @@ export async function syncSource(
     await progress.stats.time("commit", () => deps.index.removeDocuments(collectionId, sourceId, gone));
     if (documents) progress.removed(documents);
   }
-  // The job's end: PostgreSQL folds its GIN pending lists within the job; SQLite's writer answers at once and settles right after (decision 0536).
+  // The job's end: PostgreSQL folds its GIN pending lists within the job if it inserted chunks (decision 0542); SQLite's writer answers at once and settles right after (decision 0536).
   if (deps.index.settleWrites) await progress.stats.time("commit", () => deps.index.settleWrites!(collectionId));
 }
 

@@ -182,6 +182,51 @@ describe("PostgreSQL full-text index", { skip: postgresBinDir() ? false : "Postg
     assert.ok(pending.tsv > 0 && pending.exact > 0, `the batch's entries were pending: ${JSON.stringify(pending)}`);
   });
 
+  test("a job's end folds the GIN lists only after chunks were inserted since the last fold: a no-change re-run sends no fold (decision 0542)", async () => {
+    const db = await newDatabase();
+    const folds: string[] = [];
+    const query = db.query.bind(db);
+    db.query = ((sql: string, ...rest: unknown[]) => {
+      if (sql.includes("gin_clean_pending_list")) folds.push(sql);
+      return (query as (...args: unknown[]) => Promise<unknown>)(sql, ...rest);
+    }) as typeof db.query;
+    const foldsOf = async (step: () => Promise<unknown>) => {
+      const before = folds.length;
+      await step();
+      await index.settleWrites();
+      return folds.length - before;
+    };
+    const index = new PostgresFtsIndex(db);
+    const collection = crypto.randomUUID();
+    const texts = Array.from({ length: 20 }, (_, i) => `Chunk ${i} of the heron ledger, harbour${i}.`);
+    // What an earlier process left is not known: the first job's end folds.
+    assert.equal(await foldsOf(async () => undefined), 2, "both indexes folded at the first job's end");
+    assert.equal(await foldsOf(async () => undefined), 0, "nothing inserted since: no fold");
+    await index.upsertDocuments(collection, [doc("ledger/a.txt", texts), doc("ledger/b.txt", texts)]);
+    await index.settleWrites();
+    // Removals, marks of files without text and permissions add no GIN entries.
+    assert.equal(
+      await foldsOf(async () => {
+        await index.removeDocuments(collection, SOURCE, ["ledger/b.txt"]);
+        await index.markEmpty(collection, SOURCE, [{ path: "ledger/empty.pdf", size: 10, modifiedAt: new Date(), version: null }]);
+        await index.updatePermissions(collection, SOURCE, [{ path: "ledger/a.txt", permissions: null }]);
+      }),
+      0,
+    );
+    assert.equal(await foldsOf(() => index.upsertDocuments(collection, [doc("ledger/c.txt", texts)])), 2, "a batch's chunks are folded");
+    const staged = await foldsOf(async () => {
+      const { chunks: _none, ...header } = doc("ledger/d.txt", []);
+      const document = await index.stageDocument(collection, header);
+      await document.addChunks(texts.map((text, chunkIndex) => ({ chunkIndex, text })));
+      await document.commit();
+    });
+    assert.equal(staged, 2, "a staged document's chunks are folded");
+    const [left] = (await query(
+      "SELECT gin_clean_pending_list('search_chunks_tsv')::int AS tsv, gin_clean_pending_list('search_chunks_tsv_exact')::int AS exact",
+    )) as { tsv: number; exact: number }[];
+    assert.deepEqual(left, { tsv: 0, exact: 0 }, "nothing left pending after the last job's end");
+  });
+
   test("an index of schema version 2 (generated columns) is upgraded in place and keeps answering", async () => {
     const db = await newDatabase();
     const collection = crypto.randomUUID();

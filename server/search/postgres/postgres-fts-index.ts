@@ -59,6 +59,12 @@ export class PostgresFtsIndex implements SearchIndex {
   private readonly statistics: SearchStatistics;
   private readonly spanEstimates = new SpanEstimates(SPAN_MIN_CHUNKS);
   /**
+   * Whether chunks this process inserted may wait in the GIN pending lists: a job's end folds
+   * them only then, so a no-change re-run pays no fold (decision 0542). True at start: what an
+   * earlier process left is not known.
+   */
+  private unfolded = true;
+  /**
    * Counts asked in the same turn of the event loop (a listing's, Promise.all over its
    * collections) load together in one statement instead of one pooled round trip each; no cache,
    * since counts change as jobs write.
@@ -96,6 +102,7 @@ export class PostgresFtsIndex implements SearchIndex {
     if (docs.length === 0) return [];
     await this.ready();
     const ids = await upsertBatch(this.db, collectionId, docs);
+    this.unfolded = true;
     this.statistics.noteWritten(docs.reduce((sum, d) => sum + d.chunks.length, 0));
     return ids;
   }
@@ -107,16 +114,31 @@ export class PostgresFtsIndex implements SearchIndex {
    */
   async stageDocument(collectionId: string, doc: DocumentHeader): Promise<StagedDocument> {
     await this.ready();
-    return openStagedDocument(this.db, collectionId, doc, (chunkCount) => this.statistics.noteWritten(chunkCount));
+    return openStagedDocument(this.db, collectionId, doc, (chunkCount) => {
+      this.unfolded = true;
+      this.statistics.noteWritten(chunkCount);
+    });
   }
 
   /** Nothing to do: a staged document is one transaction, rolled back if its process dies. */
   async removeUnfinished(): Promise<void> {}
 
-  /** Folds both GIN indexes' pending lists into their trees (settleGinIndexes), so searches no longer scan them entry by entry. */
+  /**
+   * Folds both GIN indexes' pending lists into their trees (settleGinIndexes), so searches no
+   * longer scan them entry by entry; nothing when this process inserted no chunk since its last
+   * fold (removals, permissions and marks add no GIN entries). Writes during a fold mark the
+   * lists again for the next job's end.
+   */
   async settleWrites(): Promise<void> {
+    if (!this.unfolded) return;
     await this.ready();
-    await settleGinIndexes(this.db);
+    this.unfolded = false;
+    try {
+      await settleGinIndexes(this.db);
+    } catch (error) {
+      this.unfolded = true;
+      throw error;
+    }
   }
 
   async removeDocuments(collectionId: string, sourceId: string, paths: string[]): Promise<void> {
